@@ -1,0 +1,413 @@
+"""Life distributions by the service's ids and parameter names, evaluated through scipy.
+
+One declaration per family (scipy's `_new_distributions` idea): parameter names and
+domains as data, so validation, documentation and the JSON Schema come from one place.
+Parameter names follow the spec's BlockModel table:
+
+| id            | parameters                          | scipy equivalent                         |
+|---------------|-------------------------------------|------------------------------------------|
+| exponential   | failure_rate [, gamma]              | expon(loc=gamma, scale=1/failure_rate)    |
+| weibull       | alpha (scale), beta (shape) [, gamma] | weibull_min(beta, loc=gamma, scale=alpha) |
+| normal        | mu, sigma                           | norm(mu, sigma)                          |
+| lognormal     | mu, sigma (of ln t) [, gamma]       | lognorm(sigma, loc=gamma, scale=e^mu)    |
+| gamma         | alpha (shape), beta (scale)         | gamma(alpha, scale=beta)                 |
+| loglogistic   | alpha (scale), beta (shape) [, gamma] | fisk(beta, loc=gamma, scale=alpha)       |
+| gumbel        | mu, sigma (smallest extreme value)  | gumbel_l(mu, sigma)                      |
+| logistic      | mu, sigma                           | logistic(mu, sigma)                      |
+| uniform       | a, b (a < b)                        | uniform(a, b - a)                        |
+| beta          | alpha, beta (shapes, on [0, 1])     | beta(alpha, beta)                        |
+| expo_weibull  | alpha (scale), beta (shape), theta  | exponweib(theta, beta, scale=alpha)      |
+| mixture       | alpha1, beta1, weight1, ... of a base distribution (`base_distribution_id`) |
+
+`gamma` as a parameter is always a location (failure-free time), never the gamma family.
+The gamma family's `alpha` is the shape and `beta` the scale (mean = alpha * beta), so that
+`given` in the mean conversions is always the shape, as the spec's BlockModel reads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from bathtub.errors import InputError
+
+ArrayLike = float | np.ndarray
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter's name, its domain as (low, high, low_inclusive), and what it means."""
+
+    name: str
+    meaning: str
+    low: float = -math.inf
+    high: float = math.inf
+    low_inclusive: bool = False
+
+    def check(self, value: float, field: str) -> None:
+        if not math.isfinite(value):
+            raise InputError(field, "must be a finite number")
+        if value < self.low or (value == self.low and not self.low_inclusive):
+            op = ">=" if self.low_inclusive else ">"
+            raise InputError(field, f"{self.name} must be {op} {self.low:g}")
+        if value > self.high:
+            raise InputError(field, f"{self.name} must be <= {self.high:g}")
+
+
+POSITIVE = dict(low=0.0)
+LOCATION = Param("gamma", "location: failure-free time before which nothing fails", 0.0, math.inf, True)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A parametric family: its parameters and how to build the scipy distribution."""
+
+    id: str
+    label: str
+    params: tuple[Param, ...]
+    build: Callable[[Mapping[str, float]], Any]
+    location: bool = False  # accepts the optional `gamma` location parameter
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+
+def _families() -> dict[str, Family]:
+    def loc(p: Mapping[str, float]) -> float:
+        return p.get("gamma", 0.0)
+
+    fams = [
+        Family(
+            "exponential", "Exponential",
+            (Param("failure_rate", "constant hazard, per unit time", **POSITIVE),),
+            lambda p: stats.expon(loc=loc(p), scale=1.0 / p["failure_rate"]), location=True,
+        ),
+        Family(
+            "weibull", "Weibull",
+            (Param("alpha", "scale (characteristic life)", **POSITIVE), Param("beta", "shape", **POSITIVE)),
+            lambda p: stats.weibull_min(p["beta"], loc=loc(p), scale=p["alpha"]), location=True,
+        ),
+        Family(
+            "normal", "Normal",
+            (Param("mu", "mean"), Param("sigma", "standard deviation", **POSITIVE)),
+            lambda p: stats.norm(p["mu"], p["sigma"]),
+        ),
+        Family(
+            "lognormal", "Lognormal",
+            (Param("mu", "mean of ln t"), Param("sigma", "standard deviation of ln t", **POSITIVE)),
+            lambda p: stats.lognorm(p["sigma"], loc=loc(p), scale=math.exp(p["mu"])), location=True,
+        ),
+        Family(
+            "gamma", "Gamma",
+            (Param("alpha", "shape", **POSITIVE), Param("beta", "scale", **POSITIVE)),
+            lambda p: stats.gamma(p["alpha"], scale=p["beta"]),
+        ),
+        Family(
+            "loglogistic", "Log-logistic",
+            (Param("alpha", "scale (median)", **POSITIVE), Param("beta", "shape", **POSITIVE)),
+            lambda p: stats.fisk(p["beta"], loc=loc(p), scale=p["alpha"]), location=True,
+        ),
+        Family(
+            "gumbel", "Gumbel (smallest extreme value)",
+            (Param("mu", "location"), Param("sigma", "scale", **POSITIVE)),
+            lambda p: stats.gumbel_l(p["mu"], p["sigma"]),
+        ),
+        Family(
+            "logistic", "Logistic",
+            (Param("mu", "location (median)"), Param("sigma", "scale", **POSITIVE)),
+            lambda p: stats.logistic(p["mu"], p["sigma"]),
+        ),
+        Family(
+            "uniform", "Uniform",
+            (Param("a", "lower end"), Param("b", "upper end")),
+            lambda p: stats.uniform(p["a"], p["b"] - p["a"]),
+        ),
+        Family(
+            "beta", "Beta",
+            (Param("alpha", "first shape", **POSITIVE), Param("beta", "second shape", **POSITIVE)),
+            lambda p: stats.beta(p["alpha"], p["beta"]),
+        ),
+        Family(
+            "expo_weibull", "Exponentiated Weibull",
+            (
+                Param("alpha", "scale", **POSITIVE),
+                Param("beta", "shape", **POSITIVE),
+                Param("theta", "exponent", **POSITIVE),
+            ),
+            lambda p: stats.exponweib(p["theta"], p["beta"], scale=p["alpha"]),
+        ),
+    ]
+    return {f.id: f for f in fams}
+
+
+FAMILIES: dict[str, Family] = _families()
+MIXTURE = "mixture"
+MAX_MIXTURE_MODES = 5
+
+
+def family(distribution_id: str, field: str = "distribution_id") -> Family:
+    """The family of an id, or an InputError listing the known ids."""
+    try:
+        return FAMILIES[distribution_id]
+    except (KeyError, TypeError):
+        known = ", ".join(sorted([*FAMILIES, MIXTURE]))
+        raise InputError(field, f"unknown distribution {distribution_id!r}; known: {known}") from None
+
+
+def _as_mapping(params: Any, names: tuple[str, ...], field: str) -> dict[str, float]:
+    """Accept [{name, value}], {name: value} or positional [numbers] (in `names` order)."""
+    if isinstance(params, Mapping):
+        items = list(params.items())
+    elif isinstance(params, Iterable) and not isinstance(params, (str, bytes)):
+        seq = list(params)
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in seq):
+            if len(seq) > len(names):
+                raise InputError(field, f"expects at most {len(names)} numbers ({', '.join(names)})")
+            items = list(zip(names, seq))
+        else:
+            items = []
+            for i, p in enumerate(seq):
+                if not isinstance(p, Mapping) or "name" not in p or "value" not in p:
+                    raise InputError(f"{field}[{i}]", "must be an object {name, value}")
+                items.append((p["name"], p["value"]))
+    else:
+        raise InputError(field, "must be an array of {name, value}, an object or an array of numbers")
+    out: dict[str, float] = {}
+    for name, value in items:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(f"{field}.{name}", "must be a number")
+        if name in out:
+            raise InputError(f"{field}.{name}", "given twice")
+        out[str(name)] = float(value)
+    return out
+
+
+def parse_params(
+    distribution_id: str,
+    params: Any,
+    *,
+    base_distribution_id: str | None = None,
+    field: str = "params",
+) -> dict[str, float]:
+    """Validated parameters of a family as {name: value}; raises InputError naming the field."""
+    if distribution_id == MIXTURE:
+        return _parse_mixture(base_distribution_id, params, field)
+    fam = family(distribution_id)
+    allowed = fam.names + (("gamma",) if fam.location else ())
+    values = _as_mapping(params, fam.names, field)
+    for name in values:
+        if name not in allowed:
+            raise InputError(f"{field}.{name}", f"not a parameter of {fam.id}; expected {', '.join(allowed)}")
+    for p in fam.params:
+        if p.name not in values:
+            raise InputError(f"{field}.{p.name}", f"required for {fam.id}")
+        p.check(values[p.name], f"{field}.{p.name}")
+    if "gamma" in values:
+        LOCATION.check(values["gamma"], f"{field}.gamma")
+    if fam.id == "uniform" and not values["a"] < values["b"]:
+        raise InputError(f"{field}.b", "must be greater than a")
+    return values
+
+
+def _parse_mixture(base: str | None, params: Any, field: str) -> dict[str, float]:
+    if base is None:
+        raise InputError("base_distribution_id", "required with distribution_id mixture")
+    fam = family(base, "base_distribution_id")
+    numbered = [f"{n}{i}" for i in range(1, MAX_MIXTURE_MODES + 1) for n in (*fam.names, "weight")]
+    values = _as_mapping(params, tuple(numbered), field)
+    modes = 0
+    while any(f"{n}{modes + 1}" in values for n in (*fam.names, "weight")):
+        modes += 1
+    if modes < 2:
+        raise InputError(field, "a mixture needs at least 2 modes (alpha1, beta1, weight1, alpha2, ...)")
+    expected = {f"{n}{i}" for i in range(1, modes + 1) for n in (*fam.names, "weight")}
+    for name in values:
+        if name not in expected:
+            raise InputError(f"{field}.{name}", f"not a parameter of a {modes}-mode {fam.id} mixture")
+    for i in range(1, modes + 1):
+        for p in fam.params:
+            key = f"{p.name}{i}"
+            if key not in values:
+                raise InputError(f"{field}.{key}", "required")
+            p.check(values[key], f"{field}.{key}")
+        w = values.get(f"weight{i}")
+        if w is None:
+            raise InputError(f"{field}.weight{i}", "required")
+        if not 0.0 < w <= 1.0:
+            raise InputError(f"{field}.weight{i}", "must be in (0, 1]")
+    total = sum(values[f"weight{i}"] for i in range(1, modes + 1))
+    if abs(total - 1.0) > 1e-9:
+        raise InputError(f"{field}.weight", f"mixture weights must add to 1 (they add to {total:.10g})")
+    return values
+
+
+class Lifetime:
+    """A life distribution with the reliability engineer's functions, vectorised over t.
+
+    `sf`, `cdf`, `pdf`, `hazard`, `cumulative_hazard`, `mean`, `ppf` (quantile) and `isf`.
+    Survival and hazard are computed on the log scale so that deep tails stay accurate.
+    """
+
+    def __init__(self, distribution_id: str, params: Mapping[str, float], base_distribution_id: str | None = None):
+        self.distribution_id = distribution_id
+        self.base_distribution_id = base_distribution_id
+        self.params = dict(params)
+        if distribution_id == MIXTURE:
+            fam = family(base_distribution_id or "", "base_distribution_id")
+            modes = sum(1 for k in params if k.startswith("weight"))
+            self.weights = np.array([params[f"weight{i}"] for i in range(1, modes + 1)])
+            self.components = [
+                fam.build({n: params[f"{n}{i}"] for n in fam.names}) for i in range(1, modes + 1)
+            ]
+            self._dist = None
+        else:
+            self._dist = family(distribution_id).build(params)
+
+    @classmethod
+    def from_input(
+        cls, distribution_id: str, params: Any, base_distribution_id: str | None = None, field: str = "params"
+    ) -> Lifetime:
+        """Validate then build: the door for user input."""
+        values = parse_params(distribution_id, params, base_distribution_id=base_distribution_id, field=field)
+        return cls(distribution_id, values, base_distribution_id)
+
+    def sf(self, t: ArrayLike) -> ArrayLike:
+        if self._dist is not None:
+            return self._dist.sf(t)
+        return sum(w * c.sf(t) for w, c in zip(self.weights, self.components))
+
+    def cdf(self, t: ArrayLike) -> ArrayLike:
+        if self._dist is not None:
+            return self._dist.cdf(t)
+        return sum(w * c.cdf(t) for w, c in zip(self.weights, self.components))
+
+    def pdf(self, t: ArrayLike) -> ArrayLike:
+        if self._dist is not None:
+            return self._dist.pdf(t)
+        return sum(w * c.pdf(t) for w, c in zip(self.weights, self.components))
+
+    def logsf(self, t: ArrayLike) -> ArrayLike:
+        if self._dist is not None:
+            return self._dist.logsf(t)
+        logs = np.array([np.log(w) + c.logsf(t) for w, c in zip(self.weights, self.components)])
+        return special.logsumexp(logs, axis=0)
+
+    def hazard(self, t: ArrayLike) -> ArrayLike:
+        if self._dist is not None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.exp(self._dist.logpdf(t) - self._dist.logsf(t))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.pdf(t) / self.sf(t)
+
+    def cumulative_hazard(self, t: ArrayLike) -> ArrayLike:
+        return -self.logsf(t)
+
+    def mean(self) -> float:
+        if self._dist is not None:
+            return float(self._dist.mean())
+        return float(sum(w * c.mean() for w, c in zip(self.weights, self.components)))
+
+    def ppf(self, q: ArrayLike) -> ArrayLike:
+        if self._dist is not None:
+            return self._dist.ppf(q)
+        qs = np.atleast_1d(np.asarray(q, dtype=float))
+        out = np.array([self._mixture_quantile(x) for x in qs])
+        return out if np.ndim(q) else float(out[0])
+
+    def isf(self, q: ArrayLike) -> ArrayLike:
+        if self._dist is not None:
+            return self._dist.isf(q)
+        return self.ppf(1.0 - np.asarray(q, dtype=float))
+
+    def _mixture_quantile(self, q: float) -> float:
+        if q <= 0.0:
+            return float(min(c.ppf(0.0) for c in self.components))
+        if q >= 1.0:
+            return math.inf
+        lo = min(float(c.ppf(q)) for c in self.components)
+        hi = max(float(c.ppf(q)) for c in self.components)
+        if lo == hi:
+            return lo
+        return float(optimize.brentq(lambda t: float(self.cdf(t)) - q, lo, hi, xtol=1e-14, rtol=1e-14))
+
+    def support_low(self) -> float:
+        """Lowest time at which failures can occur (0 for most life distributions)."""
+        if self._dist is not None:
+            return float(self._dist.support()[0])
+        return float(min(c.support()[0] for c in self.components))
+
+
+# Families whose parameters follow from a mean plus one known shape (BlockModel `mean` + `given`).
+MEAN_GIVEN: dict[str, tuple[str, ...]] = {
+    "exponential": (),
+    "weibull": ("beta",),
+    "lognormal": ("sigma",),
+    "normal": ("sigma",),
+    "gamma": ("alpha",),
+    "loglogistic": ("beta",),
+}
+
+
+def params_from_mean(distribution_id: str, mean: float, given: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Stored parameters of a family with the given mean (MTBF or MTTR) and known shape.
+
+    exponential: failure_rate = 1/mean; weibull: alpha = mean / Gamma(1 + 1/beta);
+    lognormal: mu = ln(mean) - sigma^2/2; normal: mu = mean; gamma: beta = mean/alpha;
+    loglogistic (beta > 1): alpha = mean * sin(pi/beta) / (pi/beta).
+    """
+    if distribution_id not in MEAN_GIVEN:
+        raise InputError("distribution_id", f"mean is accepted only for {', '.join(MEAN_GIVEN)}")
+    if isinstance(mean, bool) or not isinstance(mean, (int, float)) or not math.isfinite(mean) or mean <= 0:
+        raise InputError("mean", "must be a finite number > 0")
+    given = dict(given or {})
+    needed = MEAN_GIVEN[distribution_id]
+    for name in given:
+        if name not in needed:
+            raise InputError(f"given.{name}", f"{distribution_id} takes {', '.join(needed) or 'nothing'} in given")
+    for name in needed:
+        if name not in given:
+            raise InputError(f"given.{name}", f"required with mean for {distribution_id}")
+    fam = family(distribution_id)
+    for p in fam.params:
+        if p.name in given:
+            p.check(float(given[p.name]), f"given.{p.name}")
+    g = {k: float(v) for k, v in given.items()}
+    if distribution_id == "exponential":
+        return {"failure_rate": 1.0 / mean}
+    if distribution_id == "weibull":
+        return {"alpha": mean / math.gamma(1.0 + 1.0 / g["beta"]), "beta": g["beta"]}
+    if distribution_id == "lognormal":
+        return {"mu": math.log(mean) - g["sigma"] ** 2 / 2.0, "sigma": g["sigma"]}
+    if distribution_id == "normal":
+        return {"mu": float(mean), "sigma": g["sigma"]}
+    if distribution_id == "gamma":
+        return {"alpha": g["alpha"], "beta": mean / g["alpha"]}
+    if g["beta"] <= 1.0:
+        raise InputError("given.beta", "loglogistic needs beta > 1 for its mean to exist")
+    b = math.pi / g["beta"]
+    return {"alpha": mean * math.sin(b) / b, "beta": g["beta"]}
+
+
+def catalogue() -> list[dict[str, Any]]:
+    """The families as data, for the guide, the OpenAPI description and clients."""
+    out = [
+        {
+            "id": f.id,
+            "label": f.label,
+            "params": [{"name": p.name, "meaning": p.meaning} for p in f.params]
+            + ([{"name": "gamma", "meaning": LOCATION.meaning, "optional": True}] if f.location else []),
+        }
+        for f in FAMILIES.values()
+    ]
+    out.append({
+        "id": MIXTURE,
+        "label": "Mixture of a base distribution",
+        "params": [{"name": "<param><i>, weight<i>", "meaning": "numbered by mode; weights add to 1"}],
+    })
+    return out

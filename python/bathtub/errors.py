@@ -1,0 +1,23 @@
+"""The library's one input-error type.
+
+Every pure function refuses bad input by raising `InputError(field, rule)`; the service
+turns it into a 422 whose `detail` names the field and the rule, and a Python user gets
+a `ValueError` they can catch.
+"""
+
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """Bad input: `field` is a dotted path to the offending value, `rule` what it broke."""
+
+    def __init__(self, field: str, rule: str) -> None:
+        self.field = field
+        self.rule = rule
+        super().__init__(f"{field}: {rule}" if field else rule)
+
+
+def prefixed(prefix: str, err: InputError) -> InputError:
+    """The same error seen from a containing object (`prefix.field`)."""
+    field = f"{prefix}.{err.field}" if err.field else prefix
+    return InputError(field, err.rule)

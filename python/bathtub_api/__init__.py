@@ -1,0 +1,1 @@
+"""The Bathtub HTTP service (aiohttp). Computes nothing itself: it calls `bathtub`."""
