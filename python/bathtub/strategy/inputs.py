@@ -1,0 +1,84 @@
+"""Input checks shared by the strategy calculators: one life model, costs, probabilities.
+
+Every check raises `InputError(field, rule)` so the service can answer 422 naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from bathtub.distributions import Lifetime
+from bathtub.errors import InputError
+
+# A life distribution may leak a little probability below t = 0 (a normal with mu >> sigma);
+# beyond this share the model is not a lifetime and the calculators refuse it.
+MAX_MASS_BELOW_ZERO = 1e-3
+
+
+def life_model(
+    distribution_id: str | None,
+    params: Any,
+    lifetime: Lifetime | None = None,
+    base_distribution_id: str | None = None,
+) -> Lifetime:
+    """The part's life model: an already built `Lifetime` (saved model) or an id + params."""
+    if lifetime is None:
+        if distribution_id is None:
+            raise InputError("distribution_id", "required")
+        if params is None:
+            raise InputError("params", "required")
+        lifetime = Lifetime.from_input(distribution_id, params, base_distribution_id)
+    below = float(lifetime.cdf(0.0))
+    if below > MAX_MASS_BELOW_ZERO:
+        raise InputError(
+            "params", f"puts {below:.3g} of the lifetimes at or below 0; a life distribution must be positive"
+        )
+    return lifetime
+
+
+def number(value: Any, field: str, *, low: float | None = None, low_inclusive: bool = True,
+           high: float | None = None, high_inclusive: bool = True) -> float:
+    """A finite real within [low, high] (bounds optional, inclusive or not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(field, "must be a finite number")
+    v = float(value)
+    if low is not None and (v < low or (v == low and not low_inclusive)):
+        raise InputError(field, f"must be {'>=' if low_inclusive else '>'} {low:g}")
+    if high is not None and (v > high or (v == high and not high_inclusive)):
+        raise InputError(field, f"must be {'<=' if high_inclusive else '<'} {high:g}")
+    return v
+
+
+def probability(value: Any, field: str) -> float:
+    """A probability strictly inside (0, 1)."""
+    return number(value, field, low=0.0, low_inclusive=False, high=1.0, high_inclusive=False)
+
+
+def cost(value: Any, field: str) -> float:
+    """A cost >= 0."""
+    return number(value, field, low=0.0)
+
+
+def integer(value: Any, field: str, *, low: int = 0) -> int:
+    """A whole number >= low (floats that are whole are accepted, as JSON may send 3.0)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(field, "must be an integer")
+    if float(value) != int(value):
+        raise InputError(field, "must be an integer")
+    v = int(value)
+    if v < low:
+        raise InputError(field, f"must be >= {low}")
+    return v
+
+
+def mean_life(life: Lifetime) -> float | None:
+    """MTTF, or None when the distribution has no finite mean (log-logistic with beta <= 1)."""
+    m = life.mean()
+    return m if math.isfinite(m) and m > 0 else None
+
+
+def time_scale(life: Lifetime) -> float:
+    """A natural time scale of the model: its mean, else its median (used to scale searches)."""
+    m = mean_life(life)
+    return m if m is not None else float(life.ppf(0.5))
