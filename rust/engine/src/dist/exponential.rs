@@ -1,0 +1,66 @@
+//! Exponential life: constant hazard `failure_rate`, optional location `gamma`.
+use super::{DistError, Lifetime, location, positive};
+use crate::rng::Stream;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Exponential {
+    rate: f64,
+    loc: f64,
+}
+
+impl Exponential {
+    pub fn new(failure_rate: f64, gamma: f64) -> Result<Self, DistError> {
+        Ok(Exponential {
+            rate: positive("exponential", "failure_rate", failure_rate)?,
+            loc: location("exponential", gamma)?,
+        })
+    }
+}
+
+impl Lifetime for Exponential {
+    fn sf(&self, t: f64) -> f64 {
+        if t <= self.loc {
+            1.0
+        } else {
+            (-self.rate * (t - self.loc)).exp()
+        }
+    }
+    fn cdf(&self, t: f64) -> f64 {
+        if t <= self.loc {
+            0.0
+        } else {
+            -(-self.rate * (t - self.loc)).exp_m1()
+        }
+    }
+    fn pdf(&self, t: f64) -> f64 {
+        if t < self.loc {
+            0.0
+        } else {
+            self.rate * (-self.rate * (t - self.loc)).exp()
+        }
+    }
+    fn hazard(&self, t: f64) -> f64 {
+        if t < self.loc { 0.0 } else { self.rate }
+    }
+    fn cumulative_hazard(&self, t: f64) -> f64 {
+        self.rate * (t - self.loc).max(0.0)
+    }
+    fn mean(&self) -> f64 {
+        self.loc + 1.0 / self.rate
+    }
+    fn quantile(&self, p: f64) -> f64 {
+        self.loc - (-p).ln_1p() / self.rate
+    }
+    fn isf(&self, q: f64) -> f64 {
+        self.loc - q.ln() / self.rate
+    }
+    #[inline]
+    fn sample(&self, rng: &mut Stream) -> f64 {
+        self.loc - rng.uniform().ln() / self.rate
+    }
+    #[inline]
+    fn sample_residual(&self, age: f64, rng: &mut Stream) -> f64 {
+        // Memoryless past the failure-free time.
+        (self.loc - age).max(0.0) - rng.uniform().ln() / self.rate
+    }
+}
