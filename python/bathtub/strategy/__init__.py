@@ -1,7 +1,14 @@
 """Maintenance-strategy calculators: optimal replacement, shut plans, failure finding,
 demonstration-test planning. Pure functions taking plain values, returning JSON-ready dicts."""
 
+from bathtub.strategy.demonstration import demonstration_test, mtbf_test_plan
 from bathtub.strategy.failure_finding import failure_finding_interval, mean_unavailability
 from bathtub.strategy.replacement import optimal_replacement
 
-__all__ = ["failure_finding_interval", "mean_unavailability", "optimal_replacement"]
+__all__ = [
+    "demonstration_test",
+    "failure_finding_interval",
+    "mean_unavailability",
+    "mtbf_test_plan",
+    "optimal_replacement",
+]
