@@ -1,0 +1,303 @@
+"""Evaluable life distributions for fitting: a base family and its wrappers.
+
+Every object here answers `logpdf`, `logsf`, `logcdf` (the three log-likelihood pieces),
+`ppf` and `mean`; `Dist` derives sf, cdf, pdf, hazard and cumulative hazard from them, so a
+wrapper (location shift, zero inflation, limited failure population, mixture) only states
+how it changes the three log pieces. Times are in the data's unit.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+from scipy import optimize, special
+
+from bathtub.distributions import family
+
+ArrayLike = Any
+
+
+def log1mexp(a: np.ndarray) -> np.ndarray:
+    """log(1 - exp(a)) for a <= 0, accurate at both ends (Mächler's rule)."""
+    a = np.asarray(a, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(a > -math.log(2.0), np.log(-np.expm1(a)), np.log1p(-np.exp(a)))
+
+
+class Dist(ABC):
+    """Base: derived functions from the log pieces."""
+
+    @abstractmethod
+    def logpdf(self, t: ArrayLike) -> np.ndarray: ...
+
+    @abstractmethod
+    def logsf(self, t: ArrayLike) -> np.ndarray: ...
+
+    @abstractmethod
+    def logcdf(self, t: ArrayLike) -> np.ndarray: ...
+
+    @abstractmethod
+    def ppf(self, q: float) -> float: ...
+
+    @abstractmethod
+    def mean(self) -> float: ...
+
+    def sf(self, t: ArrayLike) -> np.ndarray:
+        return np.exp(self.logsf(t))
+
+    def cdf(self, t: ArrayLike) -> np.ndarray:
+        return np.exp(self.logcdf(t))
+
+    def pdf(self, t: ArrayLike) -> np.ndarray:
+        return np.exp(self.logpdf(t))
+
+    def hazard(self, t: ArrayLike) -> np.ndarray:
+        with np.errstate(invalid="ignore", over="ignore"):
+            return np.exp(self.logpdf(t) - self.logsf(t))
+
+    def cumulative_hazard(self, t: ArrayLike) -> np.ndarray:
+        return -self.logsf(t)
+
+    def log_interval(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """log P(lo < T <= hi), from whichever tail keeps the subtraction accurate."""
+        slo, shi = self.logsf(lo), self.logsf(hi)
+        clo, chi = self.logcdf(lo), self.logcdf(hi)
+        with np.errstate(invalid="ignore"):
+            upper = slo + log1mexp(shi - slo)
+            lower = chi + log1mexp(clo - chi)
+        return np.where(slo < math.log(0.5), upper, lower)
+
+    def _invert(self, q: float, lo: float, hi: float) -> float:
+        """Root of cdf(t) = q by bracketing (for wrappers without a closed quantile)."""
+        while float(self.cdf(hi)) < q:
+            hi = hi * 2.0 + 1.0
+            if hi > 1e300:
+                return math.inf
+        return float(optimize.brentq(lambda t: float(self.cdf(t)) - q, lo, hi, xtol=1e-13, rtol=1e-13))
+
+
+class Scipy(Dist):
+    """A family of `bathtub.distributions`, through scipy."""
+
+    def __init__(self, distribution_id: str, params: dict[str, float]) -> None:
+        self.d = family(distribution_id).build(params)
+
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        return self.d.logpdf(t)
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
+        return self.d.logsf(t)
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        return self.d.logcdf(t)
+
+    def ppf(self, q: float) -> float:
+        return float(self.d.ppf(q))
+
+    def mean(self) -> float:
+        return float(self.d.mean())
+
+
+class Weibull(Dist):
+    """Two-parameter Weibull in closed form (the hot path of every fit)."""
+
+    def __init__(self, alpha: float, beta: float) -> None:
+        self.alpha, self.beta = alpha, beta
+
+    def _z(self, t: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        t = np.asarray(t, dtype=float)
+        with np.errstate(divide="ignore"):
+            lz = self.beta * (np.log(t) - math.log(self.alpha))
+        return lz, np.exp(lz)
+
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        t = np.asarray(t, dtype=float)
+        lz, z = self._z(t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = math.log(self.beta) - np.log(t) + lz - z
+        return np.where(t > 0, out, -np.inf if self.beta > 1 else (0.0 if self.beta == 1 else np.inf))
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
+        return -self._z(t)[1]
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        return log1mexp(-self._z(t)[1])
+
+    def ppf(self, q: float) -> float:
+        if q >= 1.0:
+            return math.inf
+        return self.alpha * (-math.log1p(-q)) ** (1.0 / self.beta)
+
+    def mean(self) -> float:
+        return self.alpha * math.gamma(1.0 + 1.0 / self.beta)
+
+
+class DiscreteWeibull(Dist):
+    """Discrete Weibull (Nakagawa–Osaki type I) on cycles k = 1, 2, ...: P(T > k) = q^(k^beta).
+
+    q in (0, 1) is the probability of surviving the first cycle, beta > 0 the shape. beta = 1
+    is the geometric distribution (constant chance 1 - q of failing at each cycle). `pdf` is the
+    probability mass P(T = k) = q^((k-1)^beta) - q^(k^beta); between integers sf is a step.
+    """
+
+    def __init__(self, q: float, beta: float) -> None:
+        self.q, self.beta = q, beta
+        self.lq = math.log(q)
+
+    def _logsf_k(self, k: np.ndarray) -> np.ndarray:
+        return self.lq * np.power(np.maximum(k, 0.0), self.beta)
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
+        return self._logsf_k(np.floor(np.asarray(t, dtype=float)))
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        return log1mexp(self.logsf(t))
+
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        k = np.asarray(t, dtype=float)
+        a, b = self._logsf_k(k - 1.0), self._logsf_k(k)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = a + log1mexp(b - a)
+        return np.where((k >= 1) & (k == np.floor(k)), out, -np.inf)
+
+    def ppf(self, q: float) -> float:
+        if q >= 1.0:
+            return math.inf
+        # smallest integer k with 1 - q^(k^beta) >= q
+        k = math.ceil((math.log1p(-q) / self.lq) ** (1.0 / self.beta) - 1e-12)
+        return float(max(k, 1))
+
+    def mean(self) -> float:
+        # E[T] = sum_{k>=0} P(T > k); the terms fall like q^(k^beta), so sum until negligible
+        total, k = 0.0, 0
+        while True:
+            term = math.exp(self.lq * k**self.beta)
+            total += term
+            k += 1
+            if term < 1e-16 * total or k > 10_000_000:
+                return total
+
+
+class Shifted(Dist):
+    """A base distribution delayed by a failure-free time gamma (the location, `offset`)."""
+
+    def __init__(self, base: Dist, gamma: float) -> None:
+        self.base, self.gamma = base, gamma
+
+    def _s(self, t: ArrayLike) -> np.ndarray:
+        return np.asarray(t, dtype=float) - self.gamma
+
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        s = self._s(t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(s > 0, self.base.logpdf(np.maximum(s, 0.0)), -np.inf)
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
+        return np.where(self._s(t) > 0, self.base.logsf(np.maximum(self._s(t), 0.0)), 0.0)
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.where(self._s(t) > 0, self.base.logcdf(np.maximum(self._s(t), 0.0)), -np.inf)
+
+    def ppf(self, q: float) -> float:
+        return self.gamma + self.base.ppf(q)
+
+    def mean(self) -> float:
+        return self.gamma + self.base.mean()
+
+
+class ZeroInflated(Dist):
+    """A point mass f0 at t = 0 (dead on arrival) and the base for the rest: F = f0 + (1 - f0) Fb.
+
+    `logpdf` is the density of the continuous part; the likelihood counts failures at exactly
+    0 as log f0 (see `likelihood.py`).
+    """
+
+    def __init__(self, base: Dist, f0: float) -> None:
+        self.base, self.f0 = base, f0
+
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        return math.log1p(-self.f0) + self.base.logpdf(t)
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
+        return math.log1p(-self.f0) + self.base.logsf(t)
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        return np.logaddexp(math.log(self.f0), math.log1p(-self.f0) + self.base.logcdf(t))
+
+    def log_interval(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        # the point mass sits at 0, outside every (lo, hi] with lo >= 0
+        return math.log1p(-self.f0) + self.base.log_interval(lo, hi)
+
+    def ppf(self, q: float) -> float:
+        if q <= self.f0:
+            return 0.0
+        return self.base.ppf((q - self.f0) / (1.0 - self.f0))
+
+    def mean(self) -> float:
+        return (1.0 - self.f0) * self.base.mean()
+
+
+class LimitedPopulation(Dist):
+    """Limited failure population: only a fraction p is susceptible, F = p Fb (sf never below 1-p)."""
+
+    def __init__(self, base: Dist, p: float) -> None:
+        self.base, self.p = base, p
+
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        return math.log(self.p) + self.base.logpdf(t)
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        return math.log(self.p) + self.base.logcdf(t)
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
+        return log1mexp(self.logcdf(t))
+
+    def log_interval(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        return math.log(self.p) + self.base.log_interval(lo, hi)
+
+    def ppf(self, q: float) -> float:
+        if q >= self.p:
+            return math.inf  # that share of units never fails
+        return self.base.ppf(q / self.p)
+
+    def mean(self) -> float:
+        return math.inf if self.p < 1.0 else self.base.mean()
+
+
+class Mixture(Dist):
+    """Weighted mixture of subpopulations: F = sum w_i F_i."""
+
+    def __init__(self, components: list[Dist], weights: np.ndarray) -> None:
+        self.components, self.weights = components, np.asarray(weights, dtype=float)
+        self.lw = np.log(self.weights)
+
+    def _lse(self, pieces: list[np.ndarray]) -> np.ndarray:
+        return special.logsumexp(np.array([lw + p for lw, p in zip(self.lw, pieces, strict=False)]), axis=0)
+
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        return self._lse([c.logpdf(t) for c in self.components])
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
+        return self._lse([c.logsf(t) for c in self.components])
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        return self._lse([c.logcdf(t) for c in self.components])
+
+    def log_interval(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        return self._lse([c.log_interval(lo, hi) for c in self.components])
+
+    def ppf(self, q: float) -> float:
+        if q >= 1.0:
+            return math.inf
+        qs = [c.ppf(q) for c in self.components]
+        lo, hi = min(qs), max(qs)
+        if lo == hi:
+            return lo
+        return self._invert(q, lo, hi)
+
+    def mean(self) -> float:
+        return float(sum(w * c.mean() for w, c in zip(self.weights, self.components, strict=False)))

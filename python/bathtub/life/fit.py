@@ -1,0 +1,487 @@
+"""Fitting a life distribution: estimates, bounds, goodness of fit and life metrics.
+
+`fit(data, distribution, options=..., method=..., bounds=...)` -> `LifeFit`, whose
+`to_record()` is the spec's model record (JSON-ready). Choices, documented once here:
+
+- Estimates: maximum likelihood over all four observation kinds; `rrx`/`rry` rank
+  regression on Bernard median ranks with Johnson's adjusted ranks (then the Fisher matrix
+  is evaluated at the regression estimate, as Weibull++ and `reliability` do).
+- Standard errors: the inverse observed information (Fisher matrix) of *all* free
+  parameters, a 3-parameter fit's location included (holding gamma fixed understates the
+  other parameters' uncertainty). 95% intervals on the log scale for positive parameters,
+  the logit scale for probabilities, linear otherwise.
+- `bounds="likelihood"`: profile-likelihood intervals (2 (ll_max - ll_profile) <= chi2_1(0.95))
+  for parameters, and for life metrics the smallest value over the one-sided 90% region.
+- Life: B1, B5, B10, B20, B50 and MTTF, each with a one-sided 90% lower bound by the delta
+  method on the log scale (linear for families on the whole real line).
+- Uniform end points are non-regular (the likelihood is maximised on the data's boundary),
+  so no Fisher bounds are given for them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import optimize, stats
+
+from bathtub.errors import InputError
+from bathtub.life.data import LifeData
+from bathtub.life.likelihood import data_scale, hessian, maximise, spec_loglik
+from bathtub.life.model import DISCRETE_WEIBULL, FIT_FAMILIES, LOC, POS, UNIT, WEIGHT, ModelSpec
+from bathtub.life.ranks import anderson_darling, rank_regression
+from bathtub.life.starts import starts
+from bathtub.life.weibull import weibull_mle
+
+Z95 = float(stats.norm.ppf(0.975))
+Z90 = float(stats.norm.ppf(0.90))
+CHI95 = float(stats.chi2.ppf(0.95, 1))
+CHI80 = float(stats.chi2.ppf(0.80, 1))  # two-sided 80% = one-sided 90% bound
+B_LIVES = (1, 5, 10, 20, 50)
+METHODS = ("mle", "rrx", "rry")
+BOUNDS = ("fisher", "likelihood")
+POSITIVE_SUPPORT = ("weibull", "exponential", "lognormal", "gamma", "loglogistic", "expo_weibull")
+
+
+@dataclass(frozen=True)
+class LifeFit:
+    """A fitted life model. Times in the data's unit; `covariance` rows/columns follow `names`."""
+
+    spec: ModelSpec
+    method: str
+    bounds: str
+    n: int
+    n_failures: int
+    values: tuple[float, ...]
+    se: tuple[float | None, ...]
+    ci: tuple[tuple[float, float] | None, ...]
+    covariance: tuple[tuple[float, ...], ...] | None
+    log_likelihood: float
+    gof: tuple[dict[str, Any], ...]
+    life: tuple[dict[str, Any], ...]
+    notes: tuple[str, ...] = ()
+    ranking: tuple[dict[str, Any], ...] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def distribution(self) -> str:
+        return self.spec.id
+
+    @property
+    def params(self) -> dict[str, float]:
+        return dict(zip(self.spec.names, self.values, strict=False))
+
+    def dist(self):
+        return self.spec.build(np.array(self.values))
+
+    def to_record(self) -> dict[str, Any]:
+        """The spec's model record fields, plus what rebuilds the model (options, covariance)."""
+        params = []
+        for name, v, s, c in zip(self.spec.names, self.values, self.se, self.ci, strict=False):
+            p: dict[str, Any] = {"name": name, "value": float(v), "se": None if s is None else float(s)}
+            if c is not None:
+                p["ci"] = [float(c[0]), float(c[1])]
+            params.append(p)
+        rec: dict[str, Any] = {
+            "distribution": self.distribution,
+            "base_distribution": self.spec.distribution if self.spec.modes > 1 else None,
+            "kind": "distribution",
+            "n": self.n,
+            "n_failures": self.n_failures,
+            "params": params,
+            "coefficients": [],
+            "metrics": None,
+            "gof": [dict(g) for g in self.gof],
+            "life": [dict(x) for x in self.life],
+            "options": self.spec.options(),
+            "method": self.method,
+            "bounds": self.bounds,
+            "log_likelihood": float(self.log_likelihood),
+            "covariance": None
+            if self.covariance is None
+            else {"names": list(self.spec.names), "matrix": [[float(x) for x in row] for row in self.covariance]},
+            "notes": list(self.notes),
+        }
+        if self.ranking is not None:
+            rec["ranking"] = [dict(r) for r in self.ranking]
+        rec.update(self.extra)
+        return rec
+
+
+# ---- entry point ------------------------------------------------------------------------
+def fit(
+    data: LifeData,
+    distribution: str,
+    *,
+    options: Mapping[str, Any] | None = None,
+    method: str = "mle",
+    bounds: str = "fisher",
+    modes: int = 2,
+    base_distribution: str = "weibull",
+) -> LifeFit:
+    """Fit `distribution` (a family id, `mixture` of `modes` `base_distribution`s, or `best`)."""
+    if method not in METHODS:
+        raise InputError("method", f"must be one of {', '.join(METHODS)}")
+    if bounds not in BOUNDS:
+        raise InputError("bounds", f"must be one of {', '.join(BOUNDS)}")
+    opts = dict(options or {})
+    for key in opts:
+        if key not in ("offset", "zi", "lfp"):
+            raise InputError(f"options.{key}", "unknown option; known: offset, zi, lfp")
+        if not isinstance(opts[key], bool):
+            raise InputError(f"options.{key}", "must be true or false")
+    if distribution == "best":
+        return fit_best(data, options=opts, method=method, bounds=bounds)
+    if distribution == "mixture":
+        if opts:
+            raise InputError("options", "a mixture takes no offset, zi or lfp option")
+        if modes not in (2, 3):
+            raise InputError("modes", "a mixture fit has 2 or 3 subpopulations")
+        if method != "mle":
+            raise InputError("method", "a mixture is fitted by maximum likelihood only")
+        spec = ModelSpec(base_distribution, modes=modes)
+    else:
+        if not isinstance(distribution, str) or distribution not in FIT_FAMILIES:
+            known = ", ".join([*FIT_FAMILIES, "mixture", "best"])
+            raise InputError("distribution", f"unknown distribution {distribution!r}; known: {known}")
+        if opts.get("zi") and opts.get("lfp"):
+            raise InputError("options", "choose zi or lfp, not both")
+        spec = ModelSpec(distribution, **opts)
+    if method != "mle" and (spec.offset or spec.zi or spec.lfp):
+        raise InputError("method", "options offset, zi and lfp are fitted by maximum likelihood only")
+    return _fit_spec(data, spec, method, bounds)
+
+
+def _check_data(data: LifeData, spec: ModelSpec) -> None:
+    data.require_failures(spec.k, f"{spec.id} with {spec.k} parameters")
+    dist = spec.distribution
+    allt = data.all_times()
+    if dist == "beta" and (allt.max() > 1.0 or np.any(np.isinf(data.ir))):
+        raise InputError("data", "beta is a distribution on [0, 1]: every time must be in [0, 1]")
+    if dist == DISCRETE_WEIBULL:
+        if np.any(allt != np.floor(allt)):
+            raise InputError("data", "discrete_weibull takes whole numbers of cycles")
+        if data.f.size and data.f.min() < 1:
+            raise InputError("data", "discrete_weibull failures are at cycle 1 or later")
+    if dist == "uniform" and not data.only_exact_and_right:
+        raise InputError("data", "uniform is fitted to exact and right-censored data")
+    zeros = data.f.size and data.f.min() == 0
+    if spec.zi and not zeros:
+        raise InputError("options.zi", "zero inflation needs failures at t = 0")
+    if zeros and not spec.zi and dist in (*POSITIVE_SUPPORT, DISCRETE_WEIBULL):
+        raise InputError("data", "failures at t = 0 have no density under this model: use option zi")
+    if spec.offset and data.min_time() <= 0:
+        raise InputError("options.offset", "a location needs every time > 0")
+    if spec.lfp and data.r.size == 0:
+        raise InputError("options.lfp", "a limited failure population needs right-censored units")
+
+
+def _fit_spec(data: LifeData, spec: ModelSpec, method: str, bounds: str) -> LifeFit:
+    _check_data(data, spec)
+    scale = data_scale(data)
+    tmin = data.min_time() if spec.offset else 1.0
+    notes: list[str] = []
+    cov: np.ndarray | None = None
+    plain = not (spec.offset or spec.zi or spec.lfp) and spec.modes == 1
+    if method == "mle" and plain and spec.distribution == "weibull" and data.only_exact_and_right:
+        alpha, beta, ll, cov = weibull_mle(data)
+        theta = np.array([alpha, beta])
+    elif method == "mle" and plain and spec.distribution == "exponential" and data.only_exact_and_right:
+        r = float(data.fn.sum())
+        lam = r / float(data.fn @ data.f + data.rn @ data.r)  # closed form: failures / total time
+        theta = np.array([lam])
+        ll = spec_loglik(spec, theta, data)
+        cov = np.array([[lam * lam / r]])
+    elif method == "mle" and spec.distribution == "uniform":
+        theta, ll = _uniform_mle(data)
+        notes.append("uniform end points are non-regular: no Fisher bounds")
+    elif method == "mle":
+        theta, ll = maximise(spec, data, starts(spec, data), scale, tmin)
+    else:
+        v = rank_regression(data, spec.distribution, method)
+        theta = np.array([v[n] for n in spec.names])
+        ll = spec_loglik(spec, theta, data)
+        notes.append(f"{method.upper()} on Bernard median ranks (Johnson's adjusted ranks); bounds from "
+                     "the Fisher matrix at the regression estimate")
+    if cov is None and spec.distribution != "uniform":
+        cov = _covariance(spec, theta, data, scale, tmin)
+        if cov is None:
+            notes.append("the information matrix is not positive definite here: no Fisher bounds")
+        if spec.offset and cov is not None and theta[spec.names.index("gamma")] < 1e-6 * tmin:
+            notes.append("the location sits at 0: the 3-parameter fit reduces to the 2-parameter one")
+
+    se, ci = _param_bounds(spec, theta, cov)
+    if bounds == "likelihood" and spec.distribution != "uniform":
+        ci = _profile_bounds(spec, theta, ll, data, scale, tmin, ci)
+    gof = _gof(spec, theta, ll, data)
+    life = _life(spec, theta, cov, ll, data, scale, tmin, bounds)
+    if any(x["value"] is None for x in life):
+        notes.append("life metrics that a limited failure population never reaches are null")
+    return LifeFit(
+        spec=spec, method=method, bounds=bounds, n=data.n, n_failures=data.n_failures,
+        values=tuple(float(v) for v in theta), se=se, ci=ci,
+        covariance=None if cov is None else tuple(tuple(float(x) for x in row) for row in cov),
+        log_likelihood=float(ll), gof=tuple(gof), life=tuple(life), notes=tuple(notes),
+    )
+
+
+def _uniform_mle(data: LifeData) -> tuple[np.ndarray, float]:
+    """a = first failure; b maximises prod 1/(b-a) prod (b-r)/(b-a) over b >= the last time."""
+    a = float(data.f.min())
+    rr, rw = data.r[data.r > a], data.rn[data.r > a]
+    bmin = float(max(data.f.max(), rr.max() if rr.size else -math.inf))
+    n_all = float(data.fn.sum() + rw.sum())
+
+    def score(b: float) -> float:
+        return -n_all / (b - a) + float(rw @ (1.0 / (b - rr)))
+
+    b = bmin
+    if rr.size and rr.max() == bmin:  # a censored unit at the end: the optimum is inside
+        lo = bmin + 1e-12 * max(abs(bmin), 1.0)
+        hi = bmin + (bmin - a) + 1.0
+        while score(hi) > 0:
+            hi = bmin + 2 * (hi - bmin)
+        b = optimize.brentq(score, lo, hi, xtol=1e-14, rtol=1e-14)
+    theta = np.array([a, b])
+    return theta, spec_loglik(ModelSpec("uniform"), theta, data)
+
+
+def _covariance(spec: ModelSpec, theta: np.ndarray, data: LifeData, scale: float, tmin: float) -> np.ndarray | None:
+    """Inverse observed information in natural parameters, through the unconstrained ones.
+
+    The Hessian is taken in the optimiser's coordinates (log scale for positive values, where
+    central differences are well conditioned) and mapped back by the Jacobian, which at the
+    maximum equals inverting the natural-scale information.
+    """
+    u = spec.to_u(theta, scale, tmin)
+
+    def ll(v: np.ndarray) -> float:
+        return spec_loglik(spec, spec.from_u(v, scale, tmin), data)
+
+    h = hessian(ll, u)
+    info = -h
+    try:
+        cov_u = np.linalg.inv(info)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(cov_u)) or np.any(np.linalg.eigvalsh((cov_u + cov_u.T) / 2) <= 0):
+        return None
+    jac = spec.jacobian(u, scale, tmin)
+    return jac @ cov_u @ jac.T
+
+
+def _param_bounds(
+    spec: ModelSpec, theta: np.ndarray, cov: np.ndarray | None
+) -> tuple[tuple[float | None, ...], tuple[tuple[float, float] | None, ...]]:
+    if cov is None:
+        return tuple(None for _ in theta), tuple(None for _ in theta)
+    ses, cis = [], []
+    for i, kind in enumerate(spec.kinds):
+        v, var = float(theta[i]), float(cov[i, i])
+        s = math.sqrt(var) if var > 0 else 0.0
+        ses.append(s)
+        if kind == POS and v > 0:
+            f = math.exp(Z95 * s / v)
+            cis.append((v / f, v * f))
+        elif kind in (UNIT, WEIGHT) and 0 < v < 1:
+            lg, sl = math.log(v / (1 - v)), s / (v * (1 - v))
+            cis.append((1 / (1 + math.exp(-(lg - Z95 * sl))), 1 / (1 + math.exp(-(lg + Z95 * sl)))))
+        elif kind == LOC:
+            cis.append((max(v - Z95 * s, 0.0), v + Z95 * s))
+        else:
+            cis.append((v - Z95 * s, v + Z95 * s))
+    return tuple(ses), tuple(cis)
+
+
+def _free_index(spec: ModelSpec) -> list[int]:
+    """Position of each natural parameter in the unconstrained vector (None for weights)."""
+    out, j = [], 0
+    for k in spec.kinds:
+        if k == WEIGHT:
+            out.append(None)
+        else:
+            out.append(j)
+            j += 1
+    return out
+
+
+def _profile_bounds(
+    spec: ModelSpec, theta: np.ndarray, llmax: float, data: LifeData, scale: float, tmin: float,
+    fisher: tuple[tuple[float, float] | None, ...],
+) -> tuple[tuple[float, float] | None, ...]:
+    """Profile-likelihood 95% intervals, each end a root of 2 (llmax - profile) = chi2_1(0.95).
+
+    Searched in the unconstrained coordinate of the parameter (so a positive parameter's end
+    stays positive); the other parameters are re-maximised at each trial value.
+    """
+    u_hat = spec.to_u(theta, scale, tmin)
+    target = llmax - CHI95 / 2.0
+    idx = _free_index(spec)
+    out: list[tuple[float, float] | None] = []
+    for i, j in enumerate(idx):
+        if j is None or len(u_hat) > 4:
+            out.append(fisher[i])
+            continue
+        others = [k for k in range(len(u_hat)) if k != j]
+
+        def prof(x: float, j: int = j, others: list[int] = others) -> float:
+            if not others:
+                v = u_hat.copy()
+                v[j] = x
+                return spec_loglik(spec, spec.from_u(v, scale, tmin), data) - target
+
+            def neg(o: np.ndarray) -> float:
+                v = u_hat.copy()
+                v[j] = x
+                v[others] = o
+                ll = spec_loglik(spec, spec.from_u(v, scale, tmin), data)
+                return -ll if math.isfinite(ll) else 1e300
+
+            r = optimize.minimize(neg, u_hat[others], method="Nelder-Mead",
+                                  options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 2000})
+            return -r.fun - target
+
+        ends = []
+        for sign in (-1.0, 1.0):
+            step = 0.1
+            x = u_hat[j]
+            found = None
+            for _ in range(60):
+                trial = u_hat[j] + sign * step
+                if prof(trial) < 0:
+                    found = optimize.brentq(prof, min(x, trial), max(x, trial), xtol=1e-12)
+                    break
+                x = trial
+                step *= 1.6
+            v = u_hat.copy()
+            if found is None:
+                ends.append(None)
+                continue
+            v[j] = found
+            ends.append(float(spec.from_u(v, scale, tmin)[i]))
+        if ends[0] is None or ends[1] is None:
+            out.append(fisher[i])
+        else:
+            out.append((min(ends), max(ends)))
+    return tuple(out)
+
+
+def _gof(spec: ModelSpec, theta: np.ndarray, ll: float, data: LifeData) -> list[dict[str, Any]]:
+    k, n = spec.k, data.n
+    aic = 2 * k - 2 * ll
+    aicc = aic + (2 * k * (k + 1) / (n - k - 1) if n - k - 1 > 0 else math.inf)
+    bic = k * math.log(n) - 2 * ll
+    out = [
+        {"id": "log_likelihood", "label": "Log-likelihood", "value": float(ll)},
+        {"id": "aic", "label": "AIC", "value": float(aic)},
+        {"id": "aicc", "label": "AICc (small-sample AIC)", "value": float(aicc) if math.isfinite(aicc) else None},
+        {"id": "bic", "label": "BIC", "value": float(bic)},
+    ]
+    if spec.distribution != DISCRETE_WEIBULL and not spec.zi:
+        dist = spec.build(theta)
+        ad = anderson_darling(lambda t: dist.cdf(t), data)
+        if ad is not None:
+            out.append({"id": "ad", "label": "Anderson–Darling (adjusted)", "value": ad})
+    return out
+
+
+def _grad(fun: Callable[[np.ndarray], float], theta: np.ndarray, scale: float) -> np.ndarray:
+    g = np.empty(theta.size)
+    for i in range(theta.size):
+        h = 1e-6 * (abs(theta[i]) if theta[i] != 0 else scale)
+        e = np.zeros(theta.size)
+        e[i] = h
+        g[i] = (fun(theta + e) - fun(theta - e)) / (2 * h)
+    return g
+
+
+def _life(
+    spec: ModelSpec, theta: np.ndarray, cov: np.ndarray | None, llmax: float, data: LifeData,
+    scale: float, tmin: float, bounds: str,
+) -> list[dict[str, Any]]:
+    dist = spec.build(theta)
+    items: list[tuple[str, str, Callable[[Any], float]]] = [
+        (f"b{p}", f"B{p} life (time by which {p}% fail)", lambda d, q=p / 100.0: d.ppf(q)) for p in B_LIVES
+    ]
+    items.append(("mttf", "MTTF (mean time to failure)", lambda d: d.mean()))
+    out = []
+    for ident, label, fn in items:
+        value = float(fn(dist))
+        lower: float | None = None
+        if math.isfinite(value):
+            if bounds == "likelihood" and spec.modes == 1 and spec.distribution != "uniform":
+                lower = _lr_lower(spec, theta, llmax, data, scale, tmin, fn)
+            elif cov is not None:
+                g = _grad(lambda th, fn=fn: float(fn(spec.build(th))), theta, scale)
+                var = float(g @ cov @ g)
+                sd = math.sqrt(var) if var > 0 else 0.0
+                if spec.real_line or value <= 0:
+                    lower = value - Z90 * sd
+                else:
+                    lower = value * math.exp(-Z90 * sd / value)
+        out.append({
+            "id": ident, "label": label,
+            "value": value if math.isfinite(value) else None,
+            "lower": lower, "confidence": 0.9,
+        })
+    return out
+
+
+def _lr_lower(
+    spec: ModelSpec, theta: np.ndarray, llmax: float, data: LifeData, scale: float, tmin: float,
+    fn: Callable[[Any], float],
+) -> float | None:
+    """Smallest value of a life metric over {theta: 2 (llmax - ll) <= chi2_1(0.80)}."""
+    u0 = spec.to_u(theta, scale, tmin)
+    target = llmax - CHI80 / 2.0
+
+    def metric(u: np.ndarray) -> float:
+        v = float(fn(spec.build(spec.from_u(u, scale, tmin))))
+        return v if math.isfinite(v) else 1e300
+
+    def cons(u: np.ndarray) -> float:
+        ll = spec_loglik(spec, spec.from_u(u, scale, tmin), data)
+        return (ll - target) if math.isfinite(ll) else -1e6
+
+    m0 = metric(u0)
+    r = optimize.minimize(
+        lambda u: metric(u) / m0 if m0 > 0 else metric(u), u0, method="SLSQP",
+        constraints=[{"type": "ineq", "fun": cons}], options={"ftol": 1e-12, "maxiter": 300},
+    )
+    if not r.success or cons(r.x) < -1e-6:
+        return None
+    return float(metric(r.x))
+
+
+# ---- best -----------------------------------------------------------------------------
+def fit_best(
+    data: LifeData, *, options: Mapping[str, Any] | None = None, method: str = "mle", bounds: str = "fisher"
+) -> LifeFit:
+    """Fit every applicable family, rank by AICc (BIC reported), return the winner with the ranking."""
+    rows, fits = [], {}
+    for dist in FIT_FAMILIES:
+        try:
+            spec = ModelSpec(dist, **(options or {}))
+            f = _fit_spec(data, spec, method, "fisher")
+        except (InputError, ValueError, np.linalg.LinAlgError, FloatingPointError):
+            continue
+        g = {x["id"]: x["value"] for x in f.gof}
+        if g["aicc"] is None or not math.isfinite(f.log_likelihood):
+            continue
+        fits[dist] = f
+        rows.append({"distribution": dist, "k": spec.k, "log_likelihood": f.log_likelihood,
+                     "aicc": g["aicc"], "bic": g["bic"]})
+    if not rows:
+        raise InputError("data", "no distribution could be fitted to these data")
+    rows.sort(key=lambda r: r["aicc"])
+    win = rows[0]["distribution"]
+    bic_win = min(rows, key=lambda r: r["bic"])["distribution"]
+    why = f"{win}: lowest AICc"
+    if len(rows) > 1:
+        why += f" ({rows[1]['aicc'] - rows[0]['aicc']:.2f} below {rows[1]['distribution']})"
+    why += "; BIC agrees" if bic_win == win else f"; BIC would choose {bic_win}"
+    chosen = fits[win] if bounds == "fisher" else _fit_spec(data, fits[win].spec, method, bounds)
+    return LifeFit(**{**chosen.__dict__, "notes": (*chosen.notes, why), "ranking": tuple(rows)})
