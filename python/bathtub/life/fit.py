@@ -451,7 +451,8 @@ def _lr_lower(
         lambda u: metric(u) / m0 if m0 > 0 else metric(u), u0, method="SLSQP",
         constraints=[{"type": "ineq", "fun": cons}], options={"ftol": 1e-12, "maxiter": 300},
     )
-    if not r.success or cons(r.x) < -1e-6:
+    # SLSQP may stop on "positive directional derivative" at the optimum itself: judge the point
+    if cons(r.x) < -1e-6 or metric(r.x) > m0:
         return None
     return float(metric(r.x))
 

@@ -1,0 +1,103 @@
+"""LifeData: censoring codes, mapping, interval rules and refusals (item 1 of issue 5)."""
+
+import math
+
+import numpy as np
+import pytest
+from bathtub.errors import InputError
+from bathtub.life import LifeData, fit
+
+
+def test_codes_and_spellings_agree():
+    x = [5, 6, 7, 8, 9, 10]
+    a = LifeData.from_arrays(x, [0, 1, -1, 0, 1, -1])
+    b = LifeData.from_arrays(x, ["F", "S", "L", "failed", "suspension", "left"])
+    c = LifeData.from_arrays(x, ["failure", "C", "l", "f", "right", "L"])
+    for d in (a, b, c):
+        assert d.f.tolist() == [5, 8] and d.r.tolist() == [6, 9] and d.lt.tolist() == [7, 10]
+        assert d.n == 6 and d.n_failures == 4
+
+
+def test_counts_collapse_duplicates():
+    d = LifeData.from_arrays([3, 3, 4, 3], [0, 0, 1, 1], n=[2, 1, 5, 4])
+    assert d.f.tolist() == [3] and d.fn.tolist() == [3]
+    assert d.r.tolist() == [3, 4] and d.rn.tolist() == [4, 5]
+    assert d.n == 12
+
+
+def test_interval_columns_rules():
+    # xl == xr exact; xl 0 or missing left-censored; missing/inf xr right-censored
+    d = LifeData.from_arrays(xl=[2, 0, None, 4, 1], xr=[2, 5, 6, None, math.inf])
+    assert d.f.tolist() == [2] and d.lt.tolist() == [5, 6] and d.r.tolist() == [1, 4]
+    d = LifeData.from_arrays(xl=[1, 2], xr=[3, 4])
+    assert d.il.tolist() == [1, 2] and d.ir.tolist() == [3, 4]
+
+
+def test_from_columns_mapping():
+    cols = {"hours": [10, 20, 30], "state": ["F", "S", "F"], "qty": [1, 2, 1]}
+    d = LifeData.from_columns(cols, {"x": "hours", "c": "state", "n": "qty"})
+    assert d.f.tolist() == [10, 30] and d.rn.tolist() == [2]
+    with pytest.raises(InputError) as e:
+        LifeData.from_columns(cols, {"x": "hrs"})
+    assert e.value.field == "mapping.x" and "not in the dataset" in e.value.rule
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"x": [1, -2, 3]}, "x"),
+        ({"x": [1, math.nan, 3]}, "x"),
+        ({"x": [1, math.inf, 3]}, "x"),
+        ({"x": [1, 2, 3], "c": [0, 2, 1]}, "c"),
+        ({"x": [1, 2, 3], "c": ["F", "maybe", "S"]}, "c"),
+        ({"x": [1, 2, 3], "c": [True, False, True]}, "c"),
+        ({"x": [1, 2], "c": [0, 1, 1]}, "c"),
+        ({"x": [1, 2], "n": [1, 0.5]}, "n"),
+        ({"xl": [3, 1], "xr": [2, 2]}, "xr"),
+        ({"x": ["a", 2]}, "x"),
+    ],
+)
+def test_bad_data_refused(kwargs, field):
+    with pytest.raises(InputError) as e:
+        LifeData.from_arrays(**kwargs)
+    assert e.value.field == field
+
+
+def test_no_failures_and_too_few_failures_refused():
+    d = LifeData.from_arrays([1, 2, 3], [1, 1, 1])
+    with pytest.raises(InputError, match="no failures"):
+        fit(d, "weibull")
+    d = LifeData.from_arrays([1, 2, 3], [0, 0, 1])
+    with pytest.raises(InputError, match="2 failures but"):
+        fit(d, "expo_weibull")
+
+
+def test_unknown_distribution_and_options_refused():
+    d = LifeData.from_arrays([1.0, 2.0, 3.0])
+    with pytest.raises(InputError) as e:
+        fit(d, "weibul")
+    assert e.value.field == "distribution"
+    with pytest.raises(InputError) as e:
+        fit(d, "weibull", options={"ofset": True})
+    assert e.value.field == "options.ofset"
+    with pytest.raises(InputError):
+        fit(d, "normal", options={"offset": True})
+    with pytest.raises(InputError):
+        fit(d, "weibull", method="mom")
+
+
+def test_domain_refusals():
+    with pytest.raises(InputError, match="beta"):
+        fit(LifeData.from_arrays([0.2, 0.5, 1.5]), "beta")
+    with pytest.raises(InputError, match="whole numbers"):
+        fit(LifeData.from_arrays([1.5, 2, 3]), "discrete_weibull")
+    with pytest.raises(InputError, match="use option zi"):
+        fit(LifeData.from_arrays([0.0, 2, 3, 4]), "weibull")
+    with pytest.raises(InputError, match="zero inflation"):
+        fit(LifeData.from_arrays([1.0, 2, 3, 4]), "weibull", options={"zi": True})
+
+
+def test_large_numeric_arrays_take_the_fast_path():
+    x = np.arange(1, 100_001, dtype=float)
+    d = LifeData.from_arrays(x, np.zeros(x.size, int))
+    assert d.n == 100_000 and d.f.size == 100_000
