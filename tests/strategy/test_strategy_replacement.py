@@ -50,12 +50,15 @@ def test_age_replacement_matches_reliability(alpha, beta, cp, cu):
     ("normal", {"mu": 100.0, "sigma": 20.0}),
     ("weibull", {"alpha": 200.0, "beta": 3.0, "gamma": 50.0}),
     ("loglogistic", {"alpha": 100.0, "beta": 5.0}),
+    ("expo_weibull", {"alpha": 100.0, "beta": 2.0, "theta": 1.5}),
+    ("mixture", {"alpha1": 100.0, "beta1": 4.0, "weight1": 0.7, "alpha2": 300.0, "beta2": 3.0, "weight2": 0.3}),
 ])
 def test_age_optimum_satisfies_barlow_proschan_condition(dist, params):
     """At the optimum, h(T)·∫₀ᵀR − F(T) = Cp/(Cu − Cp) (Barlow & Proschan 1965), checked by quad."""
     cp, cu = 10.0, 100.0
-    out = optimal_replacement(dist, params, cp, cu)
-    life = Lifetime.from_input(dist, params)
+    base = "weibull" if dist == "mixture" else None
+    out = optimal_replacement(dist, params, cp, cu, base_distribution_id=base)
+    life = Lifetime.from_input(dist, params, base)
     t = out["optimal_time"]
     area = integrate.quad(lambda u: float(life.sf(u)), 0, t, epsabs=0, epsrel=1e-12, limit=200)[0]
     lhs = float(life.hazard(t)) * area - float(life.cdf(t))
@@ -141,6 +144,22 @@ def test_minimal_repair_textbook_and_the_peer_swap():
     assert abs(m_star - c_star) < 4 * se_star
     m_peer, se_peer = simulated_rate(peer.ORT)
     assert m_peer - m_star > 4 * math.hypot(se_star, se_peer)
+
+
+@pytest.mark.parametrize(("dist", "params"), [
+    ("gamma", {"alpha": 3.0, "beta": 10.0}),
+    ("lognormal", {"mu": 3.0, "sigma": 0.3}),
+    ("mixture", {"alpha1": 100.0, "beta1": 4.0, "weight1": 0.7, "alpha2": 300.0, "beta2": 3.0, "weight2": 0.3}),
+])
+def test_minimal_repair_optimum_condition(dist, params):
+    """d/dT [Cp + Cu·H(T)]/T = 0  ⇔  T·h(T) − H(T) = Cp/Cu (Barlow & Hunter 1960)."""
+    cp, cu = 5.0, 100.0
+    base = "weibull" if dist == "mixture" else None
+    out = optimal_replacement(dist, params, cp, cu, policy="minimal_repair", base_distribution_id=base)
+    life = Lifetime.from_input(dist, params, base)
+    t = out["optimal_time"]
+    h_cum = integrate.quad(lambda u: float(life.hazard(u)), 0, t, epsabs=0, epsrel=1e-12, limit=200)[0]
+    assert t * float(life.hazard(t)) - h_cum == pytest.approx(cp / cu, rel=1e-5)
 
 
 def test_minimal_repair_without_wear_out():

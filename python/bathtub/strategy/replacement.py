@@ -43,7 +43,11 @@ def _time_grid(life: Lifetime, n: int = 1200) -> np.ndarray:
     """Times spread by probability (logit-spaced quantiles), so any shape or scale is covered."""
     z = np.linspace(-18.0, 18.0, n)
     q = 1.0 / (1.0 + np.exp(-z))
-    t = np.asarray(life.ppf(q), dtype=float)
+    if life.distribution_id == "mixture":
+        # each mode's quantiles (vectorised) together cover the mixture; its own ppf is a root search
+        t = np.concatenate([np.asarray(c.ppf(q[::2]), dtype=float) for c in life.components])
+    else:
+        t = np.asarray(life.ppf(q), dtype=float)
     t = t[np.isfinite(t) & (t > 0)]
     lo = max(0.0, life.support_low())
     if lo > 0:
