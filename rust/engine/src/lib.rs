@@ -1,10 +1,19 @@
 //! Bathtub's reliability engine. Pure Rust: no Python types anywhere, so `cargo test`
 //! covers it and other front ends can reuse it.
+//!
+//! `dist` (life and repair distributions), `diagram` (spec form and compiled form),
+//! `sim` (the event core), `availability` and `mission` (the two run kinds with their
+//! mergeable accumulators), `parallel` (rayon over replications), `rng` (streams).
 
+pub mod availability;
 pub mod diagram;
 pub mod dist;
 pub mod error;
+pub mod mission;
+pub mod parallel;
 pub mod rng;
+pub mod sim;
+pub mod stats;
 
 /// Version of the engine, reported with every simulation result.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,372 @@
+//! Repairable availability simulation over [0, T]: mergeable accumulator and summary.
+use crate::diagram::Compiled;
+use crate::error::EngineError;
+use crate::parallel::over_replications;
+use crate::rng::Stream;
+use crate::sim::Sim;
+use crate::stats::{Moments, add_vec, fx, unfx, wilson};
+use serde::{Deserialize, Serialize};
+
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// What a run is: the same options, seed and replication range give the same numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AvailabilityOptions {
+    /// Mission length T (diagram time unit).
+    pub horizon: f64,
+    /// Points of the A(t) grid over [0, T], both ends included (0 = no curve).
+    pub grid: usize,
+    /// Repair crews; 0 = as many as needed.
+    pub crews: u32,
+    pub seed: u64,
+}
+
+/// Sums over replications [replication_start, replication_start + replication_count).
+/// Times are stored as fractions of the horizon.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AvailabilityAcc {
+    pub options: AvailabilityOptions,
+    pub blocks: Vec<String>,
+    pub replication_start: u64,
+    pub replication_count: u64,
+    pub availability: Moments,
+    pub system_failures: Moments,
+    pub no_failure: u64,
+    pub point_up: Vec<u64>,
+    pub block_failures: Vec<u64>,
+    pub block_downtime: Vec<i128>,
+    pub block_caused_downtime: Vec<i128>,
+    pub events: u64,
+}
+
+impl AvailabilityAcc {
+    fn empty(options: &AvailabilityOptions, blocks: &[String], start: u64) -> Self {
+        let g = blocks.len();
+        AvailabilityAcc {
+            options: options.clone(),
+            blocks: blocks.to_vec(),
+            replication_start: start,
+            replication_count: 0,
+            availability: Moments::default(),
+            system_failures: Moments::default(),
+            no_failure: 0,
+            point_up: vec![0; options.grid],
+            block_failures: vec![0; g],
+            block_downtime: vec![0; g],
+            block_caused_downtime: vec![0; g],
+            events: 0,
+        }
+    }
+
+    /// Sum in another accumulator (any order; used inside a run).
+    fn absorb(&mut self, o: &AvailabilityAcc) {
+        self.replication_start = self.replication_start.min(o.replication_start);
+        self.replication_count += o.replication_count;
+        self.availability.merge(&o.availability);
+        self.system_failures.merge(&o.system_failures);
+        self.no_failure += o.no_failure;
+        add_vec(&mut self.point_up, &o.point_up);
+        add_vec(&mut self.block_failures, &o.block_failures);
+        add_vec(&mut self.block_downtime, &o.block_downtime);
+        add_vec(&mut self.block_caused_downtime, &o.block_caused_downtime);
+        self.events += o.events;
+    }
+
+    /// Two runs of the same model and options over adjacent replication ranges, as one.
+    pub fn merge(&self, other: &AvailabilityAcc) -> Result<AvailabilityAcc, EngineError> {
+        if self.options != other.options || self.blocks != other.blocks {
+            return Err(EngineError(
+                "merge: the runs differ in options, seed or blocks".into(),
+            ));
+        }
+        let (a, b) = if self.replication_start <= other.replication_start {
+            (self, other)
+        } else {
+            (other, self)
+        };
+        if a.replication_start + a.replication_count != b.replication_start {
+            return Err(EngineError(format!(
+                "merge: replication ranges [{}, {}) and [{}, {}) are not adjacent",
+                a.replication_start,
+                a.replication_start + a.replication_count,
+                b.replication_start,
+                b.replication_start + b.replication_count
+            )));
+        }
+        let mut out = a.clone();
+        out.absorb(b);
+        Ok(out)
+    }
+
+    /// Half-width of the 95% interval of unavailability, relative to it (inf while 0).
+    pub fn relative_half_width(&self) -> f64 {
+        let u = 1.0 - self.availability.mean();
+        if u > 0.0 {
+            Z95 * self.availability.std_error() / u
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// One replication into `acc`.
+fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
+    let o = &acc.options;
+    let horizon = o.horizon;
+    let mut rng = Stream::new(o.seed, rep);
+    sim.reset(&mut rng);
+    let mut up = sim.system_up();
+    let (mut down_start, mut down_total, mut cause) = (0.0, 0.0, usize::MAX);
+    let mut failures = 0u32;
+    let mut j = 0;
+    let mut events = 0u64;
+    if !up {
+        failures += 1;
+    }
+    loop {
+        let te = sim.next_time();
+        if te > horizon {
+            break;
+        }
+        while j < grid.len() && grid[j] < te {
+            acc.point_up[j] += up as u64;
+            j += 1;
+        }
+        let s = sim.step(&mut rng).expect("an event is pending");
+        events += 1;
+        let now_up = sim.system_up();
+        if up && !now_up {
+            failures += 1;
+            down_start = s.time;
+            cause = s.group as usize;
+        } else if !up && now_up {
+            let d = s.time - down_start;
+            down_total += d;
+            if cause != usize::MAX {
+                acc.block_caused_downtime[cause] += fx(d / horizon);
+            }
+        }
+        up = now_up;
+    }
+    while j < grid.len() {
+        acc.point_up[j] += up as u64;
+        j += 1;
+    }
+    if !up {
+        let d = horizon - down_start;
+        down_total += d;
+        if cause != usize::MAX {
+            acc.block_caused_downtime[cause] += fx(d / horizon);
+        }
+    }
+    sim.finish(horizon);
+    for g in 0..acc.blocks.len() {
+        acc.block_failures[g] += sim.failures[g];
+        acc.block_downtime[g] += fx(sim.downtime[g] / horizon);
+    }
+    acc.availability.add(1.0 - down_total / horizon);
+    acc.system_failures.add(failures as f64);
+    acc.no_failure += (failures == 0) as u64;
+    acc.events += events;
+    acc.replication_count += 1;
+}
+
+/// Grid of `n` times over [0, horizon], both ends included.
+pub fn time_grid(horizon: f64, n: usize) -> Vec<f64> {
+    match n {
+        0 => vec![],
+        1 => vec![horizon],
+        _ => (0..n)
+            .map(|i| horizon * i as f64 / (n - 1) as f64)
+            .collect(),
+    }
+}
+
+fn check(c: &Compiled, o: &AvailabilityOptions) -> Result<(), EngineError> {
+    if !(o.horizon.is_finite() && o.horizon > 0.0) {
+        return Err(EngineError(format!(
+            "horizon must be a finite number > 0 (got {})",
+            o.horizon
+        )));
+    }
+    if o.grid > 100_000 {
+        return Err(EngineError("grid must be at most 100000 points".into()));
+    }
+    for g in &c.groups {
+        if g.repair.is_none() && !g.instant_repair {
+            return Err(EngineError::node(
+                &g.id,
+                "a repair model (or instant_repair) is required for an availability simulation",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Replications [start, start + count) of a repairable run, spread over `threads`
+/// (None = rayon's global pool).
+pub fn run(
+    c: &Compiled,
+    o: &AvailabilityOptions,
+    start: u64,
+    count: u64,
+    threads: Option<usize>,
+) -> Result<AvailabilityAcc, EngineError> {
+    check(c, o)?;
+    let blocks = c.block_ids();
+    let grid = time_grid(o.horizon, o.grid);
+    let empty = || AvailabilityAcc::empty(o, &blocks, start);
+    let acc = over_replications(
+        start,
+        count,
+        threads,
+        || (Sim::new(c, true, o.crews), empty()),
+        |(sim, acc), rep| replicate(sim, acc, &grid, rep),
+        |(_, acc)| acc,
+        |mut a, b| {
+            a.absorb(&b);
+            a
+        },
+        empty,
+    )?;
+    Ok(acc)
+}
+
+/// How many replications: a fixed number, or enough for a target relative half-width on
+/// unavailability (capped), run in growing batches from replication `start`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Precision {
+    Replications(u64),
+    Target {
+        relative_half_width: f64,
+        max_replications: u64,
+    },
+}
+
+pub fn run_to_precision(
+    c: &Compiled,
+    o: &AvailabilityOptions,
+    start: u64,
+    p: Precision,
+    threads: Option<usize>,
+) -> Result<AvailabilityAcc, EngineError> {
+    match p {
+        Precision::Replications(n) => run(c, o, start, n, threads),
+        Precision::Target {
+            relative_half_width: target,
+            max_replications: cap,
+        } => {
+            if !(target.is_finite() && target > 0.0) {
+                return Err(EngineError("target_half_width must be a number > 0".into()));
+            }
+            if cap < 2 {
+                return Err(EngineError("max_replications must be at least 2".into()));
+            }
+            let mut acc = run(c, o, start, cap.min(200), threads)?;
+            loop {
+                let done = acc.replication_count;
+                let rel = acc.relative_half_width();
+                if rel <= target || done >= cap {
+                    return Ok(acc);
+                }
+                // Half-width falls as 1/sqrt(n): aim 10% past the estimate, at most 4x per batch.
+                let need = if rel.is_finite() {
+                    (done as f64 * (rel / target).powi(2) * 1.1).ceil() as u64
+                } else {
+                    done * 4
+                };
+                let next = need.clamp(done + done / 4, done * 4).min(cap) - done;
+                let more = run(c, o, start + done, next, threads)?;
+                acc = acc.merge(&more)?;
+            }
+        }
+    }
+}
+
+/// One block's figures, per replication on average.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BlockSummary {
+    pub id: String,
+    pub failures: f64,
+    pub downtime: f64,
+    pub share_of_system_downtime: f64,
+}
+
+/// The figures a caller reads (times in the diagram unit).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AvailabilitySummary {
+    pub mean_availability: f64,
+    pub mean_availability_std_error: f64,
+    pub mean_availability_lower: f64,
+    pub mean_availability_upper: f64,
+    pub relative_half_width: Option<f64>,
+    pub t: Vec<f64>,
+    pub availability: Vec<f64>,
+    pub lower: Vec<f64>,
+    pub upper: Vec<f64>,
+    pub reliability: f64,
+    pub reliability_lower: f64,
+    pub reliability_upper: f64,
+    pub expected_failures: f64,
+    pub expected_failures_std_error: f64,
+    pub mtbf: Option<f64>,
+    pub mttr: Option<f64>,
+    pub blocks: Vec<BlockSummary>,
+    pub events: u64,
+    pub replications: u64,
+    pub replication_start: u64,
+}
+
+impl AvailabilityAcc {
+    pub fn summary(&self) -> AvailabilitySummary {
+        let n = self.replication_count;
+        let nf = n.max(1) as f64;
+        let horizon = self.options.horizon;
+        let a = self.availability.mean();
+        let se = self.availability.std_error();
+        let t = time_grid(horizon, self.options.grid);
+        let bands: Vec<(f64, f64)> = self.point_up.iter().map(|&k| wilson(k, n, Z95)).collect();
+        let (rl, ru) = wilson(self.no_failure, n, Z95);
+        let total_fail = unfx(self.system_failures.sum);
+        let up_time = a * horizon * nf;
+        let down_time = (1.0 - a) * horizon * nf;
+        let sys_down: f64 = self.block_caused_downtime.iter().map(|&x| unfx(x)).sum();
+        let rel = self.relative_half_width();
+        AvailabilitySummary {
+            mean_availability: a,
+            mean_availability_std_error: se,
+            mean_availability_lower: (a - Z95 * se).max(0.0),
+            mean_availability_upper: (a + Z95 * se).min(1.0),
+            relative_half_width: rel.is_finite().then_some(rel),
+            t,
+            availability: self.point_up.iter().map(|&k| k as f64 / nf).collect(),
+            lower: bands.iter().map(|b| b.0).collect(),
+            upper: bands.iter().map(|b| b.1).collect(),
+            reliability: self.no_failure as f64 / nf,
+            reliability_lower: rl,
+            reliability_upper: ru,
+            expected_failures: self.system_failures.mean(),
+            expected_failures_std_error: self.system_failures.std_error(),
+            mtbf: (total_fail > 0.0).then(|| up_time / total_fail),
+            mttr: (total_fail > 0.0).then(|| down_time / total_fail),
+            blocks: self
+                .blocks
+                .iter()
+                .enumerate()
+                .map(|(g, id)| BlockSummary {
+                    id: id.clone(),
+                    failures: self.block_failures[g] as f64 / nf,
+                    downtime: unfx(self.block_downtime[g]) * horizon / nf,
+                    share_of_system_downtime: if sys_down > 0.0 {
+                        unfx(self.block_caused_downtime[g]) / sys_down
+                    } else {
+                        0.0
+                    },
+                })
+                .collect(),
+            events: self.events,
+            replications: n,
+            replication_start: self.replication_start,
+        }
+    }
+}

@@ -1,0 +1,606 @@
+//! Reliability block diagrams: the spec's node/edge form and its compiled, flat form.
+//!
+//! Semantics: the signal reaches a node when the node's block works (non-blocks always
+//! "work") and at least `threshold` of its predecessors pass the signal on: 1 for an
+//! ordinary node, `n` for a k-of-n gate. The system works when the signal reaches the
+//! output. A block with several outgoing edges is one shared block (a bridge's middle).
+//! Subsystems are inlined: their input takes the outer predecessors, their output feeds
+//! the outer successors, and their blocks are named `outer/inner`.
+use crate::dist::{Dist, DistSpec};
+use crate::error::EngineError;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// A node as the service stores it (only the fields the engine simulates).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct NodeSpec {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub model: Option<DistSpec>,
+    #[serde(default)]
+    pub repair: Option<DistSpec>,
+    #[serde(default)]
+    pub n: Option<u32>,
+    #[serde(default)]
+    pub k: Option<u32>,
+    #[serde(default)]
+    pub spares: Option<u32>,
+    #[serde(default)]
+    pub cold: Option<bool>,
+    #[serde(default)]
+    pub dormancy: Option<f64>,
+    #[serde(default)]
+    pub instant_repair: Option<bool>,
+    #[serde(default)]
+    pub crew_priority: Option<f64>,
+    /// `subsystem`: the embedded diagram, inline.
+    #[serde(default)]
+    pub diagram: Option<DiagramSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct EdgeSpec {
+    pub source: String,
+    pub target: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct DiagramSpec {
+    pub nodes: Vec<NodeSpec>,
+    pub edges: Vec<EdgeSpec>,
+}
+
+/// How a block's units make the block work.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GroupKind {
+    /// component, series, parallel: works while at least `need` units are up.
+    Plain { need: u32 },
+    /// standby: `k` units must run; idle units age at `dormancy` (0 cold, 1 hot).
+    Standby { k: u32, dormancy: f64 },
+}
+
+/// A block of the diagram (one node holding one or more identical units).
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub id: String,
+    pub node: u32,
+    pub first_unit: u32,
+    pub units: u32,
+    pub kind: GroupKind,
+    pub life: u32,
+    pub repair: Option<u32>,
+    pub instant_repair: bool,
+    pub crew_priority: f64,
+}
+
+/// A diagram compiled into flat arrays for the simulator.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    pub groups: Vec<Group>,
+    /// Group of each unit.
+    pub unit_group: Vec<u32>,
+    pub dists: Vec<Dist>,
+    /// Per graph node: predecessors needed, block group (u32::MAX for none), successors (CSR).
+    pub threshold: Vec<u32>,
+    pub node_group: Vec<u32>,
+    pub succ_start: Vec<u32>,
+    pub succ: Vec<u32>,
+    /// Graph nodes in topological order (input first).
+    pub order: Vec<u32>,
+    pub output: u32,
+}
+
+pub const NO_GROUP: u32 = u32::MAX;
+
+struct Builder {
+    groups: Vec<Group>,
+    unit_group: Vec<u32>,
+    dists: Vec<Dist>,
+    threshold: Vec<u32>,
+    node_group: Vec<u32>,
+    edges: Vec<(u32, u32)>,
+}
+
+impl Builder {
+    fn node(&mut self, threshold: u32, group: u32) -> u32 {
+        self.threshold.push(threshold);
+        self.node_group.push(group);
+        (self.threshold.len() - 1) as u32
+    }
+
+    fn dist(&mut self, id: &str, what: &str, spec: &DistSpec) -> Result<u32, EngineError> {
+        let d = Dist::from_spec(spec).map_err(|e| EngineError::node(id, format!("{what}: {e}")))?;
+        self.dists.push(d);
+        Ok((self.dists.len() - 1) as u32)
+    }
+
+    /// Adds a diagram's nodes; returns (entry, exit) graph nodes of its input and output.
+    fn diagram(
+        &mut self,
+        spec: &DiagramSpec,
+        prefix: &str,
+        top: bool,
+        depth: u32,
+    ) -> Result<(u32, u32), EngineError> {
+        if depth > 16 {
+            return Err(EngineError(format!(
+                "subsystem {prefix:?}: nested more than 16 deep"
+            )));
+        }
+        let name = |id: &str| {
+            if prefix.is_empty() {
+                id.to_string()
+            } else {
+                format!("{prefix}/{id}")
+            }
+        };
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        for (i, n) in spec.nodes.iter().enumerate() {
+            if index.insert(n.id.as_str(), i).is_some() {
+                return Err(EngineError::node(&name(&n.id), "id is used twice"));
+            }
+        }
+        let (mut ins, mut outs) = (vec![], vec![]);
+        let mut indeg = vec![0u32; spec.nodes.len()];
+        let mut adj: Vec<Vec<usize>> = vec![vec![]; spec.nodes.len()];
+        for e in &spec.edges {
+            let s = *index.get(e.source.as_str()).ok_or_else(|| {
+                EngineError(format!(
+                    "edge {} -> {}: unknown source node {:?}",
+                    e.source,
+                    e.target,
+                    name(&e.source)
+                ))
+            })?;
+            let t = *index.get(e.target.as_str()).ok_or_else(|| {
+                EngineError(format!(
+                    "edge {} -> {}: unknown target node {:?}",
+                    e.source,
+                    e.target,
+                    name(&e.target)
+                ))
+            })?;
+            if s == t {
+                return Err(EngineError::node(
+                    &name(&e.source),
+                    "edge from a node to itself (a cycle)",
+                ));
+            }
+            if adj[s].contains(&t) {
+                return Err(EngineError::node(
+                    &name(&e.source),
+                    format!("edge to {:?} given twice", e.target),
+                ));
+            }
+            adj[s].push(t);
+            indeg[t] += 1;
+        }
+        for (i, n) in spec.nodes.iter().enumerate() {
+            match n.kind.as_str() {
+                "input" => ins.push(i),
+                "output" => outs.push(i),
+                _ => {}
+            }
+        }
+        let where_ = if prefix.is_empty() {
+            "the diagram".to_string()
+        } else {
+            format!("subsystem {prefix:?}")
+        };
+        if ins.len() != 1 || outs.len() != 1 {
+            return Err(EngineError(format!(
+                "{where_} needs exactly one input and one output node (has {} and {})",
+                ins.len(),
+                outs.len()
+            )));
+        }
+        let (input, output) = (ins[0], outs[0]);
+        if indeg[input] > 0 {
+            return Err(EngineError::node(
+                &name(&spec.nodes[input].id),
+                "the input node cannot have incoming edges",
+            ));
+        }
+        if !adj[output].is_empty() {
+            return Err(EngineError::node(
+                &name(&spec.nodes[output].id),
+                "the output node cannot have outgoing edges",
+            ));
+        }
+        // Kahn's algorithm: what is left unsorted lies on a cycle.
+        let mut deg = indeg.clone();
+        let mut order: Vec<usize> = (0..spec.nodes.len()).filter(|&i| deg[i] == 0).collect();
+        let mut head = 0;
+        while head < order.len() {
+            let v = order[head];
+            head += 1;
+            for &w in &adj[v] {
+                deg[w] -= 1;
+                if deg[w] == 0 {
+                    order.push(w);
+                }
+            }
+        }
+        if order.len() < spec.nodes.len() {
+            let on_cycle = (0..spec.nodes.len())
+                .find(|&i| deg[i] > 0)
+                .expect("a node left");
+            return Err(EngineError::node(
+                &name(&spec.nodes[on_cycle].id),
+                "lies on a cycle; edges must form a DAG",
+            ));
+        }
+        // Every node must lie on some input -> output path.
+        let mut from_in = vec![false; spec.nodes.len()];
+        from_in[input] = true;
+        for &v in &order {
+            if from_in[v] {
+                for &w in &adj[v] {
+                    from_in[w] = true;
+                }
+            }
+        }
+        let mut to_out = vec![false; spec.nodes.len()];
+        to_out[output] = true;
+        for &v in order.iter().rev() {
+            if adj[v].iter().any(|&w| to_out[w]) {
+                to_out[v] = true;
+            }
+        }
+        if !from_in[output] {
+            return Err(EngineError::node(
+                &name(&spec.nodes[output].id),
+                "is not reachable from the input",
+            ));
+        }
+        if let Some(i) = (0..spec.nodes.len()).find(|&i| !(from_in[i] && to_out[i])) {
+            let why = if from_in[i] {
+                "does not lead to the output"
+            } else {
+                "is not reachable from the input"
+            };
+            return Err(EngineError::node(&name(&spec.nodes[i].id), why));
+        }
+        // Nodes: (entry, exit) in the flat graph.
+        let mut ends = vec![(0u32, 0u32); spec.nodes.len()];
+        for &i in &order {
+            let n = &spec.nodes[i];
+            let id = name(&n.id);
+            let one = |v: Option<u32>, what: &str| -> Result<u32, EngineError> {
+                match v {
+                    None => Ok(1),
+                    Some(0) => Err(EngineError::node(&id, format!("{what} must be at least 1"))),
+                    Some(x) => Ok(x),
+                }
+            };
+            ends[i] = match n.kind.as_str() {
+                "input" => {
+                    let v = self.node(if top { 0 } else { 1 }, NO_GROUP);
+                    (v, v)
+                }
+                "output" => {
+                    let v = self.node(1, NO_GROUP);
+                    (v, v)
+                }
+                "knode" => {
+                    let need = n.n.ok_or_else(|| {
+                        EngineError::node(
+                            &id,
+                            "knode needs n, the number of branches that must work",
+                        )
+                    })?;
+                    if need == 0 {
+                        return Err(EngineError::node(&id, "knode n must be at least 1"));
+                    }
+                    if need > indeg[i] {
+                        return Err(EngineError::node(
+                            &id,
+                            format!(
+                                "knode needs {need} working branches but only {} feed it",
+                                indeg[i]
+                            ),
+                        ));
+                    }
+                    if let Some(k) = n.k
+                        && k != indeg[i]
+                    {
+                        return Err(EngineError::node(
+                            &id,
+                            format!("knode k = {k} but {} branches feed it", indeg[i]),
+                        ));
+                    }
+                    let v = self.node(need, NO_GROUP);
+                    (v, v)
+                }
+                "component" | "series" | "parallel" | "standby" => {
+                    let model = n
+                        .model
+                        .as_ref()
+                        .ok_or_else(|| EngineError::node(&id, "a life model is required"))?;
+                    let life = self.dist(&id, "model", model)?;
+                    let repair = match &n.repair {
+                        Some(r) => Some(self.dist(&id, "repair", r)?),
+                        None => None,
+                    };
+                    let (units, kind) = match n.kind.as_str() {
+                        "component" => (1, GroupKind::Plain { need: 1 }),
+                        "series" => {
+                            let u = one(n.n, "n")?;
+                            (u, GroupKind::Plain { need: u })
+                        }
+                        "parallel" => (one(n.n, "n")?, GroupKind::Plain { need: 1 }),
+                        _ => {
+                            let k = one(n.k, "k")?;
+                            let spares = n.spares.unwrap_or(0);
+                            let dormancy = match (n.dormancy, n.cold) {
+                                (Some(d), _) => d,
+                                (None, Some(true)) => 0.0,
+                                (None, _) => 1.0,
+                            };
+                            if !(0.0..=1.0).contains(&dormancy) {
+                                return Err(EngineError::node(
+                                    &id,
+                                    format!("dormancy must be in [0, 1] (got {dormancy})"),
+                                ));
+                            }
+                            if dormancy > 0.0 && dormancy < 1.0 && k != 1 {
+                                return Err(EngineError::node(
+                                    &id,
+                                    "warm spares (0 < dormancy < 1) need k = 1",
+                                ));
+                            }
+                            (k + spares, GroupKind::Standby { k, dormancy })
+                        }
+                    };
+                    let prio = n.crew_priority.unwrap_or(0.0);
+                    if !prio.is_finite() {
+                        return Err(EngineError::node(
+                            &id,
+                            "crew_priority must be a finite number",
+                        ));
+                    }
+                    let g = self.groups.len() as u32;
+                    let v = self.node(1, g);
+                    self.groups.push(Group {
+                        id,
+                        node: v,
+                        first_unit: self.unit_group.len() as u32,
+                        units,
+                        kind,
+                        life,
+                        repair,
+                        instant_repair: n.instant_repair.unwrap_or(false),
+                        crew_priority: prio,
+                    });
+                    self.unit_group
+                        .extend(std::iter::repeat_n(g, units as usize));
+                    (v, v)
+                }
+                "subsystem" => {
+                    let inner = n.diagram.as_ref().ok_or_else(|| {
+                        EngineError::node(
+                            &id,
+                            "subsystem needs its embedded diagram (key `diagram`)",
+                        )
+                    })?;
+                    self.diagram(inner, &id, false, depth + 1)?
+                }
+                other => {
+                    return Err(EngineError::node(
+                        &id,
+                        format!("unknown node type {other:?}"),
+                    ));
+                }
+            };
+        }
+        for (s, targets) in adj.iter().enumerate() {
+            for &t in targets {
+                self.edges.push((ends[s].1, ends[t].0));
+            }
+        }
+        Ok((ends[input].0, ends[output].1))
+    }
+}
+
+impl Compiled {
+    /// Validate and compile a diagram; errors name the offending node.
+    pub fn new(spec: &DiagramSpec) -> Result<Compiled, EngineError> {
+        let mut b = Builder {
+            groups: vec![],
+            unit_group: vec![],
+            dists: vec![],
+            threshold: vec![],
+            node_group: vec![],
+            edges: vec![],
+        };
+        let (_, output) = b.diagram(spec, "", true, 0)?;
+        let n = b.threshold.len();
+        let mut succ_start = vec![0u32; n + 1];
+        for &(s, _) in &b.edges {
+            succ_start[s as usize + 1] += 1;
+        }
+        for i in 0..n {
+            succ_start[i + 1] += succ_start[i];
+        }
+        let mut fill = succ_start.clone();
+        let mut succ = vec![0u32; b.edges.len()];
+        let mut indeg = vec![0u32; n];
+        for &(s, t) in &b.edges {
+            succ[fill[s as usize] as usize] = t;
+            fill[s as usize] += 1;
+            indeg[t as usize] += 1;
+        }
+        let mut order: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
+        let mut head = 0;
+        while head < order.len() {
+            let v = order[head] as usize;
+            head += 1;
+            for &w in &succ[succ_start[v] as usize..succ_start[v + 1] as usize] {
+                indeg[w as usize] -= 1;
+                if indeg[w as usize] == 0 {
+                    order.push(w);
+                }
+            }
+        }
+        let c = Compiled {
+            groups: b.groups,
+            unit_group: b.unit_group,
+            dists: b.dists,
+            threshold: b.threshold,
+            node_group: b.node_group,
+            succ_start,
+            succ,
+            order,
+            output,
+        };
+        if c.groups.is_empty() {
+            return Err(EngineError("the diagram has no blocks".into()));
+        }
+        if c.evaluate(&vec![false; c.groups.len()]) {
+            return Err(EngineError("the output is reached with every block failed: some path joins input to output through no block".into()));
+        }
+        Ok(c)
+    }
+
+    /// The structure function from scratch: does the system work when `ok[g]` says which
+    /// blocks work? (The simulator keeps this incrementally; this is the reference.)
+    pub fn evaluate(&self, ok: &[bool]) -> bool {
+        let mut live = vec![0u32; self.threshold.len()];
+        let mut reach = vec![false; self.threshold.len()];
+        for &v in &self.order {
+            let v = v as usize;
+            let g = self.node_group[v];
+            reach[v] = (g == NO_GROUP || ok[g as usize]) && live[v] >= self.threshold[v];
+            if reach[v] {
+                for &w in self.successors(v) {
+                    live[w as usize] += 1;
+                }
+            }
+        }
+        reach[self.output as usize]
+    }
+
+    #[inline]
+    pub fn successors(&self, v: usize) -> &[u32] {
+        &self.succ[self.succ_start[v] as usize..self.succ_start[v + 1] as usize]
+    }
+
+    /// Block ids in group order (subsystem blocks as `outer/inner`).
+    pub fn block_ids(&self) -> Vec<String> {
+        self.groups.iter().map(|g| g.id.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn comp(id: &str) -> NodeSpec {
+        let mut params = BTreeMap::new();
+        params.insert("failure_rate".to_string(), 1.0);
+        NodeSpec {
+            id: id.into(),
+            kind: "component".into(),
+            model: Some(DistSpec {
+                distribution_id: "exponential".into(),
+                params,
+                base_distribution_id: None,
+            }),
+            ..Default::default()
+        }
+    }
+    fn node(id: &str, kind: &str) -> NodeSpec {
+        NodeSpec {
+            id: id.into(),
+            kind: kind.into(),
+            ..Default::default()
+        }
+    }
+    fn edges(e: &[(&str, &str)]) -> Vec<EdgeSpec> {
+        e.iter()
+            .map(|(s, t)| EdgeSpec {
+                source: s.to_string(),
+                target: t.to_string(),
+            })
+            .collect()
+    }
+    pub(crate) fn bridge() -> DiagramSpec {
+        DiagramSpec {
+            nodes: vec![
+                node("in", "input"),
+                comp("A"),
+                comp("B"),
+                comp("C"),
+                comp("D"),
+                comp("E"),
+                node("out", "output"),
+            ],
+            edges: edges(&[
+                ("in", "A"),
+                ("in", "B"),
+                ("A", "C"),
+                ("B", "D"),
+                ("A", "E"),
+                ("B", "E"),
+                ("E", "C"),
+                ("E", "D"),
+                ("C", "out"),
+                ("D", "out"),
+            ]),
+        }
+    }
+
+    #[test]
+    fn bridge_structure_matches_its_minimal_paths() {
+        let c = Compiled::new(&bridge()).unwrap();
+        let ids = c.block_ids();
+        let pos = |s: &str| ids.iter().position(|x| x == s).unwrap();
+        for mask in 0u32..32 {
+            let mut ok = vec![false; 5];
+            let w = |s: &str| mask >> (s.as_bytes()[0] - b'A') & 1 == 1;
+            for s in ["A", "B", "C", "D", "E"] {
+                ok[pos(s)] = w(s);
+            }
+            let expect = (w("A") && w("C"))
+                || (w("B") && w("D"))
+                || (w("A") && w("E") && w("D"))
+                || (w("B") && w("E") && w("C"));
+            assert_eq!(c.evaluate(&ok), expect, "mask {mask:05b}");
+        }
+    }
+
+    #[test]
+    fn refusals_name_the_node() {
+        let mut d = bridge();
+        d.edges.push(EdgeSpec {
+            source: "C".into(),
+            target: "A".into(),
+        });
+        let e = Compiled::new(&d).unwrap_err().0;
+        assert!(e.contains("cycle"), "{e}");
+        let mut d = bridge();
+        d.nodes.push(NodeSpec {
+            id: "K".into(),
+            kind: "knode".into(),
+            n: Some(3),
+            ..Default::default()
+        });
+        d.edges.retain(|e| e.target != "out");
+        d.edges
+            .extend(edges(&[("C", "K"), ("D", "K"), ("K", "out")]));
+        let e = Compiled::new(&d).unwrap_err().0;
+        assert!(e.contains("\"K\"") && e.contains("only 2"), "{e}");
+        let mut d = bridge();
+        d.nodes[1].model = None;
+        assert!(Compiled::new(&d).unwrap_err().0.contains("\"A\""));
+        let mut d = bridge();
+        d.edges.push(EdgeSpec {
+            source: "in".into(),
+            target: "out".into(),
+        });
+        assert!(Compiled::new(&d).is_err());
+    }
+}

@@ -1,0 +1,206 @@
+//! Non-repairable mission simulation: each replication runs to system failure.
+use crate::availability::time_grid;
+use crate::diagram::Compiled;
+use crate::error::EngineError;
+use crate::parallel::over_replications;
+use crate::rng::Stream;
+use crate::sim::Sim;
+use crate::stats::{Moments, add_vec, wilson};
+use serde::{Deserialize, Serialize};
+
+const Z95: f64 = 1.959_963_984_540_054;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MissionOptions {
+    /// Mission length (diagram time unit); R(t) is reported over [0, mission_time].
+    pub mission_time: f64,
+    pub grid: usize,
+    pub seed: u64,
+}
+
+/// Sums over replications; times to failure are stored in units of the mission time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MissionAcc {
+    pub options: MissionOptions,
+    pub blocks: Vec<String>,
+    pub replication_start: u64,
+    pub replication_count: u64,
+    pub time_to_failure: Moments,
+    pub failed_by_mission: u64,
+    pub survivors: Vec<u64>,
+    /// System failures by mission end, by the block whose failure brought the system down.
+    pub caused: Vec<u64>,
+    pub events: u64,
+}
+
+impl MissionAcc {
+    fn empty(o: &MissionOptions, blocks: &[String], start: u64) -> Self {
+        MissionAcc {
+            options: o.clone(),
+            blocks: blocks.to_vec(),
+            replication_start: start,
+            replication_count: 0,
+            time_to_failure: Moments::default(),
+            failed_by_mission: 0,
+            survivors: vec![0; o.grid],
+            caused: vec![0; blocks.len()],
+            events: 0,
+        }
+    }
+
+    fn absorb(&mut self, o: &MissionAcc) {
+        self.replication_start = self.replication_start.min(o.replication_start);
+        self.replication_count += o.replication_count;
+        self.time_to_failure.merge(&o.time_to_failure);
+        self.failed_by_mission += o.failed_by_mission;
+        add_vec(&mut self.survivors, &o.survivors);
+        add_vec(&mut self.caused, &o.caused);
+        self.events += o.events;
+    }
+
+    /// Two runs over adjacent replication ranges, as one.
+    pub fn merge(&self, other: &MissionAcc) -> Result<MissionAcc, EngineError> {
+        if self.options != other.options || self.blocks != other.blocks {
+            return Err(EngineError(
+                "merge: the runs differ in options, seed or blocks".into(),
+            ));
+        }
+        let (a, b) = if self.replication_start <= other.replication_start {
+            (self, other)
+        } else {
+            (other, self)
+        };
+        if a.replication_start + a.replication_count != b.replication_start {
+            return Err(EngineError(
+                "merge: replication ranges are not adjacent".into(),
+            ));
+        }
+        let mut out = a.clone();
+        out.absorb(b);
+        Ok(out)
+    }
+}
+
+fn replicate(sim: &mut Sim, acc: &mut MissionAcc, grid: &[f64], rep: u64) {
+    let mut rng = Stream::new(acc.options.seed, rep);
+    sim.reset(&mut rng);
+    let (mut ttf, mut cause) = (f64::INFINITY, usize::MAX);
+    while let Some(s) = sim.step(&mut rng) {
+        acc.events += 1;
+        if !sim.system_up() {
+            ttf = s.time;
+            cause = s.group as usize;
+            break;
+        }
+    }
+    let m = acc.options.mission_time;
+    // Compilation guarantees the system fails once every unit has; the guard keeps the
+    // accumulator finite regardless.
+    let ttf = if ttf.is_finite() { ttf } else { sim.now };
+    acc.time_to_failure.add(ttf / m);
+    if ttf <= m {
+        acc.failed_by_mission += 1;
+        if cause != usize::MAX {
+            acc.caused[cause] += 1;
+        }
+    }
+    for (j, &t) in grid.iter().enumerate() {
+        if ttf <= t {
+            break;
+        }
+        acc.survivors[j] += 1;
+    }
+    acc.replication_count += 1;
+}
+
+pub fn run(
+    c: &Compiled,
+    o: &MissionOptions,
+    start: u64,
+    count: u64,
+    threads: Option<usize>,
+) -> Result<MissionAcc, EngineError> {
+    if !(o.mission_time.is_finite() && o.mission_time > 0.0) {
+        return Err(EngineError(format!(
+            "mission_time must be a finite number > 0 (got {})",
+            o.mission_time
+        )));
+    }
+    if o.grid > 100_000 {
+        return Err(EngineError("grid must be at most 100000 points".into()));
+    }
+    let blocks = c.block_ids();
+    let grid = time_grid(o.mission_time, o.grid);
+    let empty = || MissionAcc::empty(o, &blocks, start);
+    over_replications(
+        start,
+        count,
+        threads,
+        || (Sim::new(c, false, 0), empty()),
+        |(sim, acc), rep| replicate(sim, acc, &grid, rep),
+        |(_, acc)| acc,
+        |mut a, b| {
+            a.absorb(&b);
+            a
+        },
+        empty,
+    )
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MissionSummary {
+    pub t: Vec<f64>,
+    pub reliability: Vec<f64>,
+    pub lower: Vec<f64>,
+    pub upper: Vec<f64>,
+    pub mttf: f64,
+    pub mttf_std_error: f64,
+    pub probability_of_failure: f64,
+    pub probability_of_failure_lower: f64,
+    pub probability_of_failure_upper: f64,
+    /// Per block: share of system failures by mission end that this block's failure caused.
+    pub blocks: Vec<(String, f64)>,
+    pub events: u64,
+    pub replications: u64,
+    pub replication_start: u64,
+}
+
+impl MissionAcc {
+    pub fn summary(&self) -> MissionSummary {
+        let n = self.replication_count;
+        let nf = n.max(1) as f64;
+        let m = self.options.mission_time;
+        let bands: Vec<(f64, f64)> = self.survivors.iter().map(|&k| wilson(k, n, Z95)).collect();
+        let (fl, fu) = wilson(self.failed_by_mission, n, Z95);
+        let caused: u64 = self.caused.iter().sum();
+        MissionSummary {
+            t: time_grid(m, self.options.grid),
+            reliability: self.survivors.iter().map(|&k| k as f64 / nf).collect(),
+            lower: bands.iter().map(|b| b.0).collect(),
+            upper: bands.iter().map(|b| b.1).collect(),
+            mttf: self.time_to_failure.mean() * m,
+            mttf_std_error: self.time_to_failure.std_error() * m,
+            probability_of_failure: self.failed_by_mission as f64 / nf,
+            probability_of_failure_lower: fl,
+            probability_of_failure_upper: fu,
+            blocks: self
+                .blocks
+                .iter()
+                .zip(&self.caused)
+                .map(|(id, &k)| {
+                    (
+                        id.clone(),
+                        if caused > 0 {
+                            k as f64 / caused as f64
+                        } else {
+                            0.0
+                        },
+                    )
+                })
+                .collect(),
+            events: self.events,
+            replications: n,
+            replication_start: self.replication_start,
+        }
+    }
+}

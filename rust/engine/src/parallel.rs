@@ -1,0 +1,37 @@
+//! Replications spread over rayon: each worker keeps its own workspace and accumulator,
+//! and accumulators are exact integer sums, so the thread count never changes a number.
+use crate::error::EngineError;
+use rayon::prelude::*;
+
+#[allow(clippy::too_many_arguments)]
+pub fn over_replications<W: Send, A: Send>(
+    start: u64,
+    count: u64,
+    threads: Option<usize>,
+    make: impl Fn() -> W + Sync + Send,
+    body: impl Fn(&mut W, u64) + Sync + Send,
+    finish: impl Fn(W) -> A + Sync + Send,
+    merge: impl Fn(A, A) -> A + Sync + Send,
+    empty: impl Fn() -> A + Sync + Send,
+) -> Result<A, EngineError> {
+    let work = || {
+        (start..start + count)
+            .into_par_iter()
+            .fold(&make, |mut w, rep| {
+                body(&mut w, rep);
+                w
+            })
+            .map(&finish)
+            .reduce(&empty, &merge)
+    };
+    match threads {
+        None => Ok(work()),
+        Some(n) => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(n.max(1))
+                .build()
+                .map_err(|e| EngineError(format!("cannot start {n} threads: {e}")))?;
+            Ok(pool.install(work))
+        }
+    }
+}

@@ -1,0 +1,410 @@
+//! The discrete-event core: units failing and being repaired, repair crews, standby
+//! switching, and the structure kept up to date incrementally.
+//!
+//! Events sit in a binary heap keyed by (time, sequence), so equal times pop first-in,
+//! first-out. Per-gate counts of live inputs are updated only along the edges whose
+//! source changed state, so an event costs O(nodes it actually changes), not O(diagram).
+//! All buffers live in `Sim` and are reused across replications: no allocation per event.
+use crate::diagram::{Compiled, GroupKind, NO_GROUP};
+use crate::dist::Lifetime;
+use crate::rng::Stream;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Running,
+    Idle,
+    Down,
+}
+
+const FAIL: u32 = 0;
+const REPAIRED: u32 = 1;
+
+/// A pending event: min-heap on `key` = (time bits << 64 | sequence). Times are >= 0, so
+/// their IEEE bits order like the numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Event {
+    key: u128,
+    unit: u32,
+    /// version << 1 | kind; a failure whose version is stale was cancelled by a switch.
+    tag: u32,
+}
+
+impl Ord for Event {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.key.cmp(&self.key)
+    }
+}
+impl PartialOrd for Event {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A unit waiting for a crew: higher priority first, then first come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Waiting {
+    priority: i64,
+    seq: u64,
+    unit: u32,
+}
+
+impl Ord for Waiting {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.priority
+            .cmp(&other.priority)
+            .then(other.seq.cmp(&self.seq))
+    }
+}
+impl PartialOrd for Waiting {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// f64 to an i64 with the same order (for priorities).
+fn ordered(x: f64) -> i64 {
+    let b = x.to_bits() as i64;
+    b ^ (((b >> 63) as u64) >> 1) as i64
+}
+
+/// What one processed event did.
+#[derive(Debug, Clone, Copy)]
+pub struct Step {
+    pub time: f64,
+    pub group: u32,
+    pub failure: bool,
+}
+
+/// Simulation state of one replication; reset and reused for the next.
+pub struct Sim<'a> {
+    pub c: &'a Compiled,
+    repairable: bool,
+    crews: u32,
+    pub now: f64,
+    pub status: Vec<Status>,
+    life_at: Vec<f64>,
+    age: Vec<f64>,
+    last: Vec<f64>,
+    version: Vec<u32>,
+    /// Per group: units up (plain) or running (standby); whether it works; failures; downtime.
+    count: Vec<u32>,
+    pub ok: Vec<bool>,
+    down_since: Vec<f64>,
+    pub failures: Vec<u64>,
+    pub downtime: Vec<f64>,
+    live: Vec<u32>,
+    reach: Vec<bool>,
+    heap: BinaryHeap<Event>,
+    seq: u64,
+    queue: BinaryHeap<Waiting>,
+    busy: u32,
+    stack: Vec<u32>,
+    priority: Vec<i64>,
+}
+
+impl<'a> Sim<'a> {
+    /// `crews` = 0 repairs every failed unit at once; `repairable` = false leaves them failed.
+    pub fn new(c: &'a Compiled, repairable: bool, crews: u32) -> Self {
+        let (u, g, n) = (c.unit_group.len(), c.groups.len(), c.threshold.len());
+        Sim {
+            c,
+            repairable,
+            crews,
+            now: 0.0,
+            status: vec![Status::Running; u],
+            life_at: vec![0.0; u],
+            age: vec![0.0; u],
+            last: vec![0.0; u],
+            version: vec![0; u],
+            count: vec![0; g],
+            ok: vec![true; g],
+            down_since: vec![0.0; g],
+            failures: vec![0; g],
+            downtime: vec![0.0; g],
+            live: vec![0; n],
+            reach: vec![false; n],
+            heap: BinaryHeap::with_capacity(2 * u + 8),
+            seq: 0,
+            queue: BinaryHeap::new(),
+            busy: 0,
+            stack: Vec::with_capacity(n),
+            priority: c.groups.iter().map(|g| ordered(g.crew_priority)).collect(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, time: f64, unit: u32, kind: u32) {
+        self.seq += 1;
+        let key = ((time.max(0.0).to_bits() as u128) << 64) | self.seq as u128;
+        self.heap.push(Event {
+            key,
+            unit,
+            tag: self.version[unit as usize] << 1 | kind,
+        });
+    }
+
+    /// Start a fresh replication: every unit new, running (standby: the first k running,
+    /// the others idle), the structure evaluated once from scratch.
+    pub fn reset(&mut self, rng: &mut Stream) {
+        self.now = 0.0;
+        self.heap.clear();
+        self.queue.clear();
+        self.busy = 0;
+        self.seq = 0;
+        let c = self.c;
+        for (gi, g) in c.groups.iter().enumerate() {
+            let life = &c.dists[g.life as usize];
+            self.failures[gi] = 0;
+            self.downtime[gi] = 0.0;
+            self.down_since[gi] = 0.0;
+            self.ok[gi] = true;
+            let (running, rate_idle) = match g.kind {
+                GroupKind::Plain { .. } => (g.units, 0.0),
+                GroupKind::Standby { k, dormancy } => (k, dormancy),
+            };
+            self.count[gi] = running;
+            for j in 0..g.units {
+                let u = (g.first_unit + j) as usize;
+                self.version[u] = 0;
+                self.age[u] = 0.0;
+                self.last[u] = 0.0;
+                let l = life.sample(rng).max(0.0);
+                self.life_at[u] = l;
+                if j < running {
+                    self.status[u] = Status::Running;
+                    self.push(l, u as u32, FAIL);
+                } else {
+                    self.status[u] = Status::Idle;
+                    if rate_idle > 0.0 {
+                        self.push(l / rate_idle, u as u32, FAIL);
+                    }
+                }
+            }
+        }
+        self.live.iter_mut().for_each(|x| *x = 0);
+        for &v in &c.order {
+            let v = v as usize;
+            let g = c.node_group[v];
+            let r = (g == NO_GROUP || self.ok[g as usize]) && self.live[v] >= c.threshold[v];
+            self.reach[v] = r;
+            if r {
+                for &w in c.successors(v) {
+                    self.live[w as usize] += 1;
+                }
+            }
+        }
+    }
+
+    #[inline]
+    pub fn system_up(&self) -> bool {
+        self.reach[self.c.output as usize]
+    }
+
+    /// Time of the next live event (infinity when none); drops cancelled ones on the way.
+    #[inline]
+    pub fn next_time(&mut self) -> f64 {
+        while let Some(e) = self.heap.peek() {
+            let u = e.unit as usize;
+            if e.tag & 1 == FAIL && e.tag >> 1 != self.version[u] {
+                self.heap.pop(); // cancelled by a standby switch or a renewal
+                continue;
+            }
+            return f64::from_bits((e.key >> 64) as u64);
+        }
+        f64::INFINITY
+    }
+
+    /// Process the next live event; None when the queue is empty.
+    pub fn step(&mut self, rng: &mut Stream) -> Option<Step> {
+        if self.next_time() == f64::INFINITY {
+            return None;
+        }
+        {
+            let ev = self.heap.pop()?;
+            let u = ev.unit as usize;
+            let kind = ev.tag & 1;
+            self.now = f64::from_bits((ev.key >> 64) as u64);
+            let g = self.c.unit_group[u];
+            if kind == FAIL {
+                self.fail(u, g as usize, rng);
+            } else {
+                self.repaired(u, g as usize, rng);
+            }
+            return Some(Step {
+                time: self.now,
+                group: g,
+                failure: kind == FAIL,
+            });
+        }
+    }
+
+    fn fail(&mut self, u: usize, g: usize, rng: &mut Stream) {
+        let c = self.c;
+        let grp = &c.groups[g];
+        self.failures[g] += 1;
+        if self.repairable && grp.instant_repair {
+            // Renewed in no time: the block never stops working.
+            self.renew_in_place(u, g, rng);
+            return;
+        }
+        let was = self.status[u];
+        self.status[u] = Status::Down;
+        self.version[u] = self.version[u].wrapping_add(1);
+        match grp.kind {
+            GroupKind::Plain { .. } => self.count[g] -= 1,
+            GroupKind::Standby { dormancy, .. } => {
+                if was == Status::Running {
+                    self.count[g] -= 1;
+                    self.switch_in(g, dormancy);
+                }
+            }
+        }
+        self.refresh(g);
+        if self.repairable {
+            if self.crews == 0 || self.busy < self.crews {
+                self.start_repair(u, g, rng);
+            } else {
+                self.seq += 1;
+                self.queue.push(Waiting {
+                    priority: self.priority[g],
+                    seq: self.seq,
+                    unit: u as u32,
+                });
+            }
+        }
+    }
+
+    /// A standby group lost a running unit: start the idle unit that has aged least.
+    fn switch_in(&mut self, g: usize, dormancy: f64) {
+        let grp = &self.c.groups[g];
+        let first = grp.first_unit as usize;
+        let mut pick = usize::MAX;
+        for u in first..first + grp.units as usize {
+            if self.status[u] == Status::Idle {
+                pick = u;
+                break;
+            }
+        }
+        if pick == usize::MAX {
+            return;
+        }
+        let u = pick;
+        self.age[u] += dormancy * (self.now - self.last[u]);
+        self.last[u] = self.now;
+        self.status[u] = Status::Running;
+        self.version[u] = self.version[u].wrapping_add(1);
+        self.count[g] += 1;
+        let remaining = (self.life_at[u] - self.age[u]).max(0.0);
+        self.push(self.now + remaining, u as u32, FAIL);
+    }
+
+    fn renew_in_place(&mut self, u: usize, g: usize, rng: &mut Stream) {
+        let grp = &self.c.groups[g];
+        let l = self.c.dists[grp.life as usize].sample(rng).max(0.0);
+        self.version[u] = self.version[u].wrapping_add(1);
+        let rate = match (grp.kind, self.status[u]) {
+            (GroupKind::Standby { dormancy, .. }, Status::Idle) => dormancy,
+            _ => 1.0,
+        };
+        self.age[u] = 0.0;
+        self.last[u] = self.now;
+        self.life_at[u] = l;
+        if rate > 0.0 {
+            self.push(self.now + l / rate, u as u32, FAIL);
+        }
+    }
+
+    fn start_repair(&mut self, u: usize, g: usize, rng: &mut Stream) {
+        let d = self.c.groups[g]
+            .repair
+            .expect("checked: repairable blocks have a repair model");
+        let r = self.c.dists[d as usize].sample(rng).max(0.0);
+        self.busy += 1;
+        self.push(self.now + r, u as u32, REPAIRED);
+    }
+
+    fn repaired(&mut self, u: usize, g: usize, rng: &mut Stream) {
+        let grp = &self.c.groups[g];
+        let l = self.c.dists[grp.life as usize].sample(rng).max(0.0);
+        self.age[u] = 0.0;
+        self.last[u] = self.now;
+        self.life_at[u] = l;
+        self.version[u] = self.version[u].wrapping_add(1);
+        match grp.kind {
+            GroupKind::Plain { .. } => {
+                self.status[u] = Status::Running;
+                self.count[g] += 1;
+                self.push(self.now + l, u as u32, FAIL);
+            }
+            GroupKind::Standby { k, dormancy } => {
+                if self.count[g] < k {
+                    self.status[u] = Status::Running;
+                    self.count[g] += 1;
+                    self.push(self.now + l, u as u32, FAIL);
+                } else {
+                    // Back on the shelf as a spare.
+                    self.status[u] = Status::Idle;
+                    if dormancy > 0.0 {
+                        self.push(self.now + l / dormancy, u as u32, FAIL);
+                    }
+                }
+            }
+        }
+        self.refresh(g);
+        self.busy -= 1;
+        if let Some(w) = self.queue.pop() {
+            let wu = w.unit as usize;
+            self.start_repair(wu, self.c.unit_group[wu] as usize, rng);
+        }
+    }
+
+    /// Re-derive a group's working state and push any change up the diagram.
+    #[inline]
+    fn refresh(&mut self, g: usize) {
+        let c = self.c;
+        let ok = match c.groups[g].kind {
+            GroupKind::Plain { need } => self.count[g] >= need,
+            GroupKind::Standby { k, .. } => self.count[g] >= k,
+        };
+        if ok == self.ok[g] {
+            return;
+        }
+        self.ok[g] = ok;
+        if ok {
+            self.downtime[g] += self.now - self.down_since[g];
+        } else {
+            self.down_since[g] = self.now;
+        }
+        self.stack.clear();
+        self.stack.push(c.groups[g].node);
+        while let Some(v) = self.stack.pop() {
+            let v = v as usize;
+            let gv = c.node_group[v];
+            let r = (gv == NO_GROUP || self.ok[gv as usize]) && self.live[v] >= c.threshold[v];
+            if r == self.reach[v] {
+                continue;
+            }
+            self.reach[v] = r;
+            for &w in c.successors(v) {
+                if r {
+                    self.live[w as usize] += 1;
+                } else {
+                    self.live[w as usize] -= 1;
+                }
+                self.stack.push(w);
+            }
+        }
+    }
+
+    /// Close the books at `t`: downtime of blocks still down counts up to `t`.
+    pub fn finish(&mut self, t: f64) {
+        for g in 0..self.ok.len() {
+            if !self.ok[g] {
+                self.downtime[g] += t - self.down_since[g];
+                self.down_since[g] = t;
+            }
+        }
+    }
+}
