@@ -1,0 +1,32 @@
+"""Identifiers: strings with a kind prefix (mdl_, ds_, rbd_, run_, job_, upl_, tok_, usr_)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from datetime import UTC, datetime
+
+PREFIX = {
+    "dataset": "ds",
+    "model": "mdl",
+    "rbd": "rbd",
+    "rbd_run": "run",
+    "job": "job",
+    "upload": "upl",
+    "token": "tok",
+    "user": "usr",
+    "strategy_analysis": "sa",
+}
+
+
+def new_id(kind: str) -> str:
+    return f"{PREFIX[kind]}_{secrets.token_hex(10)}"
+
+
+def now() -> float:
+    """Seconds since the epoch; stored as a float in both stores."""
+    return time.time()
+
+
+def iso(ts: float | None) -> str | None:
+    return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")

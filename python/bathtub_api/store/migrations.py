@@ -1,0 +1,80 @@
+"""Numbered schema migrations, written once in SQL both SQLite and PostgreSQL accept.
+
+Each step is (version, up, down). They are applied in order at start-up; `down` exists so
+the stairway test (up, down, up for every step) proves each step reverses cleanly.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        """
+        CREATE TABLE users (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            created_at DOUBLE PRECISION NOT NULL
+        );
+        CREATE TABLE tokens (
+            id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL REFERENCES users(id),
+            hash TEXT NOT NULL UNIQUE,
+            prefix TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            revoked_at DOUBLE PRECISION
+        );
+        CREATE TABLE items (
+            id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL REFERENCES users(id),
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            body TEXT NOT NULL
+        );
+        CREATE INDEX items_owner_kind ON items (owner, kind, created_at);
+        CREATE TABLE dataset_chunks (
+            dataset_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+            chunk INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            rows TEXT NOT NULL,
+            PRIMARY KEY (dataset_id, chunk)
+        );
+        """,
+        """
+        DROP TABLE dataset_chunks;
+        DROP INDEX items_owner_kind;
+        DROP TABLE items;
+        DROP TABLE tokens;
+        DROP TABLE users;
+        """,
+    ),
+    (
+        2,
+        """
+        CREATE TABLE jobs (
+            id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL REFERENCES users(id),
+            action TEXT NOT NULL,
+            status TEXT NOT NULL,
+            args TEXT NOT NULL,
+            result TEXT,
+            message TEXT,
+            created_at DOUBLE PRECISION NOT NULL,
+            started_at DOUBLE PRECISION,
+            finished_at DOUBLE PRECISION
+        );
+        CREATE INDEX jobs_status_created ON jobs (status, created_at);
+        """,
+        """
+        DROP INDEX jobs_status_created;
+        DROP TABLE jobs;
+        """,
+    ),
+]
+
+
+def statements(sql: str) -> list[str]:
+    """Split a migration into single statements (asyncpg and sqlite3 both run one at a time)."""
+    return [s.strip() for s in sql.split(";") if s.strip()]

@@ -1,0 +1,57 @@
+"""PostgreSQL driver (asyncpg pool). Queries arrive with `?` placeholders, rewritten to `$n`."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import asyncpg
+
+
+@functools.lru_cache(maxsize=512)
+def _pg(sql: str) -> str:
+    counter = iter(range(1, 10_000))
+    return re.sub(r"\?", lambda _: f"${next(counter)}", sql)
+
+
+def _count(status: str) -> int:
+    last = status.rsplit(" ", 1)[-1]
+    return int(last) if last.isdigit() else 0
+
+
+class _Conn:
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def fetch(self, sql: str, *args: Any) -> list[dict[str, Any]]:
+        return [dict(r) for r in await self.conn.fetch(_pg(sql), *args)]
+
+    async def fetchrow(self, sql: str, *args: Any) -> dict[str, Any] | None:
+        row = await self.conn.fetchrow(_pg(sql), *args)
+        return None if row is None else dict(row)
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        return _count(await self.conn.execute(_pg(sql), *args))
+
+
+class PostgresDriver(_Conn):
+    for_update = " FOR UPDATE"
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        super().__init__(pool)
+        self.pool = pool
+
+    @classmethod
+    async def open(cls, url: str, min_size: int = 2, max_size: int = 10) -> PostgresDriver:
+        return cls(await asyncpg.create_pool(url, min_size=min_size, max_size=max_size))
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[_Conn]:
+        async with self.pool.acquire() as conn, conn.transaction():
+            yield _Conn(conn)
+
+    async def close(self) -> None:
+        await self.pool.close()
