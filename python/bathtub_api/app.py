@@ -1,0 +1,56 @@
+"""The app factory: create_app(config) -> aiohttp Application (aiohttp-demos `polls` style)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from bathtub import engine_version
+from bathtub_api import mcp, openapi
+from bathtub_api.auth import RateLimiter, auth_middleware
+from bathtub_api.config import Config
+from bathtub_api.errors import error_middleware, json_response
+from bathtub_api.jobs import JobRunner
+from bathtub_api.keys import CONFIG, JOBS, LIMITER, REGISTRY, STORE
+from bathtub_api.registry import Registry
+from bathtub_api.store import open_store
+from bathtub_api.tools import default_registry
+
+
+def create_app(config: Config | None = None, registry: Registry | None = None) -> web.Application:
+    config = config or Config.from_env()
+    reg = registry or default_registry()
+    app = web.Application(middlewares=[error_middleware, auth_middleware], client_max_size=config.max_body_bytes)
+    app[CONFIG] = config
+    app[REGISTRY] = reg
+    app[LIMITER] = RateLimiter(config.rate_limit_per_minute)
+    app.cleanup_ctx.append(_store_and_jobs)
+    reg.add_to(app)
+    mcp.add_route(app, reg)
+    document = openapi.build(reg)
+
+    async def openapi_json(request: web.Request) -> web.Response:
+        return json_response(document)
+
+    async def health(request: web.Request) -> web.Response:
+        return json_response({"status": "ok", "store": request.app[STORE].kind, "engine_version": engine_version})
+
+    app.router.add_get("/api/v1/openapi.json", openapi_json, name="openapi")
+    app.router.add_get("/healthz", health, name="health")
+    return app
+
+
+async def _store_and_jobs(app: web.Application) -> AsyncIterator[None]:
+    config = app[CONFIG]
+    store = await open_store(config.database_url)
+    app[STORE] = store
+    jobs = JobRunner(store, app[REGISTRY], concurrency=config.job_concurrency, cpu_workers=config.cpu_workers,
+                     retention_days=config.job_retention_days)
+    app[JOBS] = jobs
+    await jobs.start()
+    try:
+        yield
+    finally:
+        await jobs.close()
+        await store.close()

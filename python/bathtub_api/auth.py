@@ -1,0 +1,88 @@
+"""Bearer tokens (stored only as SHA-256 hashes), scopes, and the per-token rate limit."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import secrets
+import time
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from bathtub_api.errors import ApiError, Handler
+from bathtub_api.keys import LIMITER, STORE, USER
+
+TOKEN_PREFIX = "bt_"
+SCOPES = ("read", "write")
+PROTECTED_PREFIXES = ("/api/v1/", "/api/ingest/", "/api/import/", "/mcp")
+PUBLIC_PATHS = frozenset({"/api/v1/openapi.json"})
+
+
+@dataclass(frozen=True)
+class User:
+    id: str
+    name: str
+    scopes: frozenset[str]
+    token_id: str
+
+
+def new_token() -> str:
+    """A fresh token: the service prefix and 256 random bits. Shown once, never stored."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def hash_token(token: str) -> str:
+    # Tokens carry 256 random bits, so a fast hash is enough: no dictionary to slow down.
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class RateLimiter:
+    """A token bucket per API token: `per_minute` requests a minute, bursts up to that."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.capacity = float(per_minute)
+        self.rate = per_minute / 60.0
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def check(self, key: str, at: float | None = None) -> float:
+        """0 if the request may go, else the seconds to wait before retrying."""
+        t = time.monotonic() if at is None else at
+        tokens, last = self._buckets.get(key, (self.capacity, t))
+        tokens = min(self.capacity, tokens + (t - last) * self.rate)
+        if tokens >= 1.0:
+            self._buckets[key] = (tokens - 1.0, t)
+            return 0.0
+        self._buckets[key] = (tokens, t)
+        return (1.0 - tokens) / self.rate
+
+
+def _protected(path: str) -> bool:
+    return path not in PUBLIC_PATHS and (path.startswith(PROTECTED_PREFIXES) or path == "/mcp")
+
+
+@web.middleware
+async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if not _protected(request.path):
+        return await handler(request)
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise ApiError(401, "missing token: send Authorization: Bearer <token>", {"WWW-Authenticate": "Bearer"})
+    owner = await request.app[STORE].token_owner(hash_token(token))
+    if owner is None:
+        raise ApiError(401, "bad or revoked token", {"WWW-Authenticate": 'Bearer error="invalid_token"'})
+    wait = request.app[LIMITER].check(owner["token_id"])
+    if wait > 0:
+        raise ApiError(
+            429,
+            f"rate limit exceeded ({int(request.app[LIMITER].capacity)} requests a minute); retry in {wait:.1f} s",
+            {"Retry-After": str(max(1, math.ceil(wait)))},
+        )
+    request[USER] = User(owner["user_id"], owner["name"], owner["scopes"], owner["token_id"])
+    return await handler(request)
+
+
+def require_scope(user: User, scope: str) -> None:
+    if scope not in user.scopes:
+        raise ApiError(403, f"this token lacks the {scope!r} scope")

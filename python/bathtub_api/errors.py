@@ -1,0 +1,91 @@
+"""Every refusal is `{"detail": "..."}` with the spec's status; one middleware does it all.
+
+Handlers raise `ApiError(status, detail)` (or the library's `InputError`, a 422); aiohttp's
+own HTTP exceptions (404 unknown route, 405 wrong method, 413 body too large) are reshaped.
+Anything unexpected becomes a 500 with a generic detail: no traceback ever leaves.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+import orjson
+from aiohttp import web
+from pydantic import ValidationError
+
+from bathtub.errors import InputError
+from bathtub_api.keys import CONFIG
+
+log = logging.getLogger("bathtub_api")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, detail: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.headers = headers or {}
+
+
+def not_found(what: str, item_id: str) -> ApiError:
+    return ApiError(404, f"no {what} with id {item_id!r}")
+
+
+def json_response(body: object, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(
+        body=orjson.dumps(body, option=orjson.OPT_SERIALIZE_NUMPY),
+        status=status,
+        content_type="application/json",
+        headers=headers,
+    )
+
+
+def refusal(status: int, detail: str, headers: dict[str, str] | None = None) -> web.Response:
+    return json_response({"detail": detail}, status, headers)
+
+
+def validation_detail(err: ValidationError) -> str:
+    """The first problem, as `field.path: rule` — names the field and the rule."""
+    first = err.errors(include_url=False)[0]
+    loc = ".".join(str(p) for p in first["loc"] if p != "__root__")
+    msg = first["msg"]
+    if first["type"] == "extra_forbidden":
+        msg = "unknown field"
+    elif first["type"] == "missing":
+        msg = "required field is missing"
+    more = len(err.errors()) - 1
+    suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    return f"{loc}: {msg}{suffix}" if loc else f"{msg}{suffix}"
+
+
+_REASONS = {
+    404: "no such route",
+    405: "method not allowed on this route",
+    413: "request body too large",
+}
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except ApiError as e:
+        return refusal(e.status, e.detail, e.headers)
+    except InputError as e:
+        return refusal(422, str(e))
+    except ValidationError as e:
+        return refusal(422, validation_detail(e))
+    except web.HTTPException as e:
+        if e.status < 400:
+            raise
+        detail = _REASONS.get(e.status, e.reason)
+        if e.status == 413:
+            detail = f"request body too large (at most {request.app[CONFIG].max_body_bytes} bytes)"
+        headers = {k: v for k, v in e.headers.items() if k.lower() == "allow"}
+        return refusal(e.status, detail, headers)
+    except Exception:
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        return refusal(500, "internal error; the request was not applied")

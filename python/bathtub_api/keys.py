@@ -1,0 +1,17 @@
+"""Typed keys for what the app and a request carry (aiohttp's AppKey/RequestKey)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+if TYPE_CHECKING:
+    pass
+
+CONFIG = web.AppKey("config", "Config")
+STORE = web.AppKey("store", "Store")
+JOBS = web.AppKey("jobs", "JobRunner")
+REGISTRY = web.AppKey("registry", "Registry")
+LIMITER = web.AppKey("limiter", "RateLimiter")
+USER = web.RequestKey("user", "User")

@@ -1,0 +1,105 @@
+"""The OpenAPI 3.1.0 document, generated from the registry (never written by hand)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from bathtub_api.registry import Registry
+
+API_VERSION = "1.1.0"
+REF = "#/components/schemas/{model}"
+
+ERRORS = {
+    "401": "Bad or missing token",
+    "403": "The token lacks the scope",
+    "404": "Unknown id, or an item owned by someone else",
+    "413": "Request body too large",
+    "422": "Bad input; detail names the field and the rule",
+    "429": "Rate limit exceeded; see Retry-After",
+}
+
+
+def _ref(model: type[BaseModel] | None) -> dict[str, Any]:
+    return {"$ref": REF.format(model=model.__name__)} if model else {"type": "object"}
+
+
+def _responses(response: type[BaseModel] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"200": {"description": "OK", "content": {"application/json": {"schema": _ref(response)}}}}
+    for code, text in ERRORS.items():
+        error = {"schema": {"$ref": REF.format(model="Error")}}
+        out[code] = {"description": text, "content": {"application/json": error}}
+    return out
+
+
+class Error(BaseModel):
+    detail: str
+
+
+def build(reg: Registry) -> dict[str, Any]:
+    models: set[type[BaseModel]] = {Error}
+    for a in reg.actions.values():
+        models.add(a.request)
+        if a.response:
+            models.add(a.response)
+    for r in reg.routes:
+        for m in (r.request, r.response):
+            if m:
+                models.add(m)
+    ordered = sorted(models, key=lambda m: m.__name__)
+    _, top = models_json_schema([(m, "validation") for m in ordered], ref_template=REF)
+    schemas = top.get("$defs", {})
+
+    paths: dict[str, dict[str, Any]] = {}
+    for a in reg.actions.values():
+        paths.setdefault(a.path, {})["post"] = {
+            "operationId": a.operation_id,
+            "summary": a.summary,
+            "description": a.description or a.summary,
+            "tags": [a.tool],
+            "requestBody": {"required": False, "content": {"application/json": {"schema": _ref(a.request)}}},
+            "responses": _responses(a.response),
+            "x-bathtub": a.metadata(),
+        }
+    for r in reg.routes:
+        op: dict[str, Any] = {
+            "operationId": r.operation_id,
+            "summary": r.summary,
+            "description": r.description or r.summary,
+            "tags": ["original"],
+            "responses": _responses(r.response),
+            "x-bathtub": {"scope": r.scope, "rest_only": True},
+        }
+        params = [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            for name in re.findall(r"{(\w+)}", r.path)
+        ]
+        if params:
+            op["parameters"] = params
+        if r.request:
+            content = {
+                ct: {"schema": _ref(r.request) if ct == "application/json" else {"type": "string"}}
+                for ct in r.content_types
+            }
+            op["requestBody"] = {"required": True, "content": content}
+        paths.setdefault(r.path, {})[r.method.lower()] = op
+
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Bathtub reliability analysis service",
+            "version": API_VERSION,
+            "description": "Tool API: POST /api/v1/{tool}/{action} with one JSON object. Refusals are "
+                           '{"detail": "..."}. The same actions are offered through the tool protocol at /mcp.',
+        },
+        "servers": [{"url": "/"}],
+        "security": [{"bearer": []}],
+        "paths": dict(sorted(paths.items())),
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }

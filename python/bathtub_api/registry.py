@@ -1,0 +1,201 @@
+"""The one registry. Every tool action and every original route is declared here once;
+the REST routes, the OpenAPI document and the tool protocol (MCP) are all read from it."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from aiohttp import web
+from pydantic import BaseModel
+
+from bathtub_api.auth import User, require_scope
+from bathtub_api.errors import ApiError, json_response
+from bathtub_api.keys import CONFIG, JOBS, STORE, USER
+
+if TYPE_CHECKING:
+    from bathtub_api.jobs import JobRunner
+    from bathtub_api.store import Store
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """What a handler may use: the caller, the store, the job runner, the public base URL."""
+
+    user: User
+    store: Store
+    jobs: JobRunner
+    base_url: str
+
+    def url(self, path: str) -> str:
+        return f"{self.base_url}{path}"
+
+
+ActionHandler = Callable[[Ctx, Any], Awaitable[Any]]
+RouteHandler = Callable[[Ctx, web.Request], Awaitable[Any]]
+JobHandler = Callable[["JobCtx", dict[str, Any]], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Action:
+    tool: str
+    action: str | None
+    request: type[BaseModel]
+    response: type[BaseModel] | None
+    handler: ActionHandler
+    summary: str
+    description: str = ""
+    scope: str = "read"
+    selector: str = "action"  # the argument naming the action in the tool protocol ("kind" for get)
+    pro_only: bool = False
+    heavy: bool = False
+    rest_only: bool = False
+
+    @property
+    def path(self) -> str:
+        return f"/api/v1/{self.tool}/{self.action}" if self.action else f"/api/v1/{self.tool}"
+
+    @property
+    def operation_id(self) -> str:
+        return f"{self.tool}_{self.action}" if self.action else self.tool
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "selector": self.selector if self.action else None,
+            "action": self.action,
+            "scope": self.scope,
+            "pro_only": self.pro_only,
+            "heavy": self.heavy,
+            "rest_only": self.rest_only,
+        }
+
+
+@dataclass(frozen=True)
+class Route:
+    """An original, ingest or import route: a thin REST adapter, outside the tool protocol."""
+
+    method: str
+    path: str
+    handler: RouteHandler
+    summary: str
+    scope: str = "read"
+    request: type[BaseModel] | None = None
+    response: type[BaseModel] | None = None
+    content_types: tuple[str, ...] = ("application/json",)
+    description: str = ""
+
+    @property
+    def operation_id(self) -> str:
+        parts = [p.strip("{}") for p in self.path.split("/") if p and p not in ("api", "v1")]
+        return f"{self.method.lower()}_{'_'.join(parts)}"
+
+
+@dataclass(frozen=True)
+class JobCtx:
+    """What a queued calculation may use: its owner, the store, and the off-loop runners."""
+
+    owner: str
+    store: Store
+    jobs: JobRunner
+
+
+@dataclass
+class Registry:
+    actions: dict[tuple[str, str | None], Action] = field(default_factory=dict)
+    routes: list[Route] = field(default_factory=list)
+    job_kinds: dict[str, JobHandler] = field(default_factory=dict)
+
+    def action(
+        self,
+        tool: str,
+        action: str | None = None,
+        *,
+        request: type[BaseModel],
+        response: type[BaseModel] | None = None,
+        summary: str,
+        **meta: Any,
+    ) -> Callable[[ActionHandler], ActionHandler]:
+        def deco(fn: ActionHandler) -> ActionHandler:
+            key = (tool, action)
+            if key in self.actions:
+                raise ValueError(f"action {tool}/{action} registered twice")
+            self.actions[key] = Action(tool, action, request, response, fn, summary, **meta)
+            return fn
+
+        return deco
+
+    def route(self, method: str, path: str, *, summary: str, **meta: Any) -> Callable[[RouteHandler], RouteHandler]:
+        def deco(fn: RouteHandler) -> RouteHandler:
+            self.routes.append(Route(method, path, fn, summary, **meta))
+            return fn
+
+        return deco
+
+    def job(self, kind: str) -> Callable[[JobHandler], JobHandler]:
+        def deco(fn: JobHandler) -> JobHandler:
+            if kind in self.job_kinds:
+                raise ValueError(f"job kind {kind} registered twice")
+            self.job_kinds[kind] = fn
+            return fn
+
+        return deco
+
+    def tools(self) -> dict[str, list[Action]]:
+        """Actions grouped by tool, in registration order: the tool protocol's view."""
+        out: dict[str, list[Action]] = {}
+        for a in self.actions.values():
+            out.setdefault(a.tool, []).append(a)
+        return out
+
+    def add_to(self, app: web.Application) -> None:
+        for a in self.actions.values():
+            app.router.add_post(a.path, _action_view(a), name=a.operation_id)
+        for r in self.routes:
+            app.router.add_route(r.method, r.path, _route_view(r), name=r.operation_id)
+
+
+def ctx_of(request: web.Request) -> Ctx:
+    app = request.app
+    base = app[CONFIG].base_url or f"{request.scheme}://{request.host}"
+    return Ctx(request[USER], app[STORE], app[JOBS], base)
+
+
+async def invoke(action: Action, ctx: Ctx, body: Any) -> Any:
+    """Check scope, validate, run: the single path shared by REST and the tool protocol."""
+    require_scope(ctx.user, action.scope)
+    if not isinstance(body, dict):
+        raise ApiError(422, "body: must be a JSON object")
+    model = action.request.model_validate(body)
+    return await action.handler(ctx, model)
+
+
+async def read_json(request: web.Request, *, empty: Any = None) -> Any:
+    raw = await request.read()  # honours client_max_size: 413 past the limit
+    if not raw.strip():
+        if empty is not None:
+            return empty
+        raise ApiError(422, "body: a JSON object is required")
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        raise ApiError(422, f"body: malformed JSON ({e})") from None
+
+
+def _action_view(action: Action) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def view(request: web.Request) -> web.Response:
+        body = await read_json(request, empty={})
+        return json_response(await invoke(action, ctx_of(request), body))
+
+    return view
+
+
+def _route_view(route: Route) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def view(request: web.Request) -> web.Response:
+        ctx = ctx_of(request)
+        require_scope(ctx.user, route.scope)
+        return json_response(await route.handler(ctx, request))
+
+    return view

@@ -1,0 +1,170 @@
+"""Tables as users send them (CSV text, column arrays, row objects) turned into typed columns
+and row lists, with every refusal naming the row and column."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bathtub.errors import InputError
+
+MAX_COLUMNS = 200
+TYPES = ("integer", "number", "string", "boolean")
+Cell = int | float | str | bool | None
+
+
+def _csv_cell(text: str) -> Cell:
+    s = text.strip()
+    if s == "":
+        return None
+    try:
+        return int(s)
+    except ValueError:
+        pass
+    try:
+        v = float(s)
+    except ValueError:
+        return s
+    return v if math.isfinite(v) else s  # "nan"/"inf" are labels, not measurements
+
+
+def _json_cell(value: Any, field: str) -> Cell:
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InputError(field, "must be a finite number")
+        return value
+    raise InputError(field, "must be a number, string, boolean or null")
+
+
+def _type_of(values: Sequence[Cell]) -> str:
+    kinds = {type(v) for v in values if v is not None}
+    if not kinds:
+        return "number"
+    if kinds == {bool}:
+        return "boolean"
+    if kinds == {int}:
+        return "integer"
+    if kinds <= {int, float}:
+        return "number"
+    return "string"
+
+
+def _check_names(names: Sequence[Any], field: str) -> list[str]:
+    if not names:
+        raise InputError(field, "at least one column is required")
+    if len(names) > MAX_COLUMNS:
+        raise InputError(field, f"at most {MAX_COLUMNS} columns")
+    seen: set[str] = set()
+    out = []
+    for i, n in enumerate(names):
+        if not isinstance(n, str) or not n.strip():
+            raise InputError(f"{field}[{i}]", "column names must be non-empty strings")
+        n = n.strip()
+        if len(n) > 200:
+            raise InputError(f"{field}[{i}]", "column names are at most 200 characters")
+        if n in seen:
+            raise InputError(f"{field}.{n}", "column name appears twice")
+        seen.add(n)
+        out.append(n)
+    return out
+
+
+def parse_csv(text: str, field: str = "csv") -> tuple[list[str], list[list[Cell]]]:
+    """Header row plus data rows; every row must have the header's width."""
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise InputError(field, "empty: a header row is required") from None
+    names = _check_names(header, f"{field}.header")
+    rows: list[list[Cell]] = []
+    for line_no, raw in enumerate(reader, start=2):
+        if not raw or all(not c.strip() for c in raw):
+            continue
+        if len(raw) != len(names):
+            raise InputError(f"{field}.line {line_no}", f"has {len(raw)} cells, the header has {len(names)}")
+        rows.append([_csv_cell(c) for c in raw])
+    return names, rows
+
+
+def parse_columns(data: Mapping[str, Any], field: str = "data") -> tuple[list[str], list[list[Cell]]]:
+    """{column: [values...]} with equal lengths."""
+    names = _check_names(list(data.keys()), field)
+    lengths = set()
+    cols = []
+    for n in names:
+        values = data[n]
+        if not isinstance(values, list):
+            raise InputError(f"{field}.{n}", "must be an array of values")
+        lengths.add(len(values))
+        cols.append([_json_cell(v, f"{field}.{n}[{i}]") for i, v in enumerate(values)])
+    if len(lengths) > 1:
+        raise InputError(field, f"columns must have equal lengths (got {sorted(lengths)})")
+    return names, [list(r) for r in zip(*cols)]
+
+
+def parse_row_objects(rows: Sequence[Any], names: Sequence[str], field: str = "rows") -> list[list[Cell]]:
+    """[{column: value}] for an existing table: every key a known column; missing cells are null."""
+    known = set(names)
+    out = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise InputError(f"{field}[{i}]", "must be an object of column: value")
+        for key in row:
+            if key not in known:
+                raise InputError(f"{field}[{i}].{key}", f"unknown column; the dataset has {', '.join(names)}")
+        out.append([_json_cell(row.get(n), f"{field}[{i}].{n}") for n in names])
+    return out
+
+
+def infer_columns(names: Sequence[str], rows: Sequence[Sequence[Cell]]) -> list[dict[str, str]]:
+    return [{"name": n, "type": _type_of([r[j] for r in rows])} for j, n in enumerate(names)]
+
+
+def conform(
+    columns: Sequence[Mapping[str, str]], names: Sequence[str], rows: Sequence[Sequence[Cell]], field: str = "rows"
+) -> tuple[list[list[Cell]], list[dict[str, str]]]:
+    """Rows appended to an existing table: reorder to its columns, check each cell's type.
+
+    An integer column widens to number when a fractional value arrives; numbers sent to a
+    string column become strings (CSV cannot tell a label "123" from a number). Anything
+    else that does not fit is refused.
+    """
+    order = [c["name"] for c in columns]
+    if sorted(names) != sorted(order):
+        missing = [n for n in order if n not in names]
+        extra = [n for n in names if n not in order]
+        what = "; ".join(p for p in (
+            f"missing {', '.join(missing)}" if missing else "",
+            f"unknown {', '.join(extra)}" if extra else "",
+        ) if p)
+        raise InputError(field, f"columns must match the dataset's ({', '.join(order)}): {what}")
+    index = [list(names).index(n) for n in order]
+    reordered = [[r[j] for j in index] for r in rows]
+    new_cols = [dict(c) for c in columns]
+    for j, col in enumerate(new_cols):
+        incoming = _type_of([r[j] for r in reordered])
+        if all(r[j] is None for r in reordered):
+            continue
+        have = col["type"]
+        if have == "string":
+            for r in reordered:
+                if isinstance(r[j], (int, float)) and not isinstance(r[j], bool):
+                    r[j] = str(r[j])
+            continue
+        if have == incoming or (have == "number" and incoming == "integer"):
+            continue
+        if have == "integer" and incoming == "number":
+            col["type"] = "number"
+            continue
+        for i, r in enumerate(reordered):
+            if r[j] is not None and _type_of([r[j]]) not in (have, "integer" if have == "number" else have):
+                raise InputError(f"{field}[{i}].{col['name']}", f"expected a {have}, got {r[j]!r}")
+    return reordered, new_cols

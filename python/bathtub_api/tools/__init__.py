@@ -1,0 +1,15 @@
+"""One module per tool; `default_registry()` is the whole service's registry."""
+
+from __future__ import annotations
+
+from bathtub_api.registry import Registry
+from bathtub_api.tools import datasets, guide, jobs
+
+MODULES = (guide, datasets, jobs)
+
+
+def default_registry() -> Registry:
+    reg = Registry()
+    for module in MODULES:
+        module.register(reg)
+    return reg
