@@ -1,0 +1,96 @@
+"""Shared fixtures. Service tests run the real app on both stores: SQLite in a temp file, and
+a real PostgreSQL named by BATHTUB_TEST_POSTGRES_URL — required (not skipped) under CI=true."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import asyncpg
+import pytest
+
+from bathtub_api.app import create_app
+from bathtub_api.cli import token_create
+from bathtub_api.config import Config
+from bathtub_api.registry import Registry
+from bathtub_api.tools import default_registry
+
+PG_URL = os.environ.get("BATHTUB_TEST_POSTGRES_URL")
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+async def _reset_postgres(url: str) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute("DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public;")
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def database_url(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'bathtub.sqlite3'}"
+        return
+    if not PG_URL:
+        if IN_CI:
+            pytest.fail("CI=true but BATHTUB_TEST_POSTGRES_URL is not set: the PostgreSQL suite must run")
+        pytest.skip("set BATHTUB_TEST_POSTGRES_URL to run the PostgreSQL suite")
+    await _reset_postgres(PG_URL)
+    yield PG_URL
+
+
+@pytest.fixture
+def config(database_url: str) -> Config:
+    return Config(database_url=database_url, rate_limit_per_minute=10_000, job_concurrency=2, cpu_workers=1)
+
+
+@pytest.fixture
+def registry() -> Registry:
+    return default_registry()
+
+
+class Api:
+    """A client bound to one token: `await api.post("get/dataset", {...})` -> (status, json)."""
+
+    def __init__(self, client: Any, token: str) -> None:
+        self.client = client
+        self.token = token
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    async def call(self, method: str, path: str, **kw: Any) -> tuple[int, Any]:
+        url = path if path.startswith("/") else f"/api/v1/{path}"
+        headers = {**self.headers, **kw.pop("headers", {})}
+        async with self.client.request(method, url, headers=headers, **kw) as resp:
+            body = await resp.json() if resp.content_type == "application/json" else await resp.text()
+            return resp.status, body
+
+    async def post(self, path: str, body: Any = None, **kw: Any) -> tuple[int, Any]:
+        return await self.call("POST", path, json=body if body is not None else {}, **kw)
+
+    async def get(self, path: str, **kw: Any) -> tuple[int, Any]:
+        return await self.call("GET", path, **kw)
+
+
+@pytest.fixture
+async def client(aiohttp_client: Any, config: Config, registry: Registry) -> Any:
+    return await aiohttp_client(create_app(config, registry))
+
+
+@pytest.fixture
+async def api(client: Any, config: Config) -> Api:
+    return Api(client, await token_create(config, "alice", ["read", "write"]))
+
+
+@pytest.fixture
+async def other_api(client: Any, config: Config) -> Api:
+    return Api(client, await token_create(config, "mallory", ["read", "write"]))
+
+
+@pytest.fixture
+def anyio_backend() -> Iterator[str]:
+    yield "asyncio"

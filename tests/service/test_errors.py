@@ -1,0 +1,60 @@
+"""Every refusal is {"detail": ...} with the spec's status, naming the field and the rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bathtub_api.app import create_app
+from bathtub_api.cli import token_create
+from bathtub_api.config import Config
+from tests.conftest import Api
+
+
+def assert_refusal(status: int, body: Any, expected: int, *words: str) -> None:
+    assert status == expected, body
+    assert isinstance(body, dict) and list(body) == ["detail"] and isinstance(body["detail"], str)
+    for w in words:
+        assert w in body["detail"], body["detail"]
+
+
+async def test_unknown_route_and_wrong_method(api: Api) -> None:
+    assert_refusal(*await api.post("no_such_tool/x"), 404, "no such route")
+    assert_refusal(*await api.post("/nowhere"), 404)
+    assert_refusal(*await api.get("get/dataset"), 405, "method")
+    async with api.client.get("/api/v1/get/dataset", headers=api.headers) as resp:
+        assert "POST" in resp.headers["Allow"]
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({}, ("id", "required")),
+        ({"id": 5}, ("id", "string")),
+        ({"id": "x", "limit": 0}, ("limit", "greater than or equal to 1")),
+        ({"id": "x", "limit": 501}, ("limit", "less than or equal to 500")),
+        ({"id": "x", "offset": -1}, ("offset",)),
+        ({"id": "x", "limit": "10"}, ("limit", "integer")),
+        ({"id": "x", "colour": "red"}, ("colour", "unknown field")),
+        ([1, 2], ("body", "object")),
+    ],
+)
+async def test_validation_names_field_and_rule(api: Api, body: Any, words: tuple[str, ...]) -> None:
+    assert_refusal(*await api.post("get/dataset", body), 422, *words)
+
+
+async def test_malformed_json(api: Api) -> None:
+    headers = {"Content-Type": "application/json"}
+    status, body = await api.call("POST", "get/dataset", data=b"{not json", headers=headers)
+    assert_refusal(status, body, 422, "malformed JSON")
+
+
+async def test_body_over_the_limit_is_413(aiohttp_client: Any, database_url: str) -> None:
+    config = Config(database_url=database_url, max_body_bytes=1024)
+    client = await aiohttp_client(create_app(config))
+    api = Api(client, await token_create(config, "alice", ["read", "write"]))
+    status, body = await api.post("datasets/create", {"name": "big", "csv": "t\n" + "1\n" * 2000})
+    assert_refusal(status, body, 413, "1024")
+    status, listing = await api.post("list/dataset")
+    assert listing["items"] == []

@@ -1,0 +1,20 @@
+"""Migration stairway on both stores: for every step, up, down, up again."""
+
+from __future__ import annotations
+
+from bathtub_api.store import open_store
+from bathtub_api.store.migrations import MIGRATIONS
+
+
+async def test_stairway(database_url: str) -> None:
+    store = await open_store(database_url, migrate=False)
+    try:
+        assert await store.migrate(0) == 0
+        for version, _, _ in MIGRATIONS:
+            assert await store.migrate(version) == version
+            assert await store.migrate(version - 1) == version - 1
+            assert await store.migrate(version) == version
+        uid = await store.ensure_user("alice")
+        assert await store.ensure_user("alice") == uid
+    finally:
+        await store.close()
