@@ -1,0 +1,49 @@
+"""Type stubs of the compiled engine (`rust/py`). Structured results come back as JSON text."""
+
+from collections.abc import Mapping
+
+__version__: str
+
+class EngineError(ValueError): ...
+
+def dist_eval(
+    distribution_id: str,
+    params: Mapping[str, float],
+    function: str,
+    t: list[float],
+    base_distribution_id: str | None = None,
+) -> list[float]: ...
+def dist_mean(distribution_id: str, params: Mapping[str, float], base_distribution_id: str | None = None) -> float: ...
+def dist_sample(
+    distribution_id: str,
+    params: Mapping[str, float],
+    n: int,
+    seed: int,
+    stream: int = 0,
+    age: float | None = None,
+    base_distribution_id: str | None = None,
+) -> list[float]: ...
+def compile_diagram(diagram_json: str) -> list[str]: ...
+def simulate_availability(
+    diagram_json: str,
+    horizon: float,
+    grid: int,
+    crews: int,
+    seed: int,
+    replication_start: int,
+    replications: int | None = None,
+    target_half_width: float | None = None,
+    max_replications: int = 100000,
+    threads: int | None = None,
+) -> tuple[str, str]: ...
+def simulate_mission(
+    diagram_json: str,
+    mission_time: float,
+    grid: int,
+    seed: int,
+    replication_start: int,
+    replications: int,
+    threads: int | None = None,
+) -> tuple[str, str]: ...
+def merge_availability(a: str, b: str) -> tuple[str, str]: ...
+def merge_mission(a: str, b: str) -> tuple[str, str]: ...

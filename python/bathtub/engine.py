@@ -1,0 +1,502 @@
+"""Typed Python face of the Rust engine (`bathtub._engine`).
+
+Diagrams are the spec's plain JSON form, `{"nodes": [...], "edges": [...]}`, with each
+block's `model`/`repair` a BlockModel (`distribution_id`, `params` as [{name, value}] or
+{name: value}, optional `base_distribution_id`, or `mean` + `given`). Models are resolved
+and validated here (`bathtub.distributions`), then the engine compiles the diagram, runs
+the replications with the GIL released and returns exactly mergeable statistics.
+
+A subsystem node carries its embedded diagram inline under the key `diagram`.
+Times are in the diagram's unit throughout. A run is defined by (diagram, options, seed,
+replication range): the same inputs give bit-identical numbers on any thread count, and
+`merge(run over [a, b), run over [b, c))` equals the run over [a, c).
+
+Simulation conventions: blocks age and fail whether or not the system is up (independent
+alternating renewal, as the textbook closed forms assume); a repair renews a unit as new;
+`instant_repair` renews it in no time, so its failures never stop the block; standby
+switching is perfect and a repaired standby unit goes back on the shelf as a spare.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bathtub import _engine
+from bathtub._engine import EngineError
+from bathtub.distributions import MIXTURE, params_from_mean, parse_params
+from bathtub.errors import InputError, prefixed
+
+__all__ = [
+    "AvailabilityResult",
+    "BlockFigures",
+    "Distribution",
+    "EngineError",
+    "MissionResult",
+    "compile_diagram",
+    "engine_version",
+    "merge",
+    "normalize_diagram",
+    "simulate_availability",
+    "simulate_mission",
+]
+
+engine_version: str = _engine.__version__
+
+NODE_TYPES = ("input", "output", "component", "series", "parallel", "knode", "standby", "subsystem")
+# Spec fields that change how a block behaves but that this engine version does not simulate
+# yet: refused rather than silently ignored (maintenance, proof tests, capacity... come next).
+NOT_YET_SIMULATED = (
+    "preventive",
+    "inspection",
+    "repair_quality",
+    "capacity",
+    "covariate_schedules",
+    "repair_one_at_a_time",
+    "maintenance_group",
+    "state",
+)
+MAX_U64 = 2**64 - 1
+
+
+# ---------------------------------------------------------------------------------------
+# Distributions evaluated by the engine (the same code the simulator samples from).
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """A validated distribution evaluated in Rust; functions take arrays of times (or
+    probabilities for `quantile`/`isf`) and return float arrays."""
+
+    distribution_id: str
+    params: Mapping[str, float]
+    base_distribution_id: str | None = None
+
+    @classmethod
+    def from_input(cls, distribution_id: str, params: Any, base_distribution_id: str | None = None) -> Distribution:
+        values = parse_params(distribution_id, params, base_distribution_id=base_distribution_id)
+        return cls(distribution_id, values, base_distribution_id)
+
+    def _eval(self, function: str, x: Any) -> np.ndarray:
+        xs = np.asarray(x, dtype=float)
+        out = _engine.dist_eval(
+            self.distribution_id, dict(self.params), function, xs.ravel().tolist(), self.base_distribution_id
+        )
+        return np.asarray(out, dtype=float).reshape(xs.shape)
+
+    def sf(self, t: Any) -> np.ndarray:
+        return self._eval("sf", t)
+
+    def cdf(self, t: Any) -> np.ndarray:
+        return self._eval("cdf", t)
+
+    def pdf(self, t: Any) -> np.ndarray:
+        return self._eval("pdf", t)
+
+    def hazard(self, t: Any) -> np.ndarray:
+        return self._eval("hazard", t)
+
+    def cumulative_hazard(self, t: Any) -> np.ndarray:
+        return self._eval("cumulative_hazard", t)
+
+    def quantile(self, p: Any) -> np.ndarray:
+        return self._eval("quantile", p)
+
+    def isf(self, q: Any) -> np.ndarray:
+        return self._eval("isf", q)
+
+    def mean(self) -> float:
+        return float(_engine.dist_mean(self.distribution_id, dict(self.params), self.base_distribution_id))
+
+    def sample(self, n: int, *, seed: int = 0, stream: int = 0, age: float | None = None) -> np.ndarray:
+        """n lives from the engine's stream (seed, stream); with `age`, remaining lives of
+        units that have survived to `age`."""
+        out = _engine.dist_sample(
+            self.distribution_id, dict(self.params), int(n), int(seed), int(stream), age, self.base_distribution_id
+        )
+        return np.asarray(out, dtype=float)
+
+
+# ---------------------------------------------------------------------------------------
+# Diagram normalisation: BlockModels resolved, fields type-checked, paths in errors.
+
+
+def _model(model: Any, field: str) -> dict[str, Any]:
+    if not isinstance(model, Mapping):
+        raise InputError(field, "must be an object (BlockModel)")
+    if model.get("saved_model_id") is not None:
+        raise InputError(f"{field}.saved_model_id", "resolve saved models to distribution_id + params first")
+    dist_id = model.get("distribution_id")
+    if not isinstance(dist_id, str):
+        raise InputError(f"{field}.distribution_id", "required (a distribution id)")
+    base = model.get("base_distribution_id")
+    try:
+        if model.get("mean") is not None:
+            if model.get("params") is not None:
+                raise InputError("mean", "give params or mean, not both")
+            params = params_from_mean(dist_id, model["mean"], model.get("given"))
+            base = None
+        else:
+            if "params" not in model:
+                raise InputError("params", "required (or mean + given)")
+            params = parse_params(dist_id, model["params"], base_distribution_id=base)
+    except InputError as e:
+        raise prefixed(field, e) from None
+    out: dict[str, Any] = {"distribution_id": dist_id, "params": params}
+    if dist_id == MIXTURE:
+        out["base_distribution_id"] = base
+    return out
+
+
+def _int(node: Mapping[str, Any], key: str, field: str, low: int) -> int | None:
+    v = node.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or (not isinstance(v, int) and not (isinstance(v, float) and v.is_integer())):
+        raise InputError(f"{field}.{key}", "must be an integer")
+    if int(v) < low or int(v) > 100_000:
+        raise InputError(f"{field}.{key}", f"must be between {low} and 100000")
+    return int(v)
+
+
+def _num(node: Mapping[str, Any], key: str, field: str) -> float | None:
+    v = node.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise InputError(f"{field}.{key}", "must be a finite number")
+    return float(v)
+
+
+def _bool(node: Mapping[str, Any], key: str, field: str) -> bool | None:
+    v = node.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, bool):
+        raise InputError(f"{field}.{key}", "must be true or false")
+    return v
+
+
+def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> dict[str, Any]:
+    """The engine's form of a spec diagram: models resolved to validated params, fields
+    type-checked; raises InputError naming the field (e.g. `diagram.nodes[3].model.params.beta`)."""
+    if _depth > 16:
+        raise InputError(field, "subsystems nested more than 16 deep")
+    if not isinstance(diagram, Mapping):
+        raise InputError(field, "must be an object with nodes and edges")
+    nodes, edges = diagram.get("nodes"), diagram.get("edges")
+    if not isinstance(nodes, Sequence) or isinstance(nodes, (str, bytes)) or not nodes:
+        raise InputError(f"{field}.nodes", "must be a non-empty array")
+    if not isinstance(edges, Sequence) or isinstance(edges, (str, bytes)):
+        raise InputError(f"{field}.edges", "must be an array")
+    out_nodes = []
+    for i, node in enumerate(nodes):
+        f = f"{field}.nodes[{i}]"
+        if not isinstance(node, Mapping):
+            raise InputError(f, "must be an object")
+        nid, kind = node.get("id"), node.get("type")
+        if not isinstance(nid, str) or not nid:
+            raise InputError(f"{f}.id", "required (a non-empty string)")
+        if kind not in NODE_TYPES:
+            raise InputError(f"{f}.type", f"must be one of {', '.join(NODE_TYPES)}")
+        for key in NOT_YET_SIMULATED:
+            if node.get(key) not in (None, False):
+                raise InputError(f"{f}.{key}", f"not simulated by engine {engine_version}")
+        out: dict[str, Any] = {"id": nid, "type": kind}
+        if node.get("model") is not None:
+            out["model"] = _model(node["model"], f"{f}.model")
+        if node.get("repair") is not None:
+            out["repair"] = _model(node["repair"], f"{f}.repair")
+        for key, low in (("n", 1), ("k", 1), ("spares", 0)):
+            v = _int(node, key, f, low)
+            if v is not None:
+                out[key] = v
+        for key in ("dormancy", "crew_priority"):
+            v = _num(node, key, f)
+            if v is not None:
+                out[key] = v
+        if out.get("dormancy") is not None and not 0.0 <= out["dormancy"] <= 1.0:
+            raise InputError(f"{f}.dormancy", "must be between 0 and 1")
+        for key in ("cold", "instant_repair"):
+            v = _bool(node, key, f)
+            if v is not None:
+                out[key] = v
+        if kind == "subsystem":
+            if node.get("diagram") is None:
+                raise InputError(f"{f}.diagram", "the embedded diagram is required (resolve subsystem_rbd_id first)")
+            out["diagram"] = normalize_diagram(node["diagram"], f"{f}.diagram", _depth + 1)
+        out_nodes.append(out)
+    out_edges = []
+    for i, e in enumerate(edges):
+        if not isinstance(e, Mapping) or not isinstance(e.get("source"), str) or not isinstance(e.get("target"), str):
+            raise InputError(f"{field}.edges[{i}]", "must be an object {source, target} of node ids")
+        out_edges.append({"source": e["source"], "target": e["target"]})
+    return {"nodes": out_nodes, "edges": out_edges}
+
+
+def compile_diagram(diagram: Any) -> list[str]:
+    """Validate a diagram as the engine compiles it; returns its block ids (subsystem
+    blocks as `outer/inner`). Raises InputError (bad fields) or EngineError (bad shape)."""
+    return list(_engine.compile_diagram(json.dumps(normalize_diagram(diagram))))
+
+
+# ---------------------------------------------------------------------------------------
+# Results
+
+
+@dataclass(frozen=True)
+class BlockFigures:
+    """One block, per replication on average: failures, downtime (diagram unit) and its
+    share of the system's downtime (the block whose failure took the system down)."""
+
+    id: str
+    failures: float
+    downtime: float
+    share_of_system_downtime: float
+
+
+@dataclass(frozen=True)
+class AvailabilityResult:
+    """A repairable run over [0, horizon]. Intervals are 95%; `*_std_error` lets callers
+    form others. Curves are numpy arrays on the grid `t`."""
+
+    mean_availability: float
+    mean_availability_std_error: float
+    mean_availability_interval: tuple[float, float]
+    relative_half_width: float | None
+    target_half_width: float | None
+    target_reached: bool | None
+    t: np.ndarray
+    availability: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    reliability: float
+    reliability_interval: tuple[float, float]
+    expected_failures: float
+    expected_failures_std_error: float
+    mtbf: float | None
+    mttr: float | None
+    blocks: tuple[BlockFigures, ...]
+    events: int
+    replications: int
+    replication_start: int
+    seed: int
+    horizon: float
+    engine_version: str
+    state: str = field(repr=False)
+
+    def to_dict(self, include_curve: bool = True) -> dict[str, Any]:
+        """JSON-ready: floats, lists and plain dicts (the accumulator state left out)."""
+        d = {k: v for k, v in asdict(self).items() if k not in ("state", "t", "availability", "lower", "upper")}
+        d["mean_availability_interval"] = list(self.mean_availability_interval)
+        d["reliability_interval"] = list(self.reliability_interval)
+        d["blocks"] = [asdict(b) for b in self.blocks]
+        if include_curve:
+            d["curve"] = {
+                "t": self.t.tolist(),
+                "availability": self.availability.tolist(),
+                "lower": self.lower.tolist(),
+                "upper": self.upper.tolist(),
+            }
+        return d
+
+
+@dataclass(frozen=True)
+class MissionResult:
+    """A non-repairable run: R(t) over [0, mission_time] with a 95% band, MTTF (each
+    replication runs to system failure), probability of failure by the mission end, and
+    each block's share of those failures."""
+
+    t: np.ndarray
+    reliability: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    mttf: float
+    mttf_std_error: float
+    probability_of_failure: float
+    probability_of_failure_interval: tuple[float, float]
+    block_shares: dict[str, float]
+    events: int
+    replications: int
+    replication_start: int
+    seed: int
+    mission_time: float
+    engine_version: str
+    state: str = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "curve": {k: getattr(self, k).tolist() for k in ("t", "reliability", "lower", "upper")},
+            "mttf": self.mttf,
+            "mttf_std_error": self.mttf_std_error,
+            "probability_of_failure": self.probability_of_failure,
+            "probability_of_failure_interval": list(self.probability_of_failure_interval),
+            "block_shares": dict(self.block_shares),
+            "events": self.events,
+            "replications": self.replications,
+            "replication_start": self.replication_start,
+            "seed": self.seed,
+            "mission_time": self.mission_time,
+            "engine_version": self.engine_version,
+        }
+
+
+def _availability_result(state: str, summary: str, target: float | None) -> AvailabilityResult:
+    s = json.loads(summary)
+    opts = json.loads(state)["options"]
+    rel = s["relative_half_width"]
+    return AvailabilityResult(
+        mean_availability=s["mean_availability"],
+        mean_availability_std_error=s["mean_availability_std_error"],
+        mean_availability_interval=(s["mean_availability_lower"], s["mean_availability_upper"]),
+        relative_half_width=rel,
+        target_half_width=target,
+        target_reached=None if target is None else (rel is not None and rel <= target),
+        t=np.asarray(s["t"], dtype=float),
+        availability=np.asarray(s["availability"], dtype=float),
+        lower=np.asarray(s["lower"], dtype=float),
+        upper=np.asarray(s["upper"], dtype=float),
+        reliability=s["reliability"],
+        reliability_interval=(s["reliability_lower"], s["reliability_upper"]),
+        expected_failures=s["expected_failures"],
+        expected_failures_std_error=s["expected_failures_std_error"],
+        mtbf=s["mtbf"],
+        mttr=s["mttr"],
+        blocks=tuple(BlockFigures(**b) for b in s["blocks"]),
+        events=int(s["events"]),
+        replications=int(s["replications"]),
+        replication_start=int(s["replication_start"]),
+        seed=int(opts["seed"]),
+        horizon=float(opts["horizon"]),
+        engine_version=engine_version,
+        state=state,
+    )
+
+
+def _mission_result(state: str, summary: str) -> MissionResult:
+    s = json.loads(summary)
+    opts = json.loads(state)["options"]
+    return MissionResult(
+        t=np.asarray(s["t"], dtype=float),
+        reliability=np.asarray(s["reliability"], dtype=float),
+        lower=np.asarray(s["lower"], dtype=float),
+        upper=np.asarray(s["upper"], dtype=float),
+        mttf=s["mttf"],
+        mttf_std_error=s["mttf_std_error"],
+        probability_of_failure=s["probability_of_failure"],
+        probability_of_failure_interval=(s["probability_of_failure_lower"], s["probability_of_failure_upper"]),
+        block_shares={k: v for k, v in s["blocks"]},
+        events=int(s["events"]),
+        replications=int(s["replications"]),
+        replication_start=int(s["replication_start"]),
+        seed=int(opts["seed"]),
+        mission_time=float(opts["mission_time"]),
+        engine_version=engine_version,
+        state=state,
+    )
+
+
+def _check_int(value: Any, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InputError(name, f"must be an integer between {low} and {high}")
+    return value
+
+
+def _check_threads(threads: int | None) -> int | None:
+    return None if threads is None else _check_int(threads, "threads", 1, 1024)
+
+
+def simulate_availability(
+    diagram: Any,
+    *,
+    horizon: float,
+    replications: int | None = None,
+    target_half_width: float | None = None,
+    max_replications: int = 100_000,
+    seed: int = 0,
+    grid: int = 101,
+    crews: int = 0,
+    replication_start: int = 0,
+    threads: int | None = None,
+) -> AvailabilityResult:
+    """Repairable Monte Carlo over [0, horizon] (diagram unit).
+
+    Give `replications`, or `target_half_width`: the relative half-width of the 95%
+    interval on mean unavailability to reach, run in growing batches up to
+    `max_replications` (neither: 1000 replications). `crews` = 0 repairs every failure at
+    once; otherwise failures wait for one of `crews` crews, higher `crew_priority` first,
+    then first come. `grid` points of A(t) over [0, horizon]. `threads` None uses every core.
+    """
+    if replications is not None and target_half_width is not None:
+        raise InputError("replications", "give replications or target_half_width, not both")
+    if replications is None and target_half_width is None:
+        replications = 1000
+    if replications is not None:
+        _check_int(replications, "replications", 1, 100_000_000)
+    if target_half_width is not None and not (
+        isinstance(target_half_width, (int, float)) and 0.0 < target_half_width < 1.0
+    ):
+        raise InputError("target_half_width", "must be a number in (0, 1) (relative to unavailability)")
+    _check_int(max_replications, "max_replications", 2, 100_000_000)
+    _check_int(seed, "seed", 0, MAX_U64)
+    _check_int(grid, "grid", 0, 100_000)
+    _check_int(crews, "crews", 0, 1_000_000)
+    _check_int(replication_start, "replication_start", 0, MAX_U64 // 2)
+    if isinstance(horizon, bool) or not isinstance(horizon, (int, float)) or not 0 < horizon < math.inf:
+        raise InputError("horizon", "must be a finite number > 0")
+    text = json.dumps(normalize_diagram(diagram))
+    state, summary = _engine.simulate_availability(
+        text,
+        float(horizon),
+        grid,
+        crews,
+        seed,
+        replication_start,
+        replications=replications,
+        target_half_width=None if target_half_width is None else float(target_half_width),
+        max_replications=max_replications,
+        threads=_check_threads(threads),
+    )
+    return _availability_result(state, summary, None if target_half_width is None else float(target_half_width))
+
+
+def simulate_mission(
+    diagram: Any,
+    *,
+    mission_time: float,
+    replications: int = 10_000,
+    seed: int = 0,
+    grid: int = 101,
+    replication_start: int = 0,
+    threads: int | None = None,
+) -> MissionResult:
+    """Non-repairable Monte Carlo: every replication runs to system failure (repair models
+    are ignored); R(t) on `grid` points over [0, mission_time] (diagram unit)."""
+    _check_int(replications, "replications", 1, 100_000_000)
+    _check_int(seed, "seed", 0, MAX_U64)
+    _check_int(grid, "grid", 0, 100_000)
+    _check_int(replication_start, "replication_start", 0, MAX_U64 // 2)
+    if isinstance(mission_time, bool) or not isinstance(mission_time, (int, float)) or not 0 < mission_time < math.inf:
+        raise InputError("mission_time", "must be a finite number > 0")
+    text = json.dumps(normalize_diagram(diagram))
+    state, summary = _engine.simulate_mission(
+        text, float(mission_time), grid, seed, replication_start, replications, threads=_check_threads(threads)
+    )
+    return _mission_result(state, summary)
+
+
+def merge(a: AvailabilityResult | MissionResult, b: AvailabilityResult | MissionResult):
+    """Two runs of the same diagram, options and seed over adjacent replication ranges as
+    one run: exactly the numbers the run over the joined range gives."""
+    if isinstance(a, AvailabilityResult) and isinstance(b, AvailabilityResult):
+        state, summary = _engine.merge_availability(a.state, b.state)
+        target = a.target_half_width if a.target_half_width == b.target_half_width else None
+        return _availability_result(state, summary, target)
+    if isinstance(a, MissionResult) and isinstance(b, MissionResult):
+        return _mission_result(*_engine.merge_mission(a.state, b.state))
+    raise InputError("merge", "both runs must be of the same kind (availability or mission)")
