@@ -7,8 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from bathtub.errors import InputError
-from bathtub.strategy import demonstration_test, mtbf_test_plan
 from reliability.Reliability_testing import (
     reliability_test_duration,
     reliability_test_planner,
@@ -16,6 +14,9 @@ from reliability.Reliability_testing import (
 )
 from scipy import stats
 from strategy_helpers import assert_json_ready
+
+from bathtub.errors import InputError
+from bathtub.strategy import demonstration_test, mtbf_test_plan
 
 SPEC_FIELDS = ["method", "solve_for", "units", "test_time_per_unit", "total_test_time", "failures",
                "demonstrated_reliability", "consumer_risk", "summary", "assumptions", "tradeoff"]

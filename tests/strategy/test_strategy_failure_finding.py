@@ -6,12 +6,13 @@ from __future__ import annotations
 import math
 
 import pytest
+from scipy import optimize, special
+from strategy_helpers import assert_json_ready
+
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
 from bathtub.strategy import failure_finding_interval
 from bathtub.strategy.failure_finding import exponential_mean_unavailability
-from scipy import optimize, special
-from strategy_helpers import assert_json_ready
 
 SPEC_FIELDS = ["distribution", "unit", "mttf", "target_availability", "interval", "method", "note"]
 
@@ -71,3 +72,13 @@ def test_unknown_distribution():
     with pytest.raises(InputError) as err:
         failure_finding_interval("bathtubby", [0.1], 0.9)
     assert err.value.field == "distribution_id"
+
+
+def test_shape_below_one_has_no_quadrature_warnings():
+    """R with an infinite slope at 0 (Weibull beta 0.5): still exact, and no warning escapes
+    (pytest turns warnings into errors). ∫₀ᵀ R = 2α·γ(2, √(T/α)) for beta = 1/2."""
+    out = failure_finding_interval("weibull", {"alpha": 100.0, "beta": 0.5}, 0.9)
+    t = out["interval"]
+    area = 2 * 100.0 * special.gammainc(2, math.sqrt(t / 100.0))
+    assert 1 - area / t == pytest.approx(0.1, rel=1e-8)
+    assert failure_finding_interval("loglogistic", {"alpha": 100.0, "beta": 0.8}, 0.9)["mttf"] is None

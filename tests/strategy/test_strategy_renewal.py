@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from bathtub.distributions import Lifetime
 from bathtub.strategy.renewal import delayed_renewal_function, renewal_function
 

@@ -7,13 +7,14 @@ import math
 
 import numpy as np
 import pytest
+from reliability.Repairable_systems import optimal_replacement_time
+from scipy import integrate, stats
+from strategy_helpers import assert_json_ready
+
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
 from bathtub.strategy import optimal_replacement
 from bathtub.strategy.replacement import integral_sf, minimal_repair_weibull_optimum
-from reliability.Repairable_systems import optimal_replacement_time
-from scipy import integrate, stats
-from strategy_helpers import assert_json_ready
 
 SPEC_FIELDS = {"distribution", "unit", "mttf", "beneficial", "optimal_time", "optimal_cost_rate",
                "planned_cost", "unplanned_cost"}
@@ -243,3 +244,25 @@ def test_missing_costs():
         optimal_replacement("weibull", [1, 2], None, 3)
     with pytest.raises(InputError, match="unplanned_cost"):
         optimal_replacement("weibull", [1, 2], 1, None)
+
+
+@pytest.mark.parametrize("policy", ["age", "block", "minimal_repair"])
+def test_failure_free_period_replace_at_its_end(policy):
+    """Exponential with location γ: no failure before γ, so replacing at γ costs Cp/γ per unit time;
+    when (Cu − Cp)·λ·γ > Cp the cost rate only rises after γ, so T* = γ (derivative of C at γ+)."""
+    gamma, lam, cp, cu = 100.0, 0.01, 10.0, 100.0
+    out = optimal_replacement("exponential", {"failure_rate": lam, "gamma": gamma}, cp, cu, policy=policy)
+    assert out["beneficial"] is True
+    # the block policy's renewal grid smooths the kink of F at γ over one grid step
+    tol = 1e-4 if policy == "block" else 1e-8
+    assert out["optimal_time"] == pytest.approx(gamma, rel=tol)
+    assert out["optimal_cost_rate"] == pytest.approx(cp / gamma, rel=tol)
+    assert out["run_to_failure_cost_rate"] == pytest.approx(cu / (gamma + 1 / lam))
+
+
+def test_infinite_mean_life():
+    """Log-logistic with shape <= 1 has no mean: running to failure costs nothing per unit time."""
+    out = optimal_replacement("loglogistic", {"alpha": 100.0, "beta": 0.8}, 1.0, 10.0)
+    assert out["mttf"] is None and out["run_to_failure_cost_rate"] is None
+    assert out["beneficial"] is False and out["optimal_cost_rate"] == 0.0
+    assert_json_ready(out)

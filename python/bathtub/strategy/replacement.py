@@ -13,10 +13,12 @@ cost Cu, life model R = 1 − F, hazard h, cumulative hazard H and renewal funct
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 from scipy import integrate, optimize
+from scipy.interpolate import PchipInterpolator
 
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
@@ -35,7 +37,18 @@ def integral_sf(life: Lifetime, t: float) -> float:
     head = min(lo, t)  # R = 1 before a failure-free period
     if t <= lo:
         return t
-    val, _ = integrate.quad(lambda u: float(life.sf(u)), lo, t, epsabs=0.0, epsrel=1e-11, limit=200)
+    def sf(u: float) -> float:
+        return float(life.sf(u))
+
+    with warnings.catch_warnings():
+        # An sf with an infinite slope at 0 (shape < 1) can stall the tight tolerance; a looser
+        # one is then still far below anything a cost or an interval could resolve.
+        warnings.simplefilter("error", integrate.IntegrationWarning)
+        try:
+            val = integrate.quad(sf, lo, t, epsabs=0.0, epsrel=1e-11, limit=200)[0]
+        except integrate.IntegrationWarning:
+            warnings.simplefilter("ignore", integrate.IntegrationWarning)
+            val = integrate.quad(sf, lo, t, epsabs=0.0, epsrel=1e-8, limit=400)[0]
     return head + val
 
 
@@ -132,6 +145,8 @@ def optimal_replacement(
     cp = cost(planned_cost, "planned_cost")
     cu = cost(unplanned_cost, "unplanned_cost")
     n_curve = integer(curve_points, "curve_points", low=10)
+    if n_curve > 5000:
+        raise InputError("curve_points", "must be <= 5000")
     life = life_model(distribution_id, params, lifetime, base_distribution_id)
     mttf = mean_life(life)
     rtf = cu / mttf if mttf is not None else 0.0
@@ -203,12 +218,11 @@ def _block(life: Lifetime, cp: float, cu: float, rtf: float, grid: np.ndarray) -
     if cu <= cp or k >= len(tt) - 2 or not values[k] < rtf * (1.0 - 1e-6):
         return {"beneficial": False, "optimal_time": None, "optimal_cost_rate": rtf,
                 "reason": _not_beneficial(life, cp, cu, grid, tail), "rate_fn": rate_fn}
-    # Refine between grid neighbours on a cubic through M (M is smooth, C^2 for smooth F).
-    from scipy.interpolate import CubicSpline
-
+    # Refine between grid neighbours on a monotone cubic through M: M never decreases, and a
+    # plain spline would overshoot at a kink of F (a failure-free period) and undercut the minimum.
     lo, hi = tt[max(k - 3, 0)], tt[min(k + 3, len(tt) - 1)]
     sel = (t >= lo) & (t <= hi)
-    spline = CubicSpline(t[sel], m[sel])
+    spline = PchipInterpolator(t[sel], m[sel])
     res = optimize.minimize_scalar(lambda x: (cp + cu * float(spline(x))) / x,
                                    bounds=(tt[max(k - 1, 0)], tt[min(k + 1, len(tt) - 1)]), method="bounded",
                                    options={"xatol": 1e-10 * tt[k]})
