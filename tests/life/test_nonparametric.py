@@ -11,8 +11,6 @@ import math
 import numpy as np
 import orjson
 import pytest
-from bathtub.errors import InputError
-from bathtub.life.nonparametric import kaplan_meier, turnbull
 from lifelines import KaplanMeierFitter
 from lifelines.fitters.npmle import npmle
 from lifelines.utils import qth_survival_time, restricted_mean_survival_time
@@ -20,6 +18,9 @@ from reliability.Nonparametric import KaplanMeier as ReliabilityKM
 from scipy import optimize, stats
 from surpyval.univariate.nonparametric import turnbull as surpyval_turnbull
 from surpyval.utils.data_formats import xcnt_handler
+
+from bathtub.errors import InputError
+from bathtub.life.nonparametric import kaplan_meier, turnbull
 
 # ----------------------------------------------------------------------------- data
 
