@@ -13,10 +13,10 @@ from reliability.Reliability_testing import (
     sample_size_no_failures,
 )
 from scipy import stats
-from strategy_helpers import assert_json_ready
 
 from bathtub.errors import InputError
 from bathtub.strategy import demonstration_test, mtbf_test_plan
+from tests.strategy.strategy_helpers import assert_json_ready
 
 SPEC_FIELDS = ["method", "solve_for", "units", "test_time_per_unit", "total_test_time", "failures",
                "demonstrated_reliability", "consumer_risk", "summary", "assumptions", "tradeoff"]

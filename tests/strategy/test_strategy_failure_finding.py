@@ -7,12 +7,12 @@ import math
 
 import pytest
 from scipy import optimize, special
-from strategy_helpers import assert_json_ready
 
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
 from bathtub.strategy import failure_finding_interval
 from bathtub.strategy.failure_finding import exponential_mean_unavailability
+from tests.strategy.strategy_helpers import assert_json_ready
 
 SPEC_FIELDS = ["distribution", "unit", "mttf", "target_availability", "interval", "method", "note"]
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from reliability.Repairable_systems import optimal_replacement_time
 from scipy import integrate, stats
-from strategy_helpers import assert_json_ready
 
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
 from bathtub.strategy import optimal_replacement
 from bathtub.strategy.replacement import integral_sf, minimal_repair_weibull_optimum
+from tests.strategy.strategy_helpers import assert_json_ready
 
 SPEC_FIELDS = {"distribution", "unit", "mttf", "beneficial", "optimal_time", "optimal_cost_rate",
                "planned_cost", "unplanned_cost"}

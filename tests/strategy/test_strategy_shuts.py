@@ -9,12 +9,12 @@ from datetime import date
 
 import numpy as np
 import pytest
-from strategy_helpers import assert_json_ready
 
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
 from bathtub.strategy import shut_calendar, shut_plan
 from bathtub.strategy.renewal import delayed_renewal_function, renewal_function
+from tests.strategy.strategy_helpers import assert_json_ready
 
 TODAY = date(2026, 11, 22)
 
