@@ -158,7 +158,7 @@ def fit(
 def _check_data(data: LifeData, spec: ModelSpec) -> None:
     data.require_failures(spec.k, f"{spec.id} with {spec.k} parameters")
     dist = spec.distribution
-    allt = data.all_times()
+    allt = data.all_times() if dist in ("beta", DISCRETE_WEIBULL) else np.empty(0)
     if dist == "beta" and (allt.max() > 1.0 or np.any(np.isinf(data.ir))):
         raise InputError("data", "beta is a distribution on [0, 1]: every time must be in [0, 1]")
     if dist == DISCRETE_WEIBULL:
@@ -382,7 +382,7 @@ def _gof(spec: ModelSpec, theta: np.ndarray, ll: float, data: LifeData) -> list[
     ]
     if spec.distribution != DISCRETE_WEIBULL and not spec.zi:
         dist = spec.build(theta)
-        ad = anderson_darling(lambda t: dist.cdf(t), data)
+        ad = anderson_darling(dist.logsf, data)
         if ad is not None:
             out.append({"id": "ad", "label": "Anderson–Darling (adjusted)", "value": ad})
     return out

@@ -17,6 +17,10 @@ from bathtub.life.dists import Dist
 from bathtub.life.model import ModelSpec
 
 
+def _wsum(w: np.ndarray, v: np.ndarray) -> float:
+    return float(np.multiply(w, v).sum())
+
+
 def loglik(dist: Dist, data: LifeData, f0: float | None = None) -> float:
     """Log-likelihood of `data` under `dist` (f0: the zero-inflation mass, if any)."""
     total = 0.0
@@ -25,15 +29,15 @@ def loglik(dist: Dist, data: LifeData, f0: float | None = None) -> float:
             if f0 is not None:
                 zero = data.f == 0
                 total += data.fn[zero].sum() * math.log(f0) if zero.any() else 0.0
-                total += float(data.fn[~zero] @ dist.logpdf(data.f[~zero]))
+                total += _wsum(data.fn[~zero], dist.logpdf(data.f[~zero]))
             else:
-                total += float(data.fn @ dist.logpdf(data.f))
+                total += _wsum(data.fn, dist.logpdf(data.f))
         if data.r.size:
-            total += float(data.rn @ dist.logsf(data.r))
+            total += _wsum(data.rn, dist.logsf(data.r))
         if data.lt.size:
-            total += float(data.ln @ dist.logcdf(data.lt))
+            total += _wsum(data.ln, dist.logcdf(data.lt))
         if data.il.size:
-            total += float(data.inn @ dist.log_interval(data.il, data.ir))
+            total += _wsum(data.inn, dist.log_interval(data.il, data.ir))
     return total if math.isfinite(total) else -math.inf
 
 

@@ -25,17 +25,16 @@ def adjusted_ranks(data: LifeData) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     Exact and right-censored data only; the rank of the first failure of a tied group is
     recovered by the caller when needed.
     """
-    t = np.concatenate([data.f, data.r])
-    w = np.concatenate([data.fn, data.rn])
-    is_f = np.concatenate([np.ones(data.f.size, bool), np.zeros(data.r.size, bool)])
-    order = np.lexsort((~is_f, t))  # by time, failures first at ties
-    t, w, is_f = t[order], w[order], is_f[order]
-    n = float(w.sum())
-    at_risk = n - np.concatenate([[0.0], np.cumsum(w)[:-1]])  # reverse rank of each group's first unit
-    fr, fw = at_risk[is_f], w[is_f]
-    factor = np.log(fr - fw + 1.0) - np.log(fr + 1.0)
+    # f and r are each sorted: units before a failure time t are the failures before it and the
+    # suspensions strictly before t (failures come first at a tie), found by one searchsorted
+    n = float(data.fn.sum() + data.rn.sum())
+    cf = np.concatenate([[0.0], np.cumsum(data.fn)[:-1]])
+    cr = np.concatenate([[0.0], np.cumsum(data.rn)])
+    at_risk = n - cf - cr[np.searchsorted(data.r, data.f, side="left")]
+    fw = data.fn
+    factor = np.log1p(-fw / (at_risk + 1.0))  # ln((R - m + 1) / (R + 1))
     ranks = (n + 1.0) * (1.0 - np.exp(np.cumsum(factor)))
-    return t[is_f], fw, ranks, n
+    return data.f, fw, ranks, n
 
 
 def median_rank(r: np.ndarray, n: float, exact: bool = False) -> np.ndarray:
@@ -45,30 +44,35 @@ def median_rank(r: np.ndarray, n: float, exact: bool = False) -> np.ndarray:
     return (r - 0.3) / (n + 0.4)
 
 
-def anderson_darling(cdf: Callable[[np.ndarray], np.ndarray], data: LifeData) -> float | None:
+def anderson_darling(logsf: Callable[[np.ndarray], np.ndarray], data: LifeData) -> float | None:
     """Anderson–Darling statistic in Minitab's adjusted form for exact + right-censored data.
 
     Sum over failures i (sorted) of the integral of (Fn - F)^2 / (F (1 - F)) dF between
     consecutive fitted CDF values Z_{i-1}, Z_i, with Fn the (Bernard) median rank; scaled by the
-    number of failures. None for left- or interval-censored data, where it is not defined.
+    number of failures. Takes the fitted log survival function (ln(1 - Z) without cancellation).
+    None for left- or interval-censored data, where it is not defined.
     """
     if not data.only_exact_and_right or data.f.size == 0:
         return None
     tf, fw, ranks, n = adjusted_ranks(data)
     m = float(fw.sum())
     fn_last = median_rank(ranks, n)
-    z = np.clip(cdf(tf), 1e-300, 1.0 - 1e-12)
+    top = math.log(1e-12)
+    l1z = np.maximum(np.asarray(logsf(tf), dtype=float), top)
+    z = np.maximum(-np.expm1(l1z), 1e-300)
+    with np.errstate(divide="ignore"):
+        lz = np.log(z)
     zi = np.append(z, 1.0 - 1e-12)
     zp = np.concatenate([[0.0], z])
+    l1zi = np.append(l1z, top)
+    l1zp = np.concatenate([[0.0], l1z])
+    lzi = np.append(lz, math.log1p(-1e-12))
+    lzp = np.concatenate([[0.0], lz])
     fnp = np.concatenate([[0.0], fn_last])  # Fn of the previous failure (the last of its group)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        l1zi, l1zp = np.log1p(-zi), np.log1p(-zp)
-        lzi = np.log(zi)
-        lzp = np.concatenate([[0.0], np.log(zp[1:])])
-    a = -zi - l1zi + zp + l1zp
-    b = 2.0 * l1zi * fnp - 2.0 * l1zp * fnp
-    c = (lzi - l1zi - lzp + l1zp) * fnp**2
-    return float(m * np.sum(a + b + c))
+    a = zp - zi + l1zp - l1zi
+    b = 2.0 * fnp * (l1zi - l1zp)
+    c = fnp * fnp * (lzi - l1zi - lzp + l1zp)
+    return float(m * (a + b + c).sum())
 
 
 # Linearisations: (transform of t, transform of F, recover params from intercept a, slope b of
