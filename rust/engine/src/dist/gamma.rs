@@ -1,6 +1,6 @@
 //! Gamma life: shape `alpha`, scale `beta` (mean alpha * beta), as the service names them.
 use super::normal::phi_c_inv;
-use super::solve::increasing_root;
+use super::solve::root_with_tol;
 use super::{DistError, Lifetime, positive};
 use crate::rng::Stream;
 use statrs::function::gamma::{gamma_lr, gamma_ur, ln_gamma};
@@ -30,26 +30,53 @@ impl Gamma {
         })
     }
 
-    /// Wilson-Hilferty start for the standardised quantile at upper-tail probability q.
-    fn start(&self, q: f64) -> f64 {
+    /// Start for the standardised quantile: the small-x series P(a, x) ~ x^a / Gamma(a + 1)
+    /// low down, Wilson-Hilferty elsewhere.
+    fn start(&self, p: f64, q: f64) -> f64 {
         let a = self.shape;
+        let small = ((p.ln() + ln_gamma(a + 1.0)) / a).exp();
+        if small < 0.5 * a.max(1.0) {
+            return small.max(1e-300);
+        }
         let z = phi_c_inv(q);
         let w = 1.0 - 1.0 / (9.0 * a) + z / (3.0 * a.sqrt());
         (a * w * w * w).max(1e-300)
     }
 
+    /// Standardised quantile with lower tail p (upper false) or upper tail p (upper true),
+    /// found by Newton on y = ln x: well conditioned for every shape, relative accuracy in x.
     fn invert(&self, p: f64, upper: bool) -> f64 {
-        let target = if upper { p } else { 1.0 - p };
-        let x0 = self.start(target);
         let a = self.shape;
-        let dens = |x: f64| ((a - 1.0) * x.ln() - x - self.ln_gamma_shape).exp();
-        // Solve on the standardised scale; the tail that holds p decides which side is exact.
-        let x = if upper {
-            increasing_root(|x| p - gamma_ur(a, x), dens, 0.0, f64::INFINITY, x0)
-        } else {
-            increasing_root(|x| gamma_lr(a, x) - p, dens, 0.0, f64::INFINITY, x0)
+        let (pl, pu) = if upper { (1.0 - p, p) } else { (p, 1.0 - p) };
+        let y0 = self.start(pl, pu).ln();
+        let f = |y: f64| {
+            let x = y.exp();
+            if upper {
+                p - gamma_ur(a, x)
+            } else {
+                gamma_lr(a, x) - p
+            }
         };
-        x * self.scale
+        let df = |y: f64| {
+            let x = y.exp();
+            (a * y - x - self.ln_gamma_shape).exp()
+        };
+        let (mut lo, mut hi) = (y0, y0);
+        let mut step = 0.5;
+        if f(y0) < 0.0 {
+            while f(hi) < 0.0 && step < 1e4 {
+                lo = hi;
+                hi += step;
+                step *= 2.0;
+            }
+        } else {
+            while f(lo) > 0.0 && step < 1e4 {
+                hi = lo;
+                lo -= step;
+                step *= 2.0;
+            }
+        }
+        root_with_tol(f, df, lo, hi, y0, 4.0 * f64::EPSILON).exp() * self.scale
     }
 }
 

@@ -5,9 +5,22 @@
 pub fn increasing_root(
     g: impl Fn(f64) -> f64,
     dg: impl Fn(f64) -> f64,
+    lo: f64,
+    hi: f64,
+    x0: f64,
+) -> f64 {
+    root_with_tol(g, dg, lo, hi, x0, 0.0)
+}
+
+/// As `increasing_root`, stopping when a step or the bracket is below `4 eps |x|` or
+/// `abs_tol` (for roots near zero, e.g. on a log scale).
+pub fn root_with_tol(
+    g: impl Fn(f64) -> f64,
+    dg: impl Fn(f64) -> f64,
     mut lo: f64,
     mut hi: f64,
     x0: f64,
+    abs_tol: f64,
 ) -> f64 {
     let mut x = if x0 > lo && x0 < hi {
         x0
@@ -27,15 +40,12 @@ pub fn increasing_root(
         let d = dg(x);
         let mut next = x - gx / d;
         if !(d > 0.0 && next > lo && next < hi) {
-            next = if hi.is_finite() {
-                0.5 * (lo + hi)
-            } else {
-                2.0 * x.abs().max(1.0) + x
-            };
+            next = 0.5 * (lo + hi);
         }
-        if (next - x).abs() <= 4.0 * f64::EPSILON * x.abs().max(f64::MIN_POSITIVE)
-            || hi - lo <= 4.0 * f64::EPSILON * hi.abs()
-        {
+        let tol = (4.0 * f64::EPSILON * x.abs())
+            .max(abs_tol)
+            .max(f64::MIN_POSITIVE);
+        if (next - x).abs() <= tol || hi - lo <= tol {
             return next;
         }
         x = next;
