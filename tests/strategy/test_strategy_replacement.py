@@ -163,6 +163,16 @@ def test_minimal_repair_optimum_condition(dist, params):
     assert t * float(life.hazard(t)) - h_cum == pytest.approx(cp / cu, rel=1e-5)
 
 
+@pytest.mark.parametrize("beta", [1.002, 1.05, 1.5, 4.0, 12.0])
+def test_minimal_repair_weibull_closed_form_across_shapes(beta):
+    """Even a barely rising hazard has a finite optimum under minimal repair, possibly many lives away."""
+    out = optimal_replacement("weibull", {"alpha": 3.0, "beta": beta}, 1.0, 10.0, policy="minimal_repair")
+    t_star, c_star = minimal_repair_weibull_optimum(3.0, beta, 1.0, 10.0)
+    assert out["beneficial"] is True
+    assert out["optimal_time"] == pytest.approx(t_star, rel=1e-6)
+    assert out["optimal_cost_rate"] == pytest.approx(c_star, rel=1e-12)
+
+
 def test_minimal_repair_without_wear_out():
     out = optimal_replacement("weibull", {"alpha": 100.0, "beta": 0.9}, 1.0, 10.0, policy="minimal_repair")
     assert out["beneficial"] is False and "hazard" in out["reason"]

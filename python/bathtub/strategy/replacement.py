@@ -8,7 +8,10 @@ cost Cu, life model R = 1 − F, hazard h, cumulative hazard H and renewal funct
 - block (replace every T on the calendar, and at each failure): C(T) = [Cp + Cu·M(T)] / T;
 - minimal repair (renew every T; failures in between are repaired as-bad-as-old at Cu):
   C(T) = [Cp + Cu·H(T)] / T. `reliability`'s optimal_replacement_time(q=1) swaps Cp and Cu in
-  this formula; we follow the textbook (Barlow & Hunter 1960) and our tests say so.
+  this formula; we follow the textbook (Barlow & Hunter 1960) and our tests say so. The search
+  reaches far past the life range (a barely rising hazard can rightly keep a part for many lives)
+  and reports the first local minimum: where the hazard later falls back (lognormal), the rate
+  creeps towards 0 only over absurdly long intervals.
 """
 
 from __future__ import annotations
@@ -243,18 +246,31 @@ def _minimal_repair(life: Lifetime, cp: float, cu: float, grid: np.ndarray) -> d
         ts = np.asarray(ts, dtype=float)
         return (cp + cu * np.asarray(life.cumulative_hazard(ts), dtype=float)) / ts
 
-    values = rate_fn(grid)
-    t_opt, c_opt, k = _minimize_on_grid(lambda x: float(rate_fn(np.array([x]))[0]), grid, values)
-    if k >= len(grid) - 2 or (cp == 0.0 and cu == 0.0):
-        limit = float(values[-1])
+    never_rises = _hazard_never_rises(life, grid)
+    # Under minimal repair a part may rightly be kept for many mean lives (hazard barely rising),
+    # so the search runs past the life distribution's own range, as far as H(T) = -ln R(T) is
+    # still computable (sf above ~1e-300).
+    far = np.geomspace(grid[-1], grid[-1] * 1e6, 600)[1:]
+    with np.errstate(all="ignore"):
+        far = far[np.asarray(life.cumulative_hazard(far), dtype=float) < 650.0]
+        grid = np.concatenate([grid, far])
+        values = rate_fn(grid)
+    values = np.where(np.isfinite(values), values, np.inf)
+    # The first local minimum: a hazard that later falls (lognormal, log-logistic) makes the rate
+    # creep back towards 0 over astronomically long intervals, which is no maintenance plan.
+    rising = np.flatnonzero((values[1:-1] <= values[:-2]) & (values[1:-1] < values[2:])) + 1
+    if never_rises or (cp == 0.0 and cu == 0.0) or (len(rising) == 0 and cp > 0.0):
         reason = ("the hazard rate never rises (no wear-out, e.g. Weibull beta <= 1), so renewing does not pay"
-                  if _hazard_never_rises(life, grid) else "the cost rate keeps falling with a longer interval")
-        return {"beneficial": False, "optimal_time": None, "optimal_cost_rate": limit, "reason": reason,
-                "rate_fn": rate_fn}
+                  if never_rises else "the cost rate keeps falling with a longer interval")
+        return {"beneficial": False, "optimal_time": None, "optimal_cost_rate": float(values[-1]),
+                "reason": reason, "rate_fn": rate_fn}
     if cp == 0.0:
         # Free renewals: the rate tends to Cu·h(0+) as T → 0; there is no interior optimum to report.
         return {"beneficial": True, "optimal_time": float(grid[0]), "optimal_cost_rate": float(values[0]),
                 "reason": None, "rate_fn": rate_fn}
+    k = int(rising[0])
+    window = slice(k - 1, k + 2)
+    t_opt, c_opt, _ = _minimize_on_grid(lambda x: float(rate_fn(np.array([x]))[0]), grid[window], values[window])
     return {"beneficial": True, "optimal_time": t_opt, "optimal_cost_rate": c_opt, "reason": None,
             "rate_fn": rate_fn}
 
