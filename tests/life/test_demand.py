@@ -174,3 +174,19 @@ def test_bad_options_are_refused():
 def test_parse_batches_accepts_whole_floats():
     (batch,) = parse_batches([{"demands": 12.0, "failures": 3.0}])
     assert batch == DemandBatch(12, 3) and isinstance(batch.demands, int)
+
+
+def test_low_level_functions_check_their_input():
+    with pytest.raises(InputError) as err:
+        clopper_pearson(5, 3)
+    assert err.value.field == "failures"
+    with pytest.raises(InputError, match="confidence"):
+        jeffreys(1, 3, confidence=0.0)
+    with pytest.raises(InputError) as err:
+        cochran_armitage([1, 5], [3, 4])
+    assert err.value.field == "batches[1].failures"
+    with pytest.raises(InputError) as err:
+        homogeneity_test([1, 2, 3], [5, 5])
+    assert err.value.field == "failures"
+    with pytest.raises(InputError, match="significance"):
+        homogeneity_test([1, 2], [5, 5], significance=2.0)

@@ -101,8 +101,26 @@ def parse_batches(batches: Any, field: str = "batches") -> list[DemandBatch]:
     return out
 
 
+def _check_confidence(confidence: Any, field: str = "confidence") -> float:
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0.0 < confidence < 1.0:
+        raise InputError(field, "must be a number in (0, 1)")
+    return float(confidence)
+
+
+def _counts(failures: Any, demands: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per-batch failures and demands as arrays, each pair checked like a DemandBatch."""
+    f, d = list(np.atleast_1d(failures)), list(np.atleast_1d(demands))
+    if len(f) != len(d):
+        raise InputError("failures", f"must have one count per batch ({len(d)})")
+    for i, (fi, di) in enumerate(zip(f, d)):
+        _check_batch(di, fi, None, f"batches[{i}]")
+    return np.asarray(f, dtype=float), np.asarray(d, dtype=float)
+
+
 def clopper_pearson(failures: int, demands: int, confidence: float = 0.95) -> tuple[float, float]:
     """Exact two-sided interval on the PFD (Clopper & Pearson 1934)."""
+    _check_batch(demands, failures, None, "")
+    confidence = _check_confidence(confidence)
     tail = (1.0 - confidence) / 2.0
     lower = 0.0 if failures == 0 else float(stats.beta.ppf(tail, failures, demands - failures + 1))
     upper = 1.0 if failures == demands else float(stats.beta.isf(tail, failures + 1, demands - failures))
@@ -111,6 +129,8 @@ def clopper_pearson(failures: int, demands: int, confidence: float = 0.95) -> tu
 
 def jeffreys(failures: int, demands: int, confidence: float = 0.95) -> tuple[float, float]:
     """Equal-tailed Beta(f + 1/2, d - f + 1/2) interval on the PFD (Jeffreys prior)."""
+    _check_batch(demands, failures, None, "")
+    confidence = _check_confidence(confidence)
     tail = (1.0 - confidence) / 2.0
     a, b = failures + 0.5, demands - failures + 0.5
     return float(stats.beta.ppf(tail, a, b)), float(stats.beta.isf(tail, a, b))
@@ -205,8 +225,8 @@ def homogeneity_test(
 ) -> BatchTest:
     """Pearson chi-squared test that all batches share one PFD (k-1 df, no Yates correction)."""
     name = "chi-squared homogeneity"
-    f = np.asarray(failures, dtype=float)
-    d = np.asarray(demands, dtype=float)
+    f, d = _counts(failures, demands)
+    significance = _check_confidence(significance, "significance")
     missing = _unavailable(name, f, d)
     if missing is not None:
         return missing
@@ -241,8 +261,8 @@ def cochran_armitage(
     `p_increasing`/`p_decreasing` the one-sided ones.
     """
     name = "Cochran–Armitage trend"
-    f = np.asarray(failures, dtype=float)
-    d = np.asarray(demands, dtype=float)
+    f, d = _counts(failures, demands)
+    significance = _check_confidence(significance, "significance")
     missing = _unavailable(name, f, d)
     if missing is not None:
         return missing
@@ -313,11 +333,8 @@ def analyse_demands(
     estimate assumes the batches share one PFD; the homogeneity test says whether they may.
     """
     parsed = parse_batches(batches)
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0.0 < confidence < 1.0:
-        raise InputError("confidence", "must be a number in (0, 1)")
-    if isinstance(significance, bool) or not isinstance(significance, int | float) or not 0.0 < significance < 1.0:
-        raise InputError("significance", "must be a number in (0, 1)")
-    confidence = float(confidence)
+    confidence = _check_confidence(confidence)
+    _check_confidence(significance, "significance")
     failures = np.array([b.failures for b in parsed])
     demands = np.array([b.demands for b in parsed])
     pooled = DemandBatch(int(demands.sum()), int(failures.sum()), "pooled")

@@ -446,7 +446,8 @@ class Turnbull:
     @property
     def restricted(self) -> bool:
         """True when mass lies beyond the last finite endpoint, so MTTF is a restricted mean."""
-        return bool(np.isinf(self.right[-1]) and self.mass[-1] > 0.0)
+        # 1e-10: the fit's own precision; a vanishing mass there is not a censored tail.
+        return bool(np.isinf(self.right[-1]) and self.mass[-1] > 1e-10)
 
     def quantile_time(self, p: float) -> float | None:
         """Time by which a fraction p has failed, each interval's mass uniform over it."""
