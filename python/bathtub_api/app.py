@@ -8,11 +8,11 @@ from aiohttp import web
 
 from bathtub import engine_version
 from bathtub_api import mcp, openapi
-from bathtub_api.auth import RateLimiter, auth_middleware
+from bathtub_api.auth import RateLimiter, TokenCache, auth_middleware
 from bathtub_api.config import Config
 from bathtub_api.errors import error_middleware, json_response
 from bathtub_api.jobs import JobRunner
-from bathtub_api.keys import CONFIG, JOBS, LIMITER, REGISTRY, STORE
+from bathtub_api.keys import CONFIG, JOBS, LIMITER, REGISTRY, STORE, TOKENS
 from bathtub_api.registry import Registry
 from bathtub_api.store import open_store
 from bathtub_api.tools import default_registry
@@ -25,6 +25,7 @@ def create_app(config: Config | None = None, registry: Registry | None = None) -
     app[CONFIG] = config
     app[REGISTRY] = reg
     app[LIMITER] = RateLimiter(config.rate_limit_per_minute)
+    app[TOKENS] = TokenCache(config.token_cache_seconds)
     app.cleanup_ctx.append(_store_and_jobs)
     reg.add_to(app)
     mcp.add_route(app, reg)

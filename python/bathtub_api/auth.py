@@ -7,11 +7,15 @@ import math
 import secrets
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from bathtub_api.errors import ApiError, Handler
-from bathtub_api.keys import LIMITER, STORE, USER
+from bathtub_api.keys import LIMITER, STORE, TOKENS, USER
+
+if TYPE_CHECKING:
+    from bathtub_api.store import Store
 
 TOKEN_PREFIX = "bt_"
 SCOPES = ("read", "write")
@@ -57,6 +61,31 @@ class RateLimiter:
         return (1.0 - tokens) / self.rate
 
 
+class TokenCache:
+    """Token lookups remembered for a moment: a hot client sends many requests a second,
+    and each would otherwise cost a store round trip. A revocation (from the CLI, another
+    process) takes effect within `ttl` seconds."""
+
+    def __init__(self, ttl: float = 2.0, size: int = 10_000) -> None:
+        self.ttl = ttl
+        self.size = size
+        self._entries: dict[str, tuple[float, dict[str, Any]]] = {}
+
+    async def owner(self, store: Store, token_hash: str) -> dict[str, Any] | None:
+        t = time.monotonic()
+        hit = self._entries.get(token_hash)
+        if hit and hit[0] > t:
+            return hit[1]
+        owner = await store.token_owner(token_hash)
+        if owner is not None:
+            if len(self._entries) >= self.size:
+                self._entries.clear()
+            self._entries[token_hash] = (t + self.ttl, owner)
+        else:
+            self._entries.pop(token_hash, None)
+        return owner
+
+
 def _protected(path: str) -> bool:
     return path not in PUBLIC_PATHS and (path.startswith(PROTECTED_PREFIXES) or path == "/mcp")
 
@@ -69,7 +98,7 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise ApiError(401, "missing token: send Authorization: Bearer <token>", {"WWW-Authenticate": "Bearer"})
-    owner = await request.app[STORE].token_owner(hash_token(token))
+    owner = await request.app[TOKENS].owner(request.app[STORE], hash_token(token))
     if owner is None:
         raise ApiError(401, "bad or revoked token", {"WWW-Authenticate": 'Bearer error="invalid_token"'})
     wait = request.app[LIMITER].check(owner["token_id"])

@@ -19,6 +19,7 @@ class Config:
     job_retention_days: float = 7.0
     cpu_workers: int = field(default_factory=lambda: max(1, (os.cpu_count() or 2) - 1))
     base_url: str = ""
+    token_cache_seconds: float = 2.0  # how long a token lookup is trusted; bounds revocation delay
 
     @classmethod
     def from_env(cls, **overrides: object) -> Config:

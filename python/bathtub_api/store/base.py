@@ -16,7 +16,7 @@ import orjson
 from bathtub_api.ids import new_id, now
 from bathtub_api.store.migrations import MIGRATIONS, statements
 
-CHUNK_ROWS = 1000  # dataset rows per stored chunk: a page touches at most a few chunks
+CHUNK_ROWS = 500  # dataset rows per stored chunk: a page decodes at most two small chunks
 
 
 class Conn(Protocol):
@@ -170,17 +170,28 @@ class Store:
             )
             await _write_chunks(tx, item_id, 0, 0, [], rows)
 
-    async def dataset_rows(self, dataset_id: str, offset: int, limit: int) -> list[list[Any]]:
+    async def dataset_page(
+        self, owner: str, dataset_id: str, offset: int, limit: int
+    ) -> tuple[dict[str, Any], list[list[Any]]] | None:
+        """The dataset item and rows [offset, offset + limit) in one round trip; None if not found."""
         first, last = offset // CHUNK_ROWS, (offset + limit - 1) // CHUNK_ROWS
-        chunks = await self.db.fetch(
-            "SELECT chunk, rows FROM dataset_chunks WHERE dataset_id = ? AND chunk BETWEEN ? AND ? ORDER BY chunk",
-            dataset_id, first, last,
+        found = await self.db.fetch(
+            "SELECT i.name, i.created_at, i.updated_at, i.body, c.rows FROM items i "
+            "LEFT JOIN dataset_chunks c ON c.dataset_id = i.id AND c.chunk BETWEEN ? AND ? "
+            "WHERE i.id = ? AND i.owner = ? AND i.kind = 'dataset' ORDER BY c.chunk",
+            first, last, dataset_id, owner,
         )
+        if not found:
+            return None
+        head = found[0]
+        item = {"id": dataset_id, "name": head["name"], "created_at": head["created_at"],
+                "updated_at": head["updated_at"], "body": loads(head["body"])}
         rows: list[list[Any]] = []
-        for c in chunks:
-            rows.extend(loads(c["rows"]))
+        for c in found:
+            if c["rows"] is not None:
+                rows.extend(loads(c["rows"]))
         start = offset - first * CHUNK_ROWS
-        return rows[start : start + limit]
+        return item, rows[start : start + limit]
 
     async def dataset_all_rows(self, dataset_id: str) -> list[list[Any]]:
         chunks = await self.db.fetch(

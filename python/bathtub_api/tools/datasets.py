@@ -150,10 +150,12 @@ async def create_dataset(ctx: Ctx, req: DatasetCreate) -> dict[str, Any]:
 
 
 async def get_dataset(ctx: Ctx, req: DatasetGet) -> dict[str, Any]:
-    item = await load_dataset(ctx, req.id)
+    found = await ctx.store.dataset_page(ctx.user.id, req.id, req.offset, req.limit)
+    if found is None:
+        raise not_found("dataset", req.id)
+    item, rows = found
     body = item["body"]
     names = [c["name"] for c in body["columns"]]
-    rows = await ctx.store.dataset_rows(req.id, req.offset, req.limit) if req.offset < body["row_count"] else []
     end = req.offset + len(rows)
     return {
         "id": req.id,
