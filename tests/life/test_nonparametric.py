@@ -228,6 +228,17 @@ def test_turnbull_hand_case_closed_form():
     assert fit.reliability_at(4.0)["reliability_range"] == pytest.approx([0.2, 0.6])
 
 
+def test_turnbull_shared_endpoints_follow_the_half_open_convention():
+    # Rows: exact 2, (1,2], (2,3], (0,2], (4,inf). An exact 2 lies in (1,2] and (0,2] but not
+    # in (2,3]: innermost [2,2], (2,3], (4,inf); L = p1^3·p2·p3, so p = (3/5, 1/5, 1/5).
+    fit = turnbull([2, 1, 2, 0, 4], [2, 2, 3, 2, math.inf], bootstrap=0)
+    np.testing.assert_array_equal(fit.left, [2, 2, 4])
+    np.testing.assert_array_equal(fit.right, [2, 3, math.inf])
+    np.testing.assert_allclose(fit.mass, [0.6, 0.2, 0.2], atol=1e-12)
+    np.testing.assert_allclose(fit.sf, [1, 1, 0.4, 0.2, 0.2], atol=1e-12)  # at 0, 1, 2, 3, 4
+    assert fit.restricted and fit.mttf == pytest.approx(0.6 * 2 + 0.2 * 2.5 + 0.2 * 4)
+
+
 def test_turnbull_current_status_is_isotonic_regression():
     # One inspection per unit: the NPMLE of F at the inspection times is the isotonic
     # (pool-adjacent-violators) regression of the failed-by-then indicators (Groeneboom & Wellner 1992).
