@@ -98,3 +98,41 @@ def test_bad_time_refused():
     for t in (-1.0, math.inf, "3"):
         with pytest.raises(InputError):
             reliability_at(rec, t)
+
+
+def _plain(obj):
+    """True when obj is made of dict/list/str/int/float/bool/None only (JSON-ready, no numpy)."""
+    if isinstance(obj, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in obj.items())
+    if isinstance(obj, list):
+        return all(_plain(v) for v in obj)
+    return obj is None or type(obj) in (str, int, float, bool)
+
+
+def test_entry_points_give_json_ready_records():
+    import json
+
+    from bathtub.life.records import fit_dataset, import_model
+
+    cols = {"hours": [12.0, 30.0, 45.0, 51.0, 70.0, 80.0, 95.0], "state": ["F", "F", "S", "F", "F", "S", "F"]}
+    rec = fit_dataset(cols, {"x": "hours", "c": "state"}, "weibull", {"bounds": "likelihood"})
+    assert _plain(rec) and json.loads(json.dumps(rec)) == rec
+    assert rec["kind"] == "distribution" and rec["n"] == 7 and rec["coefficients"] == [] and rec["metrics"] is None
+    assert [p["name"] for p in rec["params"]] == ["alpha", "beta"]
+    assert {g["id"] for g in rec["gof"]} == {"log_likelihood", "aic", "aicc", "bic", "ad"}
+    assert [x["id"] for x in rec["life"]] == ["b1", "b5", "b10", "b20", "b50", "mttf"]
+    assert all(x["lower"] < x["value"] for x in rec["life"])
+    # the stored record evaluates like the fit
+    at = reliability_at(rec, 40.0)
+    p = {x["name"]: x["value"] for x in rec["params"]}
+    assert at["reliability"] == pytest.approx(math.exp(-((40.0 / p["alpha"]) ** p["beta"])), rel=1e-12)
+    imp = import_model("weibull", data={"x": cols["hours"], "c": [0, 0, 1, 0, 0, 1, 0]})
+    assert imp["params"][0]["value"] == pytest.approx(p["alpha"], rel=1e-12) and imp["params_only"] is False
+    imp = import_model("exponential", params=[{"name": "failure_rate", "value": 0.01}], extras={"gamma": 5.0})
+    assert _plain(imp) and imp["params_only"] is True
+    assert reliability_at(imp, 105.0)["reliability"] == pytest.approx(math.exp(-1.0), rel=1e-12)
+    with pytest.raises(InputError):
+        import_model("weibull")
+    with pytest.raises(InputError) as e:
+        fit_dataset(cols, {"x": "hours"}, "weibull", {"colour": 1})
+    assert e.value.field == "options.colour"
