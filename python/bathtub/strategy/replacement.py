@@ -208,15 +208,20 @@ def _block(life: Lifetime, cp: float, cu: float, rtf: float, grid: np.ndarray) -
     # M(T) on a uniform grid reaching well past the mean life; C(T) is then smooth in T.
     scale = time_scale(life)
     t_max = max(float(life.ppf(0.999)), 4.0 * scale)
-    t, m = renewal_function(life, t_max, steps=4000)
+    for _ in range(4):
+        t, m = renewal_function(life, t_max, steps=4000)
+        tt, values = t[1:], (cp + cu * m[1:]) / t[1:]
+        k = int(np.argmin(values))
+        # a minimum on the grid's end that still beats running to failure lies further out
+        if k < len(tt) - 2 or not values[k] < rtf:
+            break
+        t_max *= 4.0
 
     def rate_fn(ts: np.ndarray) -> np.ndarray:
         ts = np.asarray(ts, dtype=float)
         mm = np.interp(ts, t, m) if ts.max() <= t_max else _extend(ts, t, m)
         return (cp + cu * mm) / ts
 
-    tt, values = t[1:], (cp + cu * m[1:]) / t[1:]
-    k = int(np.argmin(values))
     tail = "the cost rate is lowest when running to failure (Cu/MTTF)"
     if cu <= cp or k >= len(tt) - 2 or not values[k] < rtf * (1.0 - 1e-6):
         return {"beneficial": False, "optimal_time": None, "optimal_cost_rate": rtf,
