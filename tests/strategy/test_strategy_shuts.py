@@ -177,3 +177,15 @@ def test_bad_numbers_name_the_field(kwargs, field):
     with pytest.raises(InputError) as err:
         _plan(**kwargs)
     assert err.value.field == field
+
+
+def test_long_horizon_follows_the_renewal_asymptote():
+    """Over hundreds of lives M(t) = t/μ + (σ² − μ²)/(2μ²) + o(1) (Smith's renewal theorem)."""
+    alpha, beta, rate, days = 100.0, 2.5, 24.0, 3650
+    out = shut_plan("weibull", {"alpha": alpha, "beta": beta}, current_age=0.0, usage_rate=rate, horizon_days=days,
+                    failure_cost=1000.0, shuts=[{"name": "dear", "cost": 1e9, "every": 1, "every_unit": "weeks"}],
+                    today=TODAY)
+    mu = alpha * math.gamma(1 + 1 / beta)
+    var = alpha**2 * math.gamma(1 + 2 / beta) - mu**2
+    assert out["plan"] == []
+    assert out["expected_failures"] == pytest.approx(rate * days / mu + (var - mu**2) / (2 * mu**2), abs=2e-3)

@@ -23,7 +23,7 @@ import numpy as np
 
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
-from bathtub.strategy.inputs import cost, life_model, number, time_scale
+from bathtub.strategy.inputs import cost, life_model, mean_life, number, time_scale
 from bathtub.strategy.renewal import delayed_renewal_function, renewal_function
 
 EVERY_UNITS = ("days", "weeks", "months", "years")
@@ -170,16 +170,25 @@ def shut_plan(
         raise InputError("shuts", f"no shut falls between {day0.isoformat()} and {end.isoformat()}")
     n_days = (end - day0).days
 
-    # Renewal function on a grid fine against the mean life and long enough for the horizon.
+    # Renewal functions on a grid fine against the mean life. Beyond ~40 lives M(t) is on its
+    # asymptote t/MTTF + const (Smith's renewal theorem), so the grid stops there and extends linearly.
     usage_max = rate * n_days
     scale = time_scale(life)
-    steps = int(min(10_000, max(2_000, math.ceil(40.0 * usage_max / scale))))
-    t, m = renewal_function(life, usage_max, steps)
+    grid_max = min(usage_max, 40.0 * scale)
+    t, m = renewal_function(life, grid_max, 4000)
     from_now = delayed_renewal_function(life, a0, t, m)
+    mttf = mean_life(life)
     r_age = float(life.sf(a0))
 
-    def exp_failures(first: bool, usage: float) -> float:
-        return float(np.interp(usage, t, from_now if first else m))
+    def exp_failures(first: bool, usage: np.ndarray | float) -> np.ndarray:
+        curve = from_now if first else m
+        u = np.asarray(usage, dtype=float)
+        inside = np.interp(np.minimum(u, grid_max), t, curve)
+        if usage_max <= grid_max:
+            return inside
+        tail = int(0.9 * len(t))
+        slope = 1.0 / mttf if mttf is not None else (curve[-1] - curve[tail]) / (t[-1] - t[tail])
+        return inside + slope * np.maximum(u - grid_max, 0.0)
 
     def p_fail(first: bool, usage: float) -> float:
         if first:
@@ -187,33 +196,30 @@ def shut_plan(
         return float(life.cdf(usage))
 
     # Nodes: 0 = today (age a0), 1..K = shuts, K+1 = horizon end (no cost, no renewal).
-    days = [0] + [o.day for o in occ] + [n_days]
+    days = np.array([0] + [o.day for o in occ] + [n_days], dtype=float)
     k_end = len(days) - 1
-    best = [math.inf] * len(days)
-    prev = [-1] * len(days)
+    node_cost = np.array([0.0] + [o.cost for o in occ] + [0.0])
+    best = np.full(len(days), np.inf)
+    prev = np.full(len(days), -1)
     best[0] = 0.0
     for j in range(1, len(days)):
-        cj = occ[j - 1].cost if j < k_end else 0.0
-        for i in range(j):
-            if not math.isfinite(best[i]):
-                continue
-            v = best[i] + cf * exp_failures(i == 0, rate * (days[j] - days[i])) + cj
-            # ties go to the earlier (fewer replacements) predecessor
-            if not math.isfinite(best[j]) or v < best[j] - 1e-12 * abs(best[j]):
-                best[j], prev[j] = v, i
+        usage = rate * (days[j] - days[:j])
+        cand = best[:j] + cf * np.concatenate([exp_failures(True, usage[:1]), exp_failures(False, usage[1:])])
+        i = int(np.argmin(cand))  # ties go to the earliest predecessor: fewer replacements
+        best[j], prev[j] = cand[i] + node_cost[j], i
     chain = []
     j = k_end
     while j > 0:
         chain.append(j)
-        j = prev[j]
+        j = int(prev[j])
     chain = [0, *reversed(chain)]
 
     plan, segments = [], []
     failures = 0.0
     for a, b in itertools.pairwise(chain):
-        usage = rate * (days[b] - days[a])
+        usage = float(rate * (days[b] - days[a]))
         start_age = a0 if a == 0 else 0.0
-        en = exp_failures(a == 0, usage)
+        en = float(exp_failures(a == 0, usage))
         failures += en
         segments.append({
             "from": (day0 if a == 0 else occ[a - 1].date).isoformat(),
@@ -228,14 +234,14 @@ def shut_plan(
             plan.append({"date": o.date.isoformat(), "shut": o.name, "cost": o.cost,
                          "age_at_replacement": start_age + usage})
     planned = sum(p["cost"] for p in plan)
-    rtf_failures = exp_failures(True, usage_max)
+    rtf_failures = float(exp_failures(True, usage_max))
     return {
         "distribution": life.distribution_id,
         "unit": unit,
         "today": day0.isoformat(),
         "horizon_end": end.isoformat(),
         "plan": plan,
-        "expected_cost": best[k_end],
+        "expected_cost": float(best[k_end]),
         "planned_cost": planned,
         "expected_failures": failures,
         "expected_failure_cost": cf * failures,
