@@ -196,6 +196,7 @@ def test_km_record_shape_is_json_ready():
         ({"x": []}, "x", "at least one"),
         ({"x": [1.0, 2.0], "c": [0, 2]}, "c[1]", "Turnbull"),
         ({"x": [1.0, 2.0], "c": [0]}, "c", "one code per row"),
+        ({"x": [1.0, 2.0], "c": [True, False]}, "c", "not booleans"),
         ({"x": [1.0, 2.0], "n": [1, 1.5]}, "n[1]", "whole number"),
         ({"x": [1.0, 2.0], "n": [0, 0]}, "n", "add up to 0"),
         ({"x": [1.0, 2.0], "confidence": 1.0}, "confidence", "(0, 1)"),

@@ -346,6 +346,9 @@ def kaplan_meier(
     if c is None:
         codes = np.zeros(times.size)
     else:
+        if np.asarray(c).dtype == bool:
+            # lifelines' event flag means the opposite (True = failed): refuse rather than guess.
+            raise InputError("c", "must be numeric codes 0 (failure) / 1 (right-censored), not booleans")
         try:
             codes = np.asarray(c, dtype=float)
         except (TypeError, ValueError) as exc:
