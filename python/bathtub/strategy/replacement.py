@@ -37,9 +37,9 @@ def integral_sf(life: Lifetime, t: float) -> float:
     if t <= 0.0:
         return 0.0
     lo = max(0.0, life.support_low())
-    head = min(lo, t)  # R = 1 before a failure-free period
     if t <= lo:
-        return t
+        return t  # R = 1 throughout a failure-free period
+
     def sf(u: float) -> float:
         return float(life.sf(u))
 
@@ -52,7 +52,7 @@ def integral_sf(life: Lifetime, t: float) -> float:
         except integrate.IntegrationWarning:
             warnings.simplefilter("ignore", integrate.IntegrationWarning)
             val = integrate.quad(sf, lo, t, epsabs=0.0, epsrel=1e-8, limit=400)[0]
-    return head + val
+    return lo + val
 
 
 def _time_grid(life: Lifetime, n: int = 1200) -> np.ndarray:
@@ -137,7 +137,7 @@ def optimal_replacement(
     unit time), `reason` (why replacement does not pay, when `beneficial` is false, else None)
     and `curve` {t, cost_rate} for plotting. When replacement does not pay, `optimal_time` is
     None and `optimal_cost_rate` is the best achievable rate (running to failure for age and
-    block; for minimal repair the limit of the cost rate).
+    block; for minimal repair the rate at the longest interval searched, far past the life range).
     """
     if policy not in POLICIES:
         raise InputError("policy", f"must be one of {', '.join(POLICIES)}")
