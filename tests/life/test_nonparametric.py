@@ -136,6 +136,21 @@ def test_km_tied_failures_match_reliability_row_by_row():
     np.testing.assert_allclose(km.upper, ref.results["Upper CI bound"].to_numpy()[last_rows], atol=1e-12)
 
 
+@pytest.mark.parametrize("ci", ["log-log", "plain"])
+def test_km_bounds_cover_the_true_survival_at_the_nominal_rate(ci):
+    # Monte Carlo, fixed seed: exponential(1) lives, exponential(3) censoring (~25%), n = 100.
+    # The 95% bounds at t = ln 2 (true S = 0.5) should cover in 95% of runs, within the run's
+    # own binomial 3-sigma band.
+    rng = np.random.default_rng(2024)
+    runs, covered, t = 1000, 0, math.log(2.0)
+    for _ in range(runs):
+        life, cens = rng.exponential(1.0, 100), rng.exponential(3.0, 100)
+        km = kaplan_meier(np.minimum(life, cens), (cens < life).astype(int), ci=ci)
+        j = np.searchsorted(km.time, t, side="right") - 1
+        covered += km.lower[j] <= 0.5 <= km.upper[j]
+    assert abs(covered / runs - 0.95) < 3 * math.sqrt(0.95 * 0.05 / runs)
+
+
 def test_km_complete_data_is_the_empirical_distribution():
     # No censoring: S is the empirical survival function and the mean is the sample mean.
     rng = np.random.default_rng(7)
