@@ -276,3 +276,14 @@ def test_infinite_mean_life():
     assert out["mttf"] is None and out["run_to_failure_cost_rate"] is None
     assert out["beneficial"] is False and out["optimal_cost_rate"] == 0.0
     assert_json_ready(out)
+
+
+@pytest.mark.parametrize("policy", ["age", "block", "minimal_repair"])
+def test_answers_scale_with_the_time_unit(policy):
+    """Hours or microseconds: T* scales with α and the cost rate inversely (the search is scale-free)."""
+    ref = optimal_replacement("weibull", [{"name": "alpha", "value": 1.0}, {"name": "beta", "value": 2.5}], 1.0,
+                              10.0, policy=policy)
+    for alpha in (1e-6, 1e9):
+        out = optimal_replacement("weibull", {"alpha": alpha, "beta": 2.5}, 1.0, 10.0, policy=policy)
+        assert out["optimal_time"] == pytest.approx(alpha * ref["optimal_time"], rel=1e-6)
+        assert out["optimal_cost_rate"] == pytest.approx(ref["optimal_cost_rate"] / alpha, rel=1e-8)
