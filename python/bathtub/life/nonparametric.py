@@ -30,6 +30,13 @@ Conventions and how they compare with the peers:
   (surpyval's `R`, the upper curve), `sf_left` at the left end (surpyval's `R_lower`). The
   metrics spread each interval's mass uniformly over it (a point mass for exact data, so
   they reduce to Kaplan–Meier's), which gives the midpoint rule for MTTF.
+- Turnbull bounds: pointwise bootstrap percentiles (there is no Greenwood analogue for
+  interval data). surpyval's Turnbull uses the same half-open sets and agrees to 1e-9;
+  lifelines' interval NPMLE takes closed sets [xl, xr] (so where an exact time meets an
+  interval's end it may pool them differently) and stops at a likelihood change of 1e-7,
+  agreeing to ~1e-6 in the masses where no endpoints coincide.
+- reliability's KaplanMeier sorts rows unstably, so where a failure and a suspension share
+  a time its estimate may differ from the failures-first convention in the last digits.
 - Hazard and density: a step function has neither, so both are null with the reason in
   `null_reason`; the cumulative hazard is -ln S (null where S = 0).
 """
@@ -52,9 +59,9 @@ NO_DENSITY = (
     "a non-parametric estimate is a step function: it has no density or hazard rate "
     "(fit a distribution for those)"
 )
+NO_CUMULATIVE_HAZARD = "the estimate has reached 0, where -ln S is infinite"
 # Resampled fits feed percentiles, read to 2-3 digits: mass settled to 1e-6 is plenty.
 BOOTSTRAP_TOL = 1e-6
-NO_CUMULATIVE_HAZARD = "the estimate has reached 0, where -ln S is infinite"
 
 
 # ----------------------------------------------------------------------------- input
