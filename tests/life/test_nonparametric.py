@@ -287,6 +287,7 @@ def test_turnbull_matches_surpyval_and_lifelines_on_inspection_data():
     ref = surpyval_turnbull(x, c, n, t, estimator="Kaplan-Meier", tol=1e-14, max_iter=100_000)
     np.testing.assert_allclose(_on_grid(fit.time, fit.sf, ref["x"]), ref["R"], atol=1e-9)
     np.testing.assert_allclose(_on_grid(fit.time, fit.at_risk, ref["x"]), ref["r"], atol=1e-7)
+    np.testing.assert_allclose(_on_grid(fit.time, fit.events, ref["x"]), ref["d"], atol=1e-7)
     # R_lower agrees except on the last interval (l, inf), which we drain at l (the bound's
     # infimum) and surpyval only halfway.
     below = ref["x"] < fit.left[-1]
