@@ -173,7 +173,7 @@ def demonstration_test(
     n_given = None if units is None else integer(units, "units", low=1)
     r_design = None if design_reliability is None else probability(design_reliability, "design_reliability")
     interval = _shape_interval(shape_interval, beta)
-    time_unit = unit if (unit and mission is not None) else ("missions" if mission is None else "mission units")
+    time_unit = unit if (unit and mission is not None) else ("missions" if mission is None else "time units")
     if method == "mtbf":
         if interval is not None:
             raise InputError("shape_interval", "applies to Weibull plans, not to method mtbf (constant rate)")
@@ -355,7 +355,7 @@ def _mtbf_plan(r_req: float | None, c: float, f: int, mission: float | None, m_g
         if mission is None:
             raise InputError("mission_time", "required with design_reliability for method mtbf")
         theta_d = -mission / math.log(r_design)
-    tu = unit or ("mission units" if mission is not None else "time units")
+    tu = unit or "time units"
 
     def plan(ff: int) -> tuple[float, int | None, float | None]:
         total = chi_squared_test_time(theta, c, ff)
