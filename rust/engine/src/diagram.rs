@@ -263,9 +263,9 @@ impl Builder {
             };
             return Err(EngineError::node(&name(&spec.nodes[i].id), why));
         }
-        // Nodes: (entry, exit) in the flat graph.
+        // Nodes: (entry, exit) in the flat graph, blocks in the order the diagram lists them.
         let mut ends = vec![(0u32, 0u32); spec.nodes.len()];
-        for &i in &order {
+        for i in 0..spec.nodes.len() {
             let n = &spec.nodes[i];
             let id = name(&n.id);
             let one = |v: Option<u32>, what: &str| -> Result<u32, EngineError> {

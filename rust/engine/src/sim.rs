@@ -218,26 +218,22 @@ impl<'a> Sim<'a> {
 
     /// Process the next live event; None when the queue is empty.
     pub fn step(&mut self, rng: &mut Stream) -> Option<Step> {
-        if self.next_time() == f64::INFINITY {
-            return None;
+        self.next_time(); // drop cancelled events at the top
+        let ev = self.heap.pop()?;
+        let u = ev.unit as usize;
+        let kind = ev.tag & 1;
+        self.now = f64::from_bits((ev.key >> 64) as u64);
+        let g = self.c.unit_group[u];
+        if kind == FAIL {
+            self.fail(u, g as usize, rng);
+        } else {
+            self.repaired(u, g as usize, rng);
         }
-        {
-            let ev = self.heap.pop()?;
-            let u = ev.unit as usize;
-            let kind = ev.tag & 1;
-            self.now = f64::from_bits((ev.key >> 64) as u64);
-            let g = self.c.unit_group[u];
-            if kind == FAIL {
-                self.fail(u, g as usize, rng);
-            } else {
-                self.repaired(u, g as usize, rng);
-            }
-            return Some(Step {
-                time: self.now,
-                group: g,
-                failure: kind == FAIL,
-            });
-        }
+        Some(Step {
+            time: self.now,
+            group: g,
+            failure: kind == FAIL,
+        })
     }
 
     fn fail(&mut self, u: usize, g: usize, rng: &mut Stream) {
