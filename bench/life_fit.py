@@ -14,6 +14,7 @@ import time
 import warnings
 
 import numpy as np
+
 from bathtub.life import LifeData, fit
 
 

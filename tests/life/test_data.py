@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+
 from bathtub.errors import InputError
 from bathtub.life import LifeData, fit
 

@@ -25,12 +25,14 @@ def adjusted_ranks(data: LifeData) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     Exact and right-censored data only; the rank of the first failure of a tied group is
     recovered by the caller when needed.
     """
-    # f and r are each sorted: units before a failure time t are the failures before it and the
-    # suspensions strictly before t (failures come first at a tie), found by one searchsorted
+    # f and r are each sorted; units before a failure time t are the failures before it and the
+    # suspensions strictly before t (failures come first at a tie). Locating the (fewer)
+    # suspensions among the failures and summing their counts gives the latter in O(n).
     n = float(data.fn.sum() + data.rn.sum())
-    cf = np.concatenate([[0.0], np.cumsum(data.fn)[:-1]])
-    cr = np.concatenate([[0.0], np.cumsum(data.rn)])
-    at_risk = n - cf - cr[np.searchsorted(data.r, data.f, side="left")]
+    cf = np.cumsum(data.fn) - data.fn
+    pos = np.searchsorted(data.f, data.r, side="right")  # failures at or before each suspension
+    before = np.cumsum(np.bincount(pos, weights=data.rn, minlength=data.f.size + 1))[: data.f.size]
+    at_risk = n - cf - before
     fw = data.fn
     factor = np.log1p(-fw / (at_risk + 1.0))  # ln((R - m + 1) / (R + 1))
     ranks = (n + 1.0) * (1.0 - np.exp(np.cumsum(factor)))
@@ -56,23 +58,25 @@ def anderson_darling(logsf: Callable[[np.ndarray], np.ndarray], data: LifeData) 
         return None
     tf, fw, ranks, n = adjusted_ranks(data)
     m = float(fw.sum())
-    fn_last = median_rank(ranks, n)
-    top = math.log(1e-12)
-    l1z = np.maximum(np.asarray(logsf(tf), dtype=float), top)
-    z = np.maximum(-np.expm1(l1z), 1e-300)
-    with np.errstate(divide="ignore"):
-        lz = np.log(z)
-    zi = np.append(z, 1.0 - 1e-12)
-    zp = np.concatenate([[0.0], z])
-    l1zi = np.append(l1z, top)
-    l1zp = np.concatenate([[0.0], l1z])
-    lzi = np.append(lz, math.log1p(-1e-12))
-    lzp = np.concatenate([[0.0], lz])
-    fnp = np.concatenate([[0.0], fn_last])  # Fn of the previous failure (the last of its group)
-    a = zp - zi + l1zp - l1zi
-    b = 2.0 * fnp * (l1zi - l1zp)
-    c = fnp * fnp * (lzi - l1zi - lzp + l1zp)
-    return float(m * (a + b + c).sum())
+    fr = median_rank(ranks, n)  # Fn after the last failure of each tied group
+    top = math.log(1e-12)  # Z capped at 1 - 1e-12, as the last term's upper end
+    ln1mz = np.maximum(np.asarray(logsf(tf), dtype=float), top)
+    z = np.maximum(-np.expm1(ln1mz), 1e-300)
+    logit = np.log(z) - ln1mz
+    logit_top = math.log1p(-1e-12) - top
+    # Per failure i the terms are (Z_{i-1} - Z_i) + (ln(1-Z_{i-1}) - ln(1-Z_i))
+    # + 2 F_{i-1} (ln(1-Z_i) - ln(1-Z_{i-1})) + F_{i-1}^2 (logit Z_i - logit Z_{i-1}), with Z_0 = 0,
+    # F_0 = 0 and a last term up to Z = 1 - 1e-12. The first pair telescopes; the others are
+    # sums of previous F times successive differences.
+    first = -(1.0 - 1e-12) - top
+    f_prev = fr[:-1]
+    second = 2.0 * (_dot(f_prev, np.diff(ln1mz)) + fr[-1] * (top - ln1mz[-1]))
+    third = _dot(f_prev * f_prev, np.diff(logit)) + fr[-1] ** 2 * (logit_top - logit[-1])
+    return float(m * (first + second + third))
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.multiply(a, b).sum())
 
 
 # Linearisations: (transform of t, transform of F, recover params from intercept a, slope b of
