@@ -46,11 +46,11 @@ for _code, _words in (
 ROLES = ("x", "c", "n", "xl", "xr")
 
 
-def _collapse(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Unique sorted times with summed counts (zero counts dropped); one sort, no hashing."""
+def _collapse(x: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Unique sorted times with summed counts (w None: one each; zero counts dropped); one sort."""
     if x.size == 0:
         return np.empty(0), np.empty(0)
-    unit = bool(np.all(w == 1.0))
+    unit = w is None or bool(np.all(w == 1.0))
     if unit:
         xs = np.sort(x)
     else:
@@ -135,9 +135,12 @@ class LifeData:
             codes = np.zeros(length, dtype=int) if c is None else _codes(c, names["c"])
             fmask, rmask, lmask = codes == FAILURE, codes == RIGHT, codes == LEFT
             empty = np.empty(0)
-            f, fn = _collapse(times[fmask], counts[fmask])
-            r, rn = _collapse(times[rmask], counts[rmask])
-            lt, ln = _collapse(times[lmask], counts[lmask])
+            def part(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                return _collapse(times[mask], None if n is None else counts[mask])
+
+            f, fn = part(fmask)
+            r, rn = part(rmask)
+            lt, ln = part(lmask)
             il, ir, inn = empty, empty, empty
             if xl is not None or xr is not None:
                 raise InputError(names["xl"], "give either x (with c) or xl/xr, not both")

@@ -91,7 +91,8 @@ def weibull_mle(data: LifeData) -> tuple[float, float, float, np.ndarray]:
         fc, fw, rc, rw = lf[::k] - lmax, data.fn[::k], np.log(data.r[::k]) - lmax, data.rn[::k]
         sub = _Sums(np.concatenate([fc, rc]), np.concatenate([fw, rw]))
         beta, _ = _newton(sub, float(fw.sum()), float(fw @ fc), beta, 1e-6)
-    beta, (s0, s1, s2) = _newton(_Sums(c, w), r, sum_fc, beta, 1e-8)
+    # a relative step below 1e-6 leaves an error ~1e-12 after it is taken (quadratic convergence)
+    beta, (s0, s1, s2) = _newton(_Sums(c, w), r, sum_fc, beta, 1e-6)
     log_alpha = lmax + (math.log(s0) - math.log(r)) / beta
     alpha = math.exp(log_alpha)
 
