@@ -222,3 +222,83 @@ def test_tied_and_counted_data_match_expanded_peers():
     keys, counts = np.unique(np.stack([x, c], axis=1), axis=0, return_counts=True)
     g2 = fit(LifeData.from_arrays(keys[:, 0], keys[:, 1].astype(int), n=counts), "weibull")
     assert g2.values == pytest.approx(f.values, rel=1e-12)
+
+
+def test_b_lives_against_peers(censored):
+    x, cens = censored
+    f = fit(LifeData.from_arrays(x, cens), "weibull")
+    lf = lifelines.WeibullFitter().fit(x, 1 - cens)
+    sp = surpyval.Weibull.fit(x, c=cens)
+    for item in f.life[:5]:
+        q = float(item["id"][1:]) / 100
+        assert close(item["value"], lf.percentile(1 - q)) and close(item["value"], float(sp.qf(q)))
+
+
+def test_interval_censored_against_lifelines():
+    rng = np.random.default_rng(8)
+    t = 40 * rng.weibull(1.6, 120)
+    lo = np.floor(t / 8) * 8
+    hi = lo + 8
+    hi[:15] = np.inf  # still running at lo: right-censored
+    f = fit(LifeData.from_arrays(xl=lo, xr=hi), "weibull")
+    lf = lifelines.WeibullFitter().fit_interval_censoring(lo, hi)
+    assert close(f.params["alpha"], lf.lambda_) and close(f.params["beta"], lf.rho_)
+    assert close(f.log_likelihood, lf.log_likelihood_, 1e-8)
+    se = lf.summary["se(coef)"]
+    assert close(f.se[0], se["lambda_"], 1e-3) and close(f.se[1], se["rho_"], 1e-3)
+
+
+def test_left_censored_against_surpyval():
+    rng = np.random.default_rng(12)
+    t = 25 * rng.weibull(2.0, 100)
+    c = np.zeros(100, int)
+    c[t < 8] = -1  # found failed at the first inspection, at 8
+    x = np.where(c == -1, 8.0, t)
+    f = fit(LifeData.from_arrays(x, c), "lognormal")
+    m = surpyval.LogNormal.fit(x, c=c)
+    assert close(f.values[0], m.params[0]) and close(f.values[1], m.params[1])
+    assert close(f.log_likelihood, -m.neg_ll(), 1e-9)
+
+
+def test_weibull_likelihood_bounds_by_a_second_method(censored):
+    """Profile bounds re-derived here: for each alpha, beta maximised by scipy; then brentq."""
+    x, cens = censored
+    f = fit(LifeData.from_arrays(x, cens), "weibull", bounds="likelihood")
+    a_hat = f.values[0]
+
+    def ll(a, b):
+        z = (x / a) ** b
+        return float(np.sum((1 - cens) * (np.log(b / a) + (b - 1) * np.log(x / a))) - z.sum())
+
+    def prof_alpha(a):
+        r = optimize.minimize_scalar(lambda lb: -ll(a, math.exp(lb)), bounds=(-3, 3), method="bounded",
+                                     options={"xatol": 1e-12})
+        return -r.fun - (f.log_likelihood - stats.chi2.ppf(0.95, 1) / 2)
+
+    lo = optimize.brentq(prof_alpha, a_hat * 0.5, a_hat, xtol=1e-12)
+    hi = optimize.brentq(prof_alpha, a_hat, a_hat * 2, xtol=1e-12)
+    assert close(f.ci[0][0], lo, 1e-6) and close(f.ci[0][1], hi, 1e-6)
+    # likelihood bounds are not symmetric on the log scale, unlike Fisher's
+    assert f.ci[0][1] / a_hat != pytest.approx(a_hat / f.ci[0][0], rel=1e-3)
+
+
+def test_exact_median_ranks_regression():
+    """RRY on complete data with the beta distribution's median rank, computed here by scipy."""
+    rng = np.random.default_rng(13)
+    x = np.sort(20 * rng.weibull(1.3, 25))
+    n = x.size
+    i = np.arange(1, n + 1)
+    y = np.log(-np.log1p(-stats.beta.median(i, n - i + 1)))
+    b, a = np.polyfit(np.log(x), y, 1)
+    p = fit(LifeData.from_arrays(x), "weibull", method="rry", median_ranks="exact").params
+    assert close(p["beta"], b, 1e-10) and close(p["alpha"], math.exp(-a / b), 1e-10)
+
+
+def test_three_parameter_without_a_maximum_is_refused():
+    from bathtub.errors import InputError
+
+    rng = np.random.default_rng(1)
+    x = 10 + 30 * rng.weibull(0.8, 50)
+    with pytest.raises(InputError) as e:
+        fit(LifeData.from_arrays(x), "weibull", options={"offset": True})
+    assert e.value.field == "options.offset"

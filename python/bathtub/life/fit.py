@@ -121,8 +121,15 @@ def fit(
     bounds: str = "fisher",
     modes: int = 2,
     base_distribution: str = "weibull",
+    median_ranks: str = "bernard",
 ) -> LifeFit:
-    """Fit `distribution` (a family id, `mixture` of `modes` `base_distribution`s, or `best`)."""
+    """Fit `distribution` (a family id, `mixture` of `modes` `base_distribution`s, or `best`).
+
+    `method`: mle, rrx or rry; `median_ranks` for rank regression: bernard ((r - 0.3)/(n + 0.4))
+    or exact (the beta distribution's median); `bounds`: fisher or likelihood.
+    """
+    if median_ranks not in ("bernard", "exact"):
+        raise InputError("median_ranks", "must be bernard or exact")
     if method not in METHODS:
         raise InputError("method", f"must be one of {', '.join(METHODS)}")
     if bounds not in BOUNDS:
@@ -152,7 +159,7 @@ def fit(
         spec = ModelSpec(distribution, **opts)
     if method != "mle" and (spec.offset or spec.zi or spec.lfp):
         raise InputError("method", "options offset, zi and lfp are fitted by maximum likelihood only")
-    return _fit_spec(data, spec, method, bounds)
+    return _fit_spec(data, spec, method, bounds, median_ranks)
 
 
 def _check_data(data: LifeData, spec: ModelSpec) -> None:
@@ -179,7 +186,9 @@ def _check_data(data: LifeData, spec: ModelSpec) -> None:
         raise InputError("options.lfp", "a limited failure population needs right-censored units")
 
 
-def _fit_spec(data: LifeData, spec: ModelSpec, method: str, bounds: str) -> LifeFit:
+def _fit_spec(
+    data: LifeData, spec: ModelSpec, method: str, bounds: str, median_ranks: str = "bernard"
+) -> LifeFit:
     _check_data(data, spec)
     scale = data_scale(data)
     tmin = data.min_time() if spec.offset else 1.0
@@ -200,11 +209,17 @@ def _fit_spec(data: LifeData, spec: ModelSpec, method: str, bounds: str) -> Life
         notes.append("uniform end points are non-regular: no Fisher bounds")
     elif method == "mle":
         theta, ll = maximise(spec, data, starts(spec, data), scale, tmin)
+        if spec.offset and theta[spec.names.index("gamma")] > (1.0 - 1e-6) * tmin:
+            # a density that is infinite at the location (Weibull shape < 1, ...) makes the
+            # likelihood grow without bound as gamma reaches the first time: no MLE exists
+            raise InputError("options.offset", "the likelihood has no maximum with a location here (it grows "
+                             "without bound as gamma reaches the first time); fit without offset")
     else:
-        v = rank_regression(data, spec.distribution, method)
+        v = rank_regression(data, spec.distribution, method, exact=median_ranks == "exact")
         theta = np.array([v[n] for n in spec.names])
         ll = spec_loglik(spec, theta, data)
-        notes.append(f"{method.upper()} on Bernard median ranks (Johnson's adjusted ranks); bounds from "
+        kind = "exact beta median ranks" if median_ranks == "exact" else "Bernard median ranks"
+        notes.append(f"{method.upper()} on {kind} (Johnson's adjusted ranks); bounds from "
                      "the Fisher matrix at the regression estimate")
     if cov is None and spec.distribution != "uniform":
         cov = _covariance(spec, theta, data, scale, tmin)

@@ -14,7 +14,7 @@ from bathtub.life.data import LifeData
 from bathtub.life.evaluate import model_from_params
 from bathtub.life.fit import fit
 
-FIT_KEYS = ("offset", "zi", "lfp", "method", "bounds", "modes", "base_distribution")
+FIT_KEYS = ("offset", "zi", "lfp", "method", "bounds", "modes", "base_distribution", "median_ranks")
 
 
 def _split(options: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -30,8 +30,9 @@ def _split(options: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str,
         kw["bounds"] = opts["bounds"]
     if "modes" in opts:
         kw["modes"] = opts["modes"]
-    if "base_distribution" in opts:
-        kw["base_distribution"] = opts["base_distribution"]
+    for key in ("base_distribution", "median_ranks"):
+        if key in opts:
+            kw[key] = opts[key]
     return flags, kw
 
 
