@@ -157,3 +157,27 @@ def test_mixture_three_modes_and_best():
     assert close(ranking[1]["log_likelihood"], own.log_likelihood, 1e-9)
     assert "lowest AICc" in best.notes[-1]
     assert best.distribution in ("lognormal", "loglogistic", "gamma")
+
+
+def test_exponential_location_closed_form():
+    """gamma = first failure, lambda = n / sum (t - gamma); gamma on the boundary has no se."""
+    rng = np.random.default_rng(5)
+    x = 5 + 20 * rng.exponential(1, 40)
+    f = fit(LifeData.from_arrays(x), "exponential", options={"offset": True})
+    lam = x.size / np.sum(x - x.min())
+    assert f.params["gamma"] == x.min() and close(f.params["failure_rate"], lam, 1e-12)
+    assert close(f.log_likelihood, x.size * math.log(lam) - x.size, 1e-12)
+    assert f.se[1] is None and f.ci[1] is None and close(f.se[0], lam / math.sqrt(x.size), 1e-12)
+    m = surpyval.Exponential.fit(x, offset=True)
+    assert close(f.params["failure_rate"], m.params[0])
+
+
+@pytest.mark.parametrize("name, peer", [("lognormal", surpyval.LogNormal), ("loglogistic", surpyval.LogLogistic)])
+def test_location_families_against_surpyval(name, peer):
+    rng = np.random.default_rng(5)
+    _ = rng.exponential(1, 40)
+    y = 3 + np.exp(rng.normal(2, 0.5, 80))
+    f = fit(LifeData.from_arrays(y), name, options={"offset": True})
+    m = peer.fit(y, offset=True)
+    assert close(f.values[0], m.params[0]) and close(f.values[1], m.params[1]) and close(f.values[2], m.gamma)
+    assert close(f.log_likelihood, -m.neg_ll(), 1e-9)

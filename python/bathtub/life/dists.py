@@ -193,7 +193,7 @@ class Shifted(Dist):
     def logpdf(self, t: ArrayLike) -> np.ndarray:
         s = self._s(t)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(s > 0, self.base.logpdf(np.maximum(s, 0.0)), -np.inf)
+            return np.where(s >= 0, self.base.logpdf(np.maximum(s, 0.0)), -np.inf)
 
     def logsf(self, t: ArrayLike) -> np.ndarray:
         return np.where(self._s(t) > 0, self.base.logsf(np.maximum(self._s(t), 0.0)), 0.0)

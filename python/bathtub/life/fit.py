@@ -204,6 +204,18 @@ def _fit_spec(
         theta = np.array([lam])
         ll = spec_loglik(spec, theta, data)
         cov = np.array([[lam * lam / r]])
+    elif (method == "mle" and spec.distribution == "exponential" and spec.offset and not (spec.zi or spec.lfp)
+          and data.only_exact_and_right):
+        # closed form: the likelihood rises with gamma up to the first failure, so gamma = t(1);
+        # lambda = r / sum (t - gamma)+. gamma sits on the boundary (non-regular): no Fisher se
+        gamma = float(data.f.min())
+        r = float(data.fn.sum())
+        lam = r / float(data.fn @ (data.f - gamma) + data.rn @ np.maximum(data.r - gamma, 0.0))
+        theta = np.array([lam, gamma])
+        ll = float(r * math.log(lam) - r)
+        cov = np.array([[lam * lam / r, 0.0], [0.0, 0.0]])
+        notes.append("exponential location: gamma is the first failure (a boundary estimate, no standard "
+                     "error); bounds treat it as known")
     elif method == "mle" and spec.distribution == "uniform":
         theta, ll = _uniform_mle(data)
         notes.append("uniform end points are non-regular: no Fisher bounds")
@@ -229,6 +241,8 @@ def _fit_spec(
             notes.append("the location sits at 0: the 3-parameter fit reduces to the 2-parameter one")
 
     se, ci = _param_bounds(spec, theta, cov)
+    if spec.distribution == "exponential" and spec.offset and cov is not None and cov[1, 1] == 0.0:
+        se, ci = (se[0], None), (ci[0], None)
     if bounds == "likelihood" and spec.distribution != "uniform":
         ci = _profile_bounds(spec, theta, ll, data, scale, tmin, ci)
     gof = _gof(spec, theta, ll, data)
