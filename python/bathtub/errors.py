@@ -16,6 +16,10 @@ class InputError(ValueError):
         self.rule = rule
         super().__init__(f"{field}: {rule}" if field else rule)
 
+    def __reduce__(self) -> tuple[type[InputError], tuple[str, str]]:
+        # Work runs in worker processes: the error must cross back intact.
+        return (InputError, (self.field, self.rule))
+
 
 def prefixed(prefix: str, err: InputError) -> InputError:
     """The same error seen from a containing object (`prefix.field`)."""

@@ -114,7 +114,13 @@ class JobRunner:
             ctx = multiprocessing.get_context("forkserver")
             self._pool = concurrent.futures.ProcessPoolExecutor(self.cpu_workers, mp_context=ctx)
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, functools.partial(fn, *args))
+        try:
+            return await loop.run_in_executor(self._pool, functools.partial(fn, *args))
+        except concurrent.futures.process.BrokenProcessPool:
+            # A worker died (killed, out of memory): start a fresh pool for the next call.
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+            raise
 
     async def run_native(self, fn: Callable[..., T], *args: Any) -> T:
         """Engine calls on a thread: they release the GIL, so threads run them in parallel."""

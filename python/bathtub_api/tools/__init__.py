@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bathtub_api.registry import Registry
-from bathtub_api.tools import datasets, guide, jobs
+from bathtub_api.tools import datasets, guide, jobs, life, strategy
 
-MODULES = (guide, datasets, jobs)
+MODULES = (guide, datasets, jobs, life, strategy)
 
 
 def default_registry() -> Registry:

@@ -1,0 +1,299 @@
+"""Life-data models: fit (original route and tool), models list/get, reliability evaluation,
+model import, demand-data analysis, and the refit that dataset ingest triggers."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+
+from bathtub.distributions import FAMILIES, MIXTURE, Lifetime
+from bathtub.errors import InputError
+from bathtub.life import records, saved
+from bathtub.life.demand import analyse_demands
+from bathtub_api.errors import ApiError, not_found
+from bathtub_api.ids import iso, new_id
+from bathtub_api.registry import Ctx, Registry, read_json
+from bathtub_api.tools import datasets
+from bathtub_api.tools.datasets import ListRequest, Strict
+
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+Unit = Annotated[str, Field(max_length=40)]
+
+
+class ParamIn(Strict):
+    name: str
+    value: float
+
+
+class FitIn(Strict):
+    """Fit a life model to a saved dataset. `mapping` roles: `x` time, `c` censoring code,
+    `n` count, `xl`/`xr` interval ends, `mode` failure mode (fits competing risks)."""
+
+    name: Name
+    dataset_id: str
+    distribution: str
+    mapping: dict[str, str]
+    unit: Unit | None = None
+    options: dict[str, Any] | None = None
+
+
+class FitOut(Strict):
+    id: str
+    name: str
+    kind: str
+    distribution: str
+    n: int
+    unit: str | None
+    created_at: str | None
+    url: str
+
+
+class Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ModelRecord(Open):
+    id: str
+    name: str
+    distribution: str
+    kind: str
+    unit: str | None
+    n: int | None
+    params: list[dict[str, Any]]
+    coefficients: list[Any]
+    metrics: dict[str, Any] | None
+    gof: list[dict[str, Any]]
+
+
+class ModelSummary(Strict):
+    id: str
+    name: str
+    kind: str
+    distribution: str
+    n: int | None
+    unit: str | None
+    created_at: str | None
+    url: str
+
+
+class ModelList(Strict):
+    models: list[ModelSummary]
+
+
+class ModelGet(Strict):
+    id: str
+
+
+class ReliabilityIn(Strict):
+    t: Annotated[float, Field(ge=0)] | None = None
+    covariates: dict[str, float] | None = None
+    points: Annotated[int, Field(ge=2, le=5000)] = 200
+
+
+class ImportData(Strict):
+    x: list[float]
+    c: list[Any] | None = None
+    n: list[float] | None = None
+
+
+class ImportIn(Strict):
+    name: Name
+    distribution: str
+    unit: Unit | None = None
+    data: ImportData | None = None
+    params: list[ParamIn] | None = None
+    options: dict[str, Any] | None = None
+    extras: dict[str, Any] | None = None
+    base_distribution_id: str | None = None
+
+
+class ImportOut(Strict):
+    id: str
+    name: str
+    distribution: str
+    params_only: bool
+    url: str
+
+
+class DemandBatchIn(Strict):
+    demands: Annotated[int, Field(ge=1)]
+    failures: Annotated[int, Field(ge=0)]
+    label: Annotated[str, Field(max_length=80)] | None = None
+
+
+class DemandIn(Strict):
+    name: Name
+    batches: Annotated[list[DemandBatchIn], Field(min_length=1)]
+    confidence: float = 0.95
+    scores: list[float] | None = None
+
+
+def model_url(ctx: Ctx, model_id: str) -> str:
+    return ctx.url(f"/api/v1/models/{model_id}")
+
+
+async def load_model(ctx: Ctx, model_id: str) -> dict[str, Any]:
+    item = await ctx.store.get_item(ctx.user.id, "model", model_id)
+    if item is None:
+        raise not_found("model", model_id)
+    return item
+
+
+def _summary(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
+    body = item["body"]
+    return {"id": item["id"], "name": item["name"], "kind": body.get("kind", "distribution"),
+            "distribution": body.get("distribution", ""), "n": body.get("n"), "unit": body.get("unit"),
+            "created_at": iso(item["created_at"]), "url": model_url(ctx, item["id"])}
+
+
+def model_record(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
+    body = {k: v for k, v in item["body"].items() if k not in ("source",)}
+    return {"id": item["id"], "name": item["name"], **body, "created_at": iso(item["created_at"]),
+            "updated_at": iso(item["updated_at"]), "url": model_url(ctx, item["id"]),
+            "dataset_id": (item["body"].get("source") or {}).get("dataset_id")}
+
+
+async def saved_lifetime(ctx: Ctx, model_id: str) -> tuple[Lifetime, str | None]:
+    """A saved parametric model as a `Lifetime` for the calculators and the engine."""
+    body = (await load_model(ctx, model_id))["body"]
+    dist = body.get("distribution")
+    opts = body.get("options") or {}
+    if body.get("kind") != "distribution" or (dist not in FAMILIES and dist != MIXTURE):
+        raise InputError("saved_model_id", f"model {model_id} is {dist!r}; a parametric life model is needed")
+    if opts.get("zi") or opts.get("lfp"):
+        raise InputError("saved_model_id", "zero-inflated and limited-population models cannot be used here")
+    values = {p["name"]: p["value"] for p in body["params"]}
+    return Lifetime(dist, values, body.get("base_distribution")), body.get("unit")
+
+
+async def _fit_and_store(ctx: Ctx, name: str, unit: str | None, source: dict[str, Any],
+                         columns: dict[str, list[Any]], model_id: str | None = None) -> dict[str, Any]:
+    record = await ctx.jobs.run_cpu(saved.fit_columns, columns, source["mapping"], source["distribution"],
+                                    source.get("options"))
+    body = {**record, "unit": unit, "source": source}
+    if model_id is None:
+        model_id = new_id("model")
+        await ctx.store.insert_item(ctx.user.id, "model", model_id, name, body)
+    else:
+        await ctx.store.update_item(ctx.user.id, "model", model_id, name, body)
+    item = await load_model(ctx, model_id)
+    return _summary(ctx, item)
+
+
+async def fit(ctx: Ctx, req: FitIn) -> dict[str, Any]:
+    _, columns = await datasets.dataset_columns(ctx, req.dataset_id)
+    source = {"dataset_id": req.dataset_id, "mapping": req.mapping, "distribution": req.distribution,
+              "options": req.options or {}}
+    return await _fit_and_store(ctx, req.name, req.unit, source, columns)
+
+
+async def refit(ctx: Ctx, dataset_id: str) -> list[dict[str, str]]:
+    """Refit, in place, every model fitted on this dataset (after rows were appended)."""
+    _, columns = await datasets.dataset_columns(ctx, dataset_id)
+    out = []
+    offset = 0
+    while True:
+        page = await ctx.store.list_items(ctx.user.id, "model", 500, offset)
+        for item in page:
+            source = item["body"].get("source") or {}
+            if source.get("dataset_id") == dataset_id:
+                await _fit_and_store(ctx, item["name"], item["body"].get("unit"), source, columns, item["id"])
+                out.append({"id": item["id"], "name": item["name"]})
+        if len(page) < 500:
+            return out
+        offset += 500
+
+
+async def get_model(ctx: Ctx, req: ModelGet) -> dict[str, Any]:
+    return model_record(ctx, await load_model(ctx, req.id))
+
+
+async def list_models(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
+    items = await ctx.store.list_items(ctx.user.id, "model", req.limit, req.offset)
+    return {"models": [_summary(ctx, i) for i in items]}
+
+
+async def reliability(ctx: Ctx, model_id: str, req: ReliabilityIn) -> dict[str, Any]:
+    item = await load_model(ctx, model_id)
+    body = item["body"]
+    if req.covariates:
+        raise InputError("covariates", f"model {model_id} has no covariates")
+    out: dict[str, Any] = {"model": {"id": model_id, "name": item["name"], "distribution": body.get("distribution")},
+                           "unit": body.get("unit")}
+    if req.t is not None:
+        out["at"] = await ctx.jobs.run_cpu(saved.evaluate_at, body, req.t)
+    else:
+        out["curves"] = await ctx.jobs.run_cpu(saved.evaluate_curves, body, req.points)
+    return out
+
+
+async def import_model(ctx: Ctx, req: ImportIn) -> dict[str, Any]:
+    data = None if req.data is None else req.data.model_dump(exclude_none=True)
+    params = None if req.params is None else [p.model_dump() for p in req.params]
+    record = await ctx.jobs.run_cpu(_import, req.distribution, data, params, req.options, req.extras,
+                                    req.base_distribution_id)
+    model_id = new_id("model")
+    body = {**record, "unit": req.unit, "source": {"import": True}}
+    await ctx.store.insert_item(ctx.user.id, "model", model_id, req.name, body)
+    return {"id": model_id, "name": req.name, "distribution": record["distribution"],
+            "params_only": bool(record.get("params_only")), "url": model_url(ctx, model_id)}
+
+
+def _import(distribution: str, data: Any, params: Any, options: Any, extras: Any, base: str | None) -> dict[str, Any]:
+    return records.import_model(distribution, data=data, params=params, options=options, extras=extras,
+                                base_distribution_id=base)
+
+
+async def demand(ctx: Ctx, req: DemandIn) -> dict[str, Any]:
+    batches = [b.model_dump(exclude_none=True) for b in req.batches]
+    analysis = analyse_demands(batches, confidence=req.confidence, scores=req.scores).to_dict()
+    model_id = new_id("model")
+    pooled = analysis["pooled"]
+    body = {**analysis, "kind": "demand", "distribution": "binomial", "n": pooled["demands"], "unit": "demands",
+            "params": [], "coefficients": [], "gof": [], "metrics": None}
+    await ctx.store.insert_item(ctx.user.id, "model", model_id, req.name, body)
+    return {"id": model_id, "name": req.name, **analysis, "url": model_url(ctx, model_id)}
+
+
+def register(reg: Registry) -> None:
+    datasets.REFITTERS["life"] = refit
+    reg.action("fit", "life", request=FitIn, response=FitOut, scope="write",
+               summary="Fit a life distribution (or best, mixture, kaplan_meier, turnbull; competing risks with "
+                       "a mode column) to a saved dataset and save the model")(fit)
+    reg.action("fit", "demand", request=DemandIn, response=Open, scope="write",
+               summary="Probability of failure on demand from demand batches: exact and Jeffreys intervals, "
+                       "homogeneity and trend tests; saved as a model")(demand)
+    reg.action("get", "model", request=ModelGet, response=ModelRecord, selector="kind",
+               summary="A saved life model in full")(get_model)
+    reg.action("list", "model", request=ListRequest, response=ModelList, selector="kind",
+               summary="The caller's models, oldest first")(list_models)
+
+    async def fit_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
+        return await fit(ctx, FitIn.model_validate(await read_json(request)))
+
+    async def models_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
+        return await list_models(ctx, ListRequest(limit=500))
+
+    async def model_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
+        return await get_model(ctx, ModelGet(id=request.match_info["model_id"]))
+
+    async def reliability_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
+        body = await read_json(request, empty={})
+        if not isinstance(body, dict):
+            raise ApiError(422, "body: must be a JSON object")
+        return await reliability(ctx, request.match_info["model_id"], ReliabilityIn.model_validate(body))
+
+    async def import_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
+        return await import_model(ctx, ImportIn.model_validate(await read_json(request)))
+
+    reg.route("POST", "/api/v1/fit", summary="Fit a life model to a dataset (original route)", scope="write",
+              request=FitIn, response=FitOut)(fit_route)
+    reg.route("GET", "/api/v1/models", summary="List models", response=ModelList)(models_route)
+    reg.route("GET", "/api/v1/models/{model_id}", summary="A model record", response=ModelRecord)(model_route)
+    reg.route("POST", "/api/v1/models/{model_id}/reliability", request=ReliabilityIn, response=Open,
+              summary="Reliability, failure, hazard, cumulative hazard and density at t, or whole curves")(
+        reliability_route)
+    reg.route("POST", "/api/import/models", scope="write", request=ImportIn, response=ImportOut,
+              summary="Import a model from params (params-only) or from data (refitted)")(import_route)

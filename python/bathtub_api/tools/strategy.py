@@ -1,0 +1,244 @@
+"""Maintenance-strategy calculators: the strategy tool, its original routes, and saved
+`strategy_analysis` items (RCM evidence and reports refer to them by id)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+
+from bathtub import strategy
+from bathtub.errors import InputError
+from bathtub_api.errors import not_found
+from bathtub_api.ids import iso, new_id
+from bathtub_api.registry import Ctx, Registry, read_json
+from bathtub_api.tools.datasets import ListRequest, Strict
+from bathtub_api.tools.life import ParamIn, saved_lifetime
+
+
+class LifeModelIn(Strict):
+    """The part's life model: inline `distribution_id` + `params`, or a `saved_model_id`."""
+
+    distribution_id: str | None = None
+    params: list[ParamIn] | list[float] | None = None
+    base_distribution_id: str | None = None
+    saved_model_id: str | None = None
+    unit: Annotated[str, Field(max_length=40)] | None = None
+    save: bool = False
+    name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+
+
+class OptimalReplacementIn(LifeModelIn):
+    planned_cost: float
+    unplanned_cost: float
+    policy: Literal["age", "block", "minimal_repair"] = "age"
+    curve_points: Annotated[int, Field(ge=10, le=5000)] = 200
+
+
+class FailureFindingIn(LifeModelIn):
+    target_availability: float
+
+
+class CalendarShut(Strict):
+    name: Annotated[str, Field(min_length=1, max_length=200)]
+    cost: Annotated[float, Field(ge=0)]
+    every: Annotated[float, Field(gt=0)] | None = None
+    every_unit: Literal["days", "weeks", "months", "years"] = "days"
+    start: str | None = None
+    dates: list[str] | None = None
+
+
+class ShutPlanIn(LifeModelIn):
+    current_age: Annotated[float, Field(ge=0)]
+    usage_rate: Annotated[float, Field(gt=0)]
+    horizon_days: Annotated[float, Field(ge=1)]
+    failure_cost: Annotated[float, Field(ge=0)]
+    shuts: list[CalendarShut]
+    today: str | None = None
+
+
+class DemonstrationIn(Strict):
+    reliability: float | None = None
+    confidence: float = 0.95
+    mission_time: float | None = None
+    failures: int = 0
+    test_multiple: float | None = None
+    shape: float | None = None
+    units: int | None = None
+    method: str | None = None
+    mtbf: float | None = None
+    design_reliability: float | None = None
+    design_mtbf: float | None = None
+    b_life: float | None = None
+    shape_interval: list[float] | None = None
+    unit: Annotated[str, Field(max_length=40)] | None = None
+    save: bool = False
+    name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+
+
+class Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class OptimalReplacementOut(Open):
+    distribution: str
+    unit: str | None
+    mttf: float | None
+    beneficial: bool
+    optimal_time: float | None
+    optimal_cost_rate: float | None
+    planned_cost: float
+    unplanned_cost: float
+
+
+class FailureFindingOut(Open):
+    distribution: str
+    unit: str | None
+    mttf: float | None
+    target_availability: float
+    interval: float | None
+    method: str
+    note: str
+
+
+class Tradeoff(Open):
+    failures: list[int]
+    rows: list[dict[str, Any]]
+
+
+class DemonstrationOut(Open):
+    method: str
+    solve_for: str
+    units: int | None
+    test_time_per_unit: float | None
+    total_test_time: float | None
+    failures: int
+    demonstrated_reliability: float | None
+    consumer_risk: float | None
+    summary: str
+    assumptions: list[str]
+    tradeoff: Tradeoff
+
+
+class ShutPlanOut(Open):
+    plan: list[dict[str, Any]]
+    expected_cost: float
+    expected_failures: float
+
+
+class AnalysisGet(Strict):
+    id: str
+
+
+class AnalysisOut(Open):
+    id: str
+    name: str
+    calculator: str
+    inputs: dict[str, Any]
+    result: dict[str, Any]
+    created_at: str | None
+
+
+class AnalysisList(Open):
+    items: list[dict[str, Any]]
+    next_offset: int | None
+
+
+async def _life_kwargs(ctx: Ctx, req: LifeModelIn) -> dict[str, Any]:
+    if req.saved_model_id is not None:
+        if req.distribution_id is not None or req.params is not None:
+            raise InputError("saved_model_id", "give saved_model_id or distribution_id with params, not both")
+        lifetime, unit = await saved_lifetime(ctx, req.saved_model_id)
+        return {"lifetime": lifetime, "unit": req.unit or unit}
+    params = None if req.params is None else [p.model_dump() if isinstance(p, ParamIn) else p for p in req.params]
+    return {"distribution_id": req.distribution_id, "params": params,
+            "base_distribution_id": req.base_distribution_id, "unit": req.unit}
+
+
+async def _saved(ctx: Ctx, calculator: str, req: BaseModel, result: dict[str, Any]) -> dict[str, Any]:
+    """Store the analysis when asked; the answer then carries its id."""
+    if not getattr(req, "save", False):
+        return result
+    inputs = req.model_dump(exclude={"save", "name"}, exclude_none=True)
+    analysis_id = new_id("strategy_analysis")
+    name = getattr(req, "name", None) or calculator.replace("_", " ")
+    body = {"calculator": calculator, "inputs": inputs, "result": result}
+    await ctx.store.insert_item(ctx.user.id, "strategy_analysis", analysis_id, name, body)
+    return {**result, "analysis_id": analysis_id}
+
+
+def _calculator(name: str, run: Callable[..., dict[str, Any]], life: bool) -> Callable[[Ctx, Any], Any]:
+    async def handler(ctx: Ctx, req: Any) -> dict[str, Any]:
+        fields = req.model_dump(exclude={"save", "name", "distribution_id", "params", "base_distribution_id",
+                                         "saved_model_id", "unit"})
+        kwargs = await _life_kwargs(ctx, req) if life else {"unit": req.unit}
+        if name == "shut_plan":
+            fields["shuts"] = [s.model_dump(exclude_none=True) for s in req.shuts]
+            fields["today"] = req.today or dt.date.today().isoformat()
+        # Calculators are quick (well under a second) but pure Python: run them off the loop.
+        result = await ctx.jobs.run_cpu(_call, run, {**fields, **kwargs})
+        return await _saved(ctx, name, req, result)
+
+    return handler
+
+
+def _call(run: Callable[..., dict[str, Any]], kwargs: dict[str, Any]) -> dict[str, Any]:
+    return run(**kwargs)
+
+
+async def get_analysis(ctx: Ctx, req: AnalysisGet) -> dict[str, Any]:
+    item = await ctx.store.get_item(ctx.user.id, "strategy_analysis", req.id)
+    if item is None:
+        raise not_found("strategy_analysis", req.id)
+    return {"id": item["id"], "name": item["name"], **item["body"], "created_at": iso(item["created_at"])}
+
+
+async def list_analyses(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
+    items = await ctx.store.list_items(ctx.user.id, "strategy_analysis", req.limit + 1, req.offset)
+    return {
+        "items": [{"id": i["id"], "name": i["name"], "calculator": i["body"]["calculator"],
+                   "created_at": iso(i["created_at"])} for i in items[: req.limit]],
+        "next_offset": req.offset + req.limit if len(items) > req.limit else None,
+    }
+
+
+# (action, original route or None, request, response, library function, takes a life model, summary)
+Calculator = tuple[str, str | None, type[BaseModel], type[BaseModel], Callable[..., dict[str, Any]], bool, str]
+CALCULATORS: list[Calculator] = [
+    ("optimal_replacement", "/api/v1/strategy/optimal-replacement", OptimalReplacementIn, OptimalReplacementOut,
+     strategy.optimal_replacement, True,
+     "Replacement age minimising cost per unit time (age, block or minimal-repair policy), with the curve"),
+    ("failure_finding", "/api/v1/strategy/failure-finding", FailureFindingIn, FailureFindingOut,
+     strategy.failure_finding_interval, True,
+     "Proof-test interval of a hidden function meeting a target mean availability"),
+    ("demonstration_test", "/api/v1/strategy/demonstration-test", DemonstrationIn, DemonstrationOut,
+     strategy.demonstration_test, False,
+     "Demonstration-test plan: units, test time, allowed failures, consumer risk, trade-off table"),
+    ("shut_plan", None, ShutPlanIn, ShutPlanOut, strategy.shut_plan, True,
+     "At which planned shuts to replace a part so expected cost over the horizon is least"),
+]
+
+
+def register(reg: Registry) -> None:
+    for action, path, request, response, run, life, summary in CALCULATORS:
+        handler = _calculator(action, run, life)
+        reg.action("strategy", action, request=request, response=response, summary=summary,
+                   description=summary + ". With save: true the analysis is stored as a strategy_analysis "
+                                         "item and the answer carries its analysis_id.")(handler)
+
+        def adapter(request_model: type[BaseModel] = request, h: Callable[[Ctx, Any], Any] = handler) -> Any:
+            async def route(ctx: Ctx, http: web.Request) -> dict[str, Any]:
+                return await h(ctx, request_model.model_validate(await read_json(http)))
+
+            return route
+
+        if path is None:  # a tool action only: the original routes are the spec's three
+            continue
+        reg.route("POST", path, summary=f"{summary} (original route)", request=request, response=response)(adapter())
+    reg.action("get", "strategy_analysis", request=AnalysisGet, response=AnalysisOut, selector="kind",
+               summary="A saved strategy analysis: calculator, inputs and result")(get_analysis)
+    reg.action("list", "strategy_analysis", request=ListRequest, response=AnalysisList, selector="kind",
+               summary="The caller's saved strategy analyses")(list_analyses)
