@@ -4,6 +4,7 @@ import math
 import warnings
 
 import numpy as np
+import pytest
 import surpyval
 from reliability.Fitters import Fit_Weibull_3P
 from scipy import optimize, stats
