@@ -82,9 +82,10 @@ pub struct Compiled {
     /// Group of each unit.
     pub unit_group: Vec<u32>,
     pub dists: Vec<Dist>,
-    /// Per graph node: predecessors needed, block group (u32::MAX for none), successors (CSR).
+    /// Per graph node: predecessors needed, blocks it holds (a node works while none of
+    /// them is down), successors (CSR).
     pub threshold: Vec<u32>,
-    pub node_group: Vec<u32>,
+    pub members: Vec<u32>,
     pub succ_start: Vec<u32>,
     pub succ: Vec<u32>,
     /// Graph nodes in topological order (input first).
@@ -404,6 +405,45 @@ impl Builder {
     }
 }
 
+/// Successor lists in compressed-row form.
+fn csr(n: usize, edges: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>) {
+    let mut start = vec![0u32; n + 1];
+    for &(s, _) in edges {
+        start[s as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut succ = vec![0u32; edges.len()];
+    for &(s, t) in edges {
+        succ[fill[s as usize] as usize] = t;
+        fill[s as usize] += 1;
+    }
+    (start, succ)
+}
+
+/// Kahn's order of an acyclic graph in CSR form.
+fn topological(n: usize, start: &[u32], succ: &[u32]) -> Vec<u32> {
+    let mut indeg = vec![0u32; n];
+    for &t in succ {
+        indeg[t as usize] += 1;
+    }
+    let mut order: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
+    let mut head = 0;
+    while head < order.len() {
+        let v = order[head] as usize;
+        head += 1;
+        for &w in &succ[start[v] as usize..start[v + 1] as usize] {
+            indeg[w as usize] -= 1;
+            if indeg[w as usize] == 0 {
+                order.push(w);
+            }
+        }
+    }
+    order
+}
+
 impl Compiled {
     /// Validate and compile a diagram; errors name the offending node.
     pub fn new(spec: &DiagramSpec) -> Result<Compiled, EngineError> {
@@ -415,51 +455,75 @@ impl Compiled {
             node_group: vec![],
             edges: vec![],
         };
-        let (_, output) = b.diagram(spec, "", true, 0)?;
-        let n = b.threshold.len();
-        let mut succ_start = vec![0u32; n + 1];
-        for &(s, _) in &b.edges {
-            succ_start[s as usize + 1] += 1;
-        }
-        for i in 0..n {
-            succ_start[i + 1] += succ_start[i];
-        }
-        let mut fill = succ_start.clone();
-        let mut succ = vec![0u32; b.edges.len()];
-        let mut indeg = vec![0u32; n];
-        for &(s, t) in &b.edges {
-            succ[fill[s as usize] as usize] = t;
-            fill[s as usize] += 1;
+        let (_, raw_output) = b.diagram(spec, "", true, 0)?;
+        let raw = b.threshold.len();
+        let (raw_succ_start, raw_succ) = csr(raw, &b.edges);
+        let raw_order = topological(raw, &raw_succ_start, &raw_succ);
+        // Chain compression: a block whose only successor is a block with that one
+        // predecessor (and threshold 1) joins it in one graph node that works while none of
+        // its blocks is down. A train of k blocks in series then costs one node update per
+        // state change instead of k.
+        let mut indeg = vec![0u32; raw];
+        for &(_, t) in &b.edges {
             indeg[t as usize] += 1;
         }
-        let mut order: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
-        let mut head = 0;
-        while head < order.len() {
-            let v = order[head] as usize;
-            head += 1;
-            for &w in &succ[succ_start[v] as usize..succ_start[v + 1] as usize] {
-                indeg[w as usize] -= 1;
-                if indeg[w as usize] == 0 {
-                    order.push(w);
+        let mut rep: Vec<u32> = (0..raw as u32).collect();
+        for &v in &raw_order {
+            let v = v as usize;
+            let out = &raw_succ[raw_succ_start[v] as usize..raw_succ_start[v + 1] as usize];
+            if b.node_group[v] != NO_GROUP && out.len() == 1 {
+                let w = out[0] as usize;
+                if b.node_group[w] != NO_GROUP && indeg[w] == 1 && b.threshold[w] == 1 {
+                    rep[w] = rep[v];
                 }
             }
         }
+        let mut new_id = vec![u32::MAX; raw];
+        let mut threshold = vec![];
+        for v in 0..raw {
+            if rep[v] as usize == v {
+                new_id[v] = threshold.len() as u32;
+                threshold.push(b.threshold[v]);
+            }
+        }
+        let map: Vec<u32> = (0..raw).map(|v| new_id[rep[v] as usize]).collect();
+        let n = threshold.len();
+        let mut members = vec![0u32; n];
+        for v in 0..raw {
+            if b.node_group[v] != NO_GROUP {
+                members[map[v] as usize] += 1;
+            }
+        }
+        let edges: Vec<(u32, u32)> = b
+            .edges
+            .iter()
+            .map(|&(s, t)| (map[s as usize], map[t as usize]))
+            .filter(|(s, t)| s != t)
+            .collect();
+        let (succ_start, succ) = csr(n, &edges);
+        let order = topological(n, &succ_start, &succ);
+        let mut groups = b.groups;
+        for g in &mut groups {
+            g.node = map[g.node as usize];
+        }
         let c = Compiled {
-            groups: b.groups,
+            groups,
             unit_group: b.unit_group,
             dists: b.dists,
-            threshold: b.threshold,
-            node_group: b.node_group,
+            threshold,
+            members,
             succ_start,
             succ,
             order,
-            output,
+            output: map[raw_output as usize],
         };
         if c.groups.is_empty() {
             return Err(EngineError("the diagram has no blocks".into()));
         }
         if c.evaluate(&vec![false; c.groups.len()]) {
-            return Err(EngineError("the output is reached with every block failed: some path joins input to output through no block".into()));
+            return Err(EngineError(
+                "the output is reached with every block failed: some path joins input to output through no block".into(),
+            ));
         }
         Ok(c)
     }
@@ -469,10 +533,13 @@ impl Compiled {
     pub fn evaluate(&self, ok: &[bool]) -> bool {
         let mut live = vec![0u32; self.threshold.len()];
         let mut reach = vec![false; self.threshold.len()];
+        let mut bad = vec![0u32; self.threshold.len()];
+        for (g, grp) in self.groups.iter().enumerate() {
+            bad[grp.node as usize] += !ok[g] as u32;
+        }
         for &v in &self.order {
             let v = v as usize;
-            let g = self.node_group[v];
-            reach[v] = (g == NO_GROUP || ok[g as usize]) && live[v] >= self.threshold[v];
+            reach[v] = bad[v] == 0 && live[v] >= self.threshold[v];
             if reach[v] {
                 for &w in self.successors(v) {
                     live[w as usize] += 1;

@@ -5,6 +5,7 @@
 //! `sim` (the event core), `availability` and `mission` (the two run kinds with their
 //! mergeable accumulators), `parallel` (rayon over replications), `rng` (streams).
 
+pub mod agenda;
 pub mod availability;
 pub mod diagram;
 pub mod dist;

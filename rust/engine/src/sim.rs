@@ -1,11 +1,12 @@
 //! The discrete-event core: units failing and being repaired, repair crews, standby
 //! switching, and the structure kept up to date incrementally.
 //!
-//! Events sit in a binary heap keyed by (time, sequence), so equal times pop first-in,
-//! first-out. Per-gate counts of live inputs are updated only along the edges whose
+//! Events sit in an agenda ordered by (time, sequence), so equal times pop first-in,
+//! first-out (see `agenda`). Per-gate counts of live inputs are updated only along the edges whose
 //! source changed state, so an event costs O(nodes it actually changes), not O(diagram).
 //! All buffers live in `Sim` and are reused across replications: no allocation per event.
-use crate::diagram::{Compiled, GroupKind, NO_GROUP};
+use crate::agenda::Agenda;
+use crate::diagram::{Compiled, GroupKind};
 use crate::dist::Lifetime;
 use crate::rng::Stream;
 use std::cmp::Ordering;
@@ -20,27 +21,6 @@ pub enum Status {
 
 const FAIL: u32 = 0;
 const REPAIRED: u32 = 1;
-
-/// A pending event: min-heap on `key` = (time bits << 64 | sequence). Times are >= 0, so
-/// their IEEE bits order like the numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Event {
-    key: u128,
-    unit: u32,
-    /// version << 1 | kind; a failure whose version is stale was cancelled by a switch.
-    tag: u32,
-}
-
-impl Ord for Event {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
-    }
-}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
 
 /// A unit waiting for a crew: higher priority first, then first come.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,16 +67,19 @@ pub struct Sim<'a> {
     life_at: Vec<f64>,
     age: Vec<f64>,
     last: Vec<f64>,
-    version: Vec<u32>,
     /// Per group: units up (plain) or running (standby); whether it works; failures; downtime.
     count: Vec<u32>,
     pub ok: Vec<bool>,
     down_since: Vec<f64>,
     pub failures: Vec<u64>,
     pub downtime: Vec<f64>,
+    /// Per graph node: live predecessors, blocks down, whether the signal passes.
     live: Vec<u32>,
+    bad: Vec<u32>,
     reach: Vec<bool>,
-    heap: BinaryHeap<Event>,
+    /// Per group: units that must be up (plain) or running (standby) for it to work.
+    need: Vec<u32>,
+    agenda: Agenda,
     seq: u64,
     queue: BinaryHeap<Waiting>,
     busy: u32,
@@ -117,15 +100,23 @@ impl<'a> Sim<'a> {
             life_at: vec![0.0; u],
             age: vec![0.0; u],
             last: vec![0.0; u],
-            version: vec![0; u],
             count: vec![0; g],
             ok: vec![true; g],
             down_since: vec![0.0; g],
             failures: vec![0; g],
             downtime: vec![0.0; g],
             live: vec![0; n],
+            bad: vec![0; n],
             reach: vec![false; n],
-            heap: BinaryHeap::with_capacity(2 * u + 8),
+            need: c
+                .groups
+                .iter()
+                .map(|g| match g.kind {
+                    GroupKind::Plain { need } => need,
+                    GroupKind::Standby { k, .. } => k,
+                })
+                .collect(),
+            agenda: Agenda::new(u),
             seq: 0,
             queue: BinaryHeap::new(),
             busy: 0,
@@ -136,20 +127,14 @@ impl<'a> Sim<'a> {
 
     #[inline]
     fn push(&mut self, time: f64, unit: u32, kind: u32) {
-        self.seq += 1;
-        let key = ((time.max(0.0).to_bits() as u128) << 64) | self.seq as u128;
-        self.heap.push(Event {
-            key,
-            unit,
-            tag: self.version[unit as usize] << 1 | kind,
-        });
+        self.agenda.set(unit as usize, time.max(0.0), kind);
     }
 
     /// Start a fresh replication: every unit new, running (standby: the first k running,
     /// the others idle), the structure evaluated once from scratch.
     pub fn reset(&mut self, rng: &mut Stream) {
         self.now = 0.0;
-        self.heap.clear();
+        self.agenda.clear();
         self.queue.clear();
         self.busy = 0;
         self.seq = 0;
@@ -167,7 +152,6 @@ impl<'a> Sim<'a> {
             self.count[gi] = running;
             for j in 0..g.units {
                 let u = (g.first_unit + j) as usize;
-                self.version[u] = 0;
                 self.age[u] = 0.0;
                 self.last[u] = 0.0;
                 let l = life.sample(rng).max(0.0);
@@ -184,10 +168,14 @@ impl<'a> Sim<'a> {
             }
         }
         self.live.iter_mut().for_each(|x| *x = 0);
+        self.bad.iter_mut().for_each(|x| *x = 0);
+        for (gi, g) in c.groups.iter().enumerate() {
+            self.ok[gi] = self.count[gi] >= self.need[gi];
+            self.bad[g.node as usize] += !self.ok[gi] as u32;
+        }
         for &v in &c.order {
             let v = v as usize;
-            let g = c.node_group[v];
-            let r = (g == NO_GROUP || self.ok[g as usize]) && self.live[v] >= c.threshold[v];
+            let r = self.bad[v] == 0 && self.live[v] >= c.threshold[v];
             self.reach[v] = r;
             if r {
                 for &w in c.successors(v) {
@@ -202,35 +190,30 @@ impl<'a> Sim<'a> {
         self.reach[self.c.output as usize]
     }
 
-    /// Time of the next live event (infinity when none); drops cancelled ones on the way.
+    /// Time of the next event (infinity when none).
     #[inline]
-    pub fn next_time(&mut self) -> f64 {
-        while let Some(e) = self.heap.peek() {
-            let u = e.unit as usize;
-            if e.tag & 1 == FAIL && e.tag >> 1 != self.version[u] {
-                self.heap.pop(); // cancelled by a standby switch or a renewal
-                continue;
-            }
-            return f64::from_bits((e.key >> 64) as u64);
-        }
-        f64::INFINITY
+    pub fn next_time(&self) -> f64 {
+        self.agenda.first().1
     }
 
-    /// Process the next live event; None when the queue is empty.
+    /// Process the next event; None when nothing is pending.
     pub fn step(&mut self, rng: &mut Stream) -> Option<Step> {
-        self.next_time(); // drop cancelled events at the top
-        let ev = self.heap.pop()?;
-        let u = ev.unit as usize;
-        let kind = ev.tag & 1;
-        self.now = f64::from_bits((ev.key >> 64) as u64);
+        let (u, time, kind) = self.agenda.first();
+        if time == f64::INFINITY {
+            return None;
+        }
+        self.now = time;
+        // Consumed: the handlers below give the unit its next event, or none.
+        self.agenda.take(u);
         let g = self.c.unit_group[u];
         if kind == FAIL {
             self.fail(u, g as usize, rng);
         } else {
             self.repaired(u, g as usize, rng);
         }
+        self.agenda.settle(u);
         Some(Step {
-            time: self.now,
+            time,
             group: g,
             failure: kind == FAIL,
         })
@@ -247,7 +230,6 @@ impl<'a> Sim<'a> {
         }
         let was = self.status[u];
         self.status[u] = Status::Down;
-        self.version[u] = self.version[u].wrapping_add(1);
         match grp.kind {
             GroupKind::Plain { .. } => self.count[g] -= 1,
             GroupKind::Standby { dormancy, .. } => {
@@ -290,7 +272,6 @@ impl<'a> Sim<'a> {
         self.age[u] += dormancy * (self.now - self.last[u]);
         self.last[u] = self.now;
         self.status[u] = Status::Running;
-        self.version[u] = self.version[u].wrapping_add(1);
         self.count[g] += 1;
         let remaining = (self.life_at[u] - self.age[u]).max(0.0);
         self.push(self.now + remaining, u as u32, FAIL);
@@ -299,7 +280,6 @@ impl<'a> Sim<'a> {
     fn renew_in_place(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let grp = &self.c.groups[g];
         let l = self.c.dists[grp.life as usize].sample(rng).max(0.0);
-        self.version[u] = self.version[u].wrapping_add(1);
         let rate = match (grp.kind, self.status[u]) {
             (GroupKind::Standby { dormancy, .. }, Status::Idle) => dormancy,
             _ => 1.0,
@@ -327,7 +307,6 @@ impl<'a> Sim<'a> {
         self.age[u] = 0.0;
         self.last[u] = self.now;
         self.life_at[u] = l;
-        self.version[u] = self.version[u].wrapping_add(1);
         match grp.kind {
             GroupKind::Plain { .. } => {
                 self.status[u] = Status::Running;
@@ -359,26 +338,25 @@ impl<'a> Sim<'a> {
     /// Re-derive a group's working state and push any change up the diagram.
     #[inline]
     fn refresh(&mut self, g: usize) {
-        let c = self.c;
-        let ok = match c.groups[g].kind {
-            GroupKind::Plain { need } => self.count[g] >= need,
-            GroupKind::Standby { k, .. } => self.count[g] >= k,
-        };
+        let ok = self.count[g] >= self.need[g];
         if ok == self.ok[g] {
             return;
         }
         self.ok[g] = ok;
+        let c = self.c;
+        let node = c.groups[g].node as usize;
         if ok {
             self.downtime[g] += self.now - self.down_since[g];
+            self.bad[node] -= 1;
         } else {
             self.down_since[g] = self.now;
+            self.bad[node] += 1;
         }
         self.stack.clear();
-        self.stack.push(c.groups[g].node);
+        self.stack.push(node as u32);
         while let Some(v) = self.stack.pop() {
             let v = v as usize;
-            let gv = c.node_group[v];
-            let r = (gv == NO_GROUP || self.ok[gv as usize]) && self.live[v] >= c.threshold[v];
+            let r = self.bad[v] == 0 && self.live[v] >= c.threshold[v];
             if r == self.reach[v] {
                 continue;
             }
