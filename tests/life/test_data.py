@@ -102,3 +102,17 @@ def test_large_numeric_arrays_take_the_fast_path():
     x = np.arange(1, 100_001, dtype=float)
     d = LifeData.from_arrays(x, np.zeros(x.size, int))
     assert d.n == 100_000 and d.f.size == 100_000
+
+
+def test_spelled_codes_on_many_rows_and_numeric_strings():
+    c = np.array(["F", "S", " failed ", "0", "1.0", "-1"] * 1000)
+    d = LifeData.from_arrays(np.arange(1, 6001, dtype=float), c)
+    assert d.n_failures == 4000 and d.rn.sum() == 2000 and d.ln.sum() == 1000
+    with pytest.raises(InputError) as e:
+        LifeData.from_arrays([1.0, 2.0, 3.0], ["F", "S", "2"])
+    assert "row 2" in e.value.rule
+
+
+def test_all_failures_at_one_time_refused():
+    with pytest.raises(InputError, match="one time"):
+        fit(LifeData.from_arrays([5.0, 5.0, 5.0, 9.0], [0, 0, 0, 1]), "weibull")

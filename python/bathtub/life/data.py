@@ -320,14 +320,30 @@ def _codes(col: Any, field: str) -> np.ndarray:
             i = int(np.argmax(bad))
             raise InputError(field, f"row {i}: unknown censoring code {col[i]!r}; use 0 failure, 1 right, -1 left")
         return out
-    out = np.empty(len(col), dtype=int)
-    for i, v in enumerate(col):
-        key = str(v).strip().lower() if not isinstance(v, bool) else None
-        if isinstance(v, float) and v.is_integer():
-            key = str(int(v))
-        if key is None or key not in _CODES:
+    # spelled codes: map each distinct spelling once (fast on 10^6 rows)
+    if arr.dtype.kind == "U":
+        words = arr
+    else:  # mixed objects: booleans are refused (lifelines' event flag has the opposite sense)
+        words = np.array(["\x00bool" if isinstance(v, (bool, np.bool_)) else str(v) for v in col], dtype=str)
+    uniq, inv = np.unique(words, return_inverse=True)
+    mapped = np.empty(uniq.size, dtype=int)
+    for j, w in enumerate(uniq):
+        code = _code_of(w)
+        if code is None:
+            i = int(np.argmax(inv == j))
             raise InputError(
-                field, f"row {i}: unknown censoring code {v!r}; use 0/F (failure), 1/S/C (right), -1/L (left)"
+                field, f"row {i}: unknown censoring code {col[i]!r}; use 0/F (failure), 1/S/C (right), -1/L (left)"
             )
-        out[i] = _CODES[key]
-    return out
+        mapped[j] = code
+    return mapped[np.asarray(inv).ravel()]
+
+
+def _code_of(word: str) -> int | None:
+    key = word.strip().lower()
+    if key in _CODES:
+        return _CODES[key]
+    try:
+        v = float(key)
+    except ValueError:
+        return None
+    return int(v) if v in (FAILURE, RIGHT, LEFT) else None
