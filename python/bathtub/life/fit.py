@@ -30,6 +30,7 @@ from scipy import optimize, stats
 
 from bathtub.errors import InputError
 from bathtub.life.data import LifeData
+from bathtub.life.dists import Dist
 from bathtub.life.likelihood import data_scale, hessian, maximise, spec_loglik
 from bathtub.life.model import DISCRETE_WEIBULL, FIT_FAMILIES, LOC, POS, UNIT, WEIGHT, ModelSpec
 from bathtub.life.ranks import anderson_darling, rank_regression
@@ -74,7 +75,8 @@ class LifeFit:
     def params(self) -> dict[str, float]:
         return dict(zip(self.spec.names, self.values, strict=False))
 
-    def dist(self):
+    def dist(self) -> Dist:
+        """The fitted distribution (sf, cdf, pdf, hazard, ppf, mean)."""
         return self.spec.build(np.array(self.values))
 
     def to_record(self) -> dict[str, Any]:
@@ -514,4 +516,5 @@ def fit_best(
         why += f" ({rows[1]['aicc'] - rows[0]['aicc']:.2f} below {rows[1]['distribution']})"
     why += "; BIC agrees" if bic_win == win else f"; BIC would choose {bic_win}"
     chosen = fits[win] if bounds == "fisher" else _fit_spec(data, fits[win].spec, method, bounds)
-    return LifeFit(**{**chosen.__dict__, "notes": (*chosen.notes, why), "ranking": tuple(rows)})
+    return LifeFit(**{**chosen.__dict__, "notes": (*chosen.notes, why), "ranking": tuple(rows),
+                      "extra": {"choice": why}})
