@@ -127,6 +127,9 @@ def test_complete_data_families_against_surpyval(complete, name, peer, convert):
     for ours, theirs in zip(f.values, convert(list(m.params)), strict=True):
         assert close(ours, theirs)
     assert close(f.log_likelihood, -m.neg_ll(), 1e-8)
+    if name not in ("gamma", "exponential"):  # same parametrisation: compare standard errors too
+        for ours, theirs in zip(f.se, np.sqrt(np.diag(m.hess_inv)), strict=True):
+            assert close(ours, theirs, 1e-5)
 
 
 def test_lognormal_against_reliability(censored):
@@ -196,6 +199,12 @@ def test_weibull_mixture_against_reliability():
     for a, b in zip(ours, theirs, strict=True):
         for u, v in zip(a, b, strict=True):
             assert close(u, v, 1e-3)
+    se = dict(zip(f.spec.names, f.se, strict=True))
+    first = 1 if p["alpha1"] < p["alpha2"] else 2  # reliability orders modes by scale
+    second = 3 - first
+    assert close(se[f"alpha{first}"], r.alpha_1_SE, 1e-4) and close(se[f"beta{first}"], r.beta_1_SE, 1e-4)
+    assert close(se[f"alpha{second}"], r.alpha_2_SE, 1e-4) and close(se[f"beta{second}"], r.beta_2_SE, 1e-4)
+    assert close(se["weight1"], r.proportion_1_SE, 1e-4)
 
 
 def test_tied_and_counted_data_match_expanded_peers():
@@ -302,3 +311,22 @@ def test_three_parameter_without_a_maximum_is_refused():
     with pytest.raises(InputError) as e:
         fit(LifeData.from_arrays(x), "weibull", options={"offset": True})
     assert e.value.field == "options.offset"
+
+
+def test_weibull_likelihood_bound_of_b10_by_a_second_method(censored):
+    """One-sided 90% bound: profile of ln L over t = B10 (alpha = t / k^(1/beta)) meets chi2_1(0.8)/2."""
+    x, cens = censored
+    f = fit(LifeData.from_arrays(x, cens), "weibull", bounds="likelihood")
+    k = -math.log(0.9)
+
+    def ll(a, b):
+        z = (x / a) ** b
+        return float(np.sum((1 - cens) * (np.log(b / a) + (b - 1) * np.log(x / a))) - z.sum())
+
+    def prof(t):
+        r = optimize.minimize_scalar(lambda lb: -ll(t / k ** (1 / math.exp(lb)), math.exp(lb)), bounds=(-3, 3),
+                                     method="bounded", options={"xatol": 1e-12})
+        return -r.fun - (f.log_likelihood - stats.chi2.ppf(0.8, 1) / 2)
+
+    b10 = next(v for v in f.life if v["id"] == "b10")
+    assert close(b10["lower"], optimize.brentq(prof, b10["value"] * 0.3, b10["value"], xtol=1e-12), 1e-6)
