@@ -520,6 +520,12 @@ impl Compiled {
         if c.groups.is_empty() {
             return Err(EngineError("the diagram has no blocks".into()));
         }
+        if c.unit_group.len() > crate::agenda::MAX_SLOTS {
+            return Err(EngineError(format!(
+                "the diagram has more than {} units",
+                crate::agenda::MAX_SLOTS
+            )));
+        }
         if c.evaluate(&vec![false; c.groups.len()]) {
             return Err(EngineError(
                 "the output is reached with every block failed: some path joins input to output through no block".into(),

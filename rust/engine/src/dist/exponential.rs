@@ -1,18 +1,33 @@
 //! Exponential life: constant hazard `failure_rate`, optional location `gamma`.
+use super::ziggurat::{Tables, tables};
 use super::{DistError, Lifetime, location, positive};
 use crate::rng::Stream;
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Exponential {
     rate: f64,
     loc: f64,
+    mean_life: f64,
+    zig: &'static Tables,
+}
+
+impl std::fmt::Debug for Exponential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exponential")
+            .field("rate", &self.rate)
+            .field("loc", &self.loc)
+            .finish()
+    }
 }
 
 impl Exponential {
     pub fn new(failure_rate: f64, gamma: f64) -> Result<Self, DistError> {
+        let rate = positive("exponential", "failure_rate", failure_rate)?;
         Ok(Exponential {
-            rate: positive("exponential", "failure_rate", failure_rate)?,
+            rate,
             loc: location("exponential", gamma)?,
+            mean_life: 1.0 / rate,
+            zig: tables(),
         })
     }
 }
@@ -56,11 +71,11 @@ impl Lifetime for Exponential {
     }
     #[inline]
     fn sample(&self, rng: &mut Stream) -> f64 {
-        self.loc - rng.uniform().ln() / self.rate
+        self.loc + self.zig.exp1(rng) * self.mean_life
     }
     #[inline]
     fn sample_residual(&self, age: f64, rng: &mut Stream) -> f64 {
         // Memoryless past the failure-free time.
-        (self.loc - age).max(0.0) - rng.uniform().ln() / self.rate
+        (self.loc - age).max(0.0) + self.zig.exp1(rng) * self.mean_life
     }
 }

@@ -16,6 +16,7 @@ mod normal;
 mod solve;
 mod uniform;
 mod weibull;
+pub mod ziggurat;
 
 pub use exponential::Exponential;
 pub use gamma::Gamma;
@@ -367,8 +368,8 @@ mod tests {
         assert_eq!(x, y);
         let e = Exponential::new(0.5, 0.0).unwrap();
         let mut r3 = Stream::new(1, 2);
-        let u = Stream::new(1, 2).uniform();
-        assert_eq!(e.sample(&mut r3), -u.ln() / 0.5);
+        let mut r4 = Stream::new(1, 2);
+        assert_eq!(e.sample(&mut r3), ziggurat::tables().exp1(&mut r4) / 0.5);
     }
 
     #[test]
@@ -388,6 +389,25 @@ mod tests {
                 (m / d.mean() - 1.0).abs() < 0.01,
                 "{s:?}: {m} vs {}",
                 d.mean()
+            );
+        }
+    }
+
+    #[test]
+    fn ziggurat_exponential_moments_and_tail() {
+        let z = ziggurat::tables();
+        let mut r = Stream::new(8, 8);
+        let n = 1_000_000;
+        let xs: Vec<f64> = (0..n).map(|_| z.exp1(&mut r)).collect();
+        let m = xs.iter().sum::<f64>() / n as f64;
+        let v = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n as f64;
+        assert!((m - 1.0).abs() < 0.005 && (v - 1.0).abs() < 0.01, "{m} {v}");
+        for t in [0.1, 1.0, 3.0, 8.0] {
+            let p = xs.iter().filter(|&&x| x > t).count() as f64 / n as f64;
+            let e = (-t).exp();
+            assert!(
+                (p - e).abs() < 5.0 * (e * (1.0 - e) / n as f64).sqrt() + 1e-6,
+                "{t}: {p} vs {e}"
             );
         }
     }
