@@ -17,7 +17,7 @@ from bathtub_api.jobs import ORPHANED
 from bathtub_api.registry import Ctx, JobCtx, Registry
 from bathtub_api.store import open_store
 from bathtub_api.tools import default_registry
-from bathtub_api.tools.datasets import Strict
+from bathtub_api.tools.common import Strict
 from tests.conftest import Api
 from tests.service import jobwork
 

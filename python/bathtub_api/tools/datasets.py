@@ -6,21 +6,18 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from bathtub.errors import InputError
 from bathtub_api import tables
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
+from bathtub_api.tools.common import ListRequest, Strict, load_item, page
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Notes = Annotated[str, Field(max_length=2000)]
 MAX_INGEST_KEYS = 200  # idempotency keys remembered per dataset
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class Column(Strict):
@@ -71,11 +68,6 @@ class DatasetPage(Strict):
     updated_at: str | None
 
 
-class ListRequest(Strict):
-    offset: Annotated[int, Field(ge=0)] = 0
-    limit: Annotated[int, Field(ge=1, le=500)] = 100
-
-
 class DatasetSummary(Strict):
     id: str
     name: str
@@ -122,10 +114,7 @@ def dataset_url(ctx: Ctx, dataset_id: str) -> str:
 
 
 async def load_dataset(ctx: Ctx, dataset_id: str) -> dict[str, Any]:
-    item = await ctx.store.get_item(ctx.user.id, "dataset", dataset_id)
-    if item is None:
-        raise not_found("dataset", dataset_id)
-    return item
+    return await load_item(ctx, "dataset", dataset_id)
 
 
 async def dataset_columns(ctx: Ctx, dataset_id: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:
@@ -173,15 +162,14 @@ async def get_dataset(ctx: Ctx, req: DatasetGet) -> dict[str, Any]:
 
 
 async def list_datasets(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
-    items = await ctx.store.list_items(ctx.user.id, "dataset", req.limit + 1, req.offset)
-    more = len(items) > req.limit
+    items, next_offset = await page(ctx, "dataset", req)
     return {
         "items": [
             {"id": i["id"], "name": i["name"], "row_count": i["body"]["row_count"], "columns": i["body"]["columns"],
              "created_at": iso(i["created_at"]), "url": dataset_url(ctx, i["id"])}
-            for i in items[: req.limit]
+            for i in items
         ],
-        "next_offset": req.offset + req.limit if more else None,
+        "next_offset": next_offset,
     }
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bathtub_api.registry import Ctx, Registry
-from bathtub_api.tools.datasets import Strict
+from bathtub_api.tools.common import Strict
 
 Topic = Literal[
     "life_data", "units", "accelerated", "test_planning", "repairable", "rbds", "rbd_analysis", "strategy",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from bathtub_api.registry import Ctx, Registry
-from bathtub_api.tools.datasets import Strict
+from bathtub_api.tools.common import Strict
 
 
 class JobGet(Strict):

@@ -6,17 +6,17 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from bathtub.distributions import FAMILIES, MIXTURE, Lifetime
 from bathtub.errors import InputError
 from bathtub.life import records, saved
 from bathtub.life.demand import analyse_demands
-from bathtub_api.errors import ApiError, not_found
+from bathtub_api.errors import ApiError
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
 from bathtub_api.tools import datasets
-from bathtub_api.tools.datasets import ListRequest, Strict
+from bathtub_api.tools.common import ListRequest, Open, Strict, load_item
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Unit = Annotated[str, Field(max_length=40)]
@@ -48,10 +48,6 @@ class FitOut(Strict):
     unit: str | None
     created_at: str | None
     url: str
-
-
-class Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
 
 
 class ModelRecord(Open):
@@ -135,10 +131,7 @@ def model_url(ctx: Ctx, model_id: str) -> str:
 
 
 async def load_model(ctx: Ctx, model_id: str) -> dict[str, Any]:
-    item = await ctx.store.get_item(ctx.user.id, "model", model_id)
-    if item is None:
-        raise not_found("model", model_id)
-    return item
+    return await load_item(ctx, "model", model_id)
 
 
 def _summary(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:

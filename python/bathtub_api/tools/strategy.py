@@ -8,14 +8,13 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from bathtub import strategy
 from bathtub.errors import InputError
-from bathtub_api.errors import not_found
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
-from bathtub_api.tools.datasets import ListRequest, Strict
+from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 from bathtub_api.tools.life import ParamIn, saved_lifetime
 
 
@@ -77,10 +76,6 @@ class DemonstrationIn(Strict):
     unit: Annotated[str, Field(max_length=40)] | None = None
     save: bool = False
     name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
-
-
-class Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
 
 
 class OptimalReplacementOut(Open):
@@ -190,18 +185,16 @@ def _call(run: Callable[..., dict[str, Any]], kwargs: dict[str, Any]) -> dict[st
 
 
 async def get_analysis(ctx: Ctx, req: AnalysisGet) -> dict[str, Any]:
-    item = await ctx.store.get_item(ctx.user.id, "strategy_analysis", req.id)
-    if item is None:
-        raise not_found("strategy_analysis", req.id)
+    item = await load_item(ctx, "strategy_analysis", req.id)
     return {"id": item["id"], "name": item["name"], **item["body"], "created_at": iso(item["created_at"])}
 
 
 async def list_analyses(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
-    items = await ctx.store.list_items(ctx.user.id, "strategy_analysis", req.limit + 1, req.offset)
+    items, next_offset = await page(ctx, "strategy_analysis", req)
     return {
         "items": [{"id": i["id"], "name": i["name"], "calculator": i["body"]["calculator"],
-                   "created_at": iso(i["created_at"])} for i in items[: req.limit]],
-        "next_offset": req.offset + req.limit if len(items) > req.limit else None,
+                   "created_at": iso(i["created_at"])} for i in items],
+        "next_offset": next_offset,
     }
 
 
