@@ -1,0 +1,34 @@
+"""Reliability block diagrams: the stored diagram model, the compact stages form, the
+atomic edit operations, resolution to the engine's input, exact closed forms where they
+exist, and the run-time quote. Pure functions on plain dicts; no I/O.
+"""
+
+from bathtub.rbd.analysis import RunOptions, check_options, closed_form, plan, simulate
+from bathtub.rbd.diagram import check_diagram, content_hash, placeholders, view
+from bathtub.rbd.edits import apply_edits
+from bathtub.rbd.exact import Exactness, reliability, structure
+from bathtub.rbd.quote import Quote, quote
+from bathtub.rbd.resolve import check_no_cycle, engine_form, referenced_ids
+from bathtub.rbd.stages import stages_to_diagram
+
+__all__ = [
+    "Exactness",
+    "Quote",
+    "RunOptions",
+    "apply_edits",
+    "check_diagram",
+    "check_no_cycle",
+    "check_options",
+    "closed_form",
+    "content_hash",
+    "engine_form",
+    "placeholders",
+    "plan",
+    "quote",
+    "referenced_ids",
+    "reliability",
+    "simulate",
+    "stages_to_diagram",
+    "structure",
+    "view",
+]

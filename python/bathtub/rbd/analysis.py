@@ -1,0 +1,174 @@
+"""Analyses of a resolved (engine-form) diagram: what will run, and running it.
+
+A repairable diagram is simulated over [0, horizon] (availability). A non-repairable one
+answers in closed form when it qualifies (`bathtub.rbd.exact`), else it is simulated to
+system failure (reliability over [0, mission_time]). Results are JSON-ready dicts, split
+into `results` (figures with 95% intervals), `curve` (A(t) or R(t) with its band) and
+`precision` (what the run reached).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from bathtub import engine
+from bathtub.errors import InputError
+from bathtub.rbd import exact
+from bathtub.rbd.quote import quote
+from bathtub.rbd.schema import integer, number
+
+METHODS = ("auto", "simulation")
+DEFAULT_REPLICATIONS = {True: 2000, False: 10_000}
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """horizon (repairable) or mission_time (non-repairable), in the diagram unit;
+    replications or precision (relative 95% half-width of the mean unavailability to reach,
+    repairable only) up to max_replications; seed; grid points of the curve; method `auto`
+    (closed form where exact) or `simulation` (always simulate)."""
+
+    horizon: float | None
+    mission_time: float | None
+    replications: int | None
+    precision: float | None
+    max_replications: int
+    seed: int
+    grid: int
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_options(repairable: bool, raw: Mapping[str, Any]) -> RunOptions:
+    """Validated options; the one of horizon / mission_time the diagram needs is required."""
+    horizon = mission = None
+    if repairable:
+        if raw.get("mission_time") is not None:
+            raise InputError("mission_time", "a repairable diagram is analysed over a horizon: give horizon")
+        if raw.get("horizon") is None:
+            raise InputError("horizon", "required for a repairable diagram (time span in the diagram unit)")
+        horizon = number(0.0, lo_open=True)(raw["horizon"], "horizon")
+    else:
+        if raw.get("horizon") is not None:
+            raise InputError("horizon", "a non-repairable diagram is analysed over a mission: give mission_time")
+        if raw.get("mission_time") is None:
+            raise InputError("mission_time", "required for a non-repairable diagram (in the diagram unit)")
+        mission = number(0.0, lo_open=True)(raw["mission_time"], "mission_time")
+    reps = None if raw.get("replications") is None else integer(1, 10_000_000)(raw["replications"], "replications")
+    precision = None
+    if raw.get("precision") is not None:
+        if not repairable:
+            raise InputError("precision", "only for repairable diagrams (give replications)")
+        if reps is not None:
+            raise InputError("precision", "give replications or precision, not both")
+        precision = number(0.0, 1.0, lo_open=True, hi_open=True)(raw["precision"], "precision")
+    max_reps = integer(2, 10_000_000)(raw.get("max_replications", 100_000), "max_replications")
+    if reps is None and precision is None:
+        reps = DEFAULT_REPLICATIONS[repairable]
+    method = raw.get("method", "auto")
+    if method not in METHODS:
+        raise InputError("method", f"must be one of {', '.join(METHODS)}")
+    return RunOptions(
+        horizon=horizon,
+        mission_time=mission,
+        replications=reps,
+        precision=precision,
+        max_replications=max_reps,
+        seed=integer(0, 2**63 - 1)(raw.get("seed", 1), "seed"),
+        grid=integer(2, 2001)(raw.get("grid", 101), "grid"),
+        method=method,
+    )
+
+
+def plan(d: Mapping[str, Any], repairable: bool, opts: RunOptions) -> dict[str, Any]:
+    """What an analysis will do: {method: closed_form | simulation, reason, quote}.
+    Compiles the diagram in the engine first, so a bad shape is refused before queueing."""
+    try:
+        engine.compile_diagram(d)
+    except engine.EngineError as e:
+        raise InputError("diagram", str(e)) from None
+    if not repairable:
+        ex = exact.structure(d)
+        if ex.exact and opts.method == "auto":
+            return {"method": "closed_form", "reason": ex.reason, "quote": None}
+        reason = ex.reason if not ex.exact else "simulation asked for (method: simulation)"
+        q = quote(d, replications=opts.replications or 0, horizon=None)
+        return {"method": "simulation", "reason": reason, "quote": q.to_dict()}
+    reps = opts.replications if opts.replications is not None else opts.max_replications
+    q = quote(d, replications=reps, horizon=opts.horizon)
+    return {"method": "simulation", "reason": "repairable: availability by Monte Carlo", "quote": q.to_dict()}
+
+
+def _finite(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def closed_form(d: Mapping[str, Any], opts: RunOptions) -> dict[str, Any]:
+    """Exact R(t) over [0, mission_time], R at the mission end and the MTTF."""
+    ex = exact.structure(d)
+    if not ex.exact or ex.formula is None:
+        raise InputError("method", f"no closed form: {ex.reason}")
+    assert opts.mission_time is not None
+    t = np.linspace(0.0, opts.mission_time, opts.grid)
+    r = exact.evaluate(ex.formula, t)
+    end = float(r[-1])
+    results = {
+        "exact": True,
+        "reliability": end,
+        "reliability_interval": [end, end],
+        "probability_of_failure": 1.0 - end,
+        "mttf": _finite(exact.mttf(ex.formula)),
+        "mission_time": opts.mission_time,
+        "note": "exact in closed form (series, parallel and k-of-n of independent blocks); no simulation ran",
+    }
+    curve = {"t": t.tolist(), "reliability": r.tolist(), "lower": r.tolist(), "upper": r.tolist()}
+    return {"results": results, "curve": curve, "precision": {"exact": True}}
+
+
+def simulate(d: Mapping[str, Any], repairable: bool, opts: RunOptions, crews: int = 0,
+             threads: int | None = None) -> dict[str, Any]:
+    """Run the engine (blocking; the engine releases the GIL, so call it on a thread)."""
+    try:
+        if repairable:
+            assert opts.horizon is not None
+            a = engine.simulate_availability(
+                d, horizon=opts.horizon, replications=opts.replications, target_half_width=opts.precision,
+                max_replications=opts.max_replications, seed=opts.seed, grid=opts.grid, crews=crews, threads=threads,
+            )
+            body = a.to_dict(include_curve=True)
+            curve = body.pop("curve")
+            precision = {"replications": a.replications, "relative_half_width": _finite(a.relative_half_width),
+                         "target": a.target_half_width, "target_reached": a.target_reached}
+            return {"results": _clean(body), "curve": _clean(curve), "precision": precision}
+        assert opts.mission_time is not None and opts.replications is not None
+        m = engine.simulate_mission(d, mission_time=opts.mission_time, replications=opts.replications,
+                                    seed=opts.seed, grid=opts.grid, threads=threads)
+        body = m.to_dict()
+        curve = body.pop("curve")
+        half = (m.probability_of_failure_interval[1] - m.probability_of_failure_interval[0]) / 2.0
+        body["exact"] = False
+        body["reliability"] = 1.0 - m.probability_of_failure
+        body["reliability_interval"] = [1.0 - m.probability_of_failure_interval[1],
+                                        1.0 - m.probability_of_failure_interval[0]]
+        precision = {"replications": m.replications, "half_width_probability_of_failure": half}
+        return {"results": _clean(body), "curve": _clean(curve), "precision": precision}
+    except engine.EngineError as e:
+        raise InputError("diagram", str(e)) from None
+
+
+def _clean(x: Any) -> Any:
+    """JSON-ready: NaN and infinities (no figure) become null."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    return x

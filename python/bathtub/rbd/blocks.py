@@ -1,0 +1,206 @@
+"""One node of a diagram: the spec's RbdNode and BlockModel, checked field by field.
+
+Every field the spec names is stored (so a diagram round-trips, including the maintenance
+fields the engine does not simulate yet); analyses refuse those later (`bathtub.rbd.resolve`).
+Errors name the node: `nodes.pump-a.model.params.beta: must be > 0`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bathtub.distributions import MIXTURE, params_from_mean, parse_params
+from bathtub.errors import InputError, prefixed
+from bathtub.rbd import schema as s
+
+NODE_TYPES = ("input", "output", "component", "series", "parallel", "knode", "standby", "subsystem")
+BLOCK_TYPES = ("component", "series", "parallel", "standby", "subsystem")
+LIFE_TYPES = ("component", "series", "parallel", "standby")
+REPAIRABLE_TYPES = ("input", "output", "component", "standby", "knode")
+MAX_ID = 64
+MAX_UNITS = 100_000
+
+# Which node types may carry each field (the spec's RbdNode table).
+FIELD_TYPES: dict[str, tuple[str, ...]] = {
+    "label": NODE_TYPES,
+    "model": LIFE_TYPES,
+    "repair": ("component", "standby"),
+    "n": ("series", "parallel", "knode"),
+    "k": ("knode", "standby"),
+    "spares": ("standby",),
+    "cold": ("standby",),
+    "dormancy": ("standby",),
+    "subsystem_rbd_id": ("subsystem",),
+    "instant_repair": ("component",),
+    "costs": ("component", "standby"),
+    "preventive": ("component",),
+    "inspection": ("component",),
+    "maintenance_group": ("component", "standby"),
+    "crew_priority": ("component", "standby"),
+    "repair_one_at_a_time": ("standby",),
+    "repair_quality": ("component",),
+    "capacity": LIFE_TYPES,
+    "covariate_schedules": ("component", "series", "parallel"),
+}
+# Fields that only mean something in a repairable diagram.
+REPAIRABLE_ONLY = ("repair", "instant_repair", "costs", "preventive", "inspection", "maintenance_group",
+                   "crew_priority", "repair_one_at_a_time", "repair_quality")
+# Fields `update_node` may `clear`.
+CLEARABLE = ("costs", "preventive", "inspection", "maintenance_group", "crew_priority", "instant_repair",
+             "repair_one_at_a_time", "repair_quality", "capacity", "covariate_schedules")
+
+_FIELD_CHECKS: dict[str, s.Check] = {
+    "label": s.text(200),
+    "n": s.integer(1, MAX_UNITS),
+    "k": s.integer(1, MAX_UNITS),
+    "spares": s.integer(0, MAX_UNITS),
+    "cold": s.boolean,
+    "dormancy": s.number(0.0, 1.0),
+    "subsystem_rbd_id": s.text(200, 1),
+    "instant_repair": s.boolean,
+    "costs": s.BLOCK_COSTS,
+    "preventive": s.PREVENTIVE,
+    "inspection": s.PROOF_TEST,
+    "maintenance_group": s.text(200, 1),
+    "crew_priority": s.number(),
+    "repair_one_at_a_time": s.boolean,
+    "repair_quality": s.REPAIR_QUALITY,
+    "capacity": s.CAPACITY,
+    "covariate_schedules": s.COVARIATE_SCHEDULES,
+}
+
+MODEL_KEYS = ("distribution_id", "base_distribution_id", "params", "mean", "given", "saved_model_id",
+              "placeholder", "joint_unit")
+
+
+def check_model(model: Any, field: str) -> dict[str, Any]:
+    """A BlockModel in stored form: `distribution_id` + `params` as [{name, value}] (a `mean`
+    with `given` shape is converted to params), or `saved_model_id`; `placeholder` kept."""
+    if not isinstance(model, Mapping):
+        raise InputError(field, "must be an object (BlockModel)")
+    for k in model:
+        if k not in MODEL_KEYS:
+            raise InputError(f"{field}.{k}", f"unknown field; known: {', '.join(MODEL_KEYS)}")
+    m = {k: v for k, v in model.items() if v is not None}
+    out: dict[str, Any] = {}
+    if ("distribution_id" in m) == ("saved_model_id" in m):
+        raise InputError(field, "give distribution_id or saved_model_id (exactly one)")
+    if "saved_model_id" in m:
+        for k in ("params", "mean", "given", "base_distribution_id"):
+            if k in m:
+                raise InputError(f"{field}.{k}", "not with saved_model_id (the saved model holds its parameters)")
+        out["saved_model_id"] = s.text(200, 1)(m["saved_model_id"], f"{field}.saved_model_id")
+        if "joint_unit" in m:
+            out["joint_unit"] = s.JOINT_UNIT(m["joint_unit"], f"{field}.joint_unit")
+    else:
+        if "joint_unit" in m:
+            raise InputError(f"{field}.joint_unit", "only with a saved condition-based (joint) model")
+        dist = m["distribution_id"]
+        if not isinstance(dist, str):
+            raise InputError(f"{field}.distribution_id", "must be a string")
+        try:
+            if "mean" in m:
+                if "params" in m:
+                    raise InputError("mean", "give params or mean, not both")
+                if "base_distribution_id" in m:
+                    raise InputError("base_distribution_id", "not with mean")
+                values = params_from_mean(dist, m["mean"], _given(m.get("given")))
+            else:
+                if "given" in m:
+                    raise InputError("given", "only with mean")
+                if "params" not in m:
+                    raise InputError("params", "required (or mean with given)")
+                base = m.get("base_distribution_id")
+                if base is not None and dist != MIXTURE:
+                    raise InputError("base_distribution_id", "only with distribution_id mixture")
+                values = parse_params(dist, m["params"], base_distribution_id=base)
+        except InputError as e:
+            raise prefixed(field, e) from None
+        out["distribution_id"] = dist
+        if dist == MIXTURE:
+            out["base_distribution_id"] = m["base_distribution_id"]
+        out["params"] = [{"name": k, "value": v} for k, v in values.items()]
+    if "placeholder" in m:
+        if s.boolean(m["placeholder"], f"{field}.placeholder"):
+            out["placeholder"] = True
+    return out
+
+
+def _given(given: Any) -> dict[str, float] | None:
+    if given is None:
+        return None
+    return s.mapping(s.number())(given, "given")
+
+
+def node_field(node: Mapping[str, Any], index: int) -> str:
+    nid = node.get("id") if isinstance(node, Mapping) else None
+    return f"nodes.{nid}" if isinstance(nid, str) and nid else f"nodes[{index}]"
+
+
+def check_node(node: Any, field: str, *, repairable: bool) -> dict[str, Any]:
+    """One RbdNode in stored form (nulls dropped), its fields allowed for its type."""
+    if not isinstance(node, Mapping):
+        raise InputError(field, "must be an object (RbdNode)")
+    nid = node.get("id")
+    if not isinstance(nid, str) or not 1 <= len(nid) <= MAX_ID or nid != nid.strip() or "/" in nid:
+        raise InputError(f"{field}.id", f"required: 1 to {MAX_ID} characters, no '/' and no surrounding spaces")
+    kind = node.get("type")
+    if kind not in NODE_TYPES:
+        raise InputError(f"{field}.type", f"required, one of {', '.join(NODE_TYPES)}")
+    if repairable and kind not in REPAIRABLE_TYPES:
+        raise InputError(f"{field}.type", f"a repairable diagram takes component, standby and knode blocks, not {kind}")
+    out: dict[str, Any] = {"id": nid, "type": kind}
+    for key, value in node.items():
+        if key in ("id", "type") or value is None:
+            continue
+        if key not in FIELD_TYPES and key not in ("model", "repair"):
+            raise InputError(f"{field}.{key}", "unknown field")
+        if kind not in FIELD_TYPES[key]:
+            raise InputError(f"{field}.{key}", f"not a field of a {kind} node")
+        if key in ("model", "repair"):
+            out[key] = check_model(value, f"{field}.{key}")
+        else:
+            out[key] = _FIELD_CHECKS[key](value, f"{field}.{key}")
+    _node_rules(out, field, repairable)
+    return out
+
+
+def _node_rules(n: dict[str, Any], field: str, repairable: bool) -> None:
+    kind = n["type"]
+    if kind in LIFE_TYPES and "model" not in n:
+        raise InputError(f"{field}.model", f"required for a {kind} block (use placeholder: true for a guess)")
+    if kind == "knode" and "n" not in n:
+        raise InputError(f"{field}.n", "required: the number of branches that must work")
+    if kind == "knode" and "k" in n and n["n"] > n["k"]:
+        raise InputError(f"{field}.n", f"must not exceed k = {n['k']} (the branches feeding the gate)")
+    if kind == "subsystem" and "subsystem_rbd_id" not in n:
+        raise InputError(f"{field}.subsystem_rbd_id", "required: the saved diagram this block embeds")
+    if kind == "standby":
+        if "spares" not in n:
+            raise InputError(f"{field}.spares", "required: the number of spares")
+        dormancy = n.get("dormancy", 0.0 if n.get("cold", True) else 1.0)
+        if 0.0 < dormancy < 1.0 and n.get("k", 1) != 1:
+            raise InputError(f"{field}.k", "warm spares (0 < dormancy < 1) need k = 1")
+    if "preventive" in n and "inspection" in n:
+        raise InputError(f"{field}.inspection", "not together with preventive")
+    if "repair_one_at_a_time" in n and n["repair_one_at_a_time"] and "costs" in n:
+        raise InputError(f"{field}.costs", "no costs on a group repaired one at a time")
+    if "repair_quality" in n and n["repair_quality"].get("model") != "perfect":
+        if n.get("model", {}).get("distribution_id") == MIXTURE:
+            raise InputError(f"{field}.repair_quality", "refused with a mixture life")
+    if repairable:
+        if "covariate_schedules" in n:
+            raise InputError(f"{field}.covariate_schedules", "only in a non-repairable diagram")
+        if kind in ("component", "standby") and "repair" not in n and not n.get("instant_repair"):
+            raise InputError(f"{field}.repair", "required in a repairable diagram (or instant_repair: true)")
+        if n.get("instant_repair") and "repair" in n:
+            raise InputError(f"{field}.instant_repair", "an instant repair needs no repair model; give one of them")
+    else:
+        for key in REPAIRABLE_ONLY:
+            if key in n and key != "repair":
+                raise InputError(f"{field}.{key}", "only in a repairable diagram")
+
+
+def on_placeholder(node: Mapping[str, Any]) -> bool:
+    return any(bool((node.get(k) or {}).get("placeholder")) for k in ("model", "repair"))

@@ -1,0 +1,142 @@
+"""From a stored diagram to the engine's input: saved models and subsystems resolved, and
+every field the engine does not simulate yet refused, naming the node and the field.
+
+Pure: the caller loads the saved models and diagrams the stored one names
+(`referenced_ids`) and passes them in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bathtub.distributions import FAMILIES, MIXTURE
+from bathtub.engine import engine_version
+from bathtub.errors import InputError
+
+# Diagram settings and node fields an analysis would have to honour but this engine does not
+# simulate yet (maintenance, costs, common cause, phases, ... come with the next engine).
+DIAGRAM_NOT_SIMULATED = ("ccf", "maintenance_groups", "costs", "production", "phases", "network",
+                         "safety_function", "target_sil")
+NODE_NOT_SIMULATED = ("costs", "preventive", "inspection", "repair_quality", "capacity", "covariate_schedules",
+                      "maintenance_group", "repair_one_at_a_time")
+MAX_DEPTH = 16
+
+
+def not_simulated(field: str) -> InputError:
+    return InputError(field, f"not simulated by engine {engine_version} yet; clear it to analyse this diagram")
+
+
+def referenced_ids(d: Mapping[str, Any]) -> tuple[set[str], set[str]]:
+    """(saved model ids, subsystem diagram ids) a diagram names directly."""
+    models: set[str] = set()
+    rbds: set[str] = set()
+    for n in d["nodes"]:
+        for key in ("model", "repair"):
+            mid = (n.get(key) or {}).get("saved_model_id")
+            if mid:
+                models.add(mid)
+        if n.get("subsystem_rbd_id"):
+            rbds.add(n["subsystem_rbd_id"])
+    return models, rbds
+
+
+def check_no_cycle(root_id: str, d: Mapping[str, Any], diagrams: Mapping[str, Mapping[str, Any]]) -> None:
+    """Refuse a diagram that embeds itself through its subsystems (at any depth)."""
+
+    def walk(body: Mapping[str, Any], path: tuple[str, ...]) -> None:
+        if len(path) > MAX_DEPTH:
+            raise InputError("nodes", f"subsystems nested more than {MAX_DEPTH} deep")
+        for n in body["nodes"]:
+            sub = n.get("subsystem_rbd_id")
+            if not sub:
+                continue
+            if sub in path:
+                chain = " -> ".join((*path, sub))
+                raise InputError(f"nodes.{n['id']}.subsystem_rbd_id", f"embeds a cycle of diagrams ({chain})")
+            if sub in diagrams:
+                walk(diagrams[sub], (*path, sub))
+
+    walk(d, (root_id,))
+
+
+def model_from_saved(body: Mapping[str, Any], model_id: str, field: str, unit: str | None) -> dict[str, Any]:
+    """A saved life model as an inline BlockModel; refuses what cannot be a block's life."""
+    dist = body.get("distribution")
+    opts = body.get("options") or {}
+    if body.get("kind", "distribution") != "distribution" or (dist not in FAMILIES and dist != MIXTURE):
+        raise InputError(field, f"model {model_id} is {dist!r} ({body.get('kind')}); a saved parametric life "
+                                "model is needed (not a non-parametric one)")
+    if opts.get("zi") or opts.get("lfp"):
+        raise InputError(field, f"model {model_id} is zero-inflated or limited-population; it cannot be a block's life")
+    model_unit = body.get("unit")
+    if unit and model_unit and model_unit != unit:
+        raise InputError(field, f"model {model_id} is in {model_unit!r} but the diagram is in {unit!r}")
+    out: dict[str, Any] = {"distribution_id": dist, "params": [{"name": p["name"], "value": p["value"]}
+                                                               for p in body["params"]]}
+    if dist == MIXTURE:
+        out["base_distribution_id"] = body.get("base_distribution")
+    return out
+
+
+def _model(
+    m: Mapping[str, Any], field: str, models: Mapping[str, Mapping[str, Any]], unit: str | None
+) -> dict[str, Any]:
+    if "joint_unit" in m:
+        raise not_simulated(f"{field}.joint_unit")
+    if "saved_model_id" in m:
+        mid = m["saved_model_id"]
+        if mid not in models:
+            raise InputError(f"{field}.saved_model_id", f"no model with id {mid!r}")
+        return model_from_saved(models[mid], mid, f"{field}.saved_model_id", unit)
+    out = {"distribution_id": m["distribution_id"], "params": m["params"]}
+    if "base_distribution_id" in m:
+        out["base_distribution_id"] = m["base_distribution_id"]
+    return out
+
+
+def engine_form(
+    d: Mapping[str, Any],
+    models: Mapping[str, Mapping[str, Any]],
+    diagrams: Mapping[str, Mapping[str, Any]],
+    *,
+    field: str = "",
+    depth: int = 0,
+) -> dict[str, Any]:
+    """The engine's diagram (`bathtub.engine` form, subsystems inline under `diagram`).
+    `models`: saved model bodies by id; `diagrams`: stored diagrams by id."""
+    if depth > MAX_DEPTH:
+        raise InputError(field or "nodes", f"subsystems nested more than {MAX_DEPTH} deep")
+    pre = f"{field}." if field else ""
+    for key in DIAGRAM_NOT_SIMULATED:
+        if d.get(key):
+            raise not_simulated(f"{pre}{key}")
+    nodes = []
+    for n in d["nodes"]:
+        f = f"{pre}nodes.{n['id']}"
+        for key in NODE_NOT_SIMULATED:
+            if n.get(key) not in (None, False):
+                raise not_simulated(f"{f}.{key}")
+        out: dict[str, Any] = {"id": n["id"], "type": n["type"]}
+        if "model" in n:
+            out["model"] = _model(n["model"], f"{f}.model", models, d.get("unit"))
+        if "repair" in n and d.get("repairable"):
+            out["repair"] = _model(n["repair"], f"{f}.repair", models, d.get("unit"))
+        for key in ("n", "k", "spares", "cold", "dormancy"):
+            if key in n:
+                out[key] = n[key]
+        if d.get("repairable"):
+            for key in ("instant_repair", "crew_priority"):
+                if key in n:
+                    out[key] = n[key]
+        if n["type"] == "subsystem":
+            sub = n["subsystem_rbd_id"]
+            if sub not in diagrams:
+                raise InputError(f"{f}.subsystem_rbd_id", f"no rbd with id {sub!r}")
+            inner = diagrams[sub]
+            if inner.get("unit") and d.get("unit") and inner["unit"] != d["unit"]:
+                raise InputError(f"{f}.subsystem_rbd_id", f"diagram {sub} is in {inner['unit']!r}, this one in "
+                                                          f"{d['unit']!r}")
+            out["diagram"] = engine_form(inner, models, diagrams, field=f"{f}.subsystem", depth=depth + 1)
+        nodes.append(out)
+    return {"nodes": nodes, "edges": [dict(e) for e in d["edges"]]}

@@ -1,0 +1,116 @@
+"""The spec's compact `stages` form as nodes and edges.
+
+Stages are in series; the components of a stage are in parallel, and a stage of two or
+more components ends in a k-of-n gate (`k_of_n`, default 1: any one suffices). A stage's
+`common_cause_beta` > 0 becomes a common-cause group of its components.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bathtub.errors import InputError
+from bathtub.rbd import schema as s
+
+COMPONENT_KEYS = ("label", "distribution", "params", "model_id", "repair_distribution", "repair_params",
+                  "placeholder", "costs", "preventive", "inspection")
+STAGE_KEYS = ("label", "components", "k_of_n", "common_cause_beta", "common_cause_basis")
+
+
+def _slug(label: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", label.strip()).strip("-").lower()
+    return slug[:48] or "block"
+
+
+def _unique(base: str, taken: set[str]) -> str:
+    nid, i = base, 2
+    while nid in taken:
+        nid, i = f"{base}-{i}", i + 1
+    taken.add(nid)
+    return nid
+
+
+def _component(c: Any, field: str, nid: str, repairable: bool) -> dict[str, Any]:
+    if not isinstance(c, Mapping):
+        raise InputError(field, "must be an object (StageComponent)")
+    for k in c:
+        if k not in COMPONENT_KEYS:
+            raise InputError(f"{field}.{k}", f"unknown field; known: {', '.join(COMPONENT_KEYS)}")
+    if ("distribution" in c) == ("model_id" in c):
+        raise InputError(field, "give distribution (with params) or model_id (exactly one)")
+    node: dict[str, Any] = {"id": nid, "type": "component", "label": c["label"]}
+    model: dict[str, Any]
+    if "model_id" in c:
+        if "params" in c:
+            raise InputError(f"{field}.params", "not with model_id")
+        model = {"saved_model_id": c["model_id"]}
+    else:
+        model = {"distribution_id": c["distribution"], "params": c.get("params")}
+    if c.get("placeholder"):
+        model["placeholder"] = True
+    node["model"] = model
+    if "repair_distribution" in c or "repair_params" in c:
+        if not repairable:
+            raise InputError(f"{field}.repair_distribution", "repair models only in a repairable diagram")
+        node["repair"] = {"distribution_id": c.get("repair_distribution"), "params": c.get("repair_params")}
+    for key in ("costs", "preventive", "inspection"):
+        if c.get(key) is not None:
+            node[key] = c[key]
+    return node
+
+
+def stages_to_diagram(stages: Any, *, repairable: bool = False) -> dict[str, Any]:
+    """{nodes, edges, ccf} of a list of Stage objects (field paths `stages[i].components[j]...`).
+    The result is checked as any diagram is, by `check_diagram`."""
+    stage_list = s.array(lambda v, f: v, 1, 1000)(stages, "stages")
+    taken = {"input", "output"}
+    nodes: list[dict[str, Any]] = [{"id": "input", "type": "input"}, {"id": "output", "type": "output"}]
+    edges: list[dict[str, str]] = []
+    ccf: list[dict[str, Any]] = []
+    previous = ["input"]
+    for i, st in enumerate(stage_list):
+        f = f"stages[{i}]"
+        if not isinstance(st, Mapping):
+            raise InputError(f, "must be an object (Stage)")
+        for k in st:
+            if k not in STAGE_KEYS:
+                raise InputError(f"{f}.{k}", f"unknown field; known: {', '.join(STAGE_KEYS)}")
+        comps = st.get("components")
+        if not isinstance(comps, Sequence) or isinstance(comps, (str, bytes)) or not comps:
+            raise InputError(f"{f}.components", "required: at least one component")
+        count = len(comps)
+        k_of_n = 1 if st.get("k_of_n") is None else s.integer(1, count)(st["k_of_n"], f"{f}.k_of_n")
+        ids: list[str] = []
+        for j, c in enumerate(comps):
+            cf = f"{f}.components[{j}]"
+            label = c.get("label") if isinstance(c, Mapping) else None
+            label = s.text(200, 1)(label, f"{cf}.label")
+            nid = _unique(_slug(label), taken)
+            nodes.append(_component(c, cf, nid, repairable))
+            ids.append(nid)
+            edges.extend({"source": p, "target": nid} for p in previous)
+        beta = st.get("common_cause_beta")
+        if beta is not None:
+            beta = s.number(0.0, 1.0, hi_open=True)(beta, f"{f}.common_cause_beta")
+            if beta > 0:
+                if count < 2:
+                    raise InputError(f"{f}.common_cause_beta", "needs a stage of 2 or more components")
+                basis = s.enum("rate", "probability")(st.get("common_cause_basis", "rate"), f"{f}.common_cause_basis")
+                ccf.append({"id": f"ccf-{len(ccf) + 1}", "members": ids, "beta": beta, "basis": basis})
+        if count == 1:
+            previous = ids
+            continue
+        stage_label = st.get("label")
+        named = isinstance(stage_label, str) and stage_label.strip()
+        gate_base = f"{_slug(stage_label)}-vote" if named else f"stage-{i + 1}-vote"
+        gate = _unique(gate_base, taken)
+        gate_node: dict[str, Any] = {"id": gate, "type": "knode", "n": k_of_n, "k": count}
+        if isinstance(stage_label, str):
+            gate_node["label"] = stage_label
+        nodes.append(gate_node)
+        edges.extend({"source": c, "target": gate} for c in ids)
+        previous = [gate]
+    edges.extend({"source": p, "target": "output"} for p in previous)
+    return {"nodes": nodes, "edges": edges, "ccf": ccf}
