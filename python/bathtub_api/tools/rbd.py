@@ -1,0 +1,360 @@
+"""Reliability block diagrams: the `rbd` tool (create, edit), `rbd_analysis analyze`, and
+get/list of `rbd` and `rbd_run` items.
+
+Diagrams are stored in the library's checked form (`bathtub.rbd.check_diagram`); every
+analysis resolves saved models and subsystems, refuses what the engine does not simulate
+yet (naming the node and field), then answers at once in closed form or queues an
+`rbd.simulate` job that stores an `rbd_run`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from bathtub import engine, rbd
+from bathtub.errors import InputError
+from bathtub.rbd.analysis import RunOptions
+from bathtub.rbd.resolve import model_from_saved
+from bathtub_api.errors import not_found
+from bathtub_api.ids import iso, new_id
+from bathtub_api.registry import Ctx, JobCtx, Registry
+from bathtub_api.store import Store
+from bathtub_api.tools.datasets import ListRequest, Strict
+from bathtub_api.tools.life import Open
+
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+JOB_KIND = "rbd.simulate"
+SCAN_PAGE = 500
+
+
+class RbdCreate(Strict):
+    """A diagram from `nodes` + `edges` (RbdNode, RbdEdge) or from compact `stages`."""
+
+    name: Name
+    unit: Annotated[str, Field(max_length=40)] | None = None
+    repairable: bool = False
+    nodes: list[dict[str, Any]] | None = None
+    edges: list[dict[str, Any]] | None = None
+    stages: list[dict[str, Any]] | None = None
+    repair_crews: int | None = None
+
+
+class RbdEdit(Strict):
+    """`ops`: the spec's edit operations, applied in order; all apply or none does."""
+
+    id: str
+    ops: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=1000)]
+
+
+class RbdGet(Strict):
+    id: str
+
+
+class RunGet(Strict):
+    id: str
+    include_curve: bool = False
+
+
+class RunList(ListRequest):
+    rbd_id: str | None = None
+
+
+class Analyze(Strict):
+    """`horizon` (repairable) or `mission_time` (non-repairable) in the diagram unit;
+    `replications`, or `precision` (relative 95% half-width of mean unavailability to reach,
+    up to `max_replications`); `seed`; `grid` curve points; `method` auto (closed form where
+    exact) or simulation; `recompute` reruns even when a run of the same inputs exists."""
+
+    id: str
+    horizon: float | None = None
+    mission_time: float | None = None
+    replications: int | None = None
+    precision: float | None = None
+    max_replications: int | None = None
+    seed: int | None = None
+    grid: int | None = None
+    method: Literal["auto", "simulation"] = "auto"
+    recompute: bool = False
+
+
+def rbd_url(ctx: Ctx, rbd_id: str) -> str:
+    return ctx.url(f"/api/v1/get/rbd?id={rbd_id}")
+
+
+async def _load(store: Store, owner: str, kind: str, item_id: str) -> dict[str, Any]:
+    item = await store.get_item(owner, kind, item_id)
+    if item is None:
+        raise not_found(kind, item_id)
+    return item
+
+
+async def _references(store: Store, owner: str, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every saved model and diagram a diagram names, through its subsystems (the owner's
+    only: another user's id is "no such id"). Refusals name the node."""
+    models: dict[str, Any] = {}
+    diagrams: dict[str, Any] = {}
+    pending = [("", body)]
+    while pending:
+        prefix, d = pending.pop()
+        for n in d["nodes"]:
+            f = f"{prefix}nodes.{n['id']}"
+            for key in ("model", "repair"):
+                mid = (n.get(key) or {}).get("saved_model_id")
+                if mid and mid not in models:
+                    item = await store.get_item(owner, "model", mid)
+                    if item is None:
+                        raise InputError(f"{f}.{key}.saved_model_id", f"no model with id {mid!r}")
+                    model_from_saved(item["body"], mid, f"{f}.{key}.saved_model_id", d.get("unit"))
+                    models[mid] = item["body"]
+            sub = n.get("subsystem_rbd_id")
+            if sub and sub not in diagrams:
+                if len(diagrams) > 200:
+                    raise InputError(f"{f}.subsystem_rbd_id", "more than 200 embedded diagrams")
+                item = await store.get_item(owner, "rbd", sub)
+                if item is None:
+                    raise InputError(f"{f}.subsystem_rbd_id", f"no rbd with id {sub!r}")
+                diagrams[sub] = item["body"]
+                pending.append((f"{f}.subsystem.", item["body"]))
+    return models, diagrams
+
+
+async def _checked(ctx: Ctx, rbd_id: str, body: dict[str, Any]) -> None:
+    _, diagrams = await _references(ctx.store, ctx.user.id, body)
+    rbd.check_no_cycle(rbd_id, body, diagrams)
+
+
+def _record(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
+    body = item["body"]
+    return {"id": item["id"], **rbd.view(body), "content_hash": rbd.content_hash(body),
+            "created_at": iso(item["created_at"]), "updated_at": iso(item["updated_at"]),
+            "url": rbd_url(ctx, item["id"])}
+
+
+async def create(ctx: Ctx, req: RbdCreate) -> dict[str, Any]:
+    raw: dict[str, Any] = {"name": req.name, "unit": req.unit, "repairable": req.repairable}
+    if req.stages is not None:
+        if req.nodes is not None or req.edges is not None:
+            raise InputError("stages", "give stages or nodes and edges, not both")
+        raw.update(rbd.stages_to_diagram(req.stages, repairable=req.repairable))
+    elif req.nodes is not None:
+        raw.update(nodes=req.nodes, edges=req.edges or [])
+    else:
+        raise InputError("nodes", "give nodes and edges, or stages")
+    if req.repair_crews is not None:
+        raw["repair_crews"] = req.repair_crews
+    body = rbd.check_diagram(raw)
+    rbd_id = new_id("rbd")
+    await _checked(ctx, rbd_id, body)
+    await ctx.store.insert_item(ctx.user.id, "rbd", rbd_id, body["name"], body)
+    return _record(ctx, await _load(ctx.store, ctx.user.id, "rbd", rbd_id))
+
+
+async def edit(ctx: Ctx, req: RbdEdit) -> dict[str, Any]:
+    item = await _load(ctx.store, ctx.user.id, "rbd", req.id)
+    body = rbd.apply_edits(item["body"], req.ops)
+    await _checked(ctx, req.id, body)
+    await ctx.store.update_item(ctx.user.id, "rbd", req.id, body["name"], body)
+    return _record(ctx, await _load(ctx.store, ctx.user.id, "rbd", req.id))
+
+
+async def get_rbd(ctx: Ctx, req: RbdGet) -> dict[str, Any]:
+    item = await _load(ctx.store, ctx.user.id, "rbd", req.id)
+    out = _record(ctx, item)
+    _, diagrams = await _references(ctx.store, ctx.user.id, item["body"])
+    for n in out["nodes"]:
+        sub = n.get("subsystem_rbd_id")
+        if sub in diagrams:
+            n["subsystem_name"] = diagrams[sub]["name"]
+    return out
+
+
+async def list_rbds(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
+    items = await ctx.store.list_items(ctx.user.id, "rbd", req.limit + 1, req.offset)
+    more = len(items) > req.limit
+    return {
+        "items": [
+            {"id": i["id"], "name": i["name"], "unit": i["body"].get("unit"), "repairable": i["body"]["repairable"],
+             "block_count": rbd.view(i["body"])["block_count"], "placeholders": rbd.placeholders(i["body"]),
+             "created_at": iso(i["created_at"]), "updated_at": iso(i["updated_at"]), "url": rbd_url(ctx, i["id"])}
+            for i in items[: req.limit]
+        ],
+        "next_offset": req.offset + req.limit if more else None,
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# Analyses
+
+
+def _inputs_hash(inputs: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+async def _resolve(store: Store, owner: str, body: dict[str, Any]) -> dict[str, Any]:
+    models, diagrams = await _references(store, owner, body)
+    return rbd.engine_form(body, models, diagrams)
+
+
+async def _find_run(ctx: Ctx, rbd_id: str, key: str) -> dict[str, Any] | None:
+    offset = 0
+    found = None
+    while True:
+        page = await ctx.store.list_items(ctx.user.id, "rbd_run", SCAN_PAGE, offset)
+        for item in page:
+            b = item["body"]
+            if b.get("rbd_id") == rbd_id and b.get("inputs_hash") == key:
+                found = item  # the newest matching run wins (pages are oldest first)
+        if len(page) < SCAN_PAGE:
+            return found
+        offset += SCAN_PAGE
+
+
+def _run_summary(run_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """What the job result and the at-once answers carry: the run without its curve."""
+    keep = ("rbd_id", "method", "reason", "results", "precision", "quote", "duration_s", "engine_version",
+            "placeholders")
+    return {"run_id": run_id, "status": "done", **{k: body.get(k) for k in keep}}
+
+
+async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
+    item = await _load(ctx.store, ctx.user.id, "rbd", req.id)
+    body = item["body"]
+    diagram = await _resolve(ctx.store, ctx.user.id, body)
+    raw = req.model_dump(exclude={"id", "recompute"}, exclude_none=True)
+    opts = rbd.check_options(body["repairable"], raw)
+    crews = int(body.get("repair_crews", 0))
+    inputs = {"diagram": diagram, "repairable": body["repairable"], "unit": body.get("unit"),
+              "options": opts.to_dict(), "crews": crews}
+    key = _inputs_hash(inputs)
+    if not req.recompute:
+        cached = await _find_run(ctx, req.id, key)
+        if cached is not None:
+            return {**_run_summary(cached["id"], cached["body"]), "cached": True}
+    what = rbd.plan(diagram, body["repairable"], opts)
+    run_id = new_id("rbd_run")
+    args = {"run_id": run_id, "rbd_id": req.id, "rbd_name": item["name"], "inputs": inputs, "inputs_hash": key,
+            "diagram_hash": rbd.content_hash(body), "plan": what, "placeholders": rbd.placeholders(body)}
+    if what["method"] == "closed_form":
+        run = await _execute(ctx.store, ctx.user.id, ctx.jobs, args)
+        return {**run, "cached": False}
+    queued = await ctx.jobs.submit(ctx.user.id, JOB_KIND, args)
+    return {**queued, "run_id": run_id, "method": "simulation", "reason": what["reason"], "quote": what["quote"],
+            "cached": False}
+
+
+def _compute(inputs: dict[str, Any], method: str) -> dict[str, Any]:
+    opts = RunOptions(**inputs["options"])
+    if method == "closed_form":
+        return rbd.closed_form(inputs["diagram"], opts)
+    return rbd.simulate(inputs["diagram"], inputs["repairable"], opts, crews=inputs["crews"])
+
+
+async def _execute(store: Store, owner: str, jobs: Any, args: dict[str, Any]) -> dict[str, Any]:
+    """Run an analysis off the event loop, store its rbd_run, answer its summary."""
+    plan = args["plan"]
+    start = time.perf_counter()
+    out = await jobs.run_native(_compute, args["inputs"], plan["method"])
+    duration = time.perf_counter() - start
+    body = {
+        "rbd_id": args["rbd_id"],
+        "rbd_name": args["rbd_name"],
+        "method": plan["method"],
+        "reason": plan["reason"],
+        "results": out["results"],
+        "precision": out["precision"],
+        "curve": out["curve"],
+        "inputs": args["inputs"],
+        "inputs_hash": args["inputs_hash"],
+        "diagram_hash": args["diagram_hash"],
+        "engine_version": {"engine": engine.engine_version, "library": _library_version()},
+        "quote": plan["quote"],
+        "duration_s": duration,
+        "placeholders": args["placeholders"],
+    }
+    await store.insert_item(owner, "rbd_run", args["run_id"], f"{args['rbd_name']} ({plan['method']})", body)
+    return _run_summary(args["run_id"], body)
+
+
+def _library_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("bathtub")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+async def run_job(ctx: JobCtx, args: dict[str, Any]) -> dict[str, Any]:
+    return await _execute(ctx.store, ctx.owner, ctx.jobs, args)
+
+
+async def get_run(ctx: Ctx, req: RunGet) -> dict[str, Any]:
+    item = await _load(ctx.store, ctx.user.id, "rbd_run", req.id)
+    body = item["body"]
+    out = {"id": req.id, **{k: v for k, v in body.items() if k not in ("curve", "inputs_hash")}}
+    current = await ctx.store.get_item(ctx.user.id, "rbd", body["rbd_id"])
+    if current is None:
+        out["diagram_changed"] = True
+        out["inputs_changed"] = True
+    else:
+        out["diagram_changed"] = rbd.content_hash(current["body"]) != body["diagram_hash"]
+        try:
+            now_diagram = await _resolve(ctx.store, ctx.user.id, current["body"])
+            out["inputs_changed"] = now_diagram != body["inputs"]["diagram"]
+        except InputError:
+            out["inputs_changed"] = True  # the diagram as it is now could not run at all
+    if req.include_curve:
+        out["curve"] = body["curve"]
+    out["created_at"] = iso(item["created_at"])
+    return out
+
+
+async def list_runs(ctx: Ctx, req: RunList) -> dict[str, Any]:
+    if req.rbd_id is not None:
+        await _load(ctx.store, ctx.user.id, "rbd", req.rbd_id)
+    rows: list[dict[str, Any]] = []
+    offset, skipped, more = 0, 0, False
+    while True:
+        page = await ctx.store.list_items(ctx.user.id, "rbd_run", SCAN_PAGE, offset)
+        for item in page:
+            b = item["body"]
+            if req.rbd_id is not None and b.get("rbd_id") != req.rbd_id:
+                continue
+            if skipped < req.offset:
+                skipped += 1
+                continue
+            if len(rows) == req.limit:
+                more = True
+                break
+            rows.append({"id": item["id"], "name": item["name"], "rbd_id": b["rbd_id"], "method": b["method"],
+                         "results": b["results"], "created_at": iso(item["created_at"])})
+        if more or len(page) < SCAN_PAGE:
+            break
+        offset += SCAN_PAGE
+    return {"items": rows, "next_offset": req.offset + req.limit if more else None}
+
+
+def register(reg: Registry) -> None:
+    reg.action("rbd", "create", request=RbdCreate, response=Open, scope="write",
+               summary="Create a reliability block diagram from nodes and edges or compact stages")(create)
+    reg.action("rbd", "edit", request=RbdEdit, response=Open, scope="write",
+               summary="Apply a list of edit operations to a diagram, atomically (all or none)")(edit)
+    reg.action("get", "rbd", request=RbdGet, response=Open, selector="kind",
+               summary="A diagram in compact node form; blocks on placeholder models marked")(get_rbd)
+    reg.action("list", "rbd", request=ListRequest, response=Open, selector="kind",
+               summary="The caller's diagrams, oldest first")(list_rbds)
+    reg.action("rbd_analysis", "analyze", request=Analyze, response=Open, scope="write", heavy=True,
+               summary="Quote and queue an availability or reliability analysis (a job that stores an rbd_run); "
+                       "exact non-repairable diagrams answer at once in closed form")(analyze)
+    reg.action("get", "rbd_run", request=RunGet, response=Open, selector="kind",
+               summary="One analysis run: results with intervals, inputs, engine versions, precision, quote, "
+                       "whether the diagram changed since; include_curve adds A(t) or R(t) with its band")(get_run)
+    reg.action("list", "rbd_run", request=RunList, response=Open, selector="kind",
+               summary="The caller's analysis runs, oldest first (rbd_id filters)")(list_runs)
+    reg.job(JOB_KIND)(run_job)
+

@@ -1,0 +1,212 @@
+"""The rbd and rbd_analysis tools end to end over HTTP, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+from scipy import integrate
+
+from tests.conftest import Api
+
+LAM, MU = 0.01, 0.1  # failures and repairs per hour
+
+
+def exp_model(rate: float, **extra: Any) -> dict[str, Any]:
+    return {"distribution_id": "exponential", "params": [{"name": "failure_rate", "value": rate}], **extra}
+
+
+def two_of_three(repairable: bool = True) -> dict[str, Any]:
+    blocks = [{"id": f"p{i}", "type": "component", "label": f"Pump {i}", "model": exp_model(LAM),
+               **({"repair": exp_model(MU)} if repairable else {})} for i in (1, 2, 3)]
+    nodes = [{"id": "in", "type": "input"}, {"id": "out", "type": "output"},
+             {"id": "vote", "type": "knode", "n": 2, "k": 3}, *blocks]
+    edges = [{"source": "in", "target": b["id"]} for b in blocks]
+    edges += [{"source": b["id"], "target": "vote"} for b in blocks] + [{"source": "vote", "target": "out"}]
+    return {"name": "2oo3 pumps", "unit": "hours", "repairable": repairable, "nodes": nodes, "edges": edges}
+
+
+def a_2oo3(t: np.ndarray | float) -> np.ndarray:
+    """Closed form: each unit an alternating renewal process started new, units independent;
+    a(t) = mu/(lam+mu) + lam/(lam+mu) exp(-(lam+mu) t), and 2-of-3 works w.p. 3a^2 - 2a^3."""
+    a = MU / (LAM + MU) + LAM / (LAM + MU) * np.exp(-(LAM + MU) * np.asarray(t, dtype=float))
+    return 3 * a**2 - 2 * a**3
+
+
+async def poll(api: Api, job_id: str) -> dict[str, Any]:
+    for _ in range(1200):
+        status, job = await api.post("get/job", {"id": job_id})
+        assert status == 200, job
+        if job["status"] in ("done", "failed"):
+            return job
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not finish")
+
+
+async def test_create_edit_analyze_poll_run_with_curve(api: Api) -> None:
+    diagram = two_of_three()
+    # Built as a 1-of-2 first, then edited to the 2-of-3: the edit path is part of the trip.
+    diagram["nodes"] = [n for n in diagram["nodes"] if n["id"] != "p3"]
+    diagram["nodes"][2] = {"id": "vote", "type": "knode", "n": 1}
+    diagram["edges"] = [e for e in diagram["edges"] if "p3" not in e.values()]
+    status, created = await api.post("rbd/create", diagram)
+    assert status == 200, created
+    rbd_id = created["id"]
+    assert rbd_id.startswith("rbd_") and created["block_count"] == 2
+    p3 = {"id": "p3", "type": "component", "label": "Pump 3", "model": exp_model(LAM), "repair": exp_model(MU)}
+    status, edited = await api.post("rbd/edit", {"id": rbd_id, "ops": [
+        {"op": "add_node", "node": p3, "parallel_to": "p2"},
+        {"op": "update_node", "id": "vote", "n": 2},
+    ]})
+    assert status == 200, edited
+    assert {"source": "in", "target": "p3"} in edited["edges"] and {"source": "p3", "target": "vote"} in edited["edges"]
+
+    horizon = 200.0
+    status, queued = await api.post("rbd_analysis/analyze", {"id": rbd_id, "horizon": horizon,
+                                                             "replications": 20_000, "seed": 7, "grid": 21})
+    assert status == 200, queued
+    assert queued["status"] == "queued" and queued["quote"]["seconds"] > 0 and queued["run_id"].startswith("run_")
+    job = await poll(api, queued["job_id"])
+    assert job["status"] == "done", job
+    assert job["result"]["run_id"] == queued["run_id"]
+
+    status, run = await api.post("get/rbd_run", {"id": queued["run_id"], "include_curve": True})
+    assert status == 200, run
+    res = run["results"]
+    lo, hi = res["mean_availability_interval"]
+    # Time-average of the closed form over [0, horizon] (scipy quadrature): inside the run's own 95% interval.
+    exact_mean = integrate.quad(lambda x: float(a_2oo3(x)), 0, horizon)[0] / horizon
+    assert lo <= exact_mean <= hi, (lo, exact_mean, hi)
+    assert hi - lo < 0.002
+    curve = run["curve"]
+    assert set(curve) == {"t", "availability", "lower", "upper"} and len(curve["t"]) == 21
+    t = np.asarray(curve["t"])
+    inside = (np.asarray(curve["lower"]) <= a_2oo3(t) + 1e-12) & (a_2oo3(t) - 1e-12 <= np.asarray(curve["upper"]))
+    assert inside.mean() >= 0.85, inside  # pointwise 95% bands: a few misses are expected
+    assert run["diagram_changed"] is False and run["inputs_changed"] is False
+    assert run["inputs"]["options"]["seed"] == 7 and run["precision"]["replications"] == 20_000
+    assert run["engine_version"]["engine"] and run["quote"]["replications"] == 20_000
+    assert run["method"] == "simulation" and run["duration_s"] > 0
+
+    # The same inputs answer from the stored run; recompute runs again, to the same numbers (same seed).
+    status, again = await api.post("rbd_analysis/analyze", {"id": rbd_id, "horizon": horizon,
+                                                            "replications": 20_000, "seed": 7, "grid": 21})
+    assert status == 200 and again["cached"] is True and again["run_id"] == queued["run_id"]
+    status, rerun = await api.post("rbd_analysis/analyze", {"id": rbd_id, "horizon": horizon, "replications": 20_000,
+                                                            "seed": 7, "grid": 21, "recompute": True})
+    assert status == 200 and rerun["cached"] is False and rerun["run_id"] != queued["run_id"]
+    job2 = await poll(api, rerun["job_id"])
+    assert job2["result"]["results"]["mean_availability"] == res["mean_availability"]
+
+    # An edit after the run: the run says its diagram changed.
+    await api.post("rbd/edit", {"id": rbd_id, "ops": [{"op": "update_node", "id": "p1", "repair": exp_model(0.2)}]})
+    _, later = await api.post("get/rbd_run", {"id": queued["run_id"]})
+    assert later["diagram_changed"] is True and later["inputs_changed"] is True and "curve" not in later
+
+    status, runs = await api.post("list/rbd_run", {"rbd_id": rbd_id})
+    assert status == 200 and [r["id"] for r in runs["items"]] == [queued["run_id"], rerun["run_id"]]
+    status, listed = await api.post("list/rbd", {})
+    assert status == 200 and [i["id"] for i in listed["items"]] == [rbd_id]
+
+
+async def test_exact_non_repairable_answers_at_once(api: Api) -> None:
+    status, created = await api.post("rbd/create", two_of_three(repairable=False))
+    assert status == 200, created
+    status, run = await api.post("rbd_analysis/analyze", {"id": created["id"], "mission_time": 100.0})
+    assert status == 200, run
+    assert run["status"] == "done" and run["method"] == "closed_form" and "job_id" not in run
+    r = float(np.exp(-LAM * 100.0))
+    assert abs(run["results"]["reliability"] - (3 * r**2 - 2 * r**3)) < 1e-12
+    # MTTF of 2-of-3 exponential: 1/(3 lam) + 1/(2 lam) (textbook closed form).
+    assert abs(run["results"]["mttf"] - (1 / (3 * LAM) + 1 / (2 * LAM))) < 1e-6 * (1 / LAM)
+    status, full = await api.post("get/rbd_run", {"id": run["run_id"], "include_curve": True})
+    assert status == 200 and full["curve"]["reliability"][0] == 1.0
+
+
+async def test_users_cannot_see_or_run_each_others_diagrams(api: Api, other_api: Api) -> None:
+    _, created = await api.post("rbd/create", two_of_three(repairable=False))
+    _, run = await api.post("rbd_analysis/analyze", {"id": created["id"], "mission_time": 10.0})
+    rbd_id, run_id = created["id"], run["run_id"]
+    for path, body in [("get/rbd", {"id": rbd_id}),
+                       ("rbd/edit", {"id": rbd_id, "ops": [{"op": "set", "name": "mine"}]}),
+                       ("rbd_analysis/analyze", {"id": rbd_id, "mission_time": 10.0}),
+                       ("get/rbd_run", {"id": run_id}),
+                       ("list/rbd_run", {"rbd_id": rbd_id})]:
+        status, body = await other_api.post(path, body)
+        assert status == 404 and list(body) == ["detail"], (path, body)
+    assert (await other_api.post("list/rbd", {}))[1]["items"] == []
+    assert (await other_api.post("list/rbd_run", {}))[1]["items"] == []
+    # Nor embed it as a subsystem of their own diagram.
+    mine = {"name": "wrapper", "nodes": [{"id": "in", "type": "input"}, {"id": "out", "type": "output"},
+                                         {"id": "s", "type": "subsystem", "subsystem_rbd_id": rbd_id}],
+            "edges": [{"source": "in", "target": "s"}, {"source": "s", "target": "out"}]}
+    status, body = await other_api.post("rbd/create", mine)
+    assert status == 422 and body["detail"].startswith("nodes.s.subsystem_rbd_id: no rbd with id")
+    status, _ = await api.post("get/rbd", {"id": rbd_id})
+    assert status == 200
+
+
+async def test_edits_are_atomic(api: Api) -> None:
+    _, created = await api.post("rbd/create", two_of_three())
+    rbd_id = created["id"]
+    _, before = await api.post("get/rbd", {"id": rbd_id})
+    ops = [
+        {"op": "set", "name": "renamed", "repair_crews": 1},
+        {"op": "update_node", "ids": ["p1", "p2"], "label": "changed"},
+        {"op": "remove_edge", "source": "p3", "target": "nowhere"},
+        {"op": "update_node", "id": "p3", "label": "never"},
+    ]
+    status, body = await api.post("rbd/edit", {"id": rbd_id, "ops": ops})
+    assert status == 422 and body["detail"] == "ops[2].target: no node 'nowhere'"
+    _, after = await api.post("get/rbd", {"id": rbd_id})
+    assert after == before
+
+
+async def test_bad_diagrams_are_refused_naming_node_and_field(api: Api) -> None:
+    bad = two_of_three()
+    bad["nodes"][3]["model"] = {"distribution_id": "weibull", "params": [{"name": "alpha", "value": 100},
+                                                                        {"name": "beta", "value": -1}]}
+    status, body = await api.post("rbd/create", bad)
+    assert status == 422 and body["detail"].startswith("nodes.p1.model.params.beta:"), body
+    bad = two_of_three()
+    del bad["nodes"][4]["repair"]
+    status, body = await api.post("rbd/create", bad)
+    assert status == 422 and body["detail"].startswith("nodes.p2.repair: required"), body
+    bad = two_of_three()
+    bad["nodes"][2]["n"] = 4
+    status, body = await api.post("rbd/create", bad)
+    assert status == 422 and body["detail"].startswith("nodes.vote.n:"), body
+    # Stored but not simulated yet: the analysis refuses it, naming node and field.
+    _, created = await api.post("rbd/create", two_of_three())
+    status, _ = await api.post("rbd/edit", {"id": created["id"], "ops": [
+        {"op": "update_node", "id": "p2", "preventive": {"policy": "age", "interval": 500}}]})
+    assert status == 200
+    status, body = await api.post("rbd_analysis/analyze", {"id": created["id"], "horizon": 10.0})
+    assert status == 422 and body["detail"].startswith("nodes.p2.preventive: not simulated"), body
+    _, got = await api.post("get/rbd", {"id": created["id"]})
+    assert got["nodes"][4]["preventive"] == {"policy": "age", "interval": 500.0}
+
+
+async def test_saved_models_and_placeholders(api: Api) -> None:
+    _, ds = await api.post("datasets/create", {"name": "lives", "data": {"t": [120.0, 340, 560, 700, 910, 1300]}})
+    _, model = await api.post("fit/life", {"name": "w", "dataset_id": ds["id"], "distribution": "weibull",
+                                           "mapping": {"x": "t"}, "unit": "hours"})
+    _, km = await api.post("fit/life", {"name": "km", "dataset_id": ds["id"], "distribution": "kaplan_meier",
+                                        "mapping": {"x": "t"}})
+    _, record = await api.post("get/model", {"id": model["id"]})
+    params = {p["name"]: p["value"] for p in record["params"]}
+    stages = [{"label": "Drive", "components": [{"label": "Motor", "model_id": model["id"]}]},
+              {"label": "Seal", "components": [{"label": "Seal", "distribution": "exponential",
+                                                "params": [{"name": "failure_rate", "value": 0.001}],
+                                                "placeholder": True}]}]
+    status, created = await api.post("rbd/create", {"name": "drive", "unit": "hours", "stages": stages})
+    assert status == 200, created
+    assert created["placeholders"] == ["seal"] and created["nodes"][-1]["placeholder"] is True
+    status, run = await api.post("rbd_analysis/analyze", {"id": created["id"], "mission_time": 500.0})
+    assert status == 200 and run["method"] == "closed_form" and run["placeholders"] == ["seal"]
+    expected = np.exp(-((500.0 / params["alpha"]) ** params["beta"])) * np.exp(-0.5)
+    assert abs(run["results"]["reliability"] - expected) < 1e-12
+    stages[0]["components"][0]["model_id"] = km["id"]
+    status, body = await api.post("rbd/create", {"name": "np", "stages": stages})
+    assert status == 422 and "nodes.motor.model.saved_model_id" in body["detail"] and "non-parametric" in body["detail"]
