@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bathtub_api.registry import Registry
-from bathtub_api.tools import datasets, guide, jobs, life, strategy
+from bathtub_api.tools import datasets, guide, jobs, life, rbd, strategy
 
-MODULES = (guide, datasets, jobs, life, strategy)
+MODULES = (guide, datasets, jobs, life, strategy, rbd)
 
 
 def default_registry() -> Registry:
