@@ -1,0 +1,125 @@
+"""Engine benchmark: the same 10-block repairable plant (two parallel trains of 5 blocks in
+series, exponential MTTF 1000 h, MTTR 10 h, 10,000 h) on the engine (1 thread and all
+threads), a vectorised NumPy model of the same plant, and CERN's availsim4 and RePyability
+where they are installed (in this interpreter, or in the venv named by BATHTUB_PEERS_PYTHON).
+
+Prints events/s (failures + repairs), mean availability with its 95% interval, the ratios,
+and the engine's cost per event for 10, 100 and 1,000 blocks.
+
+    python bench/engine_availability.py [--replications 20000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from engine.numpy_model import simulate as numpy_simulate
+from engine.plant import HORIZON, MTTF, MTTR, exact_mean_availability, two_trains
+
+from bathtub.engine import simulate_availability
+
+PEERS = Path(__file__).resolve().parent / "engine" / "peers.py"
+
+
+def timed(fn, repeats: int):
+    times, out = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def engine_row(reps: int, threads: int | None, repeats: int, per_train: int = 5):
+    d = two_trains(per_train)
+    secs, res = timed(lambda: simulate_availability(d, horizon=HORIZON, replications=reps, seed=1, grid=101,
+                                                    threads=threads), repeats)
+    lo, hi = res.mean_availability_interval
+    return {"events": res.events, "secs": secs, "a": res.mean_availability, "lo": lo, "hi": hi}
+
+
+def numpy_row(reps: int, repeats: int):
+    secs, (a, events) = timed(lambda: numpy_simulate(5, reps, HORIZON, MTTF, MTTR, seed=1), repeats)
+    m, se = float(a.mean()), float(a.std(ddof=1) / np.sqrt(len(a)))
+    return {"events": events, "secs": secs, "a": m, "lo": m - 1.96 * se, "hi": m + 1.96 * se}
+
+
+def peer_rows(reps: int) -> list[tuple[str, dict | str]]:
+    python = os.environ.get("BATHTUB_PEERS_PYTHON", sys.executable)
+    out = []
+    for peer in ("availsim4", "repyability"):
+        try:
+            run = subprocess.run([python, str(PEERS), peer, str(reps)], capture_output=True, text=True, timeout=900)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            out.append((peer, f"did not run: {e}"))
+            continue
+        lines = [ln for ln in run.stdout.splitlines() if ln.startswith("RESULT ")]
+        if run.returncode != 0 or not lines:
+            why = (run.stderr.strip().splitlines() or run.stdout.strip().splitlines() or ["no output"])[-1]
+            out.append((peer, f"did not run: {why[:160]}"))
+            continue
+        _, events, secs, a, lo, hi = lines[-1].split()
+        out.append((peer, {"events": int(events), "secs": float(secs), "a": float(a), "lo": float(lo),
+                           "hi": float(hi)}))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--replications", type=int, default=20_000)
+    ap.add_argument("--peer-replications", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    reps = args.replications
+    cores = os.cpu_count() or 1
+    exact = exact_mean_availability()
+    print(f"plant: 2 trains x 5 exponential blocks, MTTF {MTTF:g} h, MTTR {MTTR:g} h, T = {HORIZON:g} h; "
+          f"exact interval availability {exact:.6f}")
+    rows: list[tuple[str, dict | str]] = [
+        ("bathtub engine, 1 thread", engine_row(reps, 1, args.repeats)),
+        (f"bathtub engine, {cores} threads", engine_row(reps, cores, args.repeats)),
+        ("numpy vectorised model", numpy_row(reps, args.repeats)),
+        *peer_rows(args.peer_replications),
+    ]
+    base = rows[0][1]
+    assert isinstance(base, dict)
+    base_rate = base["events"] / base["secs"]
+    print(f"\n{'model':32} {'reps':>7} {'events':>10} {'median s':>9} {'events/s':>12} {'engine-1t x':>11}  "
+          f"{'mean availability [95% interval]':34} {'covers exact':>12}")
+    for name, r in rows:
+        if isinstance(r, str):
+            print(f"{name:32} {r}")
+            continue
+        rate = r["events"] / r["secs"]
+        n = args.peer_replications if name in ("availsim4", "repyability") else reps
+        covers = "yes" if r["lo"] <= exact <= r["hi"] else "no"
+        print(f"{name:32} {n:>7} {r['events']:>10} {r['secs']:>9.3f} {rate:>12.3e} {base_rate / rate:>11.2f}  "
+              f"{r['a']:.6f} [{r['lo']:.6f}, {r['hi']:.6f}]   {covers:>12}")
+    multi = rows[1][1]
+    nump = rows[2][1]
+    assert isinstance(multi, dict) and isinstance(nump, dict)
+    print(f"\nspeed-up 1 -> {cores} threads: {base['secs'] / multi['secs']:.2f}x (target >= 1.8x on 2 cores)")
+    print(f"engine 1 thread vs numpy model: {base_rate / (nump['events'] / nump['secs']):.1f}x (target >= 3x)")
+    print(f"engine 1 thread: {base_rate / 1e6:.1f} M events/s (target >= 20 M/s, structure evaluated)")
+
+    print("\ncost per event as the diagram grows (engine, 1 thread, 2 trains in series, same block models)")
+    print(f"{'blocks':>7} {'reps':>6} {'events':>10} {'median s':>9} {'ns/event':>9} {'events/s':>12}")
+    for per_train in (5, 50, 500):
+        n = max(20, reps // per_train)
+        r = engine_row(n, 1, args.repeats, per_train)
+        print(f"{2 * per_train:>7} {n:>6} {r['events']:>10} {r['secs']:>9.3f} {1e9 * r['secs'] / r['events']:>9.1f} "
+              f"{r['events'] / r['secs']:>12.3e}")
+
+
+if __name__ == "__main__":
+    main()
