@@ -1,0 +1,133 @@
+"""Closed-form reliability against textbook formulas, brute-force state enumeration and the
+engine's own Monte Carlo (fixed seed, within the run's 95% interval)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bathtub import engine, rbd
+from bathtub.rbd import exact
+from tests.rbd.helpers import block, bridge, brute_force, diagram, exp_model, series, sf, weibull_model
+
+
+def resolved(d):
+    return rbd.engine_form(rbd.check_diagram(d), {}, {})
+
+
+def test_series_of_exponentials_is_exponential_of_summed_rates() -> None:
+    d = resolved(series(exp_model(0.001), exp_model(0.002), exp_model(0.0005)))
+    t = np.array([0.0, 10.0, 250.0, 1000.0])
+    np.testing.assert_allclose(exact.reliability(d, t), np.exp(-0.0035 * t), rtol=1e-13)
+    ex = exact.structure(d)
+    assert ex.exact and ex.formula is not None
+    assert exact.mttf(ex.formula) == pytest.approx(1 / 0.0035, rel=1e-8)
+
+
+def test_parallel_pair_mttf_textbook() -> None:
+    # 1/l1 + 1/l2 - 1/(l1 + l2) for two active-redundant exponentials.
+    l1, l2 = 0.01, 0.03
+    d = resolved(diagram([block("a", exp_model(l1)), block("b", exp_model(l2))],
+                         [("in", "a"), ("in", "b"), ("a", "out"), ("b", "out")]))
+    ex = exact.structure(d)
+    assert ex.exact and ex.formula is not None
+    assert exact.mttf(ex.formula) == pytest.approx(1 / l1 + 1 / l2 - 1 / (l1 + l2), rel=1e-8)
+    t = 40.0
+    assert exact.reliability(d, [t])[0] == pytest.approx(1 - (1 - np.exp(-l1 * t)) * (1 - np.exp(-l2 * t)), rel=1e-13)
+
+
+def test_n_unit_series_and_parallel_blocks() -> None:
+    w = weibull_model(1000.0, 1.7)
+    d = resolved(diagram([block("s", w, "series", n=3), block("p", w, "parallel", n=4)],
+                         [("in", "s"), ("s", "p"), ("p", "out")]))
+    t = np.array([100.0, 700.0])
+    r = np.exp(-((t / 1000.0) ** 1.7))
+    np.testing.assert_allclose(exact.reliability(d, t), r**3 * (1 - (1 - r) ** 4), rtol=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_k_of_4_mixed_blocks_against_brute_force(k: int) -> None:
+    models = [exp_model(0.002), weibull_model(600.0, 2.5), exp_model(0.0007), weibull_model(900.0, 0.8)]
+    ids = ["a", "b", "c", "d"]
+    blocks = [block(i, m) for i, m in zip(ids, models)] + [{"id": "g", "type": "knode", "n": k, "k": 4}]
+    edges = [("in", i) for i in ids] + [(i, "g") for i in ids] + [("g", "out")]
+    raw = diagram(blocks, edges)
+    d = resolved(raw)
+    for t in (50.0, 400.0, 1500.0):
+        p = {i: sf(m, t) for i, m in zip(ids, models)}
+        assert exact.reliability(d, [t])[0] == pytest.approx(brute_force(raw, p), rel=1e-12, abs=1e-15)
+
+
+def test_nested_stages_with_shared_gate_against_brute_force() -> None:
+    # Stages: 2-of-3, then a 1-of-2, then one block: the gates feed several blocks each.
+    st = [
+        {"label": "A", "k_of_n": 2, "components": [
+            {"label": f"a{i}", "distribution": "exponential", "params": [{"name": "failure_rate", "value": r}]}
+            for i, r in enumerate((0.001, 0.002, 0.003))]},
+        {"label": "B", "components": [
+            {"label": f"b{i}", "distribution": "weibull",
+             "params": [{"name": "alpha", "value": a}, {"name": "beta", "value": 1.5}]}
+            for i, a in enumerate((800.0, 1200.0))]},
+        {"label": "C", "components": [{"label": "c", "distribution": "exponential",
+                                       "params": [{"name": "failure_rate", "value": 0.0001}]}]},
+    ]
+    raw = {"name": "stages", **rbd.stages_to_diagram(st)}
+    d = resolved(raw)
+    assert exact.structure(d).exact
+    t = 300.0
+    models = {n["id"]: n["model"] for n in raw["nodes"] if n["type"] == "component"}
+    p = {i: sf(m, t) for i, m in models.items()}
+    assert exact.reliability(d, [t])[0] == pytest.approx(brute_force(raw, p), rel=1e-12)
+
+
+def test_bridge_has_no_closed_form_and_simulation_matches_enumeration() -> None:
+    models = [exp_model(r) for r in (0.001, 0.002, 0.0015, 0.001, 0.003)]
+    raw = bridge(models)
+    d = resolved(raw)
+    ex = exact.structure(d)
+    assert not ex.exact and "bridge" in ex.reason
+    opts = rbd.check_options(False, {"mission_time": 400.0, "replications": 40_000, "seed": 3})
+    assert rbd.plan(d, False, opts)["method"] == "simulation"
+    out = rbd.simulate(d, False, opts)
+    p = {i: sf(m, 400.0) for i, m in zip("abcde", models)}
+    lo, hi = out["results"]["reliability_interval"]
+    assert lo <= brute_force(raw, p) <= hi
+
+
+def test_standby_is_simulated_not_closed_form() -> None:
+    raw = diagram([block("s", exp_model(0.01), "standby", spares=1, cold=True)], [("in", "s"), ("s", "out")])
+    d = resolved(raw)
+    assert not exact.structure(d).exact
+    # Cold standby, perfect switching: R(t) = exp(-lt)(1 + lt) (Erlang-2 survival).
+    opts = rbd.check_options(False, {"mission_time": 100.0, "replications": 40_000, "seed": 5})
+    out = rbd.simulate(d, False, opts)
+    lo, hi = out["results"]["reliability_interval"]
+    assert lo <= np.exp(-1.0) * 2.0 <= hi
+
+
+def test_closed_form_agrees_with_the_engine_simulation() -> None:
+    w = weibull_model(500.0, 2.0)
+    raw = diagram([block("a", w), block("b", exp_model(0.002)), block("c", w, "parallel", n=2)],
+                  [("in", "a"), ("in", "b"), ("a", "c"), ("b", "c"), ("c", "out")])
+    d = resolved(raw)
+    opts = rbd.check_options(False, {"mission_time": 300.0, "replications": 50_000, "seed": 11, "grid": 11})
+    closed = rbd.closed_form(d, opts)
+    sim = engine.simulate_mission(d, mission_time=300.0, replications=50_000, seed=11, grid=11)
+    inside = (sim.lower - 1e-12 <= np.asarray(closed["curve"]["reliability"])) & (
+        np.asarray(closed["curve"]["reliability"]) <= sim.upper + 1e-12)
+    assert inside.mean() >= 0.8
+    lo, hi = 1 - sim.probability_of_failure_interval[1], 1 - sim.probability_of_failure_interval[0]
+    assert lo <= closed["results"]["reliability"] <= hi
+    # MTTF: the simulation's mean of system lives, within 3 standard errors.
+    assert abs(closed["results"]["mttf"] - sim.mttf) < 3 * sim.mttf_std_error
+
+
+def test_subsystem_is_exact_when_its_inner_diagram_is() -> None:
+    inner = rbd.check_diagram(series(exp_model(0.001), exp_model(0.002)))
+    outer = rbd.check_diagram(diagram([{"id": "s", "type": "subsystem", "subsystem_rbd_id": "rbd_inner"},
+                                       block("x", exp_model(0.003))],
+                                      [("in", "s"), ("in", "x"), ("s", "out"), ("x", "out")]))
+    d = rbd.engine_form(outer, {}, {"rbd_inner": inner})
+    t = 100.0
+    expected = 1 - (1 - np.exp(-0.003 * t)) * (1 - np.exp(-(0.001 + 0.002) * t))
+    assert exact.reliability(d, [t])[0] == pytest.approx(expected, rel=1e-13)
