@@ -174,8 +174,14 @@ def topological_order(ids: list[str], succ: Mapping[str, list[str]], pred: Mappi
             if indeg[j] == 0:
                 ready.append(j)
     if len(order) != len(ids):
-        stuck = next(i for i in ids if indeg[i] > 0)
-        raise InputError(f"nodes.{stuck}", "lies on a cycle: a diagram's edges must not loop back")
+        # Every node left has a predecessor left: walking back must revisit, and the node
+        # revisited is on a cycle (not merely downstream of one).
+        left = {i for i in ids if indeg[i] > 0}
+        node, seen = next(i for i in ids if i in left), set()
+        while node not in seen:
+            seen.add(node)
+            node = next(p for p in pred[node] if p in left)
+        raise InputError(f"nodes.{node}", "lies on a cycle: a diagram's edges must not loop back")
     return order
 
 

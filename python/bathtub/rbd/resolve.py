@@ -44,20 +44,21 @@ def referenced_ids(d: Mapping[str, Any]) -> tuple[set[str], set[str]]:
 def check_no_cycle(root_id: str, d: Mapping[str, Any], diagrams: Mapping[str, Mapping[str, Any]]) -> None:
     """Refuse a diagram that embeds itself through its subsystems (at any depth)."""
 
-    def walk(body: Mapping[str, Any], path: tuple[str, ...]) -> None:
+    def walk(body: Mapping[str, Any], path: tuple[str, ...], prefix: str) -> None:
         if len(path) > MAX_DEPTH:
-            raise InputError("nodes", f"subsystems nested more than {MAX_DEPTH} deep")
+            raise InputError(prefix + "nodes", f"subsystems nested more than {MAX_DEPTH} deep")
         for n in body["nodes"]:
             sub = n.get("subsystem_rbd_id")
             if not sub:
                 continue
+            field = f"{prefix}nodes.{n['id']}"
             if sub in path:
                 chain = " -> ".join((*path, sub))
-                raise InputError(f"nodes.{n['id']}.subsystem_rbd_id", f"embeds a cycle of diagrams ({chain})")
+                raise InputError(f"{field}.subsystem_rbd_id", f"embeds a cycle of diagrams ({chain})")
             if sub in diagrams:
-                walk(diagrams[sub], (*path, sub))
+                walk(diagrams[sub], (*path, sub), f"{field}.subsystem.")
 
-    walk(d, (root_id,))
+    walk(d, (root_id,), "")
 
 
 def model_from_saved(body: Mapping[str, Any], model_id: str, field: str, unit: str | None) -> dict[str, Any]:
