@@ -14,11 +14,14 @@ pub fn over_replications<W: Send, A: Send>(
     merge: impl Fn(A, A) -> A + Sync + Send,
     empty: impl Fn() -> A + Sync + Send,
 ) -> Result<A, EngineError> {
+    // Whole chunks of replications per task, so a workspace is built once per chunk.
+    let (lo, hi) = (start as usize, (start + count) as usize);
     let work = || {
-        (start..start + count)
+        (lo..hi)
             .into_par_iter()
+            .with_min_len(32)
             .fold(&make, |mut w, rep| {
-                body(&mut w, rep);
+                body(&mut w, rep as u64);
                 w
             })
             .map(&finish)

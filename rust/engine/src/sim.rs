@@ -254,7 +254,7 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// A standby group lost a running unit: start the idle unit that has aged least.
+    /// A standby group lost a running unit: start its first idle unit (perfect switch).
     fn switch_in(&mut self, g: usize, dormancy: f64) {
         let grp = &self.c.groups[g];
         let first = grp.first_unit as usize;
