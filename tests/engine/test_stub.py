@@ -1,0 +1,21 @@
+"""The hand-written `_engine.pyi` names exactly what the compiled module exports, with the
+same parameters (a light stand-in for mypy's stubtest)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+from bathtub import _engine
+
+STUB = Path(_engine.__file__).with_name("_engine.pyi")
+
+
+def test_stub_matches_module():
+    tree = ast.parse(STUB.read_text())
+    stubbed = {n.name: [a.arg for a in n.args.args] for n in tree.body if isinstance(n, ast.FunctionDef)}
+    exported = {name for name, obj in vars(_engine).items() if callable(obj) and not name.startswith("_")}
+    assert set(stubbed) | {"EngineError"} == exported
+    for name, params in stubbed.items():
+        assert list(inspect.signature(getattr(_engine, name)).parameters) == params, name
