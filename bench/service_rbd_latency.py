@@ -1,0 +1,149 @@
+"""Does a simulation in flight block other requests? get/dataset latency during a long run.
+
+Starts `bathtub serve` as a subprocess on loopback (SQLite always; PostgreSQL too when
+--postgres-url or BATHTUB_TEST_POSTGRES_URL is given), creates a dataset and a repairable
+diagram, measures get/dataset latency with no job running (baseline), then queues a long
+`rbd_analysis analyze` and measures get/dataset from this process, with a few concurrent
+clients, until the job is done. Prints p50/p99 for both phases, the job's duration and
+what the service quoted before it ran. The target: p99 under 100 ms while the job runs.
+
+    python bench/service_rbd_latency.py --seconds 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from service_load import cli, free_port, reset_postgres, wait_up
+
+BLOCKS = 12  # 4 stages of 2-of-3 repairable pumps
+
+
+def diagram() -> dict[str, Any]:
+    def exp(rate: float) -> dict[str, Any]:
+        return {"distribution_id": "exponential", "params": [{"name": "failure_rate", "value": rate}]}
+
+    stages = [{"label": f"Stage {s}", "k_of_n": 2, "components": [
+        {"label": f"P{s}{i}", "distribution": "weibull",
+         "params": [{"name": "alpha", "value": 800.0}, {"name": "beta", "value": 1.5}],
+         "repair_distribution": "exponential", "repair_params": exp(0.1)["params"]} for i in range(3)]}
+        for s in range(BLOCKS // 3)]
+    return {"name": "bench plant", "unit": "hours", "repairable": True, "stages": stages}
+
+
+async def timed_reads(s: aiohttp.ClientSession, base: str, dataset_id: str, clients: int,
+                      until: asyncio.Event | None, seconds: float) -> np.ndarray:
+    """get/dataset from `clients` loops, each pausing 5 ms between calls, for `seconds` or
+    until `until` is set; latencies in ms."""
+    lat: list[float] = []
+    stop = time.perf_counter() + seconds
+
+    async def worker() -> None:
+        while time.perf_counter() < stop and not (until is not None and until.is_set()):
+            t0 = time.perf_counter()
+            async with s.post(f"{base}/api/v1/get/dataset", json={"id": dataset_id, "limit": 100}) as r:
+                await r.read()
+                assert r.status == 200, r.status
+            lat.append((time.perf_counter() - t0) * 1000)
+            await asyncio.sleep(0.005)
+
+    await asyncio.gather(*(worker() for _ in range(clients)))
+    return np.asarray(lat)
+
+
+async def measure(base: str, token: str, seconds: float, clients: int) -> dict[str, Any]:
+    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as s:
+        async def post(path: str, body: dict[str, Any]) -> dict[str, Any]:
+            async with s.post(f"{base}/api/v1/{path}", json=body) as r:
+                out = await r.json()
+                assert r.status == 200, out
+                return out
+
+        rows = {"time": [i * 7.5 for i in range(1000)], "state": ["F" if i % 3 else "S" for i in range(1000)]}
+        dataset_id = (await post("datasets/create", {"name": "bench", "data": rows}))["id"]
+        rbd_id = (await post("rbd/create", diagram()))["id"]
+        # Size the run from the service's own quote so it lasts about `seconds` on one core.
+        probe = await post("rbd_analysis/analyze", {"id": rbd_id, "horizon": 50_000.0, "replications": 100})
+        per_rep = (probe["quote"]["seconds"] - 0.005) / 100
+        reps = max(100, int(seconds / per_rep))
+        await timed_reads(s, base, dataset_id, clients, None, 1.0)  # warm-up
+        baseline = await timed_reads(s, base, dataset_id, clients, None, 3.0)
+
+        queued = await post("rbd_analysis/analyze", {"id": rbd_id, "horizon": 50_000.0, "replications": reps})
+        done = asyncio.Event()
+
+        async def watch() -> dict[str, Any]:
+            while True:
+                job = await post("get/job", {"id": queued["job_id"]})
+                if job["status"] in ("done", "failed"):
+                    done.set()
+                    return job
+                await asyncio.sleep(0.2)
+
+        t0 = time.perf_counter()
+        watcher = asyncio.create_task(watch())
+        during = await timed_reads(s, base, dataset_id, clients, done, 3600.0)
+        job = await watcher
+        wall = time.perf_counter() - t0
+        assert job["status"] == "done", job
+        return {"baseline": baseline, "during": during, "job_s": job["result"]["duration_s"], "wall_s": wall,
+                "quoted_s": queued["quote"]["seconds"], "replications": reps}
+
+
+def run_store(url: str, seconds: float, clients: int) -> dict[str, Any]:
+    token = cli(url, "token", "create", "--user", "bench", "--scopes", "read,write")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "BATHTUB_RATE_LIMIT": str(10**9)}
+    server = subprocess.Popen([sys.executable, "-m", "bathtub_api.cli", "--database-url", url, "serve",
+                               "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        asyncio.run(wait_up(base))
+        return asyncio.run(measure(base, token, seconds, clients))
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=10.0, help="aimed job length (from the service's quote)")
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--postgres-url", default=os.environ.get("BATHTUB_TEST_POSTGRES_URL"))
+    args = parser.parse_args()
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        results["sqlite"] = run_store(f"sqlite:///{Path(tmp) / 'bench.sqlite3'}", args.seconds, args.clients)
+    if args.postgres_url:
+        asyncio.run(reset_postgres(args.postgres_url))
+        results["postgresql"] = run_store(args.postgres_url, args.seconds, args.clients)
+    else:
+        print("PostgreSQL skipped: pass --postgres-url or set BATHTUB_TEST_POSTGRES_URL")
+    print(f"\nget/dataset (limit 100) from {args.clients} clients, before and while an rbd_analysis job runs "
+          f"({BLOCKS}-block repairable diagram)")
+    print(f"{'store':<12}{'phase':<10}{'requests':>9}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}")
+    for name, r in results.items():
+        for phase in ("baseline", "during"):
+            lat = r[phase]
+            print(f"{name:<12}{phase:<10}{lat.size:>9}{np.percentile(lat, 50):>9.1f}{np.percentile(lat, 99):>9.1f}"
+                  f"{lat.max():>9.1f}")
+        ratio = np.percentile(r["during"], 99) / np.percentile(r["baseline"], 99)
+        verdict = "OK" if np.percentile(r["during"], 99) < 100 else "OVER 100 ms"
+        print(f"{'':<12}job: {r['replications']} replications, ran {r['job_s']:.2f} s (quoted {r['quoted_s']:.2f} s "
+              f"on one core), p99 during/before {ratio:.2f}x, p99 target <100 ms: {verdict}")
+
+
+if __name__ == "__main__":
+    main()
