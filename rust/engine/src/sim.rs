@@ -77,8 +77,13 @@ pub struct Sim<'a> {
     live: Vec<u32>,
     bad: Vec<u32>,
     reach: Vec<bool>,
-    /// Per group: units that must be up (plain) or running (standby) for it to work.
+    /// Per group: units that must be up (plain) or running (standby) for it to work;
+    /// life and repair distributions; instant renewal. Copied flat from the compiled
+    /// groups so the hot path reads a few small arrays.
     need: Vec<u32>,
+    life_of: Vec<u32>,
+    repair_of: Vec<u32>,
+    instant: Vec<bool>,
     agenda: Agenda,
     seq: u64,
     queue: BinaryHeap<Waiting>,
@@ -108,6 +113,13 @@ impl<'a> Sim<'a> {
             live: vec![0; n],
             bad: vec![0; n],
             reach: vec![false; n],
+            life_of: c.groups.iter().map(|g| g.life).collect(),
+            repair_of: c
+                .groups
+                .iter()
+                .map(|g| g.repair.unwrap_or(u32::MAX))
+                .collect(),
+            instant: c.groups.iter().map(|g| g.instant_repair).collect(),
             need: c
                 .groups
                 .iter()
@@ -221,16 +233,15 @@ impl<'a> Sim<'a> {
 
     fn fail(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let c = self.c;
-        let grp = &c.groups[g];
         self.failures[g] += 1;
-        if self.repairable && grp.instant_repair {
+        if self.repairable && self.instant[g] {
             // Renewed in no time: the block never stops working.
             self.renew_in_place(u, g, rng);
             return;
         }
         let was = self.status[u];
         self.status[u] = Status::Down;
-        match grp.kind {
+        match c.groups[g].kind {
             GroupKind::Plain { .. } => self.count[g] -= 1,
             GroupKind::Standby { dormancy, .. } => {
                 if was == Status::Running {
@@ -293,27 +304,27 @@ impl<'a> Sim<'a> {
     }
 
     fn start_repair(&mut self, u: usize, g: usize, rng: &mut Stream) {
-        let d = self.c.groups[g]
-            .repair
-            .expect("checked: repairable blocks have a repair model");
-        let r = self.c.dists[d as usize].sample(rng).max(0.0);
+        // Availability runs check that every block has a repair model or instant repair.
+        let d = self.repair_of[g] as usize;
+        let r = self.c.dists[d].sample(rng).max(0.0);
         self.busy += 1;
         self.push(self.now + r, u as u32, REPAIRED);
     }
 
     fn repaired(&mut self, u: usize, g: usize, rng: &mut Stream) {
-        let grp = &self.c.groups[g];
-        let l = self.c.dists[grp.life as usize].sample(rng).max(0.0);
-        self.age[u] = 0.0;
-        self.last[u] = self.now;
-        self.life_at[u] = l;
-        match grp.kind {
+        let c = self.c;
+        let l = c.dists[self.life_of[g] as usize].sample(rng).max(0.0);
+        match c.groups[g].kind {
             GroupKind::Plain { .. } => {
+                // Plain units age only while running and are renewed here: no age kept.
                 self.status[u] = Status::Running;
                 self.count[g] += 1;
                 self.push(self.now + l, u as u32, FAIL);
             }
             GroupKind::Standby { k, dormancy } => {
+                self.age[u] = 0.0;
+                self.last[u] = self.now;
+                self.life_at[u] = l;
                 if self.count[g] < k {
                     self.status[u] = Status::Running;
                     self.count[g] += 1;
