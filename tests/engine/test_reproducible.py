@@ -85,3 +85,12 @@ def test_target_precision_is_reached_and_reproducible():
     assert again.state == res.state
     capped = simulate_availability(d, horizon=1000.0, target_half_width=0.001, max_replications=300, seed=5, grid=0)
     assert capped.replications == 300 and capped.target_reached is False
+
+
+def test_results_are_json_ready_and_carry_the_engine_version():
+    res = simulate_availability(plant(), horizon=500.0, replications=50, seed=1, grid=5)
+    d = json.loads(json.dumps(res.to_dict()))
+    assert d["engine_version"] == engine.engine_version and len(d["curve"]["t"]) == 5
+    assert [b["id"] for b in d["blocks"]] == [f"{t}/{t}{i}" for t in "ab" for i in range(3)]
+    m = simulate_mission(plant(), mission_time=500.0, replications=50, seed=1, grid=5)
+    assert json.loads(json.dumps(m.to_dict()))["engine_version"] == engine.engine_version
