@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import integrate, linalg
 
 from bathtub import engine, rbd
 from bathtub.rbd import exact
@@ -131,3 +132,45 @@ def test_subsystem_is_exact_when_its_inner_diagram_is() -> None:
     t = 100.0
     expected = 1 - (1 - np.exp(-0.003 * t)) * (1 - np.exp(-(0.001 + 0.002) * t))
     assert exact.reliability(d, [t])[0] == pytest.approx(expected, rel=1e-13)
+
+
+def test_large_stage_chain_reduces_and_its_mttf_matches_quadrature() -> None:
+    # 300 stages of 2-of-3 (1200 nodes): R = (3 e^{-2lt} - 2 e^{-3lt})^300; MTTF by scipy's quad.
+    lam, stages = 0.001, 300
+    comp = {"distribution": "exponential", "params": [{"name": "failure_rate", "value": lam}]}
+    st = [{"label": f"S{i}", "k_of_n": 2, "components": [{"label": f"c{i}-{j}", **comp} for j in range(3)]}
+          for i in range(stages)]
+    d = resolved({"name": "long", **rbd.stages_to_diagram(st)})
+    ex = exact.structure(d)
+    assert ex.exact and ex.formula is not None
+
+    def r(t: float) -> float:
+        return (3 * np.exp(-2 * lam * t) - 2 * np.exp(-3 * lam * t)) ** stages
+
+    assert exact.reliability(d, [10.0])[0] == pytest.approx(r(10.0), rel=1e-12)
+    reference = integrate.quad(r, 0, 50, limit=200)[0] + integrate.quad(r, 50, np.inf, limit=200)[0]
+    assert exact.mttf(ex.formula) == pytest.approx(reference, rel=1e-8)
+
+
+def test_one_repair_crew_against_the_markov_chain() -> None:
+    # Two active-redundant exponential units, one crew: a birth-death chain on the number down,
+    # rates 2l (0->1), l (1->2), mu (1->0, 2->1). Mean availability over [0, T] from the exact
+    # transient: the integral of exp(Qt) by the augmented-matrix exponential (Van Loan).
+    lam, mu, horizon = 0.02, 0.05, 300.0
+    rep = {"distribution_id": "exponential", "params": [{"name": "failure_rate", "value": mu}]}
+    raw = diagram([block("a", exp_model(lam), repair=rep), block("b", exp_model(lam), repair=rep)],
+                  [("in", "a"), ("in", "b"), ("a", "out"), ("b", "out")], repairable=True)
+    d = resolved(raw)
+    q = np.array([[-2 * lam, 2 * lam, 0.0], [mu, -(lam + mu), lam], [0.0, mu, -mu]])
+    aug = np.zeros((6, 6))
+    aug[:3, :3] = q
+    aug[:3, 3:] = np.eye(3)
+    integral = linalg.expm(aug * horizon)[:3, 3:]  # = int_0^T exp(Qs) ds
+    mean_up = (integral[0, 0] + integral[0, 1]) / horizon
+    opts = rbd.check_options(True, {"horizon": horizon, "replications": 20_000, "seed": 9})
+    out = rbd.simulate(d, True, opts, crews=1)
+    lo, hi = out["results"]["mean_availability_interval"]
+    assert lo <= mean_up <= hi
+    # With unlimited crews the same system is two independent units: a different, higher figure.
+    free = rbd.simulate(d, True, opts, crews=0)["results"]["mean_availability"]
+    assert free > hi

@@ -235,7 +235,8 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
         cached = await _find_run(ctx, req.id, key)
         if cached is not None:
             return {**_run_summary(cached["id"], cached["body"]), "cached": True}
-    what = rbd.plan(diagram, body["repairable"], opts)
+    # Compiling and reducing a large diagram takes a while: off the event loop.
+    what = await ctx.jobs.run_native(rbd.plan, diagram, body["repairable"], opts)
     run_id = new_id("rbd_run")
     args = {"run_id": run_id, "rbd_id": req.id, "rbd_name": item["name"], "inputs": inputs, "inputs_hash": key,
             "diagram_hash": rbd.content_hash(body), "plan": what, "placeholders": rbd.placeholders(body)}
