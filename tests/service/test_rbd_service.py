@@ -210,3 +210,60 @@ async def test_saved_models_and_placeholders(api: Api) -> None:
     stages[0]["components"][0]["model_id"] = km["id"]
     status, body = await api.post("rbd/create", {"name": "np", "stages": stages})
     assert status == 422 and "nodes.motor.model.saved_model_id" in body["detail"] and "non-parametric" in body["detail"]
+
+
+async def test_subsystems_embed_saved_diagrams_and_cycles_are_refused(api: Api) -> None:
+    inner = two_of_three(repairable=False)
+    _, made = await api.post("rbd/create", {**inner, "name": "pumps"})
+    outer = {"name": "plant", "unit": "hours",
+             "nodes": [{"id": "in", "type": "input"}, {"id": "out", "type": "output"},
+                       {"id": "pumps", "type": "subsystem", "subsystem_rbd_id": made["id"]},
+                       {"id": "valve", "type": "component", "model": exp_model(0.002)}],
+             "edges": [{"source": "in", "target": "pumps"}, {"source": "pumps", "target": "valve"},
+                       {"source": "valve", "target": "out"}]}
+    status, plant = await api.post("rbd/create", outer)
+    assert status == 200, plant
+    _, got = await api.post("get/rbd", {"id": plant["id"]})
+    assert got["nodes"][2]["subsystem_name"] == "pumps"
+    status, run = await api.post("rbd_analysis/analyze", {"id": plant["id"], "mission_time": 50.0})
+    assert status == 200 and run["method"] == "closed_form"
+    r = float(np.exp(-LAM * 50.0))
+    assert abs(run["results"]["reliability"] - (3 * r**2 - 2 * r**3) * np.exp(-0.002 * 50.0)) < 1e-12
+    # The inner diagram may not embed the plant that embeds it.
+    status, body = await api.post("rbd/edit", {"id": made["id"], "ops": [
+        {"op": "add_node", "node": {"id": "loop", "type": "subsystem", "subsystem_rbd_id": plant["id"]},
+         "between": ["vote", "out"]}]})
+    assert status == 422 and body["detail"].startswith(
+        "nodes.loop.subsystem.nodes.pumps.subsystem_rbd_id: embeds a cycle of diagrams"), body
+    _, still = await api.post("get/rbd", {"id": made["id"]})
+    assert [n["id"] for n in still["nodes"]] == [n["id"] for n in inner["nodes"]]
+    # Editing the inner diagram changes the plant's inputs, not the plant's own body.
+    await api.post("rbd/edit", {"id": made["id"], "ops": [{"op": "update_node", "id": "p1",
+                                                          "model": exp_model(0.02)}]})
+    _, old = await api.post("get/rbd_run", {"id": run["run_id"]})
+    assert old["diagram_changed"] is False and old["inputs_changed"] is True
+
+
+async def test_analysis_refusals_and_options(api: Api) -> None:
+    _, made = await api.post("rbd/create", two_of_three())
+    for body, detail in [
+        ({"mission_time": 5.0}, "mission_time: a repairable diagram is analysed over a horizon: give horizon"),
+        ({}, "horizon: required for a repairable diagram (time span in the diagram unit)"),
+        ({"horizon": 10.0, "replications": 10, "precision": 0.1},
+         "precision: give replications or precision, not both"),
+        ({"horizon": -1.0}, "horizon: must be > 0"),
+    ]:
+        status, out = await api.post("rbd_analysis/analyze", {"id": made["id"], **body})
+        assert status == 422 and out["detail"] == detail, out
+    await api.post("rbd/edit", {"id": made["id"], "ops": [{"op": "set", "safety_function": True, "target_sil": 2}]})
+    status, out = await api.post("rbd_analysis/analyze", {"id": made["id"], "horizon": 10.0})
+    assert status == 422 and out["detail"].startswith("safety_function: not simulated by engine"), out
+    await api.post("rbd/edit", {"id": made["id"], "ops": [{"op": "set", "safety_function": False, "target_sil": 0}]})
+    # Precision mode: runs until the relative half-width of unavailability is reached.
+    status, queued = await api.post("rbd_analysis/analyze", {"id": made["id"], "horizon": 100.0, "precision": 0.1,
+                                                             "max_replications": 200_000})
+    assert status == 200 and queued["quote"]["replications"] == 200_000
+    job = await poll(api, queued["job_id"])
+    precision = job["result"]["precision"]
+    assert precision["target"] == 0.1 and precision["target_reached"] is True
+    assert precision["relative_half_width"] <= 0.1

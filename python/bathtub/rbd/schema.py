@@ -24,6 +24,10 @@ def number(lo: float = -math.inf, hi: float = math.inf, *, lo_open: bool = False
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise InputError(field, "must be a finite number")
         if v < lo or (lo_open and v == lo) or v > hi or (hi_open and v == hi):
+            if math.isinf(hi):
+                raise InputError(field, f"must be {'>' if lo_open else '>='} {lo:g}")
+            if math.isinf(lo):
+                raise InputError(field, f"must be {'<' if hi_open else '<='} {hi:g}")
             left = "(" if lo_open else "["
             right = ")" if hi_open else "]"
             raise InputError(field, f"must be in {left}{lo:g}, {hi:g}{right}")

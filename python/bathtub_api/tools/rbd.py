@@ -165,11 +165,10 @@ async def edit(ctx: Ctx, req: RbdEdit) -> dict[str, Any]:
 async def get_rbd(ctx: Ctx, req: RbdGet) -> dict[str, Any]:
     item = await _load(ctx.store, ctx.user.id, "rbd", req.id)
     out = _record(ctx, item)
-    _, diagrams = await _references(ctx.store, ctx.user.id, item["body"])
     for n in out["nodes"]:
-        sub = n.get("subsystem_rbd_id")
-        if sub in diagrams:
-            n["subsystem_name"] = diagrams[sub]["name"]
+        if n.get("subsystem_rbd_id"):
+            sub = await ctx.store.get_item(ctx.user.id, "rbd", n["subsystem_rbd_id"])
+            n["subsystem_name"] = None if sub is None else sub["name"]
     return out
 
 
