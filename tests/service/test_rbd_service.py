@@ -260,10 +260,19 @@ async def test_analysis_refusals_and_options(api: Api) -> None:
     assert status == 422 and out["detail"].startswith("safety_function: not simulated by engine"), out
     await api.post("rbd/edit", {"id": made["id"], "ops": [{"op": "set", "safety_function": False, "target_sil": 0}]})
     # Precision mode: runs until the relative half-width of unavailability is reached.
-    status, queued = await api.post("rbd_analysis/analyze", {"id": made["id"], "horizon": 100.0, "precision": 0.1,
+    status, queued = await api.post("rbd_analysis/analyze", {"id": made["id"], "horizon": 100, "precision": 0.1,
                                                              "max_replications": 200_000})
     assert status == 200 and queued["quote"]["replications"] == 200_000
     job = await poll(api, queued["job_id"])
     precision = job["result"]["precision"]
     assert precision["target"] == 0.1 and precision["target_reached"] is True
     assert precision["relative_half_width"] <= 0.1
+
+
+async def test_lists_page_oldest_first(api: Api) -> None:
+    ids = [(await api.post("rbd/create", {**two_of_three(), "name": f"d{i}"}))[1]["id"] for i in range(3)]
+    status, first = await api.post("list/rbd", {"limit": 2})
+    assert status == 200 and [i["id"] for i in first["items"]] == ids[:2] and first["next_offset"] == 2
+    _, rest = await api.post("list/rbd", {"limit": 2, "offset": 2})
+    assert [i["id"] for i in rest["items"]] == ids[2:] and rest["next_offset"] is None
+    assert first["items"][0]["block_count"] == 3 and first["items"][0]["repairable"] is True
