@@ -276,3 +276,23 @@ async def test_lists_page_oldest_first(api: Api) -> None:
     _, rest = await api.post("list/rbd", {"limit": 2, "offset": 2})
     assert [i["id"] for i in rest["items"]] == ids[2:] and rest["next_offset"] is None
     assert first["items"][0]["block_count"] == 3 and first["items"][0]["repairable"] is True
+
+
+async def test_tool_protocol_builds_and_refuses_like_rest(api: Api) -> None:
+    async def rpc(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        status, body = await api.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                               "params": {"name": name, "arguments": arguments}})
+        assert status == 200 and "result" in body, body
+        return body["result"]
+
+    made = await rpc("rbd", {"action": "create", **two_of_three(repairable=False)})
+    assert made["isError"] is False
+    rbd_id = made["structuredContent"]["id"]
+    rest = (await api.post("get/rbd", {"id": rbd_id}))[1]
+    got = await rpc("get", {"kind": "rbd", "id": rbd_id})
+    assert got["structuredContent"] == rest
+    bad_ops = [{"op": "remove_node", "id": "in"}]
+    refused = await rpc("rbd", {"action": "edit", "id": rbd_id, "ops": bad_ops})
+    status, body = await api.post("rbd/edit", {"id": rbd_id, "ops": bad_ops})
+    assert refused["isError"] is True and refused["structuredContent"] == {"detail": body["detail"], "status": status}
+    assert body["detail"] == "ops[0].id: the input node cannot be removed"
