@@ -174,3 +174,14 @@ def test_one_repair_crew_against_the_markov_chain() -> None:
     # With unlimited crews the same system is two independent units: a different, higher figure.
     free = rbd.simulate(d, True, opts, crews=0)["results"]["mean_availability"]
     assert free > hi
+
+
+def test_analyze_without_a_server_picks_closed_form_or_simulation() -> None:
+    pair = diagram([block("a", exp_model(0.01)), block("b", exp_model(0.01))],
+                   [("in", "a"), ("in", "b"), ("a", "out"), ("b", "out")])
+    out = rbd.analyze(pair, mission_time=50.0)
+    assert out["method"] == "closed_form" and out["quote"] is None
+    assert out["results"]["reliability"] == pytest.approx(1 - (1 - np.exp(-0.5)) ** 2, rel=1e-14)
+    sim = rbd.analyze(pair, mission_time=50.0, method="simulation", replications=20_000, seed=4)
+    lo, hi = sim["results"]["reliability_interval"]
+    assert sim["method"] == "simulation" and lo <= out["results"]["reliability"] <= hi

@@ -3,7 +3,7 @@ atomic edit operations, resolution to the engine's input, exact closed forms whe
 exist, and the run-time quote. Pure functions on plain dicts; no I/O.
 """
 
-from bathtub.rbd.analysis import RunOptions, check_options, closed_form, plan, simulate
+from bathtub.rbd.analysis import RunOptions, analyze, check_options, closed_form, plan, simulate
 from bathtub.rbd.diagram import check_diagram, content_hash, placeholders, view
 from bathtub.rbd.edits import apply_edits
 from bathtub.rbd.exact import Exactness, reliability, structure
@@ -15,6 +15,7 @@ __all__ = [
     "Exactness",
     "Quote",
     "RunOptions",
+    "analyze",
     "apply_edits",
     "check_diagram",
     "check_no_cycle",

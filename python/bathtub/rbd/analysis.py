@@ -19,7 +19,9 @@ import numpy as np
 from bathtub import engine
 from bathtub.errors import InputError
 from bathtub.rbd import exact
+from bathtub.rbd.diagram import check_diagram
 from bathtub.rbd.quote import quote
+from bathtub.rbd.resolve import engine_form
 from bathtub.rbd.schema import integer, number
 
 METHODS = ("auto", "simulation")
@@ -172,3 +174,27 @@ def _clean(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [_clean(v) for v in x]
     return x
+
+
+def analyze(
+    diagram: Mapping[str, Any],
+    *,
+    models: Mapping[str, Mapping[str, Any]] | None = None,
+    diagrams: Mapping[str, Mapping[str, Any]] | None = None,
+    threads: int | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """What the service's `rbd_analysis analyze` computes, without a server: check the
+    diagram, resolve saved `models` / subsystem `diagrams` (bodies by id), plan, and run in
+    closed form or by simulation. `options` as `check_options` takes them (horizon or
+    mission_time, replications or precision, seed, grid, method). Returns {method, reason,
+    quote, results, curve, precision}."""
+    body = check_diagram(diagram)
+    resolved = engine_form(body, models or {}, diagrams or {})
+    opts = check_options(body["repairable"], options)
+    what = plan(resolved, body["repairable"], opts)
+    if what["method"] == "closed_form":
+        out = closed_form(resolved, opts)
+    else:
+        out = simulate(resolved, body["repairable"], opts, crews=int(body.get("repair_crews", 0)), threads=threads)
+    return {**what, **out}
