@@ -77,3 +77,37 @@ def sf(model: dict[str, Any], t: float) -> float:
     if model["distribution_id"] == "exponential":
         return float(np.exp(-v["failure_rate"] * t))
     return float(np.exp(-((t / v["alpha"]) ** v["beta"])))
+
+
+# A repairable diagram using every RbdNode field, edit-op setting and a ccf group, in stored form.
+FULL_REPAIRABLE = {
+    "name": "every field", "unit": "hours", "repairable": True, "repair_crews": 2,
+    "nodes": [
+        {"id": "in", "type": "input", "label": "source"},
+        {"id": "out", "type": "output"},
+        {"id": "a", "type": "component", "label": "A", "model": exp_model(0.01),
+         "repair": {"distribution_id": "lognormal", "params": [{"name": "mu", "value": 1.0},
+                                                               {"name": "sigma", "value": 0.5}]},
+         "costs": {"repair": {"min": 10.0, "max": 20.0}, "replace": 5.0, "downtime": 1.5, "acquisition": 900.0},
+         "preventive": {"policy": "age", "interval": 400.0, "duration": 2.0, "cost": 50.0, "opportunity": 300.0},
+         "maintenance_group": "north", "crew_priority": 2.0,
+         "repair_quality": {"model": "kijima1", "q": 0.3, "replace_after": 4},
+         "capacity": [{"value": 100.0, "probability": 0.8}, {"value": 50.0, "probability": 0.2}]},
+        {"id": "b", "type": "component", "model": exp_model(0.02), "instant_repair": True,
+         "inspection": {"interval": 720.0, "duration": 1.0, "cost": {"min": 1.0, "max": 2.0}, "offset": 100.0,
+                        "coverage": 0.9, "full_test": 2160.0}, "capacity": 80.0},
+        {"id": "s", "type": "standby", "model": exp_model(0.005), "repair": exp_model(0.1), "k": 1, "spares": 2,
+         "cold": False, "dormancy": 0.2, "repair_one_at_a_time": True},
+        {"id": "g", "type": "knode", "n": 2, "k": 3, "label": "vote"},
+    ],
+    "edges": [{"source": "in", "target": x} for x in ("a", "b", "s")]
+    + [{"source": x, "target": "g"} for x in ("a", "b", "s")] + [{"source": "g", "target": "out"}],
+    "ccf": [{"id": "pumps", "members": ["a", "b", "s"], "beta": 0.1, "basis": "probability", "mgl": [0.4]}],
+    "maintenance_groups": {"north": {"setup_cost": 300.0, "system_down": True}},
+    "safety_function": True, "target_sil": 2,
+    "costs": {"downtime_rate": 1000.0, "horizon": 87600.0, "discount_rate": 5.0},
+    "production": {"demand": 150.0, "unit": "t/h", "period": 8760.0},
+    "phases": [{"name": "start", "duration": 10.0, "not_needed": ["b"], "votes": {"g": 1}},
+               {"name": "run", "duration": 1000.0}],
+    "network": {"source": "in", "target": "out"},
+}

@@ -12,7 +12,7 @@ from bathtub import engine, rbd
 from bathtub.errors import InputError
 from bathtub.rbd.blocks import check_model
 from bathtub.rbd.quote import OVERHEAD_S, events_per_replication, quote
-from tests.rbd.helpers import block, diagram, exp_model, series
+from tests.rbd.helpers import FULL_REPAIRABLE, block, diagram, exp_model, series
 
 
 def refused(d: dict[str, Any]) -> InputError:
@@ -163,3 +163,26 @@ def test_quote_events_match_the_engine_count() -> None:
     assert est == pytest.approx(run.events / run.replications, rel=0.05)
     quoted = quote(d, replications=400, horizon=2000.0)
     assert quoted.seconds > OVERHEAD_S and quoted.replications == 400
+
+
+def test_every_spec_field_round_trips_and_checking_is_idempotent() -> None:
+    d = rbd.check_diagram(FULL_REPAIRABLE)
+    assert d == FULL_REPAIRABLE  # stored exactly as given (all values already in stored form)
+    assert rbd.check_diagram(d) == d
+    non_rep = {
+        "name": "life", "unit": "hours",
+        "nodes": [{"id": "in", "type": "input"}, {"id": "out", "type": "output"},
+                  {"id": "s", "type": "series", "n": 3, "model": exp_model(0.001),
+                   "covariate_schedules": {"temp": {"expression": "20 + 5 * (t // 100 % 2)"},
+                                           "mode": {"table": [{"t": 0.0, "value": "idle"},
+                                                              {"t": 8.0, "value": "busy"}], "period": 24.0}}},
+                  {"id": "p", "type": "parallel", "n": 2, "model": {"saved_model_id": "mdl_joint",
+                                                                    "joint_unit": {"id": "u7", "age": 100.0,
+                                                                                   "readings": [[0.0, 1.0]],
+                                                                                   "covariates": {"load": 2.0}}}},
+                  {"id": "sub", "type": "subsystem", "subsystem_rbd_id": "rbd_other", "label": "embedded"}],
+        "edges": [{"source": "in", "target": "s"}, {"source": "s", "target": "p"}, {"source": "p", "target": "sub"},
+                  {"source": "sub", "target": "out"}],
+    }
+    e = rbd.check_diagram(non_rep)
+    assert e == {**non_rep, "repairable": False, "ccf": []} and rbd.check_diagram(e) == e
