@@ -81,7 +81,7 @@ def peer_rows(reps: int) -> list[tuple[str, dict | str]]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--replications", type=int, default=20_000)
-    ap.add_argument("--peer-replications", type=int, default=20)
+    ap.add_argument("--peer-replications", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     reps = args.replications
