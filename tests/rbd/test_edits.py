@@ -113,6 +113,9 @@ def test_set_every_field_and_clears() -> None:
         assert key not in cleared
     with pytest.raises(InputError, match=r"phases\[0\].not_needed: no block 'zz'"):
         rbd.apply_edits(d, [{"op": "set", "phases": [{"name": "x", "duration": 1, "not_needed": ["zz"]}]}])
+    with pytest.raises(InputError, match=r"^costs.discount_rate: needs a calendar time unit"):
+        rbd.apply_edits(d, [{"op": "set", "unit": "cycles", "costs": {"discount_rate": 5}}])
+    assert rbd.apply_edits(d, [{"op": "set", "costs": {"discount_rate": 5}}])["costs"] == {"discount_rate": 5.0}
     with pytest.raises(InputError, match=r"ops\[0\].target_sil: must be an integer from 0 to 4"):
         rbd.apply_edits(d, [{"op": "set", "target_sil": 5}])
 

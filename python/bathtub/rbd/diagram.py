@@ -29,6 +29,8 @@ SETTINGS: dict[str, s.Check] = {
     "network": s.NETWORK,
 }
 CCF_BASES = ("rate", "probability")
+# Discounting is per year: the diagram unit must convert to years.
+CALENDAR_UNITS = ("hour", "hours", "day", "days", "week", "weeks", "month", "months", "year", "years")
 
 
 def _ccf_group(g: Any, field: str) -> dict[str, Any]:
@@ -224,6 +226,9 @@ def _check_ccf(raw: Any, nodes: Mapping[str, dict[str, Any]]) -> list[dict[str, 
 
 
 def _check_settings_refs(d: Mapping[str, Any], nodes: Mapping[str, dict[str, Any]]) -> None:
+    if d.get("costs", {}).get("discount_rate") and str(d.get("unit") or "").lower() not in CALENDAR_UNITS:
+        raise InputError("costs.discount_rate", "needs a calendar time unit (hours, days, weeks, months, years); "
+                                                f"the diagram's unit is {d.get('unit')!r}")
     for i, phase in enumerate(d.get("phases", [])):
         for b in phase.get("not_needed", []):
             if b not in nodes or nodes[b]["type"] not in BLOCK_TYPES:
