@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -175,6 +176,8 @@ def _check_data(data: LifeData, spec: ModelSpec) -> None:
             raise InputError("data", "discrete_weibull takes whole numbers of cycles")
         if data.f.size and data.f.min() < 1:
             raise InputError("data", "discrete_weibull failures are at cycle 1 or later")
+    if dist == "uniform" and (spec.zi or spec.lfp):
+        raise InputError("options", "uniform takes no zi or lfp option")
     if dist == "uniform" and not data.only_exact_and_right:
         raise InputError("data", "uniform is fitted to exact and right-censored data")
     zeros = data.f.size and data.f.min() == 0
@@ -190,6 +193,16 @@ def _check_data(data: LifeData, spec: ModelSpec) -> None:
 
 def _fit_spec(
     data: LifeData, spec: ModelSpec, method: str, bounds: str, median_ranks: str = "bernard"
+) -> LifeFit:
+    # The optimisers probe parameters where densities underflow or overflow; those points are
+    # rejected by value (-inf likelihood), so the floating-point warnings they raise are noise.
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _fit_spec_inner(data, spec, method, bounds, median_ranks)
+
+
+def _fit_spec_inner(
+    data: LifeData, spec: ModelSpec, method: str, bounds: str, median_ranks: str
 ) -> LifeFit:
     _check_data(data, spec)
     scale = data_scale(data)
@@ -245,10 +258,11 @@ def _fit_spec(
     se, ci = _param_bounds(spec, theta, cov)
     if spec.distribution == "exponential" and spec.offset and cov is not None and cov[1, 1] == 0.0:
         se, ci = (se[0], None), (ci[0], None)
-    if bounds == "likelihood" and spec.distribution != "uniform":
+    nonregular = spec.distribution == "uniform" or (spec.distribution == "exponential" and spec.offset)
+    if bounds == "likelihood" and not nonregular:
         ci = _profile_bounds(spec, theta, ll, data, scale, tmin, ci)
     gof = _gof(spec, theta, ll, data)
-    life = _life(spec, theta, cov, ll, data, scale, tmin, bounds)
+    life = _life(spec, theta, cov, ll, data, scale, tmin, "fisher" if nonregular else bounds)
     if any(x["value"] is None for x in life):
         notes.append("life metrics that a limited failure population never reaches are null")
     return LifeFit(
@@ -346,51 +360,59 @@ def _profile_bounds(
     """Profile-likelihood 95% intervals, each end a root of 2 (llmax - profile) = chi2_1(0.95).
 
     Searched in the unconstrained coordinate of the parameter (so a positive parameter's end
-    stays positive); the other parameters are re-maximised at each trial value.
+    stays positive), starting from the Fisher end (usually close, so one or two trials
+    bracket the root); the other parameters are re-maximised at each trial value by BFGS,
+    warm-started from the previous trial.
     """
     u_hat = spec.to_u(theta, scale, tmin)
     target = llmax - CHI95 / 2.0
     idx = _free_index(spec)
     out: list[tuple[float, float] | None] = []
     for i, j in enumerate(idx):
-        if j is None or len(u_hat) > 4:
+        if j is None or len(u_hat) > 4 or fisher[i] is None:
             out.append(fisher[i])
             continue
         others = [k for k in range(len(u_hat)) if k != j]
+        warm = {"o": u_hat[others].copy()}
 
-        def prof(x: float, j: int = j, others: list[int] = others) -> float:
+        def prof(x: float, j: int = j, others: list[int] = others, warm: dict = warm) -> float:
+            v = u_hat.copy()
+            v[j] = x
             if not others:
-                v = u_hat.copy()
-                v[j] = x
                 return spec_loglik(spec, spec.from_u(v, scale, tmin), data) - target
 
             def neg(o: np.ndarray) -> float:
-                v = u_hat.copy()
-                v[j] = x
                 v[others] = o
                 ll = spec_loglik(spec, spec.from_u(v, scale, tmin), data)
                 return -ll if math.isfinite(ll) else 1e300
 
-            r = optimize.minimize(neg, u_hat[others], method="Nelder-Mead",
-                                  options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 2000})
+            r = optimize.minimize(neg, warm["o"], method="BFGS", options={"gtol": 1e-8, "maxiter": 200})
+            if r.fun < 1e300:
+                warm["o"] = r.x
             return -r.fun - target
 
         ends = []
-        for sign in (-1.0, 1.0):
-            step = 0.1
-            x = u_hat[j]
-            found = None
-            for _ in range(60):
+        for sign, guess in ((-1.0, fisher[i][0]), (1.0, fisher[i][1])):
+            th = theta.copy()
+            th[i] = guess
+            try:
+                dist0 = abs(float(spec.to_u(th, scale, tmin)[j]) - u_hat[j])
+            except (ValueError, ZeroDivisionError):
+                dist0 = 0.0
+            step = dist0 if math.isfinite(dist0) and dist0 > 1e-8 else 0.1
+            warm["o"] = u_hat[others].copy()
+            inner, found = u_hat[j], None
+            for _ in range(40):
                 trial = u_hat[j] + sign * step
                 if prof(trial) < 0:
-                    found = optimize.brentq(prof, min(x, trial), max(x, trial), xtol=1e-12)
+                    found = optimize.brentq(prof, min(inner, trial), max(inner, trial), xtol=1e-10)
                     break
-                x = trial
-                step *= 1.6
-            v = u_hat.copy()
+                inner = trial
+                step *= 1.5
             if found is None:
                 ends.append(None)
                 continue
+            v = u_hat.copy()
             v[j] = found
             ends.append(float(spec.from_u(v, scale, tmin)[i]))
         if ends[0] is None or ends[1] is None:
@@ -480,7 +502,7 @@ def _lr_lower(
     m0 = metric(u0)
     r = optimize.minimize(
         lambda u: metric(u) / m0 if m0 > 0 else metric(u), u0, method="SLSQP",
-        constraints=[{"type": "ineq", "fun": cons}], options={"ftol": 1e-12, "maxiter": 300},
+        constraints=[{"type": "ineq", "fun": cons}], options={"ftol": 1e-12, "maxiter": 100},
     )
     # SLSQP may stop on "positive directional derivative" at the optimum itself: judge the point
     if cons(r.x) < -1e-6 or metric(r.x) > m0:
@@ -498,8 +520,8 @@ def fit_best(
         try:
             spec = ModelSpec(dist, **(options or {}))
             f = _fit_spec(data, spec, method, "fisher")
-        except (InputError, ValueError, np.linalg.LinAlgError, FloatingPointError):
-            continue
+        except (InputError, ValueError, ArithmeticError, np.linalg.LinAlgError):
+            continue  # a family that cannot describe these data drops out of the ranking
         g = {x["id"]: x["value"] for x in f.gof}
         if g["aicc"] is None or not math.isfinite(f.log_likelihood):
             continue

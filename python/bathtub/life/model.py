@@ -142,13 +142,14 @@ class ModelSpec:
             elif k == REAL:
                 u[j] = x / scale
             elif k == UNIT:
+                x = min(max(x, 1e-15), 1.0 - 1e-15)  # from_u saturates at 0 and 1 in floating point
                 u[j] = math.log(x / (1.0 - x))
             else:  # location in [0, tmin)
                 s = min(max(x / tmin, 1e-12), 1.0 - 1e-12)
                 u[j] = math.log(s / (1.0 - s))
             j += 1
         for wi in w[1:]:
-            u[j] = math.log(wi / w[0])
+            u[j] = math.log(max(wi, 1e-300) / max(w[0], 1e-300))
             j += 1
         return u
 
