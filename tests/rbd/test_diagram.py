@@ -58,6 +58,10 @@ def test_field_rules_name_the_node_and_field() -> None:
         (block("a", exp_model(0.1), covariate_schedules={"temp": {"table": [{"t": 5, "value": 1}]}}),
          "nodes.a.covariate_schedules.temp.table[0].t", None),
         (block("a", exp_model(0.1), crew_priority=1), "nodes.a.crew_priority", "only in a repairable diagram"),
+        (block("a", exp_model(0.1), covariate_schedules={"temp": {"expression": "t // 10"}}),
+         "nodes.a.covariate_schedules", "needs a saved covariate model (model.saved_model_id)"),
+        (block("a", exp_model(0.1), repair=exp_model(1), preventive={"interval": 10, "opportunity": 5}),
+         "nodes.a.preventive.opportunity", "needs the block in a maintenance_group"),
     ]
     for node, field, rule in cases:
         e = refused(diagram([node], [("in", "a"), ("a", "out")]))
@@ -172,7 +176,7 @@ def test_every_spec_field_round_trips_and_checking_is_idempotent() -> None:
     non_rep = {
         "name": "life", "unit": "hours",
         "nodes": [{"id": "in", "type": "input"}, {"id": "out", "type": "output"},
-                  {"id": "s", "type": "series", "n": 3, "model": exp_model(0.001),
+                  {"id": "s", "type": "series", "n": 3, "model": {"saved_model_id": "mdl_cox"},
                    "covariate_schedules": {"temp": {"expression": "20 + 5 * (t // 100 % 2)"},
                                            "mode": {"table": [{"t": 0.0, "value": "idle"},
                                                               {"t": 8.0, "value": "busy"}], "period": 24.0}}},

@@ -189,6 +189,15 @@ def _node_rules(n: dict[str, Any], field: str, repairable: bool) -> None:
     if "repair_quality" in n and n["repair_quality"].get("model") != "perfect":
         if n.get("model", {}).get("distribution_id") == MIXTURE:
             raise InputError(f"{field}.repair_quality", "refused with a mixture life")
+    if n.get("repair_quality", {}).get("model", "perfect") != "perfect" and \
+            n.get("preventive", {}).get("policy") == "condition":
+        raise InputError(f"{field}.repair_quality", "not on a condition-replaced block (preventive policy condition)")
+    if "opportunity" in n.get("preventive", {}) and "maintenance_group" not in n:
+        raise InputError(f"{field}.preventive.opportunity", "needs the block in a maintenance_group")
+    if "covariate_schedules" in n and "saved_model_id" not in n.get("model", {}):
+        raise InputError(f"{field}.covariate_schedules", "needs a saved covariate model (model.saved_model_id)")
+    if repairable and "joint_unit" in n.get("model", {}):
+        raise InputError(f"{field}.model.joint_unit", "only in a non-repairable diagram")
     if repairable:
         if "covariate_schedules" in n:
             raise InputError(f"{field}.covariate_schedules", "only in a non-repairable diagram")
