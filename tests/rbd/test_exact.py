@@ -81,18 +81,71 @@ def test_nested_stages_with_shared_gate_against_brute_force() -> None:
     assert exact.reliability(d, [t])[0] == pytest.approx(brute_force(raw, p), rel=1e-12)
 
 
-def test_bridge_has_no_closed_form_and_simulation_matches_enumeration() -> None:
+def test_bridge_is_exact_by_pivoting_and_matches_enumeration_and_simulation() -> None:
     models = [exp_model(r) for r in (0.001, 0.002, 0.0015, 0.001, 0.003)]
     raw = bridge(models)
     d = resolved(raw)
     ex = exact.structure(d)
-    assert not ex.exact and "bridge" in ex.reason
-    opts = rbd.check_options(False, {"mission_time": 400.0, "replications": 40_000, "seed": 3})
+    assert ex.exact and "pivotal decomposition" in ex.reason
+    for t in (10.0, 400.0, 3000.0):
+        p = {i: sf(m, t) for i, m in zip("abcde", models)}
+        assert exact.reliability(d, [t])[0] == pytest.approx(brute_force(raw, p), rel=1e-12)
+    opts = rbd.check_options(False, {"mission_time": 400.0, "replications": 40_000, "seed": 3,
+                                     "method": "simulation"})
     assert rbd.plan(d, False, opts)["method"] == "simulation"
     out = rbd.simulate(d, False, opts)
-    p = {i: sf(m, 400.0) for i, m in zip("abcde", models)}
     lo, hi = out["results"]["reliability_interval"]
-    assert lo <= brute_force(raw, p) <= hi
+    assert lo <= exact.reliability(d, [400.0])[0] <= hi
+
+
+def test_random_diagrams_reduce_exactly_as_enumeration_says() -> None:
+    # Random DAGs of up to 9 blocks and a k-of-n gate: every exact answer equals brute force.
+    rng = np.random.default_rng(2024)
+    exact_count = 0
+    for _ in range(150):
+        m = int(rng.integers(2, 10))
+        ids = [f"x{i}" for i in range(m)]
+        order = ["in", *ids, "g", "out"]
+        edges: set[tuple[str, str]] = set()
+        for j in range(1, len(order) - 1):  # every node fed from before and feeding after
+            edges.add((order[int(rng.integers(0, j))], order[j]))
+        for j in range(1, len(order) - 1):
+            edges.add((order[j], order[int(rng.integers(j + 1, len(order)))]))
+        for _ in range(int(rng.integers(0, m))):
+            a, b = sorted(rng.choice(len(order), 2, replace=False))
+            if not (order[a] == "in" and order[b] == "out"):
+                edges.add((order[a], order[b]))
+        feeding = sum(1 for _, b in edges if b == "g")
+        gate = {"id": "g", "type": "knode", "n": int(rng.integers(1, feeding + 1))}
+        rates = rng.uniform(0.1, 2.0, m)
+        raw = diagram([block(i, exp_model(float(r))) for i, r in zip(ids, rates)] + [gate], sorted(edges))
+        d = resolved(raw)
+        ex = exact.structure(d)
+        if not ex.exact:
+            continue
+        exact_count += 1
+        p = {i: float(np.exp(-r)) for i, r in zip(ids, rates)}
+        assert exact.reliability(d, [1.0])[0] == pytest.approx(brute_force(raw, p), rel=1e-11, abs=1e-14), raw
+    assert exact_count >= 120
+
+
+def test_too_many_pivots_falls_back_to_simulation() -> None:
+    # Six bridges in series need more than MAX_PIVOTS nested conditionings.
+    blocks, edges, prev = [], [], "in"
+    for k in range(6):
+        a, b, c, dd, e = (f"{x}{k}" for x in "abcde")
+        blocks += [block(x, exp_model(0.001)) for x in (a, b, c, dd, e)]
+        edges += [(prev, a), (prev, c), (a, b), (c, dd), (a, e), (e, dd)]
+        j = {"id": f"j{k}", "type": "knode", "n": 1}
+        blocks.append(j)
+        edges += [(b, j["id"]), (dd, j["id"])]
+        prev = j["id"]
+    edges.append((prev, "out"))
+    d = resolved(diagram(blocks, edges))
+    ex = exact.structure(d)
+    assert not ex.exact and "conditioning on 8 blocks" in ex.reason
+    opts = rbd.check_options(False, {"mission_time": 100.0})
+    assert rbd.plan(d, False, opts)["method"] == "simulation"
 
 
 def test_standby_is_simulated_not_closed_form() -> None:

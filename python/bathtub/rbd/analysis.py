@@ -128,7 +128,7 @@ def closed_form(d: Mapping[str, Any], opts: RunOptions) -> dict[str, Any]:
         "probability_of_failure": 1.0 - end,
         "mttf": _finite(exact.mttf(ex.formula)),
         "mission_time": opts.mission_time,
-        "note": "exact in closed form (series, parallel and k-of-n of independent blocks); no simulation ran",
+        "note": f"{ex.reason}; no simulation ran",
     }
     curve = {"t": t.tolist(), "reliability": r.tolist(), "lower": r.tolist(), "upper": r.tolist()}
     return {"results": results, "curve": curve, "precision": {"exact": True}}

@@ -1,16 +1,19 @@
 """Exact reliability R(t) of a non-repairable diagram, where a closed form exists.
 
 Rule: a diagram qualifies when its blocks are independent and non-repairable, none is a
-standby group, and its graph reduces to series, parallel and k-of-n compositions (every
-shared node — a bridge's middle, a gate feeding several branches that meet again — makes
-it fail to reduce). Then R(t) is a product / complement-product / Poisson-binomial tail
-of the blocks' own R(t) (`bathtub.distributions.Lifetime.sf`), exact to rounding; the
-MTTF is the integral of R over [0, inf) by adaptive quadrature.
+standby group, and its graph reduces to series, parallel and k-of-n compositions, after
+conditioning on at most MAX_PIVOTS blocks (pivotal decomposition: a bridge needs one).
+Then R(t) is built from products, complement-products, Poisson-binomial tails and
+R = p·R(block works) + (1-p)·R(block failed) of the blocks' own R(t)
+(`bathtub.distributions.Lifetime.sf`), exact to rounding; the MTTF is the integral of R
+over [0, inf) by Gauss-Legendre quadrature refined to 1e-10.
 
 Method: each block node is split into an edge carrying its reliability; wires carry 1.
 Parallel edges between two nodes merge (OR, or k-of-n into a gate fed only by them),
 and a node with one edge in and one out is spliced out (AND), until one edge joins the
 input to the output. Each merge joins formulas over disjoint blocks, hence independence.
+When no merge applies, the busiest remaining edge is conditioned on (working: a wire;
+failed: removed, with whatever then leads nowhere pruned) and both graphs are reduced.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ import numpy as np
 
 from bathtub.distributions import Lifetime
 
-# A formula: ("one",) | ("block", Lifetime, kind, n) | ("sub", formula) | ("and", [f]) |
-# ("kofn", m, [f]) — an OR is k-of-n with m = 1.
+# A formula: ("one",) | ("zero",) | ("block", Lifetime, kind, n) | ("sub", formula) |
+# ("and", [f]) | ("kofn", m, [f]) (an OR is k-of-n with m = 1) | ("pivot", f, f_up, f_down).
 Formula = tuple[Any, ...]
 ONE: Formula = ("one",)
+ZERO: Formula = ("zero",)
+MAX_PIVOTS = 8  # conditioning depth: at most 2^8 reduced graphs
 
 
 @dataclass(frozen=True)
@@ -53,33 +58,153 @@ def _block(node: Mapping[str, Any]) -> Formula:
     return ("block", life, node["type"], int(node.get("n", 1)))
 
 
-def structure(d: Mapping[str, Any]) -> Exactness:
-    """Reduce an engine-form diagram (`bathtub.rbd.resolve.engine_form`) to a formula.
-    A worklist of nodes to look at again keeps it linear in the edges, times the degree."""
-    threshold: dict[str, int] = {}
-    edges: dict[int, tuple[str, str, Formula]] = {}
-    ins: dict[str, set[int]] = {}
-    outs: dict[str, set[int]] = {}
-    rename: dict[str, tuple[str, str]] = {}  # node id -> (entry, exit) after splitting
-    source = sink = ""
-    counter = iter(range(1 << 62))
+class _Graph:
+    """The split diagram: nodes with thresholds, edges carrying formulas."""
 
-    def add(u: str, v: str, f: Formula) -> None:
-        eid = next(counter)
-        edges[eid] = (u, v, f)
-        outs[u].add(eid)
-        ins[v].add(eid)
+    def __init__(self) -> None:
+        self.threshold: dict[str, int] = {}
+        self.edges: dict[int, tuple[str, str, Formula]] = {}
+        self.ins: dict[str, set[int]] = {}
+        self.outs: dict[str, set[int]] = {}
+        self.source = self.sink = ""
+        self.next_id = 0
 
-    def drop(eid: int) -> tuple[str, str, Formula]:
-        u, v, f = edges.pop(eid)
-        outs[u].discard(eid)
-        ins[v].discard(eid)
+    def copy(self) -> _Graph:
+        g = _Graph()
+        g.threshold = dict(self.threshold)
+        g.edges = dict(self.edges)
+        g.ins = {k: set(v) for k, v in self.ins.items()}
+        g.outs = {k: set(v) for k, v in self.outs.items()}
+        g.source, g.sink, g.next_id = self.source, self.sink, self.next_id
+        return g
+
+    def node(self, nid: str, need: int) -> None:
+        self.threshold[nid] = need
+        self.ins[nid], self.outs[nid] = set(), set()
+
+    def add(self, u: str, v: str, f: Formula) -> None:
+        eid = self.next_id
+        self.next_id += 1
+        self.edges[eid] = (u, v, f)
+        self.outs[u].add(eid)
+        self.ins[v].add(eid)
+
+    def drop(self, eid: int) -> tuple[str, str, Formula]:
+        u, v, f = self.edges.pop(eid)
+        self.outs[u].discard(eid)
+        self.ins[v].discard(eid)
         return u, v, f
 
-    def node(nid: str, need: int) -> None:
-        threshold[nid] = need
-        ins[nid], outs[nid] = set(), set()
+    def remove_node(self, w: str) -> None:
+        for eid in list(self.ins[w]) + list(self.outs[w]):
+            self.drop(eid)
+        del self.threshold[w], self.ins[w], self.outs[w]
 
+    def prune(self) -> bool:
+        """Drop nodes that can no longer pass the signal on (nothing in, nothing out, or a
+        gate fed by fewer branches than it needs). False when the output is cut off."""
+        work = list(self.threshold)
+        while work:
+            w = work.pop()
+            if w not in self.threshold or w in (self.source, self.sink):
+                continue
+            if not self.outs[w] or len(self.ins[w]) < self.threshold[w]:
+                neighbours = [self.edges[e][0] for e in self.ins[w]] + [self.edges[e][1] for e in self.outs[w]]
+                self.remove_node(w)
+                work.extend(neighbours)
+        return bool(self.outs[self.source]) and len(self.ins[self.sink]) >= 1
+
+    def reduce(self) -> None:
+        """Parallel merges and series splices until none applies (worklist: linear in the
+        edges, times the degree)."""
+        work = list(self.threshold)
+        while work:
+            w = work.pop()
+            if w not in self.threshold:
+                continue
+            by_source: dict[str, list[int]] = {}
+            for eid in self.ins[w]:
+                by_source.setdefault(self.edges[eid][0], []).append(eid)
+            if self.threshold[w] > 1:
+                if len(by_source) == 1:
+                    ((u, group),) = by_source.items()
+                    parts = [self.drop(eid)[2] for eid in sorted(group)]
+                    self.add(u, w, ("kofn", self.threshold[w], parts))
+                    self.threshold[w] = 1
+                    work.extend((u, w))
+                continue
+            for u, group in by_source.items():
+                if len(group) > 1:
+                    parts = [self.drop(eid)[2] for eid in sorted(group)]
+                    self.add(u, w, ONE if ONE in parts else ("kofn", 1, parts))
+                    work.append(u)
+            if w in (self.source, self.sink):
+                continue
+            if len(self.ins[w]) == 1 and len(self.outs[w]) == 1:
+                u, _, f1 = self.drop(next(iter(self.ins[w])))
+                _, x, f2 = self.drop(next(iter(self.outs[w])))
+                self.remove_node(w)
+                self.add(u, x, _and(f1, f2))
+                work.extend((u, x))
+            elif self.threshold[w] == 1 and len(self.ins[w]) == 1 and self.edges[next(iter(self.ins[w]))][2] == ONE:
+                # w passes exactly when its one predecessor u does: u takes over w's edges out.
+                u = self.edges[next(iter(self.ins[w]))][0]
+                moved = [self.edges[e][1:] for e in self.outs[w]]
+                self.remove_node(w)
+                for x, f in moved:
+                    self.add(u, x, f)
+                work.extend([u, *(x for x, _ in moved)])
+            elif self.threshold[w] == 1 and len(self.outs[w]) == 1:
+                _, x, f = self.edges[next(iter(self.outs[w]))]
+                if f == ONE and self.threshold[x] == 1:
+                    # x is an OR of w and its other inputs, and w an OR of its own: x takes w's inputs.
+                    moved = [(self.edges[e][0], self.edges[e][2]) for e in self.ins[w]]
+                    self.remove_node(w)
+                    for u, g in moved:
+                        self.add(u, x, g)
+                    work.extend([x, *(u for u, _ in moved)])
+
+    def pivot_edge(self) -> int | None:
+        """The block-carrying edge between the busiest nodes (a bridge's middle)."""
+        best, score = None, -1
+        for eid, (u, v, f) in self.edges.items():
+            if f == ONE:
+                continue
+            s = len(self.ins[u]) + len(self.outs[u]) + len(self.ins[v]) + len(self.outs[v])
+            if s > score:
+                best, score = eid, s
+        return best
+
+
+def _solve(g: _Graph, depth: int) -> tuple[Formula | None, int]:
+    """(formula, pivots used) of a graph, or (None, ...) past MAX_PIVOTS."""
+    if not g.prune():
+        return ZERO, 0
+    g.reduce()
+    if len(g.edges) == 1:
+        ((u, v, f),) = g.edges.values()
+        if (u, v) == (g.source, g.sink):
+            return f, 0
+    eid = g.pivot_edge()
+    if eid is None or depth >= MAX_PIVOTS:
+        return None, 0
+    up, down = g.copy(), g.copy()
+    u, v, f = up.drop(eid)
+    up.add(u, v, ONE)
+    down.drop(eid)
+    f_up, n_up = _solve(up, depth + 1)
+    if f_up is None:
+        return None, 0
+    f_down, n_down = _solve(down, depth + 1)
+    if f_down is None:
+        return None, 0
+    return ("pivot", f, f_up, f_down), 1 + n_up + n_down
+
+
+def structure(d: Mapping[str, Any]) -> Exactness:
+    """Reduce an engine-form diagram (`bathtub.rbd.resolve.engine_form`) to a formula."""
+    g = _Graph()
+    rename: dict[str, tuple[str, str]] = {}  # node id -> (entry, exit) after splitting
     for n in d["nodes"]:
         nid, kind = n["id"], n["type"]
         if kind == "standby":
@@ -93,52 +218,27 @@ def structure(d: Mapping[str, Any]) -> Exactness:
             else:
                 f = _block(n)
             a, b = f"{nid}\0in", f"{nid}\0out"
-            node(a, 1)
-            node(b, 1)
-            add(a, b, f)
+            g.node(a, 1)
+            g.node(b, 1)
+            g.add(a, b, f)
             rename[nid] = (a, b)
         else:
-            node(nid, int(n["n"]) if kind == "knode" else 1)
+            g.node(nid, int(n["n"]) if kind == "knode" else 1)
             rename[nid] = (nid, nid)
             if kind == "input":
-                source = nid
+                g.source = nid
             elif kind == "output":
-                sink = nid
+                g.sink = nid
     for e in d["edges"]:
-        add(rename[e["source"]][1], rename[e["target"]][0], ONE)
-    work = list(threshold)
-    while work:
-        w = work.pop()
-        if w not in threshold:
-            continue
-        # Parallel edges into w merge: an OR, or the k-of-n of a gate fed by one node only.
-        by_source: dict[str, list[int]] = {}
-        for eid in ins[w]:
-            by_source.setdefault(edges[eid][0], []).append(eid)
-        if threshold[w] > 1:
-            if len(by_source) == 1:
-                ((u, group),) = by_source.items()
-                add(u, w, ("kofn", threshold[w], [drop(eid)[2] for eid in sorted(group)]))
-                threshold[w] = 1
-                work.extend((u, w))
-            continue
-        for u, group in by_source.items():
-            if len(group) > 1:
-                add(u, w, ("kofn", 1, [drop(eid)[2] for eid in sorted(group)]))
-                work.append(u)
-        # A node with one edge in and one out is spliced out.
-        if w not in (source, sink) and len(ins[w]) == 1 and len(outs[w]) == 1:
-            u, _, f1 = drop(next(iter(ins[w])))
-            _, x, f2 = drop(next(iter(outs[w])))
-            del threshold[w], ins[w], outs[w]
-            add(u, x, _and(f1, f2))
-            work.extend((u, x))
-    if len(edges) == 1:
-        ((u, v, f),) = edges.values()
-        if (u, v) == (source, sink):
-            return Exactness(True, "series, parallel and k-of-n blocks: exact in closed form", f)
-    return Exactness(False, "the diagram does not reduce to series, parallel and k-of-n parts (a bridge or a "
-                            "shared block)")
+        g.add(rename[e["source"]][1], rename[e["target"]][0], ONE)
+    formula, pivots = _solve(g, 0)
+    if formula is None:
+        return Exactness(False, f"the diagram does not reduce to series, parallel and k-of-n parts even after "
+                                f"conditioning on {MAX_PIVOTS} blocks")
+    if pivots:
+        return Exactness(True, f"series, parallel and k-of-n parts after conditioning on {pivots} block state(s) "
+                               "(pivotal decomposition): exact in closed form", formula)
+    return Exactness(True, "series, parallel and k-of-n blocks: exact in closed form", formula)
 
 
 def _and(a: Formula, b: Formula) -> Formula:
@@ -172,6 +272,11 @@ def evaluate(f: Formula, t: np.ndarray, _memo: dict[int, np.ndarray] | None = No
     kind = f[0]
     if kind == "one":
         return np.ones_like(t)
+    if kind == "zero":
+        return np.zeros_like(t)
+    if kind == "pivot":
+        p = evaluate(f[1], t, memo)
+        return p * evaluate(f[2], t, memo) + (1.0 - p) * evaluate(f[3], t, memo)
     if kind == "block":
         _, life, block_kind, n = f
         if id(life) not in memo:  # blocks sharing a model are evaluated once
