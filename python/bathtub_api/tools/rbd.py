@@ -24,8 +24,7 @@ from bathtub_api.errors import not_found
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, JobCtx, Registry
 from bathtub_api.store import Store
-from bathtub_api.tools.datasets import ListRequest, Strict
-from bathtub_api.tools.life import Open
+from bathtub_api.tools.common import ListRequest, Open, Strict, page
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 JOB_KIND = "rbd.simulate"
@@ -173,16 +172,15 @@ async def get_rbd(ctx: Ctx, req: RbdGet) -> dict[str, Any]:
 
 
 async def list_rbds(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
-    items = await ctx.store.list_items(ctx.user.id, "rbd", req.limit + 1, req.offset)
-    more = len(items) > req.limit
+    items, next_offset = await page(ctx, "rbd", req)
     return {
         "items": [
             {"id": i["id"], "name": i["name"], "unit": i["body"].get("unit"), "repairable": i["body"]["repairable"],
              "block_count": rbd.view(i["body"])["block_count"], "placeholders": rbd.placeholders(i["body"]),
              "created_at": iso(i["created_at"]), "updated_at": iso(i["updated_at"]), "url": rbd_url(ctx, i["id"])}
-            for i in items[: req.limit]
+            for i in items
         ],
-        "next_offset": req.offset + req.limit if more else None,
+        "next_offset": next_offset,
     }
 
 
