@@ -113,10 +113,10 @@ def load_wrk(base: str, token: str, dataset_id: str, clients: int, seconds: floa
             "p50_ms": ms("50%"), "p99_ms": ms("99%"), "errors": int(non2xx.group(1)) if non2xx else 0}
 
 
-async def reset_postgres(url: str) -> None:
+async def pg_admin(url: str, sql: str) -> None:
     conn = await asyncpg.connect(url)
     try:
-        await conn.execute("DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public;")
+        await conn.execute(sql)
     finally:
         await conn.close()
 
@@ -136,7 +136,10 @@ def run_store(name: str, url: str, clients: int, seconds: float, use_wrk: bool) 
             async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as s:
                 body = {"name": "bench", "csv": "time,state,n\n" + rows}
                 async with s.post(f"{base}/api/v1/datasets", json=body) as r:
-                    return (await r.json())["id"]
+                    created = await r.json()
+                    if r.status != 200:
+                        raise RuntimeError(f"creating the bench dataset failed: {created}")
+                    return created["id"]
 
         dataset_id = asyncio.run(make_dataset())
         if use_wrk:
@@ -160,8 +163,15 @@ def main() -> None:
         url = f"sqlite:///{Path(tmp) / 'bench.sqlite3'}"
         results["sqlite"] = run_store("sqlite", url, args.clients, args.seconds, use_wrk)
     if args.postgres_url:
-        asyncio.run(reset_postgres(args.postgres_url))
-        results["postgresql"] = run_store("postgresql", args.postgres_url, args.clients, args.seconds, use_wrk)
+        # A schema of its own (asyncpg passes unknown URL parameters as server settings):
+        # the bench never touches the tables already in that database.
+        schema = f"bench_{os.getpid()}"
+        url = f"{args.postgres_url}{'&' if '?' in args.postgres_url else '?'}search_path={schema}"
+        asyncio.run(pg_admin(args.postgres_url, f"CREATE SCHEMA {schema}"))
+        try:
+            results["postgresql"] = run_store("postgresql", url, args.clients, args.seconds, use_wrk)
+        finally:
+            asyncio.run(pg_admin(args.postgres_url, f"DROP SCHEMA {schema} CASCADE"))
     else:
         print("PostgreSQL skipped: pass --postgres-url or set BATHTUB_TEST_POSTGRES_URL")
     client = "wrk" if use_wrk else "aiohttp client"

@@ -3,6 +3,7 @@ a real PostgreSQL named by BATHTUB_TEST_POSTGRES_URL — required (not skipped) 
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -20,10 +21,13 @@ PG_URL = os.environ.get("BATHTUB_TEST_POSTGRES_URL")
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-async def _reset_postgres(url: str) -> None:
+_SCHEMAS = itertools.count()
+
+
+async def _admin(url: str, sql: str) -> None:
     conn = await asyncpg.connect(url)
     try:
-        await conn.execute("DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public;")
+        await conn.execute(sql)
     finally:
         await conn.close()
 
@@ -37,8 +41,14 @@ async def database_url(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIt
         if IN_CI:
             pytest.fail("CI=true but BATHTUB_TEST_POSTGRES_URL is not set: the PostgreSQL suite must run")
         pytest.skip("set BATHTUB_TEST_POSTGRES_URL to run the PostgreSQL suite")
-    await _reset_postgres(PG_URL)
-    yield PG_URL
+    # A fresh schema per test (asyncpg passes unknown URL parameters as server settings), so
+    # test runs sharing one database never see, or drop, each other's tables.
+    schema = f"t_{os.getpid()}_{next(_SCHEMAS)}"
+    await _admin(PG_URL, f"DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema};")
+    try:
+        yield f"{PG_URL}{'&' if '?' in PG_URL else '?'}search_path={schema}"
+    finally:
+        await _admin(PG_URL, f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 @pytest.fixture
