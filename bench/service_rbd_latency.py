@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -23,12 +24,44 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import asyncpg
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from service_load import cli, free_port, reset_postgres, wait_up
-
 BLOCKS = 12  # 4 stages of 2-of-3 repairable pumps
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cli(url: str, *args: str) -> str:
+    out = subprocess.run([sys.executable, "-m", "bathtub_api.cli", "--database-url", url, *args],
+                         check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+async def wait_up(base: str, timeout: float = 30.0) -> None:
+    end = time.monotonic() + timeout
+    async with aiohttp.ClientSession() as s:
+        while time.monotonic() < end:
+            try:
+                async with s.get(f"{base}/healthz") as r:
+                    if r.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.1)
+    raise RuntimeError("service did not start")
+
+
+async def pg_admin(url: str, sql: str) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
 
 
 def diagram() -> dict[str, Any]:
@@ -127,8 +160,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         results["sqlite"] = run_store(f"sqlite:///{Path(tmp) / 'bench.sqlite3'}", args.seconds, args.clients)
     if args.postgres_url:
-        asyncio.run(reset_postgres(args.postgres_url))
-        results["postgresql"] = run_store(args.postgres_url, args.seconds, args.clients)
+        # A schema of its own (asyncpg passes unknown URL parameters as server settings), so the
+        # bench never touches tables already in that database (the test suites share it).
+        schema = f"bench_rbd_{os.getpid()}"
+        url = f"{args.postgres_url}{'&' if '?' in args.postgres_url else '?'}search_path={schema}"
+        asyncio.run(pg_admin(args.postgres_url, f"CREATE SCHEMA {schema}"))
+        try:
+            results["postgresql"] = run_store(url, args.seconds, args.clients)
+        finally:
+            asyncio.run(pg_admin(args.postgres_url, f"DROP SCHEMA {schema} CASCADE"))
     else:
         print("PostgreSQL skipped: pass --postgres-url or set BATHTUB_TEST_POSTGRES_URL")
     print(f"\nget/dataset (limit 100) from {args.clients} clients, before and while an rbd_analysis job runs "
