@@ -162,6 +162,15 @@ async def test_edits_are_atomic(api: Api) -> None:
     assert status == 422 and body["detail"] == "ops[2].target: no node 'nowhere'"
     _, after = await api.post("get/rbd", {"id": rbd_id})
     assert after == before
+    # An edit made against a copy read before another edit is refused, and changes nothing.
+    ok = {"id": rbd_id, "ops": [{"op": "set", "name": "first"}], "revision": before["revision"]}
+    assert (await api.post("rbd/edit", ok))[0] == 200
+    stale = {"id": rbd_id, "ops": [{"op": "update_node", "id": "p1", "model": exp_model(0.5)}],
+             "revision": before["revision"]}
+    status, body = await api.post("rbd/edit", stale)
+    assert status == 422 and body["detail"].startswith("revision: the diagram changed since you read it")
+    _, now = await api.post("get/rbd", {"id": rbd_id})
+    assert now["name"] == "first" and now["nodes"][3]["model"] == before["nodes"][3]["model"]
 
 
 async def test_bad_diagrams_are_refused_naming_node_and_field(api: Api) -> None:

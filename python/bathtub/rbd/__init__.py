@@ -4,7 +4,7 @@ exist, and the run-time quote. Pure functions on plain dicts; no I/O.
 """
 
 from bathtub.rbd.analysis import RunOptions, analyze, check_options, closed_form, plan, simulate
-from bathtub.rbd.diagram import check_diagram, content_hash, placeholders, view
+from bathtub.rbd.diagram import check_diagram, content_hash, placeholders, revision, view
 from bathtub.rbd.edits import apply_edits
 from bathtub.rbd.exact import Exactness, reliability, structure
 from bathtub.rbd.quote import Quote, quote
@@ -28,6 +28,7 @@ __all__ = [
     "quote",
     "referenced_ids",
     "reliability",
+    "revision",
     "simulate",
     "stages_to_diagram",
     "structure",

@@ -257,6 +257,12 @@ def content_hash(d: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def revision(d: Mapping[str, Any]) -> str:
+    """A hash of the whole stored diagram, name included: edits may name the revision they
+    were made against, and are refused if it is no longer current."""
+    return hashlib.sha256(json.dumps(d, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+
+
 def placeholders(d: Mapping[str, Any]) -> list[str]:
     return [n["id"] for n in d["nodes"] if on_placeholder(n)]
 

@@ -44,10 +44,12 @@ class RbdCreate(Strict):
 
 
 class RbdEdit(Strict):
-    """`ops`: the spec's edit operations, applied in order; all apply or none does."""
+    """`ops`: the spec's edit operations, applied in order; all apply or none does.
+    `revision` (from get/rbd), when given, refuses the edit if the diagram changed since."""
 
     id: str
     ops: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=1000)]
+    revision: str | None = None
 
 
 class RbdGet(Strict):
@@ -129,7 +131,7 @@ async def _checked(ctx: Ctx, rbd_id: str, body: dict[str, Any]) -> None:
 
 def _record(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
     body = item["body"]
-    return {"id": item["id"], **rbd.view(body), "content_hash": rbd.content_hash(body),
+    return {"id": item["id"], **rbd.view(body), "content_hash": rbd.content_hash(body), "revision": rbd.revision(body),
             "created_at": iso(item["created_at"]), "updated_at": iso(item["updated_at"]),
             "url": rbd_url(ctx, item["id"])}
 
@@ -155,6 +157,8 @@ async def create(ctx: Ctx, req: RbdCreate) -> dict[str, Any]:
 
 async def edit(ctx: Ctx, req: RbdEdit) -> dict[str, Any]:
     item = await _load(ctx.store, ctx.user.id, "rbd", req.id)
+    if req.revision is not None and req.revision != rbd.revision(item["body"]):
+        raise InputError("revision", "the diagram changed since you read it; get it again and redo the edit")
     body = rbd.apply_edits(item["body"], req.ops)
     await _checked(ctx, req.id, body)
     await ctx.store.update_item(ctx.user.id, "rbd", req.id, body["name"], body)
