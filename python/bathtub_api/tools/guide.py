@@ -76,17 +76,27 @@ PAGES: dict[str, Page] = {
     ),
     "rbds": Page(
         "Reliability block diagrams", "Build diagrams from nodes and edges or compact stages.",
-        "`rbd create` takes nodes (input, output, component, series, parallel, knode, standby, subsystem) and "
-        "edges, each block with a model (inline `distribution_id` and `params`, `mean` with `given` shape, or a "
-        "`saved_model_id`). `rbd edit` applies a list of operations atomically; `get rbd` returns the diagram "
-        "in compact node form with blocks on placeholder models marked.",
+        "`rbd create` takes `name`, `unit`, `repairable` and either nodes (input, output, component, series, "
+        "parallel, knode, standby, subsystem) with edges, or compact `stages` (components in parallel, stages in "
+        "series, `k_of_n`, `common_cause_beta`). Each block has a model: inline `distribution_id` + `params`, "
+        "`mean` with `given` shape (stored as params), a mixture with weights, or a `saved_model_id` (a saved "
+        "parametric model in the diagram's unit). Repairable diagrams take component, standby and knode blocks, "
+        "each with a `repair` model or `instant_repair`. Refusals name the node and field. `rbd edit` applies a "
+        "list of operations atomically (optionally against a `revision`); `get rbd` returns the compact node "
+        "form with placeholder blocks marked; `list rbd` lists them.",
         ("rbd/create", "rbd/edit", "get/rbd"),
     ),
     "rbd_analysis": Page(
         "Diagram analysis", "Availability simulations as jobs; runs with curves.",
-        "`rbd_analysis analyze` quotes the run time, queues a job (poll `get job` with the job_id every few "
-        "seconds) and stores an `rbd_run`: availability with 95% intervals, A(t) with a band via "
-        "`get rbd_run` with `include_curve`, per-block shares. Runs are reproducible from their seed.",
+        "`rbd_analysis analyze` with `id` and `horizon` (repairable) or `mission_time` (non-repairable), "
+        "`replications` or `precision` (relative 95% half-width of mean unavailability), `seed`. A "
+        "non-repairable diagram that reduces to series, parallel and k-of-n parts (bridges included) answers at "
+        "once in closed form; otherwise it quotes the run time and queues a job (poll `get job`) that stores an "
+        "`rbd_run`: figures with 95% intervals, per-block figures, inputs, engine versions, precision reached "
+        "and the quote. `get rbd_run` with `include_curve` adds A(t) or R(t) with its band and says whether the "
+        "diagram changed since; the same inputs answer from the stored run unless `recompute: true`. "
+        "Maintenance, costs, common cause, phases and capacity are stored but refused by analysis until the "
+        "engine simulates them.",
         ("rbd_analysis/analyze", "get/rbd_run", "get/job"),
     ),
     "strategy": Page(
