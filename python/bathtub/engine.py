@@ -15,6 +15,22 @@ Simulation conventions: blocks age and fail whether or not the system is up (ind
 alternating renewal, as the textbook closed forms assume); a repair renews a unit as new;
 `instant_repair` renews it in no time, so its failures never stop the block; standby
 switching is perfect and a repaired standby unit goes back on the shelf as a spare.
+
+Proof tests (`inspection` on a repairable component): a failure is hidden (the block does
+not work, nobody knows) until a test finds it; repair (or `instant_repair`) starts then.
+Tests run at `offset + j*interval` (j >= 0, none at time 0); with `coverage` c < 1 a failure
+is one a partial test finds with chance c (drawn when it happens), the rest only a full test
+finds, at every j that is a multiple of `full_test / interval`. A test with a `duration`
+takes the block off-line for that long and what it found is repaired from its end. A
+`safety_function` diagram reports PFD(t) = 1 - A(t), PFDavg (mean unavailability) and the
+IEC 61508 low-demand SIL.
+
+Common cause (`ccf` on the diagram: members, beta, basis, mgl): component members only.
+Rate basis: each member keeps (1 - beta) of its hazard (S^(1-beta)) and shared events
+arrive as a Poisson process at beta times the members' mean 1/MTTF, each taking k members
+(multiple Greek letters; beta factor: all of them) chosen at random; exact for exponential
+members. Probability basis: each independent failure of a member takes k - 1 others with it
+with the MGL probabilities (beta of failures are shared).
 """
 
 from __future__ import annotations
@@ -38,6 +54,7 @@ __all__ = [
     "Distribution",
     "EngineError",
     "MissionResult",
+    "SafetyFigures",
     "compile_diagram",
     "engine_version",
     "merge",
@@ -53,7 +70,7 @@ NODE_TYPES = ("input", "output", "component", "series", "parallel", "knode", "st
 # yet: refused rather than silently ignored (maintenance, proof tests, capacity... come next).
 NOT_YET_SIMULATED = (
     "preventive",
-    "inspection",
+    "costs",
     "repair_quality",
     "capacity",
     "covariate_schedules",
@@ -61,7 +78,11 @@ NOT_YET_SIMULATED = (
     "maintenance_group",
     "state",
 )
+# Diagram settings not simulated yet (refused, never ignored).
+DIAGRAM_NOT_YET_SIMULATED = ("maintenance_groups", "costs", "production", "phases", "network")
 MAX_U64 = 2**64 - 1
+# IEC 61508 low-demand bands: SIL n while PFDavg < SIL_UPPER[n - 1].
+SIL_UPPER = (1e-1, 1e-2, 1e-3, 1e-4)
 
 
 # ---------------------------------------------------------------------------------------
@@ -182,6 +203,109 @@ def _bool(node: Mapping[str, Any], key: str, field: str) -> bool | None:
     return v
 
 
+def _finite(v: Any, field: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise InputError(field, "must be a finite number")
+    return float(v)
+
+
+INSPECTION_KEYS = ("interval", "duration", "cost", "offset", "coverage", "full_test")
+
+
+def _inspection(t: Any, kind: str, field: str) -> dict[str, float]:
+    """A ProofTest, checked: interval > 0; 0 <= duration, offset < interval; coverage in
+    [0, 1], below 1 with full_test a whole multiple of the interval."""
+    if kind != "component":
+        raise InputError(field, "proof tests are for component blocks")
+    if not isinstance(t, Mapping):
+        raise InputError(field, "must be an object (ProofTest)")
+    for key in t:
+        if key not in INSPECTION_KEYS:
+            raise InputError(f"{field}.{key}", f"unknown field; expected {', '.join(INSPECTION_KEYS)}")
+    if t.get("cost") is not None:
+        raise InputError(f"{field}.cost", f"not simulated by engine {engine_version}")
+    if t.get("interval") is None:
+        raise InputError(f"{field}.interval", "required")
+    interval = _finite(t["interval"], f"{field}.interval")
+    if interval <= 0:
+        raise InputError(f"{field}.interval", "must be > 0")
+    out = {"interval": interval}
+    for key in ("duration", "offset"):
+        if t.get(key) is not None:
+            v = _finite(t[key], f"{field}.{key}")
+            if not 0 <= v < interval:
+                raise InputError(f"{field}.{key}", "must be >= 0 and below the interval")
+            out[key] = v
+    coverage = 1.0
+    if t.get("coverage") is not None:
+        coverage = _finite(t["coverage"], f"{field}.coverage")
+        if not 0 <= coverage <= 1:
+            raise InputError(f"{field}.coverage", "must be between 0 and 1")
+        out["coverage"] = coverage
+    if t.get("full_test") is not None:
+        full = _finite(t["full_test"], f"{field}.full_test")
+        m = round(full / interval)
+        if full <= 0 or m < 1 or abs(full - m * interval) > 1e-9 * full:
+            raise InputError(f"{field}.full_test", "must be a whole multiple of the interval")
+        out["full_test"] = full
+    elif coverage < 1:
+        raise InputError(f"{field}.full_test", "required when coverage is below 1")
+    return out
+
+
+def _ccf(groups: Any, nodes: Sequence[Mapping[str, Any]], field: str) -> list[dict[str, Any]]:
+    """Common-cause groups, checked: members distinct component ids of this diagram, each in
+    one group; 0 < beta < 1; basis rate | probability; mgl [gamma] (3) or [gamma, delta] (4)."""
+    if not isinstance(groups, Sequence) or isinstance(groups, (str, bytes)):
+        raise InputError(field, "must be an array of common-cause groups")
+    kinds = {n["id"]: n["type"] for n in nodes}
+    seen: dict[str, str] = {}
+    out = []
+    for i, g in enumerate(groups):
+        f = f"{field}[{i}]"
+        if not isinstance(g, Mapping):
+            raise InputError(f, "must be an object {members, beta, basis, mgl, id}")
+        for key in g:
+            if key not in ("id", "members", "beta", "basis", "mgl"):
+                raise InputError(f"{f}.{key}", "unknown field; expected id, members, beta, basis, mgl")
+        gid = g.get("id", f"ccf-{i + 1}")
+        if not isinstance(gid, str) or not gid:
+            raise InputError(f"{f}.id", "must be a non-empty string")
+        members = g.get("members")
+        if not isinstance(members, Sequence) or isinstance(members, (str, bytes)) or len(members) < 2:
+            raise InputError(f"{f}.members", "must be an array of at least 2 block ids")
+        for j, m in enumerate(members):
+            if not isinstance(m, str) or m not in kinds:
+                raise InputError(f"{f}.members[{j}]", f"no block with id {m!r}")
+            if kinds[m] != "component":
+                raise InputError(f"{f}.members[{j}]", f"{m!r} is a {kinds[m]}; members must be component blocks")
+            if m in seen:
+                raise InputError(f"{f}.members[{j}]", f"{m!r} is already in common-cause group {seen[m]!r}")
+            seen[m] = gid
+        if g.get("beta") is None:
+            raise InputError(f"{f}.beta", "required")
+        beta = _finite(g["beta"], f"{f}.beta")
+        if not 0 < beta < 1:
+            raise InputError(f"{f}.beta", "must be between 0 and 1 (exclusive)")
+        basis = g.get("basis", "rate")
+        if basis not in ("rate", "probability"):
+            raise InputError(f"{f}.basis", "must be rate or probability")
+        entry: dict[str, Any] = {"id": gid, "members": list(members), "beta": beta, "basis": basis}
+        if g.get("mgl") is not None:
+            mgl = g["mgl"]
+            if not isinstance(mgl, Sequence) or isinstance(mgl, (str, bytes)):
+                raise InputError(f"{f}.mgl", "must be an array of numbers")
+            if len(members) not in (3, 4) or len(mgl) != len(members) - 2:
+                raise InputError(f"{f}.mgl", "give [gamma] for 3 members or [gamma, delta] for 4")
+            vals = [_finite(v, f"{f}.mgl[{j}]") for j, v in enumerate(mgl)]
+            for j, v in enumerate(vals):
+                if not 0 <= v <= 1:
+                    raise InputError(f"{f}.mgl[{j}]", "must be between 0 and 1")
+            entry["mgl"] = vals
+        out.append(entry)
+    return out
+
+
 def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> dict[str, Any]:
     """The engine's form of a spec diagram: models resolved to validated params, fields
     type-checked; raises InputError naming the field (e.g. `diagram.nodes[3].model.params.beta`)."""
@@ -226,6 +350,8 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
             v = _bool(node, key, f)
             if v is not None:
                 out[key] = v
+        if node.get("inspection") is not None:
+            out["inspection"] = _inspection(node["inspection"], kind, f"{f}.inspection")
         if kind == "subsystem":
             if node.get("diagram") is None:
                 raise InputError(f"{f}.diagram", "the embedded diagram is required (resolve subsystem_rbd_id first)")
@@ -236,7 +362,31 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
         if not isinstance(e, Mapping) or not isinstance(e.get("source"), str) or not isinstance(e.get("target"), str):
             raise InputError(f"{field}.edges[{i}]", "must be an object {source, target} of node ids")
         out_edges.append({"source": e["source"], "target": e["target"]})
-    return {"nodes": out_nodes, "edges": out_edges}
+    for key in DIAGRAM_NOT_YET_SIMULATED:
+        if diagram.get(key) not in (None, False, [], {}):
+            raise InputError(f"{field}.{key}", f"not simulated by engine {engine_version}")
+    for key in ("safety_function", "target_sil"):
+        if _depth > 0 and diagram.get(key):
+            raise InputError(f"{field}.{key}", "a setting of the top diagram, not of a subsystem")
+    out = {"nodes": out_nodes, "edges": out_edges}
+    if diagram.get("ccf"):
+        out["ccf"] = _ccf(diagram["ccf"], out_nodes, f"{field}.ccf")
+    return out
+
+
+def _safety_settings(diagram: Any) -> tuple[bool, int]:
+    """(safety_function, target_sil) of a diagram, checked (target 0 = none)."""
+    if not isinstance(diagram, Mapping):
+        return False, 0
+    sf = diagram.get("safety_function")
+    if sf is not None and not isinstance(sf, bool):
+        raise InputError("diagram.safety_function", "must be true or false")
+    target = diagram.get("target_sil")
+    if target is not None and (isinstance(target, bool) or not isinstance(target, int) or not 0 <= target <= 4):
+        raise InputError("diagram.target_sil", "must be an integer from 0 to 4")
+    if target and not sf:
+        raise InputError("diagram.target_sil", "needs safety_function true")
+    return bool(sf), int(target or 0)
 
 
 def compile_diagram(diagram: Any) -> list[str]:
@@ -258,6 +408,57 @@ class BlockFigures:
     failures: float
     downtime: float
     share_of_system_downtime: float
+
+
+def sil_of(pfd_avg: float) -> int:
+    """IEC 61508 low-demand SIL a PFDavg reaches: 4 below 1e-4, 3 in [1e-4, 1e-3), 2 in
+    [1e-3, 1e-2), 1 in [1e-2, 1e-1), 0 from 1e-1 up."""
+    sil = 0
+    for n, upper in enumerate(SIL_UPPER, start=1):
+        if pfd_avg < upper:
+            sil = n
+    return sil
+
+
+@dataclass(frozen=True)
+class SafetyFigures:
+    """A safety function's figures: PFD(t) = 1 - A(t) on the run's grid, PFDavg over
+    [0, horizon] with its 95% interval, the SIL PFDavg reaches and the SIL its interval's
+    upper end still reaches (the one to claim); `target_met` compares the latter with
+    `target_sil` (None without a target). Take the horizon a whole number of full-test
+    intervals for the textbook PFDavg."""
+
+    pfd_avg: float
+    pfd_avg_std_error: float
+    pfd_avg_interval: tuple[float, float]
+    pfd_max: float
+    sil: int
+    sil_claimed: int
+    target_sil: int | None
+    target_met: bool | None
+    pfd: tuple[float, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["pfd_avg_interval"] = list(self.pfd_avg_interval)
+        d["pfd"] = list(self.pfd)
+        return d
+
+
+def _safety(a: float, se: float, lo: float, hi: float, curve: np.ndarray, target: int) -> SafetyFigures:
+    pfd, upper = 1.0 - a, 1.0 - lo
+    claimed = sil_of(upper)
+    return SafetyFigures(
+        pfd_avg=pfd,
+        pfd_avg_std_error=se,
+        pfd_avg_interval=(max(0.0, 1.0 - hi), upper),
+        pfd_max=float(np.max(1.0 - curve)) if curve.size else pfd,
+        sil=sil_of(pfd),
+        sil_claimed=claimed,
+        target_sil=target or None,
+        target_met=None if not target else claimed >= target,
+        pfd=tuple(float(x) for x in 1.0 - curve),
+    )
 
 
 @dataclass(frozen=True)
@@ -289,10 +490,16 @@ class AvailabilityResult:
     horizon: float
     engine_version: str
     state: str = field(repr=False)
+    safety: SafetyFigures | None = None
 
     def to_dict(self, include_curve: bool = True) -> dict[str, Any]:
         """JSON-ready: floats, lists and plain dicts (the accumulator state left out)."""
-        d = {k: v for k, v in asdict(self).items() if k not in ("state", "t", "availability", "lower", "upper")}
+        d = {k: v for k, v in asdict(self).items()
+             if k not in ("state", "t", "availability", "lower", "upper", "safety")}
+        if self.safety is not None:
+            d["safety"] = self.safety.to_dict()
+            if not include_curve:
+                del d["safety"]["pfd"]
         d["mean_availability_interval"] = list(self.mean_availability_interval)
         d["reliability_interval"] = list(self.reliability_interval)
         d["blocks"] = [asdict(b) for b in self.blocks]
@@ -346,10 +553,16 @@ class MissionResult:
         }
 
 
-def _availability_result(state: str, summary: str, target: float | None) -> AvailabilityResult:
+def _availability_result(
+    state: str, summary: str, target: float | None, safety: tuple[bool, int] = (False, 0)
+) -> AvailabilityResult:
     s = json.loads(summary)
     opts = json.loads(state)["options"]
     rel = s["relative_half_width"]
+    figures = None
+    if safety[0]:
+        figures = _safety(s["mean_availability"], s["mean_availability_std_error"], s["mean_availability_lower"],
+                          s["mean_availability_upper"], np.asarray(s["availability"], dtype=float), safety[1])
     return AvailabilityResult(
         mean_availability=s["mean_availability"],
         mean_availability_std_error=s["mean_availability_std_error"],
@@ -375,6 +588,7 @@ def _availability_result(state: str, summary: str, target: float | None) -> Avai
         horizon=float(opts["horizon"]),
         engine_version=engine_version,
         state=state,
+        safety=figures,
     )
 
 
@@ -431,6 +645,7 @@ def simulate_availability(
     `max_replications` (neither: 1000 replications). `crews` = 0 repairs every failure at
     once; otherwise failures wait for one of `crews` crews, higher `crew_priority` first,
     then first come. `grid` points of A(t) over [0, horizon]. `threads` None uses every core.
+    A diagram with `safety_function` true gets `safety` figures (PFD, SIL vs `target_sil`).
     """
     if replications is not None and target_half_width is not None:
         raise InputError("replications", "give replications or target_half_width, not both")
@@ -450,6 +665,7 @@ def simulate_availability(
     if isinstance(horizon, bool) or not isinstance(horizon, (int, float)) or not 0 < horizon < math.inf:
         raise InputError("horizon", "must be a finite number > 0")
     text = json.dumps(normalize_diagram(diagram))
+    safety = _safety_settings(diagram)
     state, summary = _engine.simulate_availability(
         text,
         float(horizon),
@@ -462,7 +678,9 @@ def simulate_availability(
         max_replications=max_replications,
         threads=_check_threads(threads),
     )
-    return _availability_result(state, summary, None if target_half_width is None else float(target_half_width))
+    return _availability_result(
+        state, summary, None if target_half_width is None else float(target_half_width), safety
+    )
 
 
 def simulate_mission(
@@ -484,6 +702,8 @@ def simulate_mission(
     if isinstance(mission_time, bool) or not isinstance(mission_time, (int, float)) or not 0 < mission_time < math.inf:
         raise InputError("mission_time", "must be a finite number > 0")
     text = json.dumps(normalize_diagram(diagram))
+    if _safety_settings(diagram)[0]:
+        raise InputError("diagram.safety_function", "PFD needs a repairable (availability) run with proof tests")
     state, summary = _engine.simulate_mission(
         text, float(mission_time), grid, seed, replication_start, replications, threads=_check_threads(threads)
     )
@@ -496,7 +716,8 @@ def merge(a: AvailabilityResult | MissionResult, b: AvailabilityResult | Mission
     if isinstance(a, AvailabilityResult) and isinstance(b, AvailabilityResult):
         state, summary = _engine.merge_availability(a.state, b.state)
         target = a.target_half_width if a.target_half_width == b.target_half_width else None
-        return _availability_result(state, summary, target)
+        safety = (a.safety is not None, (a.safety.target_sil or 0) if a.safety is not None else 0)
+        return _availability_result(state, summary, target, safety)
     if isinstance(a, MissionResult) and isinstance(b, MissionResult):
         return _mission_result(*_engine.merge_mission(a.state, b.state))
     raise InputError("merge", "both runs must be of the same kind (availability or mission)")

@@ -56,7 +56,12 @@ fn main() {
             target: "out".into(),
         });
     }
-    let c = Compiled::new(&DiagramSpec { nodes, edges }).expect("a valid plant");
+    let c = Compiled::new(&DiagramSpec {
+        nodes,
+        edges,
+        ccf: vec![],
+    })
+    .expect("a valid plant");
     let o = AvailabilityOptions {
         horizon: 10_000.0,
         grid: 101,

@@ -416,7 +416,12 @@ mod tests {
                 target: "out".into(),
             });
         }
-        Compiled::new(&DiagramSpec { nodes, edges }).unwrap()
+        Compiled::new(&DiagramSpec {
+            nodes,
+            edges,
+            ccf: vec![],
+        })
+        .unwrap()
     }
 
     #[test]

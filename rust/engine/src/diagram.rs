@@ -6,7 +6,7 @@
 //! output. A block with several outgoing edges is one shared block (a bridge's middle).
 //! Subsystems are inlined: their input takes the outer predecessors, their output feeds
 //! the outer successors, and their blocks are named `outer/inner`.
-use crate::dist::{Dist, DistSpec};
+use crate::dist::{Dist, DistSpec, Lifetime, PowerSf};
 use crate::error::EngineError;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -38,6 +38,38 @@ pub struct NodeSpec {
     /// `subsystem`: the embedded diagram, inline.
     #[serde(default)]
     pub diagram: Option<DiagramSpec>,
+    /// Repairable component: failures stay hidden until a proof test finds them.
+    #[serde(default)]
+    pub inspection: Option<ProofTestSpec>,
+}
+
+/// Proof tests of a block (times in the diagram unit).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct ProofTestSpec {
+    pub interval: f64,
+    #[serde(default)]
+    pub duration: Option<f64>,
+    #[serde(default)]
+    pub offset: Option<f64>,
+    #[serde(default)]
+    pub coverage: Option<f64>,
+    #[serde(default)]
+    pub full_test: Option<f64>,
+}
+
+/// A common-cause group: `beta` of each member's failures (rate basis: of its hazard;
+/// probability basis: of its failures) are shared; `mgl` [gamma] (3 members) or
+/// [gamma, delta] (4 members) splits shared events by how many members they take.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct CcfSpec {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub members: Vec<String>,
+    pub beta: f64,
+    #[serde(default)]
+    pub basis: Option<String>,
+    #[serde(default)]
+    pub mgl: Option<Vec<f64>>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -50,6 +82,8 @@ pub struct EdgeSpec {
 pub struct DiagramSpec {
     pub nodes: Vec<NodeSpec>,
     pub edges: Vec<EdgeSpec>,
+    #[serde(default)]
+    pub ccf: Vec<CcfSpec>,
 }
 
 /// How a block's units make the block work.
@@ -73,6 +107,35 @@ pub struct Group {
     pub repair: Option<u32>,
     pub instant_repair: bool,
     pub crew_priority: f64,
+    pub test: Option<ProofTest>,
+    /// Proof-tested with coverage below 1: the life of the failure mode only a full test
+    /// finds (S^(1-c)); `life` is then the mode partial tests find (S^c).
+    pub uncovered: Option<u32>,
+}
+
+/// Compiled proof tests: at `offset + j * interval` (j >= 0; none at time 0), full when
+/// j is a multiple of `full_every`; partial tests find a failure with chance `coverage`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProofTest {
+    pub interval: f64,
+    pub duration: f64,
+    pub offset: f64,
+    pub coverage: f64,
+    pub full_every: u32,
+}
+
+/// A compiled common-cause group. A failure event takes `k` members with probability
+/// `take[k]` (k = 1 is an independent failure, used by the probability basis); on the
+/// rate basis shared events arrive on their own at `shock_rate`, taking k >= 2 members
+/// with probability `shock_take[k]`.
+#[derive(Debug, Clone)]
+pub struct Ccf {
+    pub id: String,
+    pub members: Vec<u32>,
+    pub rate_basis: bool,
+    pub shock_rate: f64,
+    pub shock_take: Vec<f64>,
+    pub take: Vec<f64>,
 }
 
 /// A diagram compiled into flat arrays for the simulator.
@@ -91,6 +154,12 @@ pub struct Compiled {
     /// Graph nodes in topological order (input first).
     pub order: Vec<u32>,
     pub output: u32,
+    /// Scheduled-event slots after the units: one per proof-tested group (its group),
+    /// then one per rate-basis common-cause group.
+    pub tested: Vec<u32>,
+    pub ccfs: Vec<Ccf>,
+    /// Per group: its common-cause group (NO_GROUP when none).
+    pub group_ccf: Vec<u32>,
 }
 
 pub const NO_GROUP: u32 = u32::MAX;
@@ -102,6 +171,7 @@ struct Builder {
     threshold: Vec<u32>,
     node_group: Vec<u32>,
     edges: Vec<(u32, u32)>,
+    ccfs: Vec<Ccf>,
 }
 
 impl Builder {
@@ -115,6 +185,109 @@ impl Builder {
         let d = Dist::from_spec(spec).map_err(|e| EngineError::node(id, format!("{what}: {e}")))?;
         self.dists.push(d);
         Ok((self.dists.len() - 1) as u32)
+    }
+
+    /// Compile a common-cause group over member groups; on the rate basis each member's
+    /// life keeps (1 - beta) of its hazard and shared shocks arrive at beta times the
+    /// members' mean failure rate (1 / MTTF): exact for exponential members.
+    fn ccf(&mut self, id: &str, cc: &CcfSpec, members: Vec<u32>) -> Result<Ccf, EngineError> {
+        let m = members.len();
+        let bad = |why: String| EngineError(format!("common-cause group {id:?}: {why}"));
+        if m < 2 {
+            return Err(bad("needs at least 2 members".into()));
+        }
+        if !(cc.beta > 0.0 && cc.beta < 1.0) {
+            return Err(bad(format!("beta must be in (0, 1) (got {})", cc.beta)));
+        }
+        let rate_basis = match cc.basis.as_deref() {
+            None | Some("rate") => true,
+            Some("probability") => false,
+            Some(other) => {
+                return Err(bad(format!(
+                    "basis must be rate or probability (got {other:?})"
+                )));
+            }
+        };
+        // rho[k] = P(an event taking this member takes at least k + 1 members | at least k).
+        let mut rho = vec![1.0, cc.beta];
+        match &cc.mgl {
+            None => rho.extend(std::iter::repeat_n(1.0, m.saturating_sub(2))),
+            Some(g) => {
+                if !(m == 3 || m == 4) || g.len() != m - 2 {
+                    return Err(bad(format!(
+                        "mgl needs [gamma] for 3 members or [gamma, delta] for 4 (has {m} members, {} values)",
+                        g.len()
+                    )));
+                }
+                if g.iter().any(|x| !(0.0..=1.0).contains(x)) {
+                    return Err(bad("mgl values must be in [0, 1]".into()));
+                }
+                rho.extend(g);
+            }
+        }
+        rho.push(0.0);
+        // take[k]: P(an event taking a given member takes k members in all), k = 1..m.
+        let mut take = vec![0.0; m + 1];
+        let mut prod = 1.0;
+        for k in 1..=m {
+            prod *= rho[k - 1];
+            take[k] = prod * (1.0 - rho[k]);
+        }
+        let mut shock_rate = 0.0;
+        let mut shock_take = vec![0.0; m + 1];
+        if rate_basis {
+            let mut rate = 0.0;
+            for &g in &members {
+                let life = self.groups[g as usize].life as usize;
+                // The whole life's mean (both modes of a partially covered block).
+                let mean = match self.groups[g as usize].test {
+                    Some(t) if t.coverage < 1.0 => match &self.dists[life] {
+                        Dist::PowerSf(p) => p.base().mean(),
+                        d => d.mean(),
+                    },
+                    _ => self.dists[life].mean(),
+                };
+                if !(mean.is_finite() && mean > 0.0) {
+                    return Err(bad(format!(
+                        "member {:?} needs a finite mean life",
+                        self.groups[g as usize].id
+                    )));
+                }
+                rate += 1.0 / mean / m as f64;
+                let base = self.dists[life].clone();
+                self.dists
+                    .push(Dist::PowerSf(PowerSf::new(base, 1.0 - cc.beta)));
+                self.groups[g as usize].life = (self.dists.len() - 1) as u32;
+                if let Some(un) = self.groups[g as usize].uncovered {
+                    let base = self.dists[un as usize].clone();
+                    self.dists
+                        .push(Dist::PowerSf(PowerSf::new(base, 1.0 - cc.beta)));
+                    self.groups[g as usize].uncovered = Some((self.dists.len() - 1) as u32);
+                }
+            }
+            // Events of k members arrive at rate * take[k] * m / k (each is counted by k members).
+            let per_k: Vec<f64> = (0..=m)
+                .map(|k| {
+                    if k >= 2 {
+                        rate * take[k] * m as f64 / k as f64
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            shock_rate = per_k.iter().sum();
+            for k in 2..=m {
+                shock_take[k] = per_k[k] / shock_rate;
+            }
+        }
+        Ok(Ccf {
+            id: id.to_string(),
+            members,
+            rate_basis,
+            shock_rate,
+            shock_take,
+            take,
+        })
     }
 
     /// Adds a diagram's nodes; returns (entry, exit) graph nodes of its input and output.
@@ -364,6 +537,22 @@ impl Builder {
                     }
                     let g = self.groups.len() as u32;
                     let v = self.node(1, g);
+                    let test = match &n.inspection {
+                        Some(t) => Some(proof_test(&id, n, t)?),
+                        None => None,
+                    };
+                    let (mut life, mut uncovered) = (life, None);
+                    if let Some(t) = test
+                        && t.coverage < 1.0
+                    {
+                        let base = self.dists[life as usize].clone();
+                        self.dists
+                            .push(Dist::PowerSf(PowerSf::new(base.clone(), 1.0 - t.coverage)));
+                        uncovered = Some((self.dists.len() - 1) as u32);
+                        self.dists
+                            .push(Dist::PowerSf(PowerSf::new(base, t.coverage)));
+                        life = (self.dists.len() - 1) as u32;
+                    }
                     self.groups.push(Group {
                         id,
                         node: v,
@@ -374,6 +563,8 @@ impl Builder {
                         repair,
                         instant_repair: n.instant_repair.unwrap_or(false),
                         crew_priority: prio,
+                        test,
+                        uncovered,
                     });
                     self.unit_group
                         .extend(std::iter::repeat_n(g, units as usize));
@@ -401,8 +592,84 @@ impl Builder {
                 self.edges.push((ends[s].1, ends[t].0));
             }
         }
+        for (i, cc) in spec.ccf.iter().enumerate() {
+            let cid = name(&cc.id.clone().unwrap_or_else(|| format!("ccf-{}", i + 1)));
+            let mut members = vec![];
+            for m in &cc.members {
+                let j = *index.get(m.as_str()).ok_or_else(|| {
+                    EngineError(format!("common-cause group {cid:?}: unknown block {m:?}"))
+                })?;
+                if spec.nodes[j].kind != "component" {
+                    return Err(EngineError(format!(
+                        "common-cause group {cid:?}: member {m:?} must be a component block"
+                    )));
+                }
+                let g = self.node_group[ends[j].0 as usize];
+                if members.contains(&g) {
+                    return Err(EngineError(format!(
+                        "common-cause group {cid:?}: member {m:?} is listed twice"
+                    )));
+                }
+                members.push(g);
+            }
+            let ccf = self.ccf(&cid, cc, members)?;
+            self.ccfs.push(ccf);
+        }
         Ok((ends[input].0, ends[output].1))
     }
+}
+
+/// Validate and compile a block's proof tests.
+fn proof_test(id: &str, n: &NodeSpec, t: &ProofTestSpec) -> Result<ProofTest, EngineError> {
+    let bad = |why: String| EngineError::node(id, format!("inspection: {why}"));
+    if n.kind != "component" {
+        return Err(bad("proof tests are for component blocks".into()));
+    }
+    if !(t.interval.is_finite() && t.interval > 0.0) {
+        return Err(bad(format!(
+            "interval must be a finite number > 0 (got {})",
+            t.interval
+        )));
+    }
+    let duration = t.duration.unwrap_or(0.0);
+    if !(duration.is_finite() && duration >= 0.0 && duration < t.interval) {
+        return Err(bad(format!(
+            "duration must be >= 0 and below the interval (got {duration})"
+        )));
+    }
+    let offset = t.offset.unwrap_or(0.0);
+    if !(offset.is_finite() && offset >= 0.0 && offset < t.interval) {
+        return Err(bad(format!(
+            "offset must be >= 0 and below the interval (got {offset})"
+        )));
+    }
+    let coverage = t.coverage.unwrap_or(1.0);
+    if !(0.0..=1.0).contains(&coverage) {
+        return Err(bad(format!("coverage must be in [0, 1] (got {coverage})")));
+    }
+    let full_every = match t.full_test {
+        None if coverage < 1.0 => return Err(bad("coverage below 1 needs full_test".into())),
+        None => 1,
+        Some(f) => {
+            let m = (f / t.interval).round();
+            if !(f.is_finite() && f > 0.0 && m >= 1.0 && (f - m * t.interval).abs() <= 1e-9 * f) {
+                return Err(bad(format!(
+                    "full_test must be a whole multiple of the interval (got {f})"
+                )));
+            }
+            if m > u32::MAX as f64 {
+                return Err(bad("full_test is too many intervals".into()));
+            }
+            m as u32
+        }
+    };
+    Ok(ProofTest {
+        interval: t.interval,
+        duration,
+        offset,
+        coverage,
+        full_every,
+    })
 }
 
 /// Successor lists in compressed-row form.
@@ -454,6 +721,7 @@ impl Compiled {
             threshold: vec![],
             node_group: vec![],
             edges: vec![],
+            ccfs: vec![],
         };
         let (_, raw_output) = b.diagram(spec, "", true, 0)?;
         let raw = b.threshold.len();
@@ -506,6 +774,21 @@ impl Compiled {
         for g in &mut groups {
             g.node = map[g.node as usize];
         }
+        let mut group_ccf = vec![NO_GROUP; groups.len()];
+        for (i, cc) in b.ccfs.iter().enumerate() {
+            for &g in &cc.members {
+                if group_ccf[g as usize] != NO_GROUP {
+                    return Err(EngineError(format!(
+                        "block {:?} is in two common-cause groups ({:?} and {:?})",
+                        groups[g as usize].id, b.ccfs[group_ccf[g as usize] as usize].id, cc.id
+                    )));
+                }
+                group_ccf[g as usize] = i as u32;
+            }
+        }
+        let tested: Vec<u32> = (0..groups.len() as u32)
+            .filter(|&g| groups[g as usize].test.is_some())
+            .collect();
         let c = Compiled {
             groups,
             unit_group: b.unit_group,
@@ -516,11 +799,14 @@ impl Compiled {
             succ,
             order,
             output: map[raw_output as usize],
+            tested,
+            ccfs: b.ccfs,
+            group_ccf,
         };
         if c.groups.is_empty() {
             return Err(EngineError("the diagram has no blocks".into()));
         }
-        if c.unit_group.len() > crate::agenda::MAX_SLOTS {
+        if c.slots() > crate::agenda::MAX_SLOTS {
             return Err(EngineError(format!(
                 "the diagram has more than {} units",
                 crate::agenda::MAX_SLOTS
@@ -553,6 +839,12 @@ impl Compiled {
             }
         }
         reach[self.output as usize]
+    }
+
+    /// Agenda slots: one per unit, per proof-tested group (its tests), per common-cause
+    /// group (its shocks), per proof-tested group (its uncovered failure mode).
+    pub fn slots(&self) -> usize {
+        self.unit_group.len() + 2 * self.tested.len() + self.ccfs.len()
     }
 
     #[inline]
@@ -623,6 +915,7 @@ mod tests {
                 ("C", "out"),
                 ("D", "out"),
             ]),
+            ccf: vec![],
         }
     }
 

@@ -129,6 +129,12 @@ pub fn run(
     if o.grid > 100_000 {
         return Err(EngineError("grid must be at most 100000 points".into()));
     }
+    if let Some(g) = c.groups.iter().find(|g| g.test.is_some()) {
+        return Err(EngineError::node(
+            &g.id,
+            "proof tests (inspection) need a repairable run: failures are found and repaired",
+        ));
+    }
     let blocks = c.block_ids();
     let grid = time_grid(o.mission_time, o.grid);
     let empty = || MissionAcc::empty(o, &blocks, start);

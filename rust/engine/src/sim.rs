@@ -6,7 +6,7 @@
 //! source changed state, so an event costs O(nodes it actually changes), not O(diagram).
 //! All buffers live in `Sim` and are reused across replications: no allocation per event.
 use crate::agenda::Agenda;
-use crate::diagram::{Compiled, GroupKind};
+use crate::diagram::{Compiled, GroupKind, NO_GROUP};
 use crate::dist::Lifetime;
 use crate::rng::Stream;
 use std::cmp::Ordering;
@@ -21,6 +21,17 @@ pub enum Status {
 
 const FAIL: u32 = 0;
 const REPAIRED: u32 = 1;
+/// Scheduled events in the slots after the units: a proof test starts, ends (tests with a
+/// duration), a common-cause shock arrives.
+const TEST: u32 = 2;
+const TEST_END: u32 = 3;
+const SHOCK: u32 = 4;
+const UNCOVERED: u32 = 5;
+/// Hidden failure modes of a proof-tested unit: the one partial tests find, the other.
+const COVERED: u8 = 1;
+const NOT_COVERED: u8 = 2;
+/// `need` while a block is off-line: no unit count reaches it.
+const OFF_LINE: u32 = u32::MAX;
 
 /// A unit waiting for a crew: higher priority first, then first come.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +68,22 @@ pub struct Step {
     pub failure: bool,
 }
 
+/// Index k with cum(p[..k]) <= x < cum(p[..=k]) (the last positive one at the top end).
+fn draw_index(p: &[f64], x: f64) -> usize {
+    let mut acc = 0.0;
+    let mut last = 0;
+    for (k, &w) in p.iter().enumerate() {
+        if w > 0.0 {
+            acc += w;
+            last = k;
+            if x < acc {
+                return k;
+            }
+        }
+    }
+    last
+}
+
 /// Simulation state of one replication; reset and reused for the next.
 pub struct Sim<'a> {
     pub c: &'a Compiled,
@@ -90,12 +117,34 @@ pub struct Sim<'a> {
     busy: u32,
     stack: Vec<u32>,
     priority: Vec<i64>,
+    /// Units before the scheduled-event slots.
+    n_units: usize,
+    /// Per group: proof-tested or in a common-cause group (the slow failure path).
+    special: Vec<bool>,
+    need_base: Vec<u32>,
+    /// Per unit: hidden failed modes (COVERED | NOT_COVERED); modes under repair.
+    hidden: Vec<u8>,
+    fixing: Vec<u8>,
+    /// Per group: its index among the proof-tested groups (NO_GROUP when none).
+    test_index: Vec<u32>,
+    /// Per proof-tested group: index j of its current test; whether it is a full one.
+    test_no: Vec<u64>,
+    test_full: Vec<bool>,
+    pick: Vec<u32>,
 }
 
 impl<'a> Sim<'a> {
     /// `crews` = 0 repairs every failed unit at once; `repairable` = false leaves them failed.
     pub fn new(c: &'a Compiled, repairable: bool, crews: u32) -> Self {
         let (u, g, n) = (c.unit_group.len(), c.groups.len(), c.threshold.len());
+        let need: Vec<u32> = c
+            .groups
+            .iter()
+            .map(|g| match g.kind {
+                GroupKind::Plain { need } => need,
+                GroupKind::Standby { k, .. } => k,
+            })
+            .collect();
         Sim {
             c,
             repairable,
@@ -120,20 +169,30 @@ impl<'a> Sim<'a> {
                 .map(|g| g.repair.unwrap_or(u32::MAX))
                 .collect(),
             instant: c.groups.iter().map(|g| g.instant_repair).collect(),
-            need: c
-                .groups
-                .iter()
-                .map(|g| match g.kind {
-                    GroupKind::Plain { need } => need,
-                    GroupKind::Standby { k, .. } => k,
-                })
-                .collect(),
-            agenda: Agenda::new(u),
+            need: need.clone(),
+            agenda: Agenda::new(c.slots()),
             seq: 0,
             queue: BinaryHeap::new(),
             busy: 0,
             stack: Vec::with_capacity(n),
             priority: c.groups.iter().map(|g| ordered(g.crew_priority)).collect(),
+            n_units: u,
+            special: (0..g)
+                .map(|i| c.groups[i].test.is_some() || c.group_ccf[i] != NO_GROUP)
+                .collect(),
+            need_base: need,
+            hidden: vec![0; u],
+            fixing: vec![0; u],
+            test_index: {
+                let mut t = vec![NO_GROUP; g];
+                for (i, &tg) in c.tested.iter().enumerate() {
+                    t[tg as usize] = i as u32;
+                }
+                t
+            },
+            test_no: vec![0; c.tested.len()],
+            test_full: vec![false; c.tested.len()],
+            pick: vec![],
         }
     }
 
@@ -179,6 +238,9 @@ impl<'a> Sim<'a> {
                 }
             }
         }
+        if !(c.tested.is_empty() && c.ccfs.is_empty()) {
+            self.reset_scheduled(rng);
+        }
         self.live.iter_mut().for_each(|x| *x = 0);
         self.bad.iter_mut().for_each(|x| *x = 0);
         for (gi, g) in c.groups.iter().enumerate() {
@@ -217,6 +279,15 @@ impl<'a> Sim<'a> {
         self.now = time;
         // Consumed: the handlers below give the unit its next event, or none.
         self.agenda.take(u);
+        if u >= self.n_units {
+            let g = self.scheduled(u, kind, rng);
+            self.agenda.settle(u);
+            return Some(Step {
+                time,
+                group: g,
+                failure: kind == SHOCK,
+            });
+        }
         let g = self.c.unit_group[u];
         if kind == FAIL {
             self.fail(u, g as usize, rng);
@@ -232,8 +303,16 @@ impl<'a> Sim<'a> {
     }
 
     fn fail(&mut self, u: usize, g: usize, rng: &mut Stream) {
-        let c = self.c;
         self.failures[g] += 1;
+        if self.special[g] {
+            self.fail_special(u, g, rng, true);
+        } else {
+            self.fail_plain(u, g, rng);
+        }
+    }
+
+    fn fail_plain(&mut self, u: usize, g: usize, rng: &mut Stream) {
+        let c = self.c;
         if self.repairable && self.instant[g] {
             // Renewed in no time: the block never stops working.
             self.renew_in_place(u, g, rng);
@@ -252,16 +331,201 @@ impl<'a> Sim<'a> {
         }
         self.refresh(g);
         if self.repairable {
-            if self.crews == 0 || self.busy < self.crews {
-                self.start_repair(u, g, rng);
-            } else {
-                self.seq += 1;
-                self.queue.push(Waiting {
-                    priority: self.priority[g],
-                    seq: self.seq,
-                    unit: u as u32,
-                });
+            self.call_crew(u, g, rng);
+        }
+    }
+
+    /// A failed unit's repair starts now, or it waits for a crew.
+    fn call_crew(&mut self, u: usize, g: usize, rng: &mut Stream) {
+        if self.crews == 0 || self.busy < self.crews {
+            self.start_repair(u, g, rng);
+        } else {
+            self.seq += 1;
+            self.queue.push(Waiting {
+                priority: self.priority[g],
+                seq: self.seq,
+                unit: u as u32,
+            });
+        }
+    }
+
+    /// Failure of a proof-tested or common-cause block (a single-unit component when
+    /// proof-tested or in a group). `independent`: its own failure, which on the
+    /// probability basis may take other members with it.
+    fn fail_special(&mut self, u: usize, g: usize, rng: &mut Stream, independent: bool) {
+        let c = self.c;
+        match c.groups[g].test {
+            Some(t) if self.repairable => {
+                // Hidden: the block stops working, nobody knows until a test finds it. Its
+                // own failure is the covered mode; a shared one is covered with chance c.
+                let mode = if independent || t.coverage >= 1.0 || rng.uniform() < t.coverage {
+                    COVERED
+                } else {
+                    NOT_COVERED
+                };
+                self.hide(u, g, mode);
             }
+            _ => self.fail_plain(u, g, rng),
+        }
+        let ci = c.group_ccf[g];
+        if independent && ci != NO_GROUP && !c.ccfs[ci as usize].rate_basis {
+            let cc = &c.ccfs[ci as usize];
+            let k = draw_index(&cc.take, rng.uniform());
+            if k >= 2 {
+                self.pick.clear();
+                self.pick
+                    .extend(cc.members.iter().copied().filter(|&h| h as usize != g));
+                self.force_some(k - 1, rng);
+            }
+        }
+    }
+
+    /// A failure mode of a proof-tested unit happened: hidden, the unit stops if it ran.
+    fn hide(&mut self, u: usize, g: usize, mode: u8) {
+        self.hidden[u] |= mode;
+        if self.status[u] == Status::Running {
+            self.status[u] = Status::Down;
+            self.count[g] -= 1;
+            self.refresh(g);
+        }
+    }
+
+    /// Fail `k` members drawn at random from `pick` (those running; the rest are down).
+    fn force_some(&mut self, k: usize, rng: &mut Stream) {
+        let n = self.pick.len();
+        for i in 0..k.min(n) {
+            let j = i + ((rng.uniform() * (n - i) as f64) as usize).min(n - i - 1);
+            self.pick.swap(i, j);
+            let h = self.pick[i] as usize;
+            let u = self.c.groups[h].first_unit as usize;
+            if self.status[u] == Status::Running {
+                self.agenda.cancel(u);
+                self.failures[h] += 1;
+                self.fail_special(u, h, rng, false);
+            }
+        }
+    }
+
+    /// First proof tests and common-cause shocks of a replication.
+    fn reset_scheduled(&mut self, rng: &mut Stream) {
+        let c = self.c;
+        self.hidden.iter_mut().for_each(|x| *x = 0);
+        self.fixing.iter_mut().for_each(|x| *x = 0);
+        self.need.copy_from_slice(&self.need_base);
+        if self.repairable {
+            for (i, &g) in c.tested.iter().enumerate() {
+                let grp = &c.groups[g as usize];
+                let t = grp.test.expect("a tested group");
+                let j = if t.offset > 0.0 { 0 } else { 1 };
+                self.test_no[i] = j;
+                self.push(
+                    t.offset + j as f64 * t.interval,
+                    (self.n_units + i) as u32,
+                    TEST,
+                );
+                if let Some(d) = grp.uncovered {
+                    let l = c.dists[d as usize].sample(rng).max(0.0);
+                    self.push(l, self.uncovered_slot(i) as u32, UNCOVERED);
+                }
+            }
+        }
+        for (i, cc) in c.ccfs.iter().enumerate() {
+            if cc.rate_basis {
+                let slot = self.n_units + c.tested.len() + i;
+                let dt = -(1.0 - rng.uniform()).ln() / cc.shock_rate;
+                self.push(dt, slot as u32, SHOCK);
+            }
+        }
+    }
+
+    #[inline]
+    fn uncovered_slot(&self, i: usize) -> usize {
+        self.n_units + self.c.tested.len() + self.c.ccfs.len() + i
+    }
+
+    /// A proof test, common-cause shock or uncovered failure in slot `slot`; returns the
+    /// group it concerns.
+    fn scheduled(&mut self, slot: usize, kind: u32, rng: &mut Stream) -> u32 {
+        let c = self.c;
+        let i = slot - self.n_units;
+        if kind == UNCOVERED {
+            let i = i - c.tested.len() - c.ccfs.len();
+            let g = c.tested[i] as usize;
+            self.failures[g] += 1;
+            self.hide(c.groups[g].first_unit as usize, g, NOT_COVERED);
+            return g as u32;
+        }
+        if kind == SHOCK {
+            let cc = &c.ccfs[i - c.tested.len()];
+            let k = draw_index(&cc.shock_take, rng.uniform());
+            self.pick.clear();
+            self.pick.extend_from_slice(&cc.members);
+            self.force_some(k, rng);
+            let first = self.pick[0];
+            let dt = -(1.0 - rng.uniform()).ln() / cc.shock_rate;
+            self.push(self.now + dt, slot as u32, SHOCK);
+            return first;
+        }
+        let g = c.tested[i] as usize;
+        let t = c.groups[g].test.expect("a tested group");
+        let u = c.groups[g].first_unit as usize;
+        if kind == TEST {
+            let full = self.test_no[i] % t.full_every as u64 == 0;
+            if t.duration > 0.0 {
+                // Off-line for the test; what it finds is repaired when it ends.
+                self.need[g] = OFF_LINE;
+                self.refresh(g);
+                self.test_full[i] = full;
+                self.push(self.now + t.duration, slot as u32, TEST_END);
+                return g as u32;
+            }
+            self.detect(u, g, full, rng);
+        } else {
+            self.need[g] = self.need_base[g];
+            self.refresh(g);
+            self.detect(u, g, self.test_full[i], rng);
+        }
+        self.test_no[i] += 1;
+        let next = t.offset + self.test_no[i] as f64 * t.interval;
+        self.push(next, slot as u32, TEST);
+        g as u32
+    }
+
+    /// A test looks at a unit: the hidden failure modes it can see are repaired from now
+    /// (a unit already under repair is looked at again by the next test).
+    fn detect(&mut self, u: usize, g: usize, full: bool, rng: &mut Stream) {
+        let found = self.hidden[u] & if full { COVERED | NOT_COVERED } else { COVERED };
+        if found == 0 || self.fixing[u] != 0 {
+            return;
+        }
+        self.hidden[u] &= !found;
+        self.fixing[u] = found;
+        if self.instant[g] {
+            self.renew_modes(u, g, rng);
+            self.refresh(g);
+        } else {
+            self.call_crew(u, g, rng);
+        }
+    }
+
+    /// End of a proof-tested unit's repair: the covered mode renewed (the unit slot), the
+    /// uncovered one if it was repaired; the unit runs again unless a mode is still failed.
+    fn renew_modes(&mut self, u: usize, g: usize, rng: &mut Stream) {
+        let c = self.c;
+        let grp = &c.groups[g];
+        let l = c.dists[grp.life as usize].sample(rng).max(0.0);
+        self.push(self.now + l, u as u32, FAIL);
+        if self.fixing[u] & NOT_COVERED != 0
+            && let Some(d) = grp.uncovered
+        {
+            let l = c.dists[d as usize].sample(rng).max(0.0);
+            let slot = self.uncovered_slot(self.test_index[g] as usize);
+            self.push(self.now + l, slot as u32, UNCOVERED);
+        }
+        self.fixing[u] = 0;
+        if self.hidden[u] == 0 {
+            self.status[u] = Status::Running;
+            self.count[g] += 1;
         }
     }
 
@@ -313,6 +577,12 @@ impl<'a> Sim<'a> {
 
     fn repaired(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let c = self.c;
+        if self.special[g] && self.repairable && c.groups[g].test.is_some() {
+            self.renew_modes(u, g, rng);
+            self.refresh(g);
+            self.free_crew(rng);
+            return;
+        }
         let l = c.dists[self.life_of[g] as usize].sample(rng).max(0.0);
         match c.groups[g].kind {
             GroupKind::Plain { .. } => {
@@ -339,6 +609,12 @@ impl<'a> Sim<'a> {
             }
         }
         self.refresh(g);
+        self.free_crew(rng);
+    }
+
+    /// A crew is free: it takes the first waiting unit.
+    #[inline]
+    fn free_crew(&mut self, rng: &mut Stream) {
         self.busy -= 1;
         if let Some(w) = self.queue.pop() {
             let wu = w.unit as usize;
@@ -474,7 +750,12 @@ mod tests {
                 target: t.to_string(),
             })
             .collect();
-        Compiled::new(&DiagramSpec { nodes, edges }).unwrap()
+        Compiled::new(&DiagramSpec {
+            nodes,
+            edges,
+            ccf: vec![],
+        })
+        .unwrap()
     }
 
     #[test]

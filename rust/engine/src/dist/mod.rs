@@ -13,6 +13,7 @@ mod loglogistic;
 mod lognormal;
 mod mixture;
 mod normal;
+mod power;
 mod solve;
 mod uniform;
 mod weibull;
@@ -26,6 +27,7 @@ pub use loglogistic::LogLogistic;
 pub use lognormal::LogNormal;
 pub use mixture::Mixture;
 pub use normal::Normal;
+pub use power::PowerSf;
 pub use uniform::Uniform;
 pub use weibull::Weibull;
 
@@ -142,6 +144,7 @@ pub enum Dist {
     Logistic(Logistic),
     Uniform(Uniform),
     Mixture(Mixture),
+    PowerSf(PowerSf),
 }
 
 macro_rules! each {
@@ -157,6 +160,7 @@ macro_rules! each {
             Dist::Logistic($d) => $e,
             Dist::Uniform($d) => $e,
             Dist::Mixture($d) => $e,
+            Dist::PowerSf($d) => $e,
         }
     };
 }
