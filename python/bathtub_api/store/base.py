@@ -137,7 +137,7 @@ class Store:
 
     async def get_item(self, owner: str, kind: str, item_id: str) -> dict[str, Any] | None:
         row = await self.db.fetchrow(
-            "SELECT id, name, created_at, updated_at, body FROM items WHERE id = ? AND owner = ? AND kind = ?",
+            "SELECT id, name, created_at, updated_at, version, body FROM items WHERE id = ? AND owner = ? AND kind = ?",
             item_id, owner, kind,
         )
         return None if row is None else {**row, "body": loads(row["body"])}
@@ -150,12 +150,20 @@ class Store:
         )
         return [{**r, "body": loads(r["body"])} for r in rows]
 
-    async def update_item(self, owner: str, kind: str, item_id: str, name: str, body: dict[str, Any]) -> bool:
-        n = await self.db.execute(
-            "UPDATE items SET name = ?, body = ?, updated_at = ? WHERE id = ? AND owner = ? AND kind = ?",
-            name, dumps(body), now(), item_id, owner, kind,
+    async def update_item(
+        self, owner: str, kind: str, item_id: str, name: str, body: dict[str, Any], *, if_version: int | None = None
+    ) -> bool:
+        """Replace an item's name and body. With `if_version` (from get_item) only if nobody
+        updated it since: False then, and the caller re-reads and retries or refuses."""
+        sql = (
+            "UPDATE items SET name = ?, body = ?, updated_at = ?, version = version + 1 "
+            "WHERE id = ? AND owner = ? AND kind = ?"
         )
-        return n > 0
+        args: list[Any] = [name, dumps(body), now(), item_id, owner, kind]
+        if if_version is not None:
+            sql += " AND version = ?"
+            args.append(if_version)
+        return await self.db.execute(sql, *args) > 0
 
     # -- dataset rows ----------------------------------------------------------------------
     async def create_dataset(
@@ -225,7 +233,8 @@ class Store:
             else:
                 await _write_chunks(tx, dataset_id, last["chunk"], last["n"], loads(last["rows"]), rows)
             await tx.execute(
-                "UPDATE items SET body = ?, updated_at = ? WHERE id = ?", dumps(new_body), now(), dataset_id
+                "UPDATE items SET body = ?, updated_at = ?, version = version + 1 WHERE id = ?",
+                dumps(new_body), now(), dataset_id,
             )
             return new_body
 

@@ -72,6 +72,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         DROP TABLE jobs;
         """,
     ),
+    (
+        3,
+        # A version per item, so read-modify-write updates can be made conditional.
+        "ALTER TABLE items ADD COLUMN version INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE items DROP COLUMN version",
+    ),
 ]
 
 

@@ -20,7 +20,7 @@ from bathtub import engine, rbd
 from bathtub.errors import InputError
 from bathtub.rbd.analysis import RunOptions
 from bathtub.rbd.resolve import model_from_saved
-from bathtub_api.errors import not_found
+from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, JobCtx, Registry
 from bathtub_api.store import Store
@@ -155,14 +155,21 @@ async def create(ctx: Ctx, req: RbdCreate) -> dict[str, Any]:
     return _record(ctx, await _load(ctx.store, ctx.user.id, "rbd", rbd_id))
 
 
+EDIT_RETRIES = 20
+
+
 async def edit(ctx: Ctx, req: RbdEdit) -> dict[str, Any]:
-    item = await _load(ctx.store, ctx.user.id, "rbd", req.id)
-    if req.revision is not None and req.revision != rbd.revision(item["body"]):
-        raise InputError("revision", "the diagram changed since you read it; get it again and redo the edit")
-    body = rbd.apply_edits(item["body"], req.ops)
-    await _checked(ctx, req.id, body)
-    await ctx.store.update_item(ctx.user.id, "rbd", req.id, body["name"], body)
-    return _record(ctx, await _load(ctx.store, ctx.user.id, "rbd", req.id))
+    """Apply the ops to the stored diagram and write it back only if nobody wrote in
+    between (a version check); otherwise re-read and re-apply, so concurrent edits all land."""
+    for _ in range(EDIT_RETRIES):
+        item = await _load(ctx.store, ctx.user.id, "rbd", req.id)
+        if req.revision is not None and req.revision != rbd.revision(item["body"]):
+            raise InputError("revision", "the diagram changed since you read it; get it again and redo the edit")
+        body = rbd.apply_edits(item["body"], req.ops)
+        await _checked(ctx, req.id, body)
+        if await ctx.store.update_item(ctx.user.id, "rbd", req.id, body["name"], body, if_version=item["version"]):
+            return _record(ctx, await _load(ctx.store, ctx.user.id, "rbd", req.id))
+    raise ApiError(409, "the diagram is being edited by others too often to apply this edit; try again")
 
 
 async def get_rbd(ctx: Ctx, req: RbdGet) -> dict[str, Any]:
