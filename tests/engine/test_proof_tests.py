@@ -4,6 +4,7 @@ test off-line time; PFD(t), SIL bands and the refusals that name the field."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -66,7 +67,7 @@ def test_offset_moves_the_first_test():
     tests = [0.0] + [off + j * T for j in range(10) if off + j * T < H] + [H]
 
     exact = sum(integrate.quad(lambda t, a=a: 1 - math.exp(-lam * (t - a)), a, b)[0]
-                for a, b in zip(tests, tests[1:], strict=False)) / H
+                for a, b in itertools.pairwise(tests)) / H
     within(res, exact)
 
 
