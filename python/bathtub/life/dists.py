@@ -109,8 +109,11 @@ class Weibull(Dist):
 
     def _z(self, t: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         t = np.asarray(t, dtype=float)
-        with np.errstate(divide="ignore"):
-            lz = self.beta * (np.log(t) - math.log(self.alpha))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lt = np.log(t)
+        if t.size and t.min() <= 0:  # no mass at or below 0 (ln of a negative time is nan)
+            lt = np.where(t > 0, lt, -np.inf)
+        lz = self.beta * (lt - math.log(self.alpha))
         return lz, np.exp(lz)
 
     def logpdf(self, t: ArrayLike) -> np.ndarray:
@@ -133,6 +136,180 @@ class Weibull(Dist):
 
     def mean(self) -> float:
         return self.alpha * math.gamma(1.0 + 1.0 / self.beta)
+
+
+LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+EULER = 0.5772156649015329
+
+
+def _pos(t: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """t as floats, the mask t > 0, and ln t where positive (-inf elsewhere)."""
+    t = np.asarray(t, dtype=float)
+    pos = t > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lt = np.where(pos, np.log(np.where(pos, t, 1.0)), -np.inf)
+    return t, pos, lt
+
+
+class Exponential(Dist):
+    """Constant hazard `rate`, in closed form."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        t = np.asarray(t, dtype=float)
+        return np.where(t >= 0, math.log(self.rate) - self.rate * t, -np.inf)
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
+        return -self.rate * np.maximum(np.asarray(t, dtype=float), 0.0)
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        return log1mexp(self.logsf(t))
+
+    def ppf(self, q: float) -> float:
+        return math.inf if q >= 1 else -math.log1p(-q) / self.rate
+
+    def mean(self) -> float:
+        return 1.0 / self.rate
+
+
+class Normal(Dist):
+    """Normal (mu, sigma); tails through log_ndtr, so deep tails keep their digits."""
+
+    def __init__(self, mu: float, sigma: float) -> None:
+        self.mu, self.sigma = mu, sigma
+
+    def _z(self, t: ArrayLike) -> np.ndarray:
+        return (np.asarray(t, dtype=float) - self.mu) / self.sigma
+
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        z = self._z(t)
+        return -0.5 * z * z - math.log(self.sigma) - LOG_SQRT_2PI
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
+        return special.log_ndtr(-self._z(t))
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        return special.log_ndtr(self._z(t))
+
+    def ppf(self, q: float) -> float:
+        return self.mu + self.sigma * float(special.ndtri(q))
+
+    def mean(self) -> float:
+        return self.mu
+
+
+class Lognormal(Dist):
+    """ln T ~ Normal(mu, sigma)."""
+
+    def __init__(self, mu: float, sigma: float) -> None:
+        self.mu, self.sigma = mu, sigma
+
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        _, pos, lt = _pos(t)
+        z = np.where(pos, (lt - self.mu) / self.sigma, 0.0)
+        return np.where(pos, -0.5 * z * z - math.log(self.sigma) - LOG_SQRT_2PI - np.where(pos, lt, 0.0), -np.inf)
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
+        _, _, lt = _pos(t)
+        return special.log_ndtr(-(lt - self.mu) / self.sigma)
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        _, _, lt = _pos(t)
+        return special.log_ndtr((lt - self.mu) / self.sigma)
+
+    def ppf(self, q: float) -> float:
+        return math.exp(self.mu + self.sigma * float(special.ndtri(q)))
+
+    def mean(self) -> float:
+        return math.exp(self.mu + 0.5 * self.sigma**2)
+
+
+class Logistic(Dist):
+    """Logistic (mu, sigma): F = 1 / (1 + e^-z)."""
+
+    def __init__(self, mu: float, sigma: float) -> None:
+        self.mu, self.sigma = mu, sigma
+
+    def _z(self, t: ArrayLike) -> np.ndarray:
+        return (np.asarray(t, dtype=float) - self.mu) / self.sigma
+
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        z = self._z(t)
+        return -np.logaddexp(0.0, -z) - np.logaddexp(0.0, z) - math.log(self.sigma)
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
+        return -np.logaddexp(0.0, self._z(t))
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        return -np.logaddexp(0.0, -self._z(t))
+
+    def ppf(self, q: float) -> float:
+        return self.mu + self.sigma * float(special.logit(q))
+
+    def mean(self) -> float:
+        return self.mu
+
+
+class SmallestExtremeValue(Dist):
+    """Gumbel of minima (mu, sigma): S = exp(-e^z), the log of a Weibull variable."""
+
+    def __init__(self, mu: float, sigma: float) -> None:
+        self.mu, self.sigma = mu, sigma
+
+    def _z(self, t: ArrayLike) -> np.ndarray:
+        return (np.asarray(t, dtype=float) - self.mu) / self.sigma
+
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        z = self._z(t)
+        return z - np.exp(z) - math.log(self.sigma)
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
+        return -np.exp(self._z(t))
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        return log1mexp(-np.exp(self._z(t)))
+
+    def ppf(self, q: float) -> float:
+        return math.inf if q >= 1 else self.mu + self.sigma * math.log(-math.log1p(-q))
+
+    def mean(self) -> float:
+        return self.mu - EULER * self.sigma
+
+
+class LogLogistic(Dist):
+    """Log-logistic (alpha scale = median, beta shape): F = 1 / (1 + (t/alpha)^-beta)."""
+
+    def __init__(self, alpha: float, beta: float) -> None:
+        self.alpha, self.beta = alpha, beta
+
+    def _y(self, t: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        _, pos, lt = _pos(t)
+        return self.beta * (lt - math.log(self.alpha)), pos, lt
+
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        y, pos, lt = self._y(t)
+        yy = np.where(pos, y, 0.0)
+        out = math.log(self.beta) - np.where(pos, lt, 0.0) - np.logaddexp(0.0, -yy) - np.logaddexp(0.0, yy)
+        return np.where(pos, out, -np.inf if self.beta > 1 else (-math.log(self.alpha) if self.beta == 1 else np.inf))
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
+        return -np.logaddexp(0.0, self._y(t)[0])
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        return -np.logaddexp(0.0, -self._y(t)[0])
+
+    def ppf(self, q: float) -> float:
+        if q >= 1:
+            return math.inf
+        return self.alpha * (q / (1.0 - q)) ** (1.0 / self.beta) if q > 0 else 0.0
+
+    def mean(self) -> float:
+        if self.beta <= 1:
+            return math.inf
+        b = math.pi / self.beta
+        return self.alpha * b / math.sin(b)
 
 
 class DiscreteWeibull(Dist):

@@ -20,10 +20,16 @@ from bathtub.errors import InputError
 from bathtub.life.dists import (
     DiscreteWeibull,
     Dist,
+    Exponential,
     LimitedPopulation,
+    Logistic,
+    LogLogistic,
+    Lognormal,
     Mixture,
+    Normal,
     Scipy,
     Shifted,
+    SmallestExtremeValue,
     Weibull,
     ZeroInflated,
 )
@@ -54,8 +60,21 @@ def base_kinds(distribution: str) -> tuple[str, ...]:
 
 
 def build_base(distribution: str, values: Mapping[str, float]) -> Dist:
+    """Closed-form numpy for the common families (no scipy object per likelihood call)."""
     if distribution == "weibull":
         return Weibull(values["alpha"], values["beta"])
+    if distribution == "exponential":
+        return Exponential(values["failure_rate"])
+    if distribution == "normal":
+        return Normal(values["mu"], values["sigma"])
+    if distribution == "lognormal":
+        return Lognormal(values["mu"], values["sigma"])
+    if distribution == "logistic":
+        return Logistic(values["mu"], values["sigma"])
+    if distribution == "gumbel":
+        return SmallestExtremeValue(values["mu"], values["sigma"])
+    if distribution == "loglogistic":
+        return LogLogistic(values["alpha"], values["beta"])
     if distribution == DISCRETE_WEIBULL:
         return DiscreteWeibull(values["q"], values["beta"])
     return Scipy(distribution, {n: values[n] for n in base_names(distribution)})
