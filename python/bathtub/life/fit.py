@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special, stats
 
 from bathtub.errors import InputError
 from bathtub.life.data import LifeData
@@ -333,7 +333,7 @@ def _param_bounds(
             cis.append((v / f, v * f))
         elif kind in (UNIT, WEIGHT) and 0 < v < 1:
             lg, sl = math.log(v / (1 - v)), s / (v * (1 - v))
-            cis.append((1 / (1 + math.exp(-(lg - Z95 * sl))), 1 / (1 + math.exp(-(lg + Z95 * sl)))))
+            cis.append((float(special.expit(lg - Z95 * sl)), float(special.expit(lg + Z95 * sl))))
         elif kind == LOC:
             cis.append((max(v - Z95 * s, 0.0), v + Z95 * s))
         else:
@@ -405,7 +405,10 @@ def _profile_bounds(
             for _ in range(40):
                 trial = u_hat[j] + sign * step
                 if prof(trial) < 0:
-                    found = optimize.brentq(prof, min(inner, trial), max(inner, trial), xtol=1e-10)
+                    try:
+                        found = optimize.brentq(prof, min(inner, trial), max(inner, trial), xtol=1e-10)
+                    except ValueError:  # the inner maximum moved between calls: keep Fisher's end
+                        found = None
                     break
                 inner = trial
                 step *= 1.5
@@ -462,16 +465,24 @@ def _life(
     items.append(("mttf", "MTTF (mean time to failure)", lambda d: d.mean()))
     out = []
     for ident, label, fn in items:
-        value = float(fn(dist))
+        try:
+            value = float(fn(dist))
+        except OverflowError:  # e.g. a mean beyond floating point for a tiny shape
+            value = math.inf
         lower: float | None = None
         if math.isfinite(value):
             if bounds == "likelihood" and spec.modes == 1 and spec.distribution != "uniform":
                 lower = _lr_lower(spec, theta, llmax, data, scale, tmin, fn)
             elif cov is not None:
-                g = _grad(lambda th, fn=fn: float(fn(spec.build(th))), theta, scale)
+                try:
+                    g = _grad(lambda th, fn=fn: float(fn(spec.build(th))), theta, scale)
+                except (OverflowError, ValueError):
+                    g = np.full(theta.size, math.nan)
                 var = float(g @ cov @ g)
                 sd = math.sqrt(var) if var > 0 else 0.0
-                if spec.real_line or value <= 0:
+                if not math.isfinite(var):
+                    lower = None
+                elif spec.real_line or value <= 0:
                     lower = value - Z90 * sd
                 else:
                     lower = value * math.exp(-Z90 * sd / value)
@@ -492,7 +503,10 @@ def _lr_lower(
     target = llmax - CHI80 / 2.0
 
     def metric(u: np.ndarray) -> float:
-        v = float(fn(spec.build(spec.from_u(u, scale, tmin))))
+        try:
+            v = float(fn(spec.build(spec.from_u(u, scale, tmin))))
+        except (OverflowError, ValueError):
+            return 1e300
         return v if math.isfinite(v) else 1e300
 
     def cons(u: np.ndarray) -> float:
