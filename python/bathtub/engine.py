@@ -69,8 +69,6 @@ NODE_TYPES = ("input", "output", "component", "series", "parallel", "knode", "st
 # Spec fields that change how a block behaves but that this engine version does not simulate
 # yet: refused rather than silently ignored (maintenance, proof tests, capacity... come next).
 NOT_YET_SIMULATED = (
-    "preventive",
-    "costs",
     "repair_quality",
     "capacity",
     "covariate_schedules",
@@ -79,7 +77,10 @@ NOT_YET_SIMULATED = (
     "state",
 )
 # Diagram settings not simulated yet (refused, never ignored).
-DIAGRAM_NOT_YET_SIMULATED = ("maintenance_groups", "costs", "production", "phases", "network")
+DIAGRAM_NOT_YET_SIMULATED = ("maintenance_groups", "production", "phases", "network")
+# Diagram units that convert to years (for discount_rate, percent per year).
+YEARS_PER_UNIT = {"hour": 1 / 8766.0, "day": 1 / 365.25, "week": 7 / 365.25, "month": 1 / 12.0, "year": 1.0}
+COST_KINDS = ("repair", "replacement", "preventive", "inspection", "set_up", "downtime", "acquisition")
 MAX_U64 = 2**64 - 1
 # IEC 61508 low-demand bands: SIL n while PFDavg < SIL_UPPER[n - 1].
 SIL_UPPER = (1e-1, 1e-2, 1e-3, 1e-4)
@@ -222,14 +223,14 @@ def _inspection(t: Any, kind: str, field: str) -> dict[str, float]:
     for key in t:
         if key not in INSPECTION_KEYS:
             raise InputError(f"{field}.{key}", f"unknown field; expected {', '.join(INSPECTION_KEYS)}")
-    if t.get("cost") is not None:
-        raise InputError(f"{field}.cost", f"not simulated by engine {engine_version}")
     if t.get("interval") is None:
         raise InputError(f"{field}.interval", "required")
     interval = _finite(t["interval"], f"{field}.interval")
     if interval <= 0:
         raise InputError(f"{field}.interval", "must be > 0")
-    out = {"interval": interval}
+    out: dict[str, Any] = {"interval": interval}
+    if t.get("cost") is not None:
+        out["cost"] = _cost(t["cost"], f"{field}.cost")
     for key in ("duration", "offset"):
         if t.get(key) is not None:
             v = _finite(t[key], f"{field}.{key}")
@@ -250,6 +251,124 @@ def _inspection(t: Any, kind: str, field: str) -> dict[str, float]:
         out["full_test"] = full
     elif coverage < 1:
         raise InputError(f"{field}.full_test", "required when coverage is below 1")
+    return out
+
+
+def _cost(v: Any, field: str) -> float | dict[str, float]:
+    """A cost: a number >= 0, or a CostRange {min, max} (drawn uniformly when charged)."""
+    if isinstance(v, Mapping):
+        for key in v:
+            if key not in ("min", "max"):
+                raise InputError(f"{field}.{key}", "unknown field; a CostRange has min and max")
+        for key in ("min", "max"):
+            if v.get(key) is None:
+                raise InputError(f"{field}.{key}", "required")
+        lo, hi = _finite(v["min"], f"{field}.min"), _finite(v["max"], f"{field}.max")
+        if lo < 0 or hi < lo:
+            raise InputError(field, "needs 0 <= min <= max")
+        return {"min": lo, "max": hi}
+    x = _finite(v, field)
+    if x < 0:
+        raise InputError(field, "must be >= 0")
+    return x
+
+
+def _nonneg(v: Any, field: str) -> float:
+    x = _finite(v, field)
+    if x < 0:
+        raise InputError(field, "must be >= 0")
+    return x
+
+
+def _keys(d: Any, allowed: tuple[str, ...], field: str, what: str) -> Mapping[str, Any]:
+    if not isinstance(d, Mapping):
+        raise InputError(field, f"must be an object ({what})")
+    for key in d:
+        if key not in allowed:
+            raise InputError(f"{field}.{key}", f"unknown field; expected {', '.join(allowed)}")
+    return d
+
+
+PREVENTIVE_KEYS = ("policy", "interval", "duration", "cost", "threshold", "inspection_cost", "opportunity")
+
+
+def _preventive(p: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
+    """A Preventive, checked: component, not with inspection; interval > 0; duration >= 0
+    (block: below the interval); threshold in [0, 1] for condition only; inspection_cost
+    for condition only. `opportunity` needs maintenance groups (not simulated yet)."""
+    if node.get("type") != "component":
+        raise InputError(field, "planned replacement is for component blocks")
+    if node.get("inspection") is not None:
+        raise InputError(field, "not together with inspection")
+    _keys(p, PREVENTIVE_KEYS, field, "Preventive")
+    if p.get("opportunity") is not None:
+        raise InputError(f"{field}.opportunity", f"not simulated by engine {engine_version} (maintenance groups)")
+    policy = p.get("policy", "age")
+    if policy not in ("age", "block", "condition"):
+        raise InputError(f"{field}.policy", "must be age, block or condition")
+    if p.get("interval") is None:
+        raise InputError(f"{field}.interval", "required")
+    interval = _finite(p["interval"], f"{field}.interval")
+    if interval <= 0:
+        raise InputError(f"{field}.interval", "must be > 0")
+    out: dict[str, Any] = {"policy": policy, "interval": interval}
+    if p.get("duration") is not None:
+        out["duration"] = _nonneg(p["duration"], f"{field}.duration")
+        if policy == "block" and out["duration"] >= interval:
+            raise InputError(f"{field}.duration", "must be below the interval for block replacement")
+    if p.get("cost") is not None:
+        out["cost"] = _cost(p["cost"], f"{field}.cost")
+    if policy == "condition":
+        if p.get("threshold") is None:
+            raise InputError(f"{field}.threshold", "required for the condition policy")
+        th = _finite(p["threshold"], f"{field}.threshold")
+        if not 0 <= th <= 1:
+            raise InputError(f"{field}.threshold", "must be between 0 and 1")
+        out["threshold"] = th
+        if p.get("inspection_cost") is not None:
+            out["inspection_cost"] = _cost(p["inspection_cost"], f"{field}.inspection_cost")
+    else:
+        for key in ("threshold", "inspection_cost"):
+            if p.get(key) is not None:
+                raise InputError(f"{field}.{key}", "only with the condition policy")
+    return out
+
+
+def _block_costs(k: Any, kind: str, field: str) -> dict[str, Any]:
+    """BlockCosts, checked: repair/replace numbers or CostRanges (per failure), downtime
+    (per unit time the block is down) and acquisition (once) numbers >= 0."""
+    if kind not in ("component", "standby"):
+        raise InputError(field, "costs are for component blocks and standby groups")
+    _keys(k, ("repair", "replace", "downtime", "acquisition"), field, "BlockCosts")
+    out: dict[str, Any] = {}
+    for key in ("repair", "replace"):
+        if k.get(key) is not None:
+            out[key] = _cost(k[key], f"{field}.{key}")
+    for key in ("downtime", "acquisition"):
+        if k.get(key) is not None:
+            out[key] = _nonneg(k[key], f"{field}.{key}")
+    return out
+
+
+def _diagram_costs(k: Any, unit: Any, field: str) -> dict[str, float]:
+    """DiagramCosts: downtime_rate (per unit time the system is down), horizon (must be the
+    run's), discount_rate (percent per year, continuous equivalent per diagram unit)."""
+    _keys(k, ("downtime_rate", "horizon", "discount_rate"), field, "DiagramCosts")
+    out: dict[str, float] = {}
+    if k.get("downtime_rate") is not None:
+        out["downtime_rate"] = _nonneg(k["downtime_rate"], f"{field}.downtime_rate")
+    if k.get("horizon"):
+        out["horizon"] = _nonneg(k["horizon"], f"{field}.horizon")
+    if k.get("discount_rate"):
+        rate = _finite(k["discount_rate"], f"{field}.discount_rate")
+        if not 0 <= rate <= 100:
+            raise InputError(f"{field}.discount_rate", "must be between 0 and 100 (percent per year)")
+        u = str(unit or "").lower().rstrip("s")
+        if u not in YEARS_PER_UNIT:
+            raise InputError(f"{field}.discount_rate", "needs a calendar diagram unit (hours, days, weeks, months, "
+                                                       "years)")
+        # (1 + r)^-years as exp(-discount * t), t in the diagram unit.
+        out["discount"] = math.log1p(rate / 100.0) * YEARS_PER_UNIT[u]
     return out
 
 
@@ -352,6 +471,10 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
                 out[key] = v
         if node.get("inspection") is not None:
             out["inspection"] = _inspection(node["inspection"], kind, f"{f}.inspection")
+        if node.get("preventive") is not None:
+            out["preventive"] = _preventive(node["preventive"], node, f"{f}.preventive")
+        if node.get("costs") is not None:
+            out["costs"] = _block_costs(node["costs"], kind, f"{f}.costs")
         if kind == "subsystem":
             if node.get("diagram") is None:
                 raise InputError(f"{f}.diagram", "the embedded diagram is required (resolve subsystem_rbd_id first)")
@@ -371,6 +494,10 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
     out = {"nodes": out_nodes, "edges": out_edges}
     if diagram.get("ccf"):
         out["ccf"] = _ccf(diagram["ccf"], out_nodes, f"{field}.ccf")
+    if diagram.get("costs"):
+        if _depth > 0:
+            raise InputError(f"{field}.costs", "a setting of the top diagram, not of a subsystem")
+        out["costs"] = _diagram_costs(diagram["costs"], diagram.get("unit"), f"{field}.costs")
     return out
 
 
@@ -491,11 +618,16 @@ class AvailabilityResult:
     engine_version: str
     state: str = field(repr=False)
     safety: SafetyFigures | None = None
+    costs: dict[str, Any] | None = None
+    preventive: dict[str, float] | None = None
 
     def to_dict(self, include_curve: bool = True) -> dict[str, Any]:
         """JSON-ready: floats, lists and plain dicts (the accumulator state left out)."""
         d = {k: v for k, v in asdict(self).items()
-             if k not in ("state", "t", "availability", "lower", "upper", "safety")}
+             if k not in ("state", "t", "availability", "lower", "upper", "safety", "costs", "preventive")}
+        for key in ("costs", "preventive"):
+            if getattr(self, key) is not None:
+                d[key] = getattr(self, key)
         if self.safety is not None:
             d["safety"] = self.safety.to_dict()
             if not include_curve:
@@ -589,7 +721,22 @@ def _availability_result(
         engine_version=engine_version,
         state=state,
         safety=figures,
+        costs=_costs(s["costs"]) if s.get("costs") else None,
+        preventive=dict(s["preventive"]) if s.get("preventive") else None,
     )
+
+
+def _costs(c: Mapping[str, Any]) -> dict[str, Any]:
+    """The engine's cost summary as plain JSON: expected totals per replication (discounted
+    to time 0 when a discount rate is set) by kind and by block; system downtime apart."""
+    return {
+        "total": c["total"],
+        "total_std_error": c["total_std_error"],
+        "total_interval": [c["total_lower"], c["total_upper"]],
+        "by_kind": {k["kind"]: {"mean": k["mean"], "std_error": k["std_error"]} for k in c["by_kind"]},
+        "by_block": {b["id"]: {"total": b["total"], **dict(b["by_kind"])} for b in c["by_block"]},
+        "system_downtime": c["system_downtime"],
+    }
 
 
 def _mission_result(state: str, summary: str) -> MissionResult:
@@ -664,7 +811,12 @@ def simulate_availability(
     _check_int(replication_start, "replication_start", 0, MAX_U64 // 2)
     if isinstance(horizon, bool) or not isinstance(horizon, (int, float)) or not 0 < horizon < math.inf:
         raise InputError("horizon", "must be a finite number > 0")
-    text = json.dumps(normalize_diagram(diagram))
+    norm = normalize_diagram(diagram)
+    own = norm.get("costs", {}).get("horizon")
+    if own is not None and own != float(horizon):
+        raise InputError("diagram.costs.horizon", f"is {own:g} but the run's horizon is {float(horizon):g}; "
+                                                  "give the same (or omit it)")
+    text = json.dumps(norm)
     safety = _safety_settings(diagram)
     state, summary = _engine.simulate_availability(
         text,
@@ -701,7 +853,10 @@ def simulate_mission(
     _check_int(replication_start, "replication_start", 0, MAX_U64 // 2)
     if isinstance(mission_time, bool) or not isinstance(mission_time, (int, float)) or not 0 < mission_time < math.inf:
         raise InputError("mission_time", "must be a finite number > 0")
-    text = json.dumps(normalize_diagram(diagram))
+    norm = normalize_diagram(diagram)
+    if norm.get("costs"):
+        raise InputError("diagram.costs", "costs need a repairable (availability) run")
+    text = json.dumps(norm)
     if _safety_settings(diagram)[0]:
         raise InputError("diagram.safety_function", "PFD needs a repairable (availability) run with proof tests")
     state, summary = _engine.simulate_mission(

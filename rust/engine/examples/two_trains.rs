@@ -60,6 +60,7 @@ fn main() {
         nodes,
         edges,
         ccf: vec![],
+        costs: None,
     })
     .expect("a valid plant");
     let o = AvailabilityOptions {

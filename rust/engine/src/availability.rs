@@ -3,7 +3,7 @@ use crate::diagram::Compiled;
 use crate::error::EngineError;
 use crate::parallel::over_replications;
 use crate::rng::Stream;
-use crate::sim::Sim;
+use crate::sim::{COST_KINDS, K_DOWNTIME, Sim};
 use crate::stats::{Moments, add_vec, fx, unfx, wilson};
 use serde::{Deserialize, Serialize};
 
@@ -37,11 +37,50 @@ pub struct AvailabilityAcc {
     pub block_downtime: Vec<i128>,
     pub block_caused_downtime: Vec<i128>,
     pub events: u64,
+    /// Costs (when the diagram has any), in units of `cost_scale` (a power of two fixed
+    /// by the diagram, so values stay small on the fixed-point grid): the total and each
+    /// kind per replication, and per block and kind (`COST_KINDS` order), system downtime.
+    #[serde(default)]
+    pub cost_scale: f64,
+    #[serde(default)]
+    pub cost_total: Moments,
+    #[serde(default)]
+    pub cost_kind: Vec<Moments>,
+    #[serde(default)]
+    pub cost_block: Vec<i128>,
+    #[serde(default)]
+    pub cost_system: i128,
+    /// Planned replacements per block (when any block has a preventive policy).
+    #[serde(default)]
+    pub block_preventive: Vec<u64>,
+}
+
+/// Power of two at least as large as any single cost the diagram can charge in one go
+/// (or accrue over the horizon at a rate), and at least 1.
+fn cost_scale(c: &Compiled, horizon: f64) -> f64 {
+    let mut m: f64 = 1.0;
+    for g in &c.groups {
+        if let Some(k) = g.costs {
+            m = m
+                .max(k.repair.1)
+                .max(k.replace.1)
+                .max(k.test.1)
+                .max(k.acquisition)
+                .max(k.downtime * horizon);
+        }
+        if let Some(p) = g.pm {
+            m = m.max(p.cost.1).max(p.inspection_cost.1);
+        }
+    }
+    m = m.max(c.system_downtime_rate * horizon);
+    2f64.powi(m.log2().ceil() as i32)
 }
 
 impl AvailabilityAcc {
-    fn empty(options: &AvailabilityOptions, blocks: &[String], start: u64) -> Self {
+    fn empty(c: &Compiled, options: &AvailabilityOptions, blocks: &[String], start: u64) -> Self {
         let g = blocks.len();
+        let costs = c.has_costs;
+        let pm = c.groups.iter().any(|g| g.pm.is_some());
         AvailabilityAcc {
             options: options.clone(),
             blocks: blocks.to_vec(),
@@ -55,6 +94,20 @@ impl AvailabilityAcc {
             block_downtime: vec![0; g],
             block_caused_downtime: vec![0; g],
             events: 0,
+            cost_scale: if costs {
+                cost_scale(c, options.horizon)
+            } else {
+                0.0
+            },
+            cost_total: Moments::default(),
+            cost_kind: if costs {
+                vec![Moments::default(); COST_KINDS.len()]
+            } else {
+                vec![]
+            },
+            cost_block: vec![0; if costs { g * COST_KINDS.len() } else { 0 }],
+            cost_system: 0,
+            block_preventive: vec![0; if pm { g } else { 0 }],
         }
     }
 
@@ -70,6 +123,13 @@ impl AvailabilityAcc {
         add_vec(&mut self.block_downtime, &o.block_downtime);
         add_vec(&mut self.block_caused_downtime, &o.block_caused_downtime);
         self.events += o.events;
+        self.cost_total.merge(&o.cost_total);
+        for (a, b) in self.cost_kind.iter_mut().zip(&o.cost_kind) {
+            a.merge(b);
+        }
+        add_vec(&mut self.cost_block, &o.cost_block);
+        self.cost_system += o.cost_system;
+        add_vec(&mut self.block_preventive, &o.block_preventive);
     }
 
     /// Two runs of the same model and options over adjacent replication ranges, as one.
@@ -117,6 +177,8 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
     sim.reset(&mut rng);
     let mut up = sim.system_up();
     let (mut down_start, mut down_total, mut cause) = (0.0, 0.0, usize::MAX);
+    let sys_rate = sim.c.system_downtime_rate;
+    let mut sys_cost = 0.0;
     let mut failures = 0u32;
     let mut j = 0;
     let mut events = 0u64;
@@ -142,6 +204,9 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
         } else if !up && now_up {
             let d = s.time - down_start;
             down_total += d;
+            if sys_rate > 0.0 {
+                sys_cost += sys_rate * sim.discounted_span(down_start, s.time);
+            }
             if cause != usize::MAX {
                 acc.block_caused_downtime[cause] += fx(d / horizon);
             }
@@ -155,6 +220,9 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
     if !up {
         let d = horizon - down_start;
         down_total += d;
+        if sys_rate > 0.0 {
+            sys_cost += sys_rate * sim.discounted_span(down_start, horizon);
+        }
         if cause != usize::MAX {
             acc.block_caused_downtime[cause] += fx(d / horizon);
         }
@@ -163,6 +231,26 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
     for g in 0..acc.blocks.len() {
         acc.block_failures[g] += sim.failures[g];
         acc.block_downtime[g] += fx(sim.downtime[g] / horizon);
+    }
+    if !acc.cost_kind.is_empty() {
+        let sc = acc.cost_scale;
+        let mut kinds = [0.0; COST_KINDS.len()];
+        for g in 0..acc.blocks.len() {
+            for (k, total) in kinds.iter_mut().enumerate() {
+                let x = sim.cost[g * COST_KINDS.len() + k];
+                *total += x;
+                acc.cost_block[g * COST_KINDS.len() + k] += fx(x / sc);
+            }
+        }
+        kinds[K_DOWNTIME] += sys_cost;
+        acc.cost_system += fx(sys_cost / sc);
+        acc.cost_total.add(kinds.iter().sum::<f64>() / sc);
+        for (m, x) in acc.cost_kind.iter_mut().zip(kinds) {
+            m.add(x / sc);
+        }
+    }
+    if !acc.block_preventive.is_empty() {
+        add_vec(&mut acc.block_preventive, &sim.preventive);
     }
     acc.availability.add(1.0 - down_total / horizon);
     acc.system_failures.add(failures as f64);
@@ -215,7 +303,7 @@ pub fn run(
     check(c, o)?;
     let blocks = c.block_ids();
     let grid = time_grid(o.horizon, o.grid);
-    let empty = || AvailabilityAcc::empty(o, &blocks, start);
+    let empty = || AvailabilityAcc::empty(c, o, &blocks, start);
     let acc = over_replications(
         start,
         count,
@@ -315,6 +403,36 @@ pub struct AvailabilitySummary {
     pub events: u64,
     pub replications: u64,
     pub replication_start: u64,
+    pub costs: Option<CostSummary>,
+    /// Planned replacements per block, per replication on average.
+    pub preventive: Option<Vec<(String, f64)>>,
+}
+
+/// One cost kind: mean per replication and its standard error.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct KindCost {
+    pub kind: String,
+    pub mean: f64,
+    pub std_error: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BlockCost {
+    pub id: String,
+    pub total: f64,
+    pub by_kind: Vec<(String, f64)>,
+}
+
+/// Expected costs over the horizon (discounted to time 0 when asked), per replication.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CostSummary {
+    pub total: f64,
+    pub total_std_error: f64,
+    pub total_lower: f64,
+    pub total_upper: f64,
+    pub by_kind: Vec<KindCost>,
+    pub by_block: Vec<BlockCost>,
+    pub system_downtime: f64,
 }
 
 impl AvailabilityAcc {
@@ -367,6 +485,56 @@ impl AvailabilityAcc {
             events: self.events,
             replications: n,
             replication_start: self.replication_start,
+            costs: (!self.cost_kind.is_empty()).then(|| self.cost_summary()),
+            preventive: (!self.block_preventive.is_empty()).then(|| {
+                self.blocks
+                    .iter()
+                    .zip(&self.block_preventive)
+                    .map(|(id, &k)| (id.clone(), k as f64 / nf))
+                    .collect()
+            }),
+        }
+    }
+
+    fn cost_summary(&self) -> CostSummary {
+        let sc = self.cost_scale;
+        let nf = self.replication_count.max(1) as f64;
+        let kinds = COST_KINDS.len();
+        let total = self.cost_total.mean() * sc;
+        let se = self.cost_total.std_error() * sc;
+        CostSummary {
+            total,
+            total_std_error: se,
+            total_lower: total - Z95 * se,
+            total_upper: total + Z95 * se,
+            by_kind: COST_KINDS
+                .iter()
+                .zip(&self.cost_kind)
+                .map(|(k, m)| KindCost {
+                    kind: k.to_string(),
+                    mean: m.mean() * sc,
+                    std_error: m.std_error() * sc,
+                })
+                .collect(),
+            by_block: self
+                .blocks
+                .iter()
+                .enumerate()
+                .map(|(g, id)| {
+                    let row = &self.cost_block[g * kinds..(g + 1) * kinds];
+                    let by_kind: Vec<(String, f64)> = COST_KINDS
+                        .iter()
+                        .zip(row)
+                        .map(|(k, &x)| (k.to_string(), unfx(x) * sc / nf))
+                        .collect();
+                    BlockCost {
+                        id: id.clone(),
+                        total: by_kind.iter().map(|x| x.1).sum(),
+                        by_kind,
+                    }
+                })
+                .collect(),
+            system_downtime: unfx(self.cost_system) * sc / nf,
         }
     }
 }
@@ -420,6 +588,7 @@ mod tests {
             nodes,
             edges,
             ccf: vec![],
+            costs: None,
         })
         .unwrap()
     }

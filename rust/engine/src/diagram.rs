@@ -41,12 +41,80 @@ pub struct NodeSpec {
     /// Repairable component: failures stay hidden until a proof test finds them.
     #[serde(default)]
     pub inspection: Option<ProofTestSpec>,
+    /// Repairable component: planned replacement.
+    #[serde(default)]
+    pub preventive: Option<PreventiveSpec>,
+    #[serde(default)]
+    pub costs: Option<BlockCostsSpec>,
+}
+
+/// A cost: a number, or a range {min, max} drawn uniformly each time it is charged.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum CostSpec {
+    Fixed(f64),
+    Range { min: f64, max: f64 },
+}
+
+impl CostSpec {
+    fn compile(&self, id: &str, what: &str) -> Result<(f64, f64), EngineError> {
+        let (lo, hi) = match *self {
+            CostSpec::Fixed(x) => (x, x),
+            CostSpec::Range { min, max } => (min, max),
+        };
+        if !(lo.is_finite() && hi.is_finite() && lo >= 0.0 && hi >= lo) {
+            return Err(EngineError::node(
+                id,
+                format!("{what}: costs must be finite, >= 0, min <= max"),
+            ));
+        }
+        Ok((lo, hi))
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct PreventiveSpec {
+    #[serde(default)]
+    pub policy: Option<String>,
+    pub interval: f64,
+    #[serde(default)]
+    pub duration: Option<f64>,
+    #[serde(default)]
+    pub cost: Option<CostSpec>,
+    #[serde(default)]
+    pub threshold: Option<f64>,
+    #[serde(default)]
+    pub inspection_cost: Option<CostSpec>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct BlockCostsSpec {
+    #[serde(default)]
+    pub repair: Option<CostSpec>,
+    #[serde(default)]
+    pub replace: Option<CostSpec>,
+    #[serde(default)]
+    pub downtime: Option<f64>,
+    #[serde(default)]
+    pub acquisition: Option<f64>,
+}
+
+/// Diagram-level costs: `downtime_rate` per unit time the system is down; `discount`
+/// a continuous discount rate per diagram time unit (0 = none).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct DiagramCostsSpec {
+    #[serde(default)]
+    pub downtime_rate: Option<f64>,
+    #[serde(default)]
+    pub discount: Option<f64>,
 }
 
 /// Proof tests of a block (times in the diagram unit).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct ProofTestSpec {
     pub interval: f64,
+    #[serde(default)]
+    pub cost: Option<CostSpec>,
     #[serde(default)]
     pub duration: Option<f64>,
     #[serde(default)]
@@ -84,6 +152,8 @@ pub struct DiagramSpec {
     pub edges: Vec<EdgeSpec>,
     #[serde(default)]
     pub ccf: Vec<CcfSpec>,
+    #[serde(default)]
+    pub costs: Option<DiagramCostsSpec>,
 }
 
 /// How a block's units make the block work.
@@ -111,6 +181,37 @@ pub struct Group {
     /// Proof-tested with coverage below 1: the life of the failure mode only a full test
     /// finds (S^(1-c)); `life` is then the mode partial tests find (S^c).
     pub uncovered: Option<u32>,
+    pub pm: Option<Preventive>,
+    pub costs: Option<GroupCosts>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Policy {
+    Age,
+    Block,
+    Condition,
+}
+
+/// Compiled planned replacement; costs as (min, max), equal for a fixed cost.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Preventive {
+    pub policy: Policy,
+    pub interval: f64,
+    pub duration: f64,
+    pub cost: (f64, f64),
+    pub threshold: f64,
+    pub inspection_cost: (f64, f64),
+}
+
+/// A block's costs: per failure (repair, replacement), per unit time down, once.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct GroupCosts {
+    pub repair: (f64, f64),
+    pub replace: (f64, f64),
+    pub downtime: f64,
+    pub acquisition: f64,
+    /// Per proof test (from the inspection's cost).
+    pub test: (f64, f64),
 }
 
 /// Compiled proof tests: at `offset + j * interval` (j >= 0; none at time 0), full when
@@ -160,6 +261,13 @@ pub struct Compiled {
     pub ccfs: Vec<Ccf>,
     /// Per group: its common-cause group (NO_GROUP when none).
     pub group_ccf: Vec<u32>,
+    /// Groups replaced on a calendar (block policy) or inspected on one (condition): one
+    /// slot each after the uncovered-mode slots.
+    pub calendar: Vec<u32>,
+    pub system_downtime_rate: f64,
+    pub discount: f64,
+    /// Whether any cost is set (costs are then accumulated).
+    pub has_costs: bool,
 }
 
 pub const NO_GROUP: u32 = u32::MAX;
@@ -541,6 +649,18 @@ impl Builder {
                         Some(t) => Some(proof_test(&id, n, t)?),
                         None => None,
                     };
+                    let pm = match &n.preventive {
+                        Some(p) => Some(preventive(&id, n, p)?),
+                        None => None,
+                    };
+                    let mut costs = match &n.costs {
+                        Some(k) => Some(block_costs(&id, k)?),
+                        None => None,
+                    };
+                    if let Some(tc) = n.inspection.as_ref().and_then(|t| t.cost.as_ref()) {
+                        costs.get_or_insert_with(GroupCosts::default).test =
+                            tc.compile(&id, "inspection.cost")?;
+                    }
                     let (mut life, mut uncovered) = (life, None);
                     if let Some(t) = test
                         && t.coverage < 1.0
@@ -565,6 +685,8 @@ impl Builder {
                         crew_priority: prio,
                         test,
                         uncovered,
+                        pm,
+                        costs,
                     });
                     self.unit_group
                         .extend(std::iter::repeat_n(g, units as usize));
@@ -617,6 +739,91 @@ impl Builder {
         }
         Ok((ends[input].0, ends[output].1))
     }
+}
+
+fn preventive(id: &str, n: &NodeSpec, p: &PreventiveSpec) -> Result<Preventive, EngineError> {
+    let bad = |why: String| EngineError::node(id, format!("preventive: {why}"));
+    if n.kind != "component" {
+        return Err(bad("planned replacement is for component blocks".into()));
+    }
+    if n.inspection.is_some() {
+        return Err(bad("not together with inspection".into()));
+    }
+    let policy = match p.policy.as_deref() {
+        None | Some("age") => Policy::Age,
+        Some("block") => Policy::Block,
+        Some("condition") => Policy::Condition,
+        Some(other) => {
+            return Err(bad(format!(
+                "policy must be age, block or condition (got {other:?})"
+            )));
+        }
+    };
+    if !(p.interval.is_finite() && p.interval > 0.0) {
+        return Err(bad(format!(
+            "interval must be a finite number > 0 (got {})",
+            p.interval
+        )));
+    }
+    let duration = p.duration.unwrap_or(0.0);
+    if !(duration.is_finite() && duration >= 0.0) {
+        return Err(bad(format!("duration must be >= 0 (got {duration})")));
+    }
+    if policy == Policy::Block && duration >= p.interval {
+        return Err(bad(
+            "duration must be below the interval for block replacement".into(),
+        ));
+    }
+    let threshold = match (policy, p.threshold) {
+        (Policy::Condition, Some(t)) if (0.0..=1.0).contains(&t) => t,
+        (Policy::Condition, _) => {
+            return Err(bad("threshold in [0, 1] is required for condition".into()));
+        }
+        (_, Some(_)) => return Err(bad("threshold is for the condition policy".into())),
+        (_, None) => 0.0,
+    };
+    if policy != Policy::Condition && p.inspection_cost.is_some() {
+        return Err(bad("inspection_cost is for the condition policy".into()));
+    }
+    let zero = (0.0, 0.0);
+    Ok(Preventive {
+        policy,
+        interval: p.interval,
+        duration,
+        cost: p
+            .cost
+            .map_or(Ok(zero), |c| c.compile(id, "preventive.cost"))?,
+        threshold,
+        inspection_cost: p
+            .inspection_cost
+            .map_or(Ok(zero), |c| c.compile(id, "preventive.inspection_cost"))?,
+    })
+}
+
+fn block_costs(id: &str, k: &BlockCostsSpec) -> Result<GroupCosts, EngineError> {
+    let zero = (0.0, 0.0);
+    let rate = |v: Option<f64>, what: &str| -> Result<f64, EngineError> {
+        let x = v.unwrap_or(0.0);
+        if x.is_finite() && x >= 0.0 {
+            Ok(x)
+        } else {
+            Err(EngineError::node(
+                id,
+                format!("costs.{what} must be a finite number >= 0"),
+            ))
+        }
+    };
+    Ok(GroupCosts {
+        repair: k
+            .repair
+            .map_or(Ok(zero), |c| c.compile(id, "costs.repair"))?,
+        replace: k
+            .replace
+            .map_or(Ok(zero), |c| c.compile(id, "costs.replace"))?,
+        downtime: rate(k.downtime, "downtime")?,
+        acquisition: rate(k.acquisition, "acquisition")?,
+        test: zero,
+    })
 }
 
 /// Validate and compile a block's proof tests.
@@ -789,6 +996,32 @@ impl Compiled {
         let tested: Vec<u32> = (0..groups.len() as u32)
             .filter(|&g| groups[g as usize].test.is_some())
             .collect();
+        let calendar: Vec<u32> = (0..groups.len() as u32)
+            .filter(|&g| {
+                groups[g as usize]
+                    .pm
+                    .is_some_and(|p| p.policy != Policy::Age)
+            })
+            .collect();
+        let dc = spec.costs.clone().unwrap_or_default();
+        let system_downtime_rate = dc.downtime_rate.unwrap_or(0.0);
+        let discount = dc.discount.unwrap_or(0.0);
+        if !(system_downtime_rate.is_finite() && system_downtime_rate >= 0.0) {
+            return Err(EngineError(
+                "costs.downtime_rate must be a finite number >= 0".into(),
+            ));
+        }
+        if !(discount.is_finite() && discount >= 0.0) {
+            return Err(EngineError(
+                "costs.discount must be a finite number >= 0".into(),
+            ));
+        }
+        let has_costs = system_downtime_rate > 0.0
+            || groups.iter().any(|g| {
+                g.costs.is_some()
+                    || g.pm
+                        .is_some_and(|p| p.cost.1 > 0.0 || p.inspection_cost.1 > 0.0)
+            });
         let c = Compiled {
             groups,
             unit_group: b.unit_group,
@@ -802,6 +1035,10 @@ impl Compiled {
             tested,
             ccfs: b.ccfs,
             group_ccf,
+            calendar,
+            system_downtime_rate,
+            discount,
+            has_costs,
         };
         if c.groups.is_empty() {
             return Err(EngineError("the diagram has no blocks".into()));
@@ -844,7 +1081,7 @@ impl Compiled {
     /// Agenda slots: one per unit, per proof-tested group (its tests), per common-cause
     /// group (its shocks), per proof-tested group (its uncovered failure mode).
     pub fn slots(&self) -> usize {
-        self.unit_group.len() + 2 * self.tested.len() + self.ccfs.len()
+        self.unit_group.len() + 2 * self.tested.len() + self.ccfs.len() + self.calendar.len()
     }
 
     #[inline]
@@ -916,6 +1153,7 @@ mod tests {
                 ("D", "out"),
             ]),
             ccf: vec![],
+            costs: None,
         }
     }
 

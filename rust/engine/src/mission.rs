@@ -129,6 +129,16 @@ pub fn run(
     if o.grid > 100_000 {
         return Err(EngineError("grid must be at most 100000 points".into()));
     }
+    if let Some(g) = c
+        .groups
+        .iter()
+        .find(|g| g.pm.is_some() || g.costs.is_some())
+    {
+        return Err(EngineError::node(
+            &g.id,
+            "planned replacement and costs need a repairable (availability) run",
+        ));
+    }
     if let Some(g) = c.groups.iter().find(|g| g.test.is_some()) {
         return Err(EngineError::node(
             &g.id,

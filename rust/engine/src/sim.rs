@@ -6,7 +6,7 @@
 //! source changed state, so an event costs O(nodes it actually changes), not O(diagram).
 //! All buffers live in `Sim` and are reused across replications: no allocation per event.
 use crate::agenda::Agenda;
-use crate::diagram::{Compiled, GroupKind, NO_GROUP};
+use crate::diagram::{Compiled, GroupKind, NO_GROUP, Policy};
 use crate::dist::Lifetime;
 use crate::rng::Stream;
 use std::cmp::Ordering;
@@ -27,6 +27,28 @@ const TEST: u32 = 2;
 const TEST_END: u32 = 3;
 const SHOCK: u32 = 4;
 const UNCOVERED: u32 = 5;
+/// Planned replacement: due by age (unit slot), its off-line time over (unit slot), a
+/// calendar replacement or condition inspection (calendar slot).
+const PM: u32 = 6;
+const PM_END: u32 = 7;
+const CALENDAR: u32 = 8;
+/// Cost kinds, in `Sim::cost` (per group) and the accumulators.
+pub const COST_KINDS: [&str; 7] = [
+    "repair",
+    "replacement",
+    "preventive",
+    "inspection",
+    "set_up",
+    "downtime",
+    "acquisition",
+];
+const K_REPAIR: usize = 0;
+const K_REPLACE: usize = 1;
+const K_PREVENTIVE: usize = 2;
+const K_INSPECTION: usize = 3;
+pub const K_DOWNTIME: usize = 5;
+const K_ACQUISITION: usize = 6;
+const KINDS: usize = COST_KINDS.len();
 /// Hidden failure modes of a proof-tested unit: the one partial tests find, the other.
 const COVERED: u8 = 1;
 const NOT_COVERED: u8 = 2;
@@ -131,6 +153,17 @@ pub struct Sim<'a> {
     test_no: Vec<u64>,
     test_full: Vec<bool>,
     pick: Vec<u32>,
+    /// Any proof test, common cause, planned replacement or cost: reset schedules them.
+    extra: bool,
+    costs_on: bool,
+    /// Per unit: time of its last renewal (condition-based replacement reads the age).
+    born: Vec<f64>,
+    /// Per group and cost kind: cost so far this replication (discounted to time 0).
+    pub cost: Vec<f64>,
+    /// Per group: planned replacements this replication.
+    pub preventive: Vec<u64>,
+    /// Per calendar slot: index of its next calendar time.
+    cal_no: Vec<u64>,
 }
 
 impl<'a> Sim<'a> {
@@ -178,7 +211,13 @@ impl<'a> Sim<'a> {
             priority: c.groups.iter().map(|g| ordered(g.crew_priority)).collect(),
             n_units: u,
             special: (0..g)
-                .map(|i| c.groups[i].test.is_some() || c.group_ccf[i] != NO_GROUP)
+                .map(|i| {
+                    let grp = &c.groups[i];
+                    grp.test.is_some()
+                        || grp.pm.is_some()
+                        || grp.costs.is_some()
+                        || c.group_ccf[i] != NO_GROUP
+                })
                 .collect(),
             need_base: need,
             hidden: vec![0; u],
@@ -193,6 +232,14 @@ impl<'a> Sim<'a> {
             test_no: vec![0; c.tested.len()],
             test_full: vec![false; c.tested.len()],
             pick: vec![],
+            extra: !(c.tested.is_empty() && c.ccfs.is_empty())
+                || c.has_costs
+                || c.groups.iter().any(|g| g.pm.is_some()),
+            costs_on: c.has_costs,
+            born: vec![0.0; u],
+            cost: vec![0.0; g * KINDS],
+            preventive: vec![0; g],
+            cal_no: vec![0; c.calendar.len()],
         }
     }
 
@@ -238,7 +285,7 @@ impl<'a> Sim<'a> {
                 }
             }
         }
-        if !(c.tested.is_empty() && c.ccfs.is_empty()) {
+        if self.extra {
             self.reset_scheduled(rng);
         }
         self.live.iter_mut().for_each(|x| *x = 0);
@@ -291,8 +338,10 @@ impl<'a> Sim<'a> {
         let g = self.c.unit_group[u];
         if kind == FAIL {
             self.fail(u, g as usize, rng);
-        } else {
+        } else if kind == REPAIRED {
             self.repaired(u, g as usize, rng);
+        } else {
+            self.planned(u, g as usize, kind, rng);
         }
         self.agenda.settle(u);
         Some(Step {
@@ -354,6 +403,7 @@ impl<'a> Sim<'a> {
     /// probability basis may take other members with it.
     fn fail_special(&mut self, u: usize, g: usize, rng: &mut Stream, independent: bool) {
         let c = self.c;
+        self.charge_failure(g, rng);
         match c.groups[g].test {
             Some(t) if self.repairable => {
                 // Hidden: the block stops working, nobody knows until a test finds it. Its
@@ -365,7 +415,19 @@ impl<'a> Sim<'a> {
                 };
                 self.hide(u, g, mode);
             }
-            _ => self.fail_plain(u, g, rng),
+            _ => {
+                self.fail_plain(u, g, rng);
+                if self.repairable
+                    && self.instant[g]
+                    && let Some(pm) = c.groups[g].pm
+                {
+                    // Renewed in place: the age clock restarts with the new life.
+                    self.born[u] = self.now;
+                    if pm.policy == Policy::Age && self.life_at[u] >= pm.interval {
+                        self.push(self.now + pm.interval, u as u32, PM);
+                    }
+                }
+            }
         }
         let ci = c.group_ccf[g];
         if independent && ci != NO_GROUP && !c.ccfs[ci as usize].rate_basis {
@@ -412,6 +474,31 @@ impl<'a> Sim<'a> {
         self.hidden.iter_mut().for_each(|x| *x = 0);
         self.fixing.iter_mut().for_each(|x| *x = 0);
         self.need.copy_from_slice(&self.need_base);
+        self.born.iter_mut().for_each(|x| *x = 0.0);
+        self.cost.iter_mut().for_each(|x| *x = 0.0);
+        self.preventive.iter_mut().for_each(|x| *x = 0);
+        for (g, grp) in c.groups.iter().enumerate() {
+            if let Some(k) = grp.costs {
+                self.cost[g * KINDS + K_ACQUISITION] += k.acquisition;
+            }
+            if self.repairable
+                && let Some(pm) = grp.pm
+                && pm.policy == Policy::Age
+            {
+                let u = grp.first_unit as usize;
+                if self.life_at[u] >= pm.interval {
+                    self.push(pm.interval, u as u32, PM);
+                }
+            }
+        }
+        if self.repairable {
+            for (i, &g) in c.calendar.iter().enumerate() {
+                let pm = c.groups[g as usize].pm.expect("a planned group");
+                self.cal_no[i] = 1;
+                let slot = self.calendar_slot(i);
+                self.push(pm.interval, slot as u32, CALENDAR);
+            }
+        }
         if self.repairable {
             for (i, &g) in c.tested.iter().enumerate() {
                 let grp = &c.groups[g as usize];
@@ -439,6 +526,132 @@ impl<'a> Sim<'a> {
     }
 
     #[inline]
+    fn calendar_slot(&self, i: usize) -> usize {
+        self.n_units + 2 * self.c.tested.len() + self.c.ccfs.len() + i
+    }
+
+    /// Discount factor of a cost at time t.
+    #[inline]
+    fn discount(&self, t: f64) -> f64 {
+        let d = self.c.discount;
+        if d > 0.0 { (-d * t).exp() } else { 1.0 }
+    }
+
+    /// Discounted length of [a, b] (for costs per unit time).
+    pub fn discounted_span(&self, a: f64, b: f64) -> f64 {
+        let d = self.c.discount;
+        if d > 0.0 {
+            ((-d * a).exp() - (-d * b).exp()) / d
+        } else {
+            b - a
+        }
+    }
+
+    /// Charge a cost (min, max) of kind `k` to group g now: a range is drawn uniformly.
+    fn charge(&mut self, g: usize, k: usize, (lo, hi): (f64, f64), rng: &mut Stream) {
+        if hi <= 0.0 {
+            return;
+        }
+        let x = if hi > lo {
+            lo + (hi - lo) * rng.uniform()
+        } else {
+            lo
+        };
+        self.cost[g * KINDS + k] += x * self.discount(self.now);
+    }
+
+    fn charge_failure(&mut self, g: usize, rng: &mut Stream) {
+        if self.costs_on
+            && self.repairable
+            && let Some(k) = self.c.groups[g].costs
+        {
+            self.charge(g, K_REPAIR, k.repair, rng);
+            self.charge(g, K_REPLACE, k.replace, rng);
+        }
+    }
+
+    /// A planned block's new life from now: it fails, or (age policy) is replaced first.
+    fn start_life(&mut self, u: usize, g: usize, rng: &mut Stream) {
+        let grp = &self.c.groups[g];
+        let l = self.c.dists[grp.life as usize].sample(rng).max(0.0);
+        self.life_at[u] = l;
+        self.born[u] = self.now;
+        match grp.pm {
+            Some(pm) if pm.policy == Policy::Age && l >= pm.interval => {
+                self.push(self.now + pm.interval, u as u32, PM)
+            }
+            _ => self.push(self.now + l, u as u32, FAIL),
+        }
+    }
+
+    /// A planned replacement starts: off-line for its duration, then as new.
+    fn preventive_stop(&mut self, u: usize, g: usize, rng: &mut Stream) {
+        let pm = self.c.groups[g].pm.expect("a planned group");
+        if self.costs_on {
+            self.charge(g, K_PREVENTIVE, pm.cost, rng);
+        }
+        self.preventive[g] += 1;
+        if pm.duration > 0.0 {
+            self.status[u] = Status::Down;
+            self.count[g] -= 1;
+            self.refresh(g);
+            self.push(self.now + pm.duration, u as u32, PM_END);
+        } else {
+            self.start_life(u, g, rng);
+        }
+    }
+
+    /// Planned events in a unit's own slot.
+    fn planned(&mut self, u: usize, g: usize, kind: u32, rng: &mut Stream) {
+        if kind == PM {
+            self.preventive_stop(u, g, rng);
+        } else {
+            self.status[u] = Status::Running;
+            self.count[g] += 1;
+            self.start_life(u, g, rng);
+            self.refresh(g);
+        }
+    }
+
+    /// A calendar replacement (block policy) or inspection (condition policy).
+    fn calendar(&mut self, slot: usize, i: usize, rng: &mut Stream) -> u32 {
+        let c = self.c;
+        let g = c.calendar[i] as usize;
+        let pm = c.groups[g].pm.expect("a planned group");
+        let u = c.groups[g].first_unit as usize;
+        let running = self.status[u] == Status::Running;
+        match pm.policy {
+            Policy::Condition => {
+                if self.costs_on {
+                    self.charge(g, K_INSPECTION, pm.inspection_cost, rng);
+                }
+                if running {
+                    // Chance of failing before the next inspection, given the age now.
+                    let life = &c.dists[c.groups[g].life as usize];
+                    let age = self.now - self.born[u];
+                    let s = life.sf(age);
+                    let p = if s > 0.0 {
+                        1.0 - life.sf(age + pm.interval) / s
+                    } else {
+                        1.0
+                    };
+                    if p > pm.threshold {
+                        self.preventive_stop(u, g, rng);
+                    }
+                }
+            }
+            _ => {
+                if running {
+                    self.preventive_stop(u, g, rng);
+                }
+            }
+        }
+        self.cal_no[i] += 1;
+        self.push(self.cal_no[i] as f64 * pm.interval, slot as u32, CALENDAR);
+        g as u32
+    }
+
+    #[inline]
     fn uncovered_slot(&self, i: usize) -> usize {
         self.n_units + self.c.tested.len() + self.c.ccfs.len() + i
     }
@@ -452,8 +665,12 @@ impl<'a> Sim<'a> {
             let i = i - c.tested.len() - c.ccfs.len();
             let g = c.tested[i] as usize;
             self.failures[g] += 1;
+            self.charge_failure(g, rng);
             self.hide(c.groups[g].first_unit as usize, g, NOT_COVERED);
             return g as u32;
+        }
+        if i >= c.tested.len() * 2 + c.ccfs.len() {
+            return self.calendar(slot, i - c.tested.len() * 2 - c.ccfs.len(), rng);
         }
         if kind == SHOCK {
             let cc = &c.ccfs[i - c.tested.len()];
@@ -471,6 +688,11 @@ impl<'a> Sim<'a> {
         let u = c.groups[g].first_unit as usize;
         if kind == TEST {
             let full = self.test_no[i] % t.full_every as u64 == 0;
+            if self.costs_on
+                && let Some(k) = c.groups[g].costs
+            {
+                self.charge(g, K_INSPECTION, k.test, rng);
+            }
             if t.duration > 0.0 {
                 // Off-line for the test; what it finds is repaired when it ends.
                 self.need[g] = OFF_LINE;
@@ -577,8 +799,14 @@ impl<'a> Sim<'a> {
 
     fn repaired(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let c = self.c;
-        if self.special[g] && self.repairable && c.groups[g].test.is_some() {
-            self.renew_modes(u, g, rng);
+        if self.special[g] && (c.groups[g].test.is_some() || c.groups[g].pm.is_some()) {
+            if c.groups[g].test.is_some() {
+                self.renew_modes(u, g, rng);
+            } else {
+                self.status[u] = Status::Running;
+                self.count[g] += 1;
+                self.start_life(u, g, rng);
+            }
             self.refresh(g);
             self.free_crew(rng);
             return;
@@ -634,6 +862,9 @@ impl<'a> Sim<'a> {
         let node = c.groups[g].node as usize;
         if ok {
             self.downtime[g] += self.now - self.down_since[g];
+            if self.costs_on {
+                self.downtime_cost(g, self.now);
+            }
             self.bad[node] -= 1;
         } else {
             self.down_since[g] = self.now;
@@ -659,11 +890,23 @@ impl<'a> Sim<'a> {
         }
     }
 
+    fn downtime_cost(&mut self, g: usize, t: f64) {
+        if let Some(k) = self.c.groups[g].costs
+            && k.downtime > 0.0
+        {
+            self.cost[g * KINDS + K_DOWNTIME] +=
+                k.downtime * self.discounted_span(self.down_since[g], t);
+        }
+    }
+
     /// Close the books at `t`: downtime of blocks still down counts up to `t`.
     pub fn finish(&mut self, t: f64) {
         for g in 0..self.ok.len() {
             if !self.ok[g] {
                 self.downtime[g] += t - self.down_since[g];
+                if self.costs_on {
+                    self.downtime_cost(g, t);
+                }
                 self.down_since[g] = t;
             }
         }
@@ -754,6 +997,7 @@ mod tests {
             nodes,
             edges,
             ccf: vec![],
+            costs: None,
         })
         .unwrap()
     }
