@@ -69,7 +69,6 @@ NODE_TYPES = ("input", "output", "component", "series", "parallel", "knode", "st
 # Spec fields that change how a block behaves but that this engine version does not simulate
 # yet: refused rather than silently ignored (maintenance, proof tests, capacity... come next).
 NOT_YET_SIMULATED = (
-    "repair_quality",
     "capacity",
     "covariate_schedules",
     "repair_one_at_a_time",
@@ -334,6 +333,41 @@ def _preventive(p: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
     return out
 
 
+def _repair_quality(r: Any, node: Mapping[str, Any], model: Mapping[str, Any] | None, field: str) -> dict[str, Any]:
+    """RepairQuality, checked: component (not with preventive or inspection: not simulated
+    together), not a mixture life; model perfect | kijima1 | kijima2, q in [0, 1],
+    replace_after an integer 1..1000 with q > 0."""
+    if node.get("type") != "component":
+        raise InputError(field, "repair quality is for component blocks")
+    _keys(r, ("model", "q", "replace_after"), field, "RepairQuality")
+    for key in ("preventive", "inspection"):
+        if node.get(key) is not None:
+            raise InputError(field, f"not simulated together with {key} by engine {engine_version}")
+    if model is not None and model["distribution_id"] == MIXTURE:
+        raise InputError(field, "refused with a mixture life")
+    kind = r.get("model", "perfect")
+    if kind not in ("perfect", "kijima1", "kijima2"):
+        raise InputError(f"{field}.model", "must be perfect, kijima1 or kijima2")
+    out: dict[str, Any] = {"model": kind}
+    if kind == "perfect":
+        for key in ("q", "replace_after"):
+            if r.get(key) is not None:
+                raise InputError(f"{field}.{key}", "only with the kijima models")
+        return out
+    q = _finite(r.get("q", 0.0), f"{field}.q")
+    if not 0 <= q <= 1:
+        raise InputError(f"{field}.q", "must be between 0 and 1")
+    out["q"] = q
+    n = _int(r, "replace_after", field, 1)
+    if n is not None:
+        if n > 1000:
+            raise InputError(f"{field}.replace_after", "must be between 1 and 1000")
+        if q == 0:
+            raise InputError(f"{field}.replace_after", "needs q > 0 (q = 0 renews at every repair)")
+        out["replace_after"] = n
+    return out
+
+
 def _block_costs(k: Any, kind: str, field: str) -> dict[str, Any]:
     """BlockCosts, checked: repair/replace numbers or CostRanges (per failure), downtime
     (per unit time the block is down) and acquisition (once) numbers >= 0."""
@@ -475,6 +509,9 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
             out["preventive"] = _preventive(node["preventive"], node, f"{f}.preventive")
         if node.get("costs") is not None:
             out["costs"] = _block_costs(node["costs"], kind, f"{f}.costs")
+        if node.get("repair_quality") is not None:
+            out["repair_quality"] = _repair_quality(node["repair_quality"], node, out.get("model"),
+                                                    f"{f}.repair_quality")
         if kind == "subsystem":
             if node.get("diagram") is None:
                 raise InputError(f"{f}.diagram", "the embedded diagram is required (resolve subsystem_rbd_id first)")

@@ -46,6 +46,28 @@ pub struct NodeSpec {
     pub preventive: Option<PreventiveSpec>,
     #[serde(default)]
     pub costs: Option<BlockCostsSpec>,
+    #[serde(default)]
+    pub repair_quality: Option<RepairQualitySpec>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct RepairQualitySpec {
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub q: Option<f64>,
+    #[serde(default)]
+    pub replace_after: Option<u32>,
+}
+
+/// Compiled imperfect repair: Kijima I (v += q x) or II (v = q (v + x)) on the virtual
+/// age v, x the running time since the last repair; as new at the `replace_after`-th
+/// failure since renewal (0 = never).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RepairQuality {
+    pub kijima2: bool,
+    pub q: f64,
+    pub replace_after: u32,
 }
 
 /// A cost: a number, or a range {min, max} drawn uniformly each time it is charged.
@@ -183,6 +205,7 @@ pub struct Group {
     pub uncovered: Option<u32>,
     pub pm: Option<Preventive>,
     pub costs: Option<GroupCosts>,
+    pub rq: Option<RepairQuality>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -661,6 +684,10 @@ impl Builder {
                         costs.get_or_insert_with(GroupCosts::default).test =
                             tc.compile(&id, "inspection.cost")?;
                     }
+                    let rq = match &n.repair_quality {
+                        Some(r) => repair_quality(&id, n, r)?,
+                        None => None,
+                    };
                     let (mut life, mut uncovered) = (life, None);
                     if let Some(t) = test
                         && t.coverage < 1.0
@@ -687,6 +714,7 @@ impl Builder {
                         uncovered,
                         pm,
                         costs,
+                        rq,
                     });
                     self.unit_group
                         .extend(std::iter::repeat_n(g, units as usize));
@@ -798,6 +826,50 @@ fn preventive(id: &str, n: &NodeSpec, p: &PreventiveSpec) -> Result<Preventive, 
             .inspection_cost
             .map_or(Ok(zero), |c| c.compile(id, "preventive.inspection_cost"))?,
     })
+}
+
+fn repair_quality(
+    id: &str,
+    n: &NodeSpec,
+    r: &RepairQualitySpec,
+) -> Result<Option<RepairQuality>, EngineError> {
+    let bad = |why: &str| EngineError::node(id, format!("repair_quality: {why}"));
+    if n.kind != "component" {
+        return Err(bad("is for component blocks"));
+    }
+    if n.preventive.is_some() || n.inspection.is_some() {
+        return Err(bad("not simulated together with preventive or inspection"));
+    }
+    if n.model
+        .as_ref()
+        .is_some_and(|m| m.distribution_id == "mixture")
+    {
+        return Err(bad("refused with a mixture life"));
+    }
+    let kijima2 = match r.model.as_deref() {
+        None | Some("perfect") => {
+            if r.q.is_some() || r.replace_after.is_some() {
+                return Err(bad("q and replace_after are for the kijima models"));
+            }
+            return Ok(None);
+        }
+        Some("kijima1") => false,
+        Some("kijima2") => true,
+        Some(_) => return Err(bad("model must be perfect, kijima1 or kijima2")),
+    };
+    let q = r.q.unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&q) {
+        return Err(bad("q must be in [0, 1]"));
+    }
+    let replace_after = r.replace_after.unwrap_or(0);
+    if replace_after > 1000 || (r.replace_after.is_some() && (replace_after == 0 || q == 0.0)) {
+        return Err(bad("replace_after is an integer 1..1000, with q > 0"));
+    }
+    Ok(Some(RepairQuality {
+        kijima2,
+        q,
+        replace_after,
+    }))
 }
 
 fn block_costs(id: &str, k: &BlockCostsSpec) -> Result<GroupCosts, EngineError> {

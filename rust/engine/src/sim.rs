@@ -6,7 +6,7 @@
 //! source changed state, so an event costs O(nodes it actually changes), not O(diagram).
 //! All buffers live in `Sim` and are reused across replications: no allocation per event.
 use crate::agenda::Agenda;
-use crate::diagram::{Compiled, GroupKind, NO_GROUP, Policy};
+use crate::diagram::{Compiled, GroupKind, NO_GROUP, Policy, RepairQuality};
 use crate::dist::Lifetime;
 use crate::rng::Stream;
 use std::cmp::Ordering;
@@ -164,6 +164,10 @@ pub struct Sim<'a> {
     pub preventive: Vec<u64>,
     /// Per calendar slot: index of its next calendar time.
     cal_no: Vec<u64>,
+    /// Per unit (imperfect repair): virtual age after its last repair; failures since
+    /// it was last renewed as new.
+    vage: Vec<f64>,
+    fails_since: Vec<u32>,
 }
 
 impl<'a> Sim<'a> {
@@ -215,6 +219,7 @@ impl<'a> Sim<'a> {
                     let grp = &c.groups[i];
                     grp.test.is_some()
                         || grp.pm.is_some()
+                        || grp.rq.is_some()
                         || grp.costs.is_some()
                         || c.group_ccf[i] != NO_GROUP
                 })
@@ -234,12 +239,14 @@ impl<'a> Sim<'a> {
             pick: vec![],
             extra: !(c.tested.is_empty() && c.ccfs.is_empty())
                 || c.has_costs
-                || c.groups.iter().any(|g| g.pm.is_some()),
+                || c.groups.iter().any(|g| g.pm.is_some() || g.rq.is_some()),
             costs_on: c.has_costs,
             born: vec![0.0; u],
             cost: vec![0.0; g * KINDS],
             preventive: vec![0; g],
             cal_no: vec![0; c.calendar.len()],
+            vage: vec![0.0; u],
+            fails_since: vec![0; u],
         }
     }
 
@@ -403,8 +410,16 @@ impl<'a> Sim<'a> {
     /// probability basis may take other members with it.
     fn fail_special(&mut self, u: usize, g: usize, rng: &mut Stream, independent: bool) {
         let c = self.c;
-        self.charge_failure(g, rng);
+        let rq = if self.repairable {
+            c.groups[g].rq
+        } else {
+            None
+        };
+        if rq.is_none() {
+            self.charge_failure(g, rng);
+        }
         match c.groups[g].test {
+            _ if rq.is_some() => self.fail_kijima(u, g, rq.expect("checked"), rng),
             Some(t) if self.repairable => {
                 // Hidden: the block stops working, nobody knows until a test finds it. Its
                 // own failure is the covered mode; a shared one is covered with chance c.
@@ -442,6 +457,56 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// Imperfect repair: the virtual age grows by q times the running time (Kijima I) or
+    /// becomes q times age plus running time (II); as new at the N-th failure.
+    fn fail_kijima(&mut self, u: usize, g: usize, rq: RepairQuality, rng: &mut Stream) {
+        let x = self.now - self.born[u];
+        let v = self.vage[u];
+        self.fails_since[u] += 1;
+        let renew = rq.replace_after > 0 && self.fails_since[u] >= rq.replace_after;
+        if renew {
+            self.vage[u] = 0.0;
+            self.fails_since[u] = 0;
+        } else {
+            self.vage[u] = if rq.kijima2 {
+                rq.q * (v + x)
+            } else {
+                v + rq.q * x
+            };
+        }
+        if self.costs_on
+            && let Some(k) = self.c.groups[g].costs
+        {
+            if renew {
+                self.charge(g, K_REPLACE, k.replace, rng);
+            } else {
+                self.charge(g, K_REPAIR, k.repair, rng);
+            }
+        }
+        if self.instant[g] {
+            self.restart_aged(u, g, rng);
+        } else {
+            self.status[u] = Status::Down;
+            self.count[g] -= 1;
+            self.refresh(g);
+            self.call_crew(u, g, rng);
+        }
+    }
+
+    /// Run again from the virtual age: the next life is the residual life at that age
+    /// (a fresh life when it is 0, the same draw as perfect repair).
+    fn restart_aged(&mut self, u: usize, g: usize, rng: &mut Stream) {
+        let life = &self.c.dists[self.c.groups[g].life as usize];
+        let v = self.vage[u];
+        let l = if v > 0.0 {
+            life.sample_residual(v, rng)
+        } else {
+            life.sample(rng)
+        };
+        self.born[u] = self.now;
+        self.push(self.now + l.max(0.0), u as u32, FAIL);
+    }
+
     /// A failure mode of a proof-tested unit happened: hidden, the unit stops if it ran.
     fn hide(&mut self, u: usize, g: usize, mode: u8) {
         self.hidden[u] |= mode;
@@ -475,6 +540,8 @@ impl<'a> Sim<'a> {
         self.fixing.iter_mut().for_each(|x| *x = 0);
         self.need.copy_from_slice(&self.need_base);
         self.born.iter_mut().for_each(|x| *x = 0.0);
+        self.vage.iter_mut().for_each(|x| *x = 0.0);
+        self.fails_since.iter_mut().for_each(|x| *x = 0);
         self.cost.iter_mut().for_each(|x| *x = 0.0);
         self.preventive.iter_mut().for_each(|x| *x = 0);
         for (g, grp) in c.groups.iter().enumerate() {
@@ -799,8 +866,14 @@ impl<'a> Sim<'a> {
 
     fn repaired(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let c = self.c;
-        if self.special[g] && (c.groups[g].test.is_some() || c.groups[g].pm.is_some()) {
-            if c.groups[g].test.is_some() {
+        if self.special[g]
+            && (c.groups[g].test.is_some() || c.groups[g].pm.is_some() || c.groups[g].rq.is_some())
+        {
+            if c.groups[g].rq.is_some() {
+                self.status[u] = Status::Running;
+                self.count[g] += 1;
+                self.restart_aged(u, g, rng);
+            } else if c.groups[g].test.is_some() {
                 self.renew_modes(u, g, rng);
             } else {
                 self.status[u] = Status::Running;
