@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import integrate, optimize, special, stats
 
 from bathtub.errors import InputError
 from bathtub.life.data import LifeData
@@ -196,8 +196,10 @@ def _fit_spec(
 ) -> LifeFit:
     # The optimisers probe parameters where densities underflow or overflow; those points are
     # rejected by value (-inf likelihood), so the floating-point warnings they raise are noise.
+    # (scipy integrates the exponentiated Weibull's mean numerically and may warn of round-off.)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
         return _fit_spec_inner(data, spec, method, bounds, median_ranks)
 
 
