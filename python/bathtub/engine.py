@@ -76,7 +76,7 @@ NOT_YET_SIMULATED = (
     "state",
 )
 # Diagram settings not simulated yet (refused, never ignored).
-DIAGRAM_NOT_YET_SIMULATED = ("maintenance_groups", "production", "phases", "network")
+DIAGRAM_NOT_YET_SIMULATED = ("maintenance_groups", "production", "network")
 # Diagram units that convert to years (for discount_rate, percent per year).
 YEARS_PER_UNIT = {"hour": 1 / 8766.0, "day": 1 / 365.25, "week": 7 / 365.25, "month": 1 / 12.0, "year": 1.0}
 COST_KINDS = ("repair", "replacement", "preventive", "inspection", "set_up", "downtime", "acquisition")
@@ -406,6 +406,48 @@ def _diagram_costs(k: Any, unit: Any, field: str) -> dict[str, float]:
     return out
 
 
+def _phases(phases: Any, nodes: Sequence[Mapping[str, Any]], edges: Sequence[Mapping[str, str]],
+            field: str) -> list[dict[str, Any]]:
+    """MissionPhases, checked: at most 50; distinct names; duration >= 0; not_needed ids of
+    blocks or subsystems of this diagram; votes map knode ids to 1..(inputs feeding it)."""
+    if not isinstance(phases, Sequence) or isinstance(phases, (str, bytes)) or len(phases) > 50:
+        raise InputError(field, "must be an array of at most 50 phases")
+    kinds = {n["id"]: n["type"] for n in nodes}
+    inputs = {k: sum(1 for e in edges if e["target"] == k) for k, t in kinds.items() if t == "knode"}
+    names: set[str] = set()
+    out = []
+    for i, ph in enumerate(phases):
+        f = f"{field}[{i}]"
+        _keys(ph, ("name", "duration", "not_needed", "votes"), f, "MissionPhase")
+        name = ph.get("name")
+        if not isinstance(name, str) or not name:
+            raise InputError(f"{f}.name", "required (a non-empty string)")
+        if name in names:
+            raise InputError(f"{f}.name", f"{name!r} is used twice")
+        names.add(name)
+        if ph.get("duration") is None:
+            raise InputError(f"{f}.duration", "required")
+        entry: dict[str, Any] = {"name": name, "duration": _nonneg(ph["duration"], f"{f}.duration")}
+        nn = ph.get("not_needed") or []
+        if not isinstance(nn, Sequence) or isinstance(nn, (str, bytes)):
+            raise InputError(f"{f}.not_needed", "must be an array of block ids")
+        for j, b in enumerate(nn):
+            if not isinstance(b, str) or kinds.get(b) in (None, "input", "output", "knode"):
+                raise InputError(f"{f}.not_needed[{j}]", f"no block with id {b!r}")
+        entry["not_needed"] = list(nn)
+        votes = ph.get("votes") or {}
+        if not isinstance(votes, Mapping):
+            raise InputError(f"{f}.votes", "must be an object mapping knode ids to integers")
+        for k, v in votes.items():
+            if k not in inputs:
+                raise InputError(f"{f}.votes.{k}", f"no knode with id {k!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= inputs[k]:
+                raise InputError(f"{f}.votes.{k}", f"must be an integer from 1 to {inputs[k]} (inputs feeding it)")
+        entry["votes"] = dict(votes)
+        out.append(entry)
+    return out
+
+
 def _ccf(groups: Any, nodes: Sequence[Mapping[str, Any]], field: str) -> list[dict[str, Any]]:
     """Common-cause groups, checked: members distinct component ids of this diagram, each in
     one group; 0 < beta < 1; basis rate | probability; mgl [gamma] (3) or [gamma, delta] (4)."""
@@ -531,6 +573,10 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
     out = {"nodes": out_nodes, "edges": out_edges}
     if diagram.get("ccf"):
         out["ccf"] = _ccf(diagram["ccf"], out_nodes, f"{field}.ccf")
+    if diagram.get("phases"):
+        if _depth > 0:
+            raise InputError(f"{field}.phases", "a setting of the top diagram, not of a subsystem")
+        out["phases"] = _phases(diagram["phases"], out_nodes, out_edges, f"{field}.phases")
     if diagram.get("costs"):
         if _depth > 0:
             raise InputError(f"{field}.costs", "a setting of the top diagram, not of a subsystem")
@@ -704,9 +750,11 @@ class MissionResult:
     mission_time: float
     engine_version: str
     state: str = field(repr=False)
+    phases: tuple[dict[str, Any], ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        extra = {} if self.phases is None else {"phases": [dict(p) for p in self.phases]}
+        return extra | {
             "curve": {k: getattr(self, k).tolist() for k in ("t", "reliability", "lower", "upper")},
             "mttf": self.mttf,
             "mttf_std_error": self.mttf_std_error,
@@ -796,6 +844,7 @@ def _mission_result(state: str, summary: str) -> MissionResult:
         mission_time=float(opts["mission_time"]),
         engine_version=engine_version,
         state=state,
+        phases=tuple(s["phases"]) if s.get("phases") else None,
     )
 
 
@@ -849,6 +898,8 @@ def simulate_availability(
     if isinstance(horizon, bool) or not isinstance(horizon, (int, float)) or not 0 < horizon < math.inf:
         raise InputError("horizon", "must be a finite number > 0")
     norm = normalize_diagram(diagram)
+    if norm.get("phases"):
+        raise InputError("diagram.phases", "phased missions are simulated by simulate_mission (non-repairable)")
     own = norm.get("costs", {}).get("horizon")
     if own is not None and own != float(horizon):
         raise InputError("diagram.costs.horizon", f"is {own:g} but the run's horizon is {float(horizon):g}; "
@@ -883,7 +934,12 @@ def simulate_mission(
     threads: int | None = None,
 ) -> MissionResult:
     """Non-repairable Monte Carlo: every replication runs to system failure (repair models
-    are ignored); R(t) on `grid` points over [0, mission_time] (diagram unit)."""
+    are ignored); R(t) on `grid` points over [0, mission_time] (diagram unit).
+
+    With `phases` on the diagram, each phase's not-needed blocks and knode votes hold from
+    its start to its end (the last phase's past its end); `phases` in the result gives
+    reliability through each phase's end and given its start. A block failed while not
+    needed fails the system when a phase needs it again."""
     _check_int(replications, "replications", 1, 100_000_000)
     _check_int(seed, "seed", 0, MAX_U64)
     _check_int(grid, "grid", 0, 100_000)

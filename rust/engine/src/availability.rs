@@ -280,6 +280,11 @@ fn check(c: &Compiled, o: &AvailabilityOptions) -> Result<(), EngineError> {
     if o.grid > 100_000 {
         return Err(EngineError("grid must be at most 100000 points".into()));
     }
+    if !c.phases.is_empty() {
+        return Err(EngineError(
+            "phases are simulated in mission (non-repairable) runs".into(),
+        ));
+    }
     for g in &c.groups {
         if g.repair.is_none() && !g.instant_repair {
             return Err(EngineError::node(

@@ -9,7 +9,7 @@
 use crate::dist::{Dist, DistSpec, Lifetime, PowerSf};
 use crate::error::EngineError;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// A node as the service stores it (only the fields the engine simulates).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -176,6 +176,29 @@ pub struct DiagramSpec {
     pub ccf: Vec<CcfSpec>,
     #[serde(default)]
     pub costs: Option<DiagramCostsSpec>,
+    #[serde(default)]
+    pub phases: Vec<PhaseSpec>,
+}
+
+/// A mission phase: blocks not needed (they still age and fail; a subsystem id stands for
+/// its blocks) and knode votes (working inputs needed) in force for `duration`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct PhaseSpec {
+    pub name: String,
+    pub duration: f64,
+    #[serde(default)]
+    pub not_needed: Vec<String>,
+    #[serde(default)]
+    pub votes: BTreeMap<String, u32>,
+}
+
+/// A compiled phase: ends at `end` (from time 0); groups not needed; knode thresholds.
+#[derive(Debug, Clone)]
+pub struct Phase {
+    pub name: String,
+    pub end: f64,
+    pub not_needed: Vec<bool>,
+    pub threshold: Vec<u32>,
 }
 
 /// How a block's units make the block work.
@@ -291,6 +314,9 @@ pub struct Compiled {
     pub discount: f64,
     /// Whether any cost is set (costs are then accumulated).
     pub has_costs: bool,
+    /// Mission phases (empty: one phase, the diagram as drawn); one slot after the
+    /// calendar slots switches them.
+    pub phases: Vec<Phase>,
 }
 
 pub const NO_GROUP: u32 = u32::MAX;
@@ -303,6 +329,8 @@ struct Builder {
     node_group: Vec<u32>,
     edges: Vec<(u32, u32)>,
     ccfs: Vec<Ccf>,
+    /// Top-level knodes: (id, raw graph node, inputs feeding it).
+    knodes: Vec<(String, u32, u32)>,
 }
 
 impl Builder {
@@ -617,6 +645,9 @@ impl Builder {
                         ));
                     }
                     let v = self.node(need, NO_GROUP);
+                    if top {
+                        self.knodes.push((id.clone(), v, indeg[i]));
+                    }
                     (v, v)
                 }
                 "component" | "series" | "parallel" | "standby" => {
@@ -1001,6 +1032,7 @@ impl Compiled {
             node_group: vec![],
             edges: vec![],
             ccfs: vec![],
+            knodes: vec![],
         };
         let (_, raw_output) = b.diagram(spec, "", true, 0)?;
         let raw = b.threshold.len();
@@ -1094,6 +1126,49 @@ impl Compiled {
                     || g.pm
                         .is_some_and(|p| p.cost.1 > 0.0 || p.inspection_cost.1 > 0.0)
             });
+        let mut phases = vec![];
+        let mut end = 0.0;
+        for p in &spec.phases {
+            let bad = |why: String| EngineError(format!("phase {:?}: {why}", p.name));
+            if !(p.duration.is_finite() && p.duration >= 0.0) {
+                return Err(bad("duration must be a finite number >= 0".into()));
+            }
+            end += p.duration;
+            let mut not_needed = vec![false; groups.len()];
+            for id in &p.not_needed {
+                let prefix = format!("{id}/");
+                let mut hit = false;
+                for (gi, g) in groups.iter().enumerate() {
+                    if g.id == *id || g.id.starts_with(&prefix) {
+                        not_needed[gi] = true;
+                        hit = true;
+                    }
+                }
+                if !hit {
+                    return Err(bad(format!("not_needed: no block {id:?}")));
+                }
+            }
+            let mut th = threshold.clone();
+            for (k, &votes) in &p.votes {
+                let (_, raw_v, inputs) = b
+                    .knodes
+                    .iter()
+                    .find(|(kid, _, _)| kid == k)
+                    .ok_or_else(|| bad(format!("votes: no knode {k:?}")))?;
+                if votes == 0 || votes > *inputs {
+                    return Err(bad(format!(
+                        "votes: knode {k:?} needs 1 to {inputs} working inputs (got {votes})"
+                    )));
+                }
+                th[map[*raw_v as usize] as usize] = votes;
+            }
+            phases.push(Phase {
+                name: p.name.clone(),
+                end,
+                not_needed,
+                threshold: th,
+            });
+        }
         let c = Compiled {
             groups,
             unit_group: b.unit_group,
@@ -1111,6 +1186,7 @@ impl Compiled {
             system_downtime_rate,
             discount,
             has_costs,
+            phases,
         };
         if c.groups.is_empty() {
             return Err(EngineError("the diagram has no blocks".into()));
@@ -1153,7 +1229,11 @@ impl Compiled {
     /// Agenda slots: one per unit, per proof-tested group (its tests), per common-cause
     /// group (its shocks), per proof-tested group (its uncovered failure mode).
     pub fn slots(&self) -> usize {
-        self.unit_group.len() + 2 * self.tested.len() + self.ccfs.len() + self.calendar.len()
+        self.unit_group.len()
+            + 2 * self.tested.len()
+            + self.ccfs.len()
+            + self.calendar.len()
+            + usize::from(!self.phases.is_empty())
     }
 
     #[inline]

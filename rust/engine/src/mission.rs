@@ -31,10 +31,17 @@ pub struct MissionAcc {
     /// System failures by mission end, by the block whose failure brought the system down.
     pub caused: Vec<u64>,
     pub events: u64,
+    /// Phased missions: phase names and ends, and system failures in each phase.
+    #[serde(default)]
+    pub phase_names: Vec<String>,
+    #[serde(default)]
+    pub phase_ends: Vec<f64>,
+    #[serde(default)]
+    pub phase_failures: Vec<u64>,
 }
 
 impl MissionAcc {
-    fn empty(o: &MissionOptions, blocks: &[String], start: u64) -> Self {
+    fn empty(c: &Compiled, o: &MissionOptions, blocks: &[String], start: u64) -> Self {
         MissionAcc {
             options: o.clone(),
             blocks: blocks.to_vec(),
@@ -45,6 +52,9 @@ impl MissionAcc {
             survivors: vec![0; o.grid],
             caused: vec![0; blocks.len()],
             events: 0,
+            phase_names: c.phases.iter().map(|p| p.name.clone()).collect(),
+            phase_ends: c.phases.iter().map(|p| p.end).collect(),
+            phase_failures: vec![0; c.phases.len()],
         }
     }
 
@@ -55,6 +65,7 @@ impl MissionAcc {
         self.failed_by_mission += o.failed_by_mission;
         add_vec(&mut self.survivors, &o.survivors);
         add_vec(&mut self.caused, &o.caused);
+        add_vec(&mut self.phase_failures, &o.phase_failures);
         self.events += o.events;
     }
 
@@ -85,13 +96,24 @@ fn replicate(sim: &mut Sim, acc: &mut MissionAcc, grid: &[f64], rep: u64) {
     let mut rng = Stream::new(acc.options.seed, rep);
     sim.reset(&mut rng);
     let (mut ttf, mut cause) = (f64::INFINITY, usize::MAX);
-    while let Some(s) = sim.step(&mut rng) {
+    if !sim.system_up() {
+        // Possible only with phases: the first phase needs nothing that works.
+        ttf = 0.0;
+    }
+    while ttf.is_infinite()
+        && let Some(s) = sim.step(&mut rng)
+    {
         acc.events += 1;
         if !sim.system_up() {
             ttf = s.time;
             cause = s.group as usize;
             break;
         }
+    }
+    if let Some(&end) = acc.phase_ends.get(sim.phase)
+        && ttf <= end
+    {
+        acc.phase_failures[sim.phase] += 1;
     }
     let m = acc.options.mission_time;
     // Compilation guarantees the system fails once every unit has; the guard keeps the
@@ -147,7 +169,7 @@ pub fn run(
     }
     let blocks = c.block_ids();
     let grid = time_grid(o.mission_time, o.grid);
-    let empty = || MissionAcc::empty(o, &blocks, start);
+    let empty = || MissionAcc::empty(c, o, &blocks, start);
     over_replications(
         start,
         count,
@@ -179,6 +201,19 @@ pub struct MissionSummary {
     pub events: u64,
     pub replications: u64,
     pub replication_start: u64,
+    pub phases: Option<Vec<PhaseSummary>>,
+}
+
+/// One phase: reliability through its end (with a 95% Wilson band) and given that the
+/// mission reached its start.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PhaseSummary {
+    pub name: String,
+    pub end: f64,
+    pub reliability: f64,
+    pub lower: f64,
+    pub upper: f64,
+    pub conditional: Option<f64>,
 }
 
 impl MissionAcc {
@@ -217,6 +252,24 @@ impl MissionAcc {
             events: self.events,
             replications: n,
             replication_start: self.replication_start,
+            phases: (!self.phase_ends.is_empty()).then(|| {
+                let mut alive = n;
+                let mut out = vec![];
+                for (i, name) in self.phase_names.iter().enumerate() {
+                    let before = alive;
+                    alive -= self.phase_failures[i];
+                    let (lo, hi) = wilson(alive, n, Z95);
+                    out.push(PhaseSummary {
+                        name: name.clone(),
+                        end: self.phase_ends[i],
+                        reliability: alive as f64 / nf,
+                        lower: lo,
+                        upper: hi,
+                        conditional: (before > 0).then(|| alive as f64 / before as f64),
+                    });
+                }
+                out
+            }),
         }
     }
 }

@@ -32,6 +32,7 @@ const UNCOVERED: u32 = 5;
 const PM: u32 = 6;
 const PM_END: u32 = 7;
 const CALENDAR: u32 = 8;
+const PHASE: u32 = 9;
 /// Cost kinds, in `Sim::cost` (per group) and the accumulators.
 pub const COST_KINDS: [&str; 7] = [
     "repair",
@@ -168,6 +169,10 @@ pub struct Sim<'a> {
     /// it was last renewed as new.
     vage: Vec<f64>,
     fails_since: Vec<u32>,
+    /// Per graph node: predecessors needed now (a phase may change a knode's votes).
+    threshold: Vec<u32>,
+    /// Current mission phase (0 without phases).
+    pub phase: usize,
 }
 
 impl<'a> Sim<'a> {
@@ -237,7 +242,7 @@ impl<'a> Sim<'a> {
             test_no: vec![0; c.tested.len()],
             test_full: vec![false; c.tested.len()],
             pick: vec![],
-            extra: !(c.tested.is_empty() && c.ccfs.is_empty())
+            extra: !(c.tested.is_empty() && c.ccfs.is_empty() && c.phases.is_empty())
                 || c.has_costs
                 || c.groups.iter().any(|g| g.pm.is_some() || g.rq.is_some()),
             costs_on: c.has_costs,
@@ -247,6 +252,8 @@ impl<'a> Sim<'a> {
             cal_no: vec![0; c.calendar.len()],
             vage: vec![0.0; u],
             fails_since: vec![0; u],
+            threshold: c.threshold.clone(),
+            phase: 0,
         }
     }
 
@@ -295,6 +302,12 @@ impl<'a> Sim<'a> {
         if self.extra {
             self.reset_scheduled(rng);
         }
+        self.evaluate_all();
+    }
+
+    /// The structure from scratch (start of a replication, a new phase).
+    fn evaluate_all(&mut self) {
+        let c = self.c;
         self.live.iter_mut().for_each(|x| *x = 0);
         self.bad.iter_mut().for_each(|x| *x = 0);
         for (gi, g) in c.groups.iter().enumerate() {
@@ -303,7 +316,7 @@ impl<'a> Sim<'a> {
         }
         for &v in &c.order {
             let v = v as usize;
-            let r = self.bad[v] == 0 && self.live[v] >= c.threshold[v];
+            let r = self.bad[v] == 0 && self.live[v] >= self.threshold[v];
             self.reach[v] = r;
             if r {
                 for &w in c.successors(v) {
@@ -558,6 +571,10 @@ impl<'a> Sim<'a> {
                 }
             }
         }
+        if !c.phases.is_empty() {
+            self.phase = 0;
+            self.enter_phase();
+        }
         if self.repairable {
             for (i, &g) in c.calendar.iter().enumerate() {
                 let pm = c.groups[g as usize].pm.expect("a planned group");
@@ -589,6 +606,25 @@ impl<'a> Sim<'a> {
                 let dt = -(1.0 - rng.uniform()).ln() / cc.shock_rate;
                 self.push(dt, slot as u32, SHOCK);
             }
+        }
+    }
+
+    /// Put the current phase in force: blocks not needed cannot fail the structure (they
+    /// need no unit up), knodes take the phase's votes; its end is scheduled.
+    fn enter_phase(&mut self) {
+        let c = self.c;
+        let p = &c.phases[self.phase];
+        for g in 0..c.groups.len() {
+            self.need[g] = if p.not_needed[g] {
+                0
+            } else {
+                self.need_base[g]
+            };
+        }
+        self.threshold.copy_from_slice(&p.threshold);
+        if self.phase + 1 < c.phases.len() {
+            let slot = self.calendar_slot(c.calendar.len());
+            self.push(p.end, slot as u32, PHASE);
         }
     }
 
@@ -735,6 +771,13 @@ impl<'a> Sim<'a> {
             self.charge_failure(g, rng);
             self.hide(c.groups[g].first_unit as usize, g, NOT_COVERED);
             return g as u32;
+        }
+        if kind == PHASE {
+            self.phase += 1;
+            self.enter_phase();
+            self.evaluate_all();
+            // A block needed again that failed meanwhile fails the system now.
+            return (0..c.groups.len()).find(|&g| !self.ok[g]).unwrap_or(0) as u32;
         }
         if i >= c.tested.len() * 2 + c.ccfs.len() {
             return self.calendar(slot, i - c.tested.len() * 2 - c.ccfs.len(), rng);
@@ -947,7 +990,7 @@ impl<'a> Sim<'a> {
         self.stack.push(node as u32);
         while let Some(v) = self.stack.pop() {
             let v = v as usize;
-            let r = self.bad[v] == 0 && self.live[v] >= c.threshold[v];
+            let r = self.bad[v] == 0 && self.live[v] >= self.threshold[v];
             if r == self.reach[v] {
                 continue;
             }
