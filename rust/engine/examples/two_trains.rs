@@ -61,6 +61,7 @@ fn main() {
         edges,
         ccf: vec![],
         costs: None,
+        phases: vec![],
     })
     .expect("a valid plant");
     let o = AvailabilityOptions {

@@ -594,6 +594,7 @@ mod tests {
             edges,
             ccf: vec![],
             costs: None,
+            phases: vec![],
         })
         .unwrap()
     }

@@ -1306,6 +1306,7 @@ mod tests {
             ]),
             ccf: vec![],
             costs: None,
+            phases: vec![],
         }
     }
 

@@ -1114,6 +1114,7 @@ mod tests {
             edges,
             ccf: vec![],
             costs: None,
+            phases: vec![],
         })
         .unwrap()
     }
