@@ -446,10 +446,13 @@ def _gof(spec: ModelSpec, theta: np.ndarray, ll: float, data: LifeData) -> list[
     return out
 
 
-def _grad(fun: Callable[[np.ndarray], float], theta: np.ndarray, scale: float) -> np.ndarray:
+def _grad(fun: Callable[[np.ndarray], float], theta: np.ndarray, scale: float, kinds: tuple[str, ...]) -> np.ndarray:
+    """Central differences; a probability's step stays inside (0, 1)."""
     g = np.empty(theta.size)
     for i in range(theta.size):
         h = 1e-6 * (abs(theta[i]) if theta[i] != 0 else scale)
+        if kinds[i] in (UNIT, WEIGHT):
+            h = 1e-6 * min(theta[i], 1.0 - theta[i])
         e = np.zeros(theta.size)
         e[i] = h
         g[i] = (fun(theta + e) - fun(theta - e)) / (2 * h)
@@ -477,7 +480,7 @@ def _life(
                 lower = _lr_lower(spec, theta, llmax, data, scale, tmin, fn)
             elif cov is not None:
                 try:
-                    g = _grad(lambda th, fn=fn: float(fn(spec.build(th))), theta, scale)
+                    g = _grad(lambda th, fn=fn: float(fn(spec.build(th))), theta, scale, spec.kinds)
                 except (OverflowError, ValueError):
                     g = np.full(theta.size, math.nan)
                 var = float(g @ cov @ g)

@@ -133,5 +133,5 @@ def _mixture_starts(spec: ModelSpec, data: LifeData, x: np.ndarray, w: np.ndarra
 
 def _splits(modes: int) -> list[list[float]]:
     if modes == 2:
-        return [[0.5], [0.3], [0.7], [0.15], [0.85]]
-    return [[1 / 3, 2 / 3], [0.2, 0.6], [0.4, 0.8], [0.1, 0.5]]
+        return [[0.5], [0.3], [0.7]]
+    return [[1 / 3, 2 / 3], [0.2, 0.6], [0.4, 0.8]]
