@@ -1,20 +1,30 @@
-"""Parametric life-data analysis: data, fitting, bounds, evaluation and competing risks."""
+"""Life-data analysis: data, parametric fitting with bounds, non-parametric estimates,
+demand data, competing risks, and saved-model records (fit and evaluate any kind)."""
 
 from bathtub.life.competing import fit_competing_risks
 from bathtub.life.data import LifeData
+from bathtub.life.demand import analyse_demands
 from bathtub.life.evaluate import model_from_params, reliability_at, reliability_curves
 from bathtub.life.fit import LifeFit, fit, fit_best
+from bathtub.life.nonparametric import kaplan_meier, turnbull
 from bathtub.life.records import fit_dataset, import_model
+from bathtub.life.saved import evaluate_at, evaluate_curves, fit_columns
 
 __all__ = [
     "LifeData",
     "LifeFit",
+    "analyse_demands",
+    "evaluate_at",
+    "evaluate_curves",
     "fit",
     "fit_best",
+    "fit_columns",
     "fit_competing_risks",
     "fit_dataset",
     "import_model",
+    "kaplan_meier",
     "model_from_params",
     "reliability_at",
     "reliability_curves",
+    "turnbull",
 ]
