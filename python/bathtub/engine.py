@@ -69,14 +69,13 @@ NODE_TYPES = ("input", "output", "component", "series", "parallel", "knode", "st
 # Spec fields that change how a block behaves but that this engine version does not simulate
 # yet: refused rather than silently ignored (maintenance, proof tests, capacity... come next).
 NOT_YET_SIMULATED = (
-    "capacity",
     "covariate_schedules",
     "repair_one_at_a_time",
     "maintenance_group",
     "state",
 )
 # Diagram settings not simulated yet (refused, never ignored).
-DIAGRAM_NOT_YET_SIMULATED = ("maintenance_groups", "production", "network")
+DIAGRAM_NOT_YET_SIMULATED = ("maintenance_groups", "network")
 # Diagram units that convert to years (for discount_rate, percent per year).
 YEARS_PER_UNIT = {"hour": 1 / 8766.0, "day": 1 / 365.25, "week": 7 / 365.25, "month": 1 / 12.0, "year": 1.0}
 COST_KINDS = ("repair", "replacement", "preventive", "inspection", "set_up", "downtime", "acquisition")
@@ -448,6 +447,44 @@ def _phases(phases: Any, nodes: Sequence[Mapping[str, Any]], edges: Sequence[Map
     return out
 
 
+def _capacity(v: Any, kind: str, field: str) -> float | list[dict[str, float]]:
+    """A block's capacity: a number > 0, or CapacityLevels {value > 0, probability in (0, 1]}
+    whose probabilities add to 1 (one level drawn per replication)."""
+    if kind not in ("component", "series", "parallel", "standby"):
+        raise InputError(field, "capacity is for blocks (component, series, parallel, standby)")
+    if isinstance(v, Sequence) and not isinstance(v, (str, bytes)):
+        if not v:
+            raise InputError(field, "give a number or at least one level")
+        out = []
+        for i, lvl in enumerate(v):
+            f = f"{field}[{i}]"
+            _keys(lvl, ("value", "probability"), f, "CapacityLevel")
+            for key in ("value", "probability"):
+                if lvl.get(key) is None:
+                    raise InputError(f"{f}.{key}", "required")
+            value, prob = _finite(lvl["value"], f"{f}.value"), _finite(lvl["probability"], f"{f}.probability")
+            if value <= 0:
+                raise InputError(f"{f}.value", "must be > 0")
+            if not 0 < prob <= 1:
+                raise InputError(f"{f}.probability", "must be in (0, 1]")
+            out.append({"value": value, "probability": prob})
+        if abs(sum(lvl["probability"] for lvl in out) - 1.0) > 1e-9:
+            raise InputError(field, "level probabilities must add to 1")
+        return out
+    x = _finite(v, field)
+    if x <= 0:
+        raise InputError(field, "must be > 0")
+    return x
+
+
+def _production(p: Any, field: str) -> dict[str, float]:
+    """Production: demand >= 0, unit (label, at most 20 chars), period >= 0 (0 = horizon)."""
+    _keys(p, ("demand", "unit", "period"), field, "Production")
+    if p.get("unit") is not None and (not isinstance(p["unit"], str) or len(p["unit"]) > 20):
+        raise InputError(f"{field}.unit", "must be a string of at most 20 characters")
+    return {key: _nonneg(p[key], f"{field}.{key}") for key in ("demand", "period") if p.get(key) is not None}
+
+
 def _ccf(groups: Any, nodes: Sequence[Mapping[str, Any]], field: str) -> list[dict[str, Any]]:
     """Common-cause groups, checked: members distinct component ids of this diagram, each in
     one group; 0 < beta < 1; basis rate | probability; mgl [gamma] (3) or [gamma, delta] (4)."""
@@ -551,6 +588,8 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
             out["preventive"] = _preventive(node["preventive"], node, f"{f}.preventive")
         if node.get("costs") is not None:
             out["costs"] = _block_costs(node["costs"], kind, f"{f}.costs")
+        if node.get("capacity") is not None:
+            out["capacity"] = _capacity(node["capacity"], kind, f"{f}.capacity")
         if node.get("repair_quality") is not None:
             out["repair_quality"] = _repair_quality(node["repair_quality"], node, out.get("model"),
                                                     f"{f}.repair_quality")
@@ -577,11 +616,21 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
         if _depth > 0:
             raise InputError(f"{field}.phases", "a setting of the top diagram, not of a subsystem")
         out["phases"] = _phases(diagram["phases"], out_nodes, out_edges, f"{field}.phases")
+    if diagram.get("production") and any(diagram["production"].get(k) for k in ("demand", "period")):
+        if _depth > 0:
+            raise InputError(f"{field}.production", "a setting of the top diagram, not of a subsystem")
+        out["production"] = _production(diagram["production"], f"{field}.production")
+        if not _has_capacity(out):
+            raise InputError(f"{field}.production", "needs at least one block with a capacity")
     if diagram.get("costs"):
         if _depth > 0:
             raise InputError(f"{field}.costs", "a setting of the top diagram, not of a subsystem")
         out["costs"] = _diagram_costs(diagram["costs"], diagram.get("unit"), f"{field}.costs")
     return out
+
+
+def _has_capacity(d: Mapping[str, Any]) -> bool:
+    return any("capacity" in n or ("diagram" in n and _has_capacity(n["diagram"])) for n in d["nodes"])
 
 
 def _safety_settings(diagram: Any) -> tuple[bool, int]:
@@ -703,12 +752,13 @@ class AvailabilityResult:
     safety: SafetyFigures | None = None
     costs: dict[str, Any] | None = None
     preventive: dict[str, float] | None = None
+    production: dict[str, Any] | None = None
 
     def to_dict(self, include_curve: bool = True) -> dict[str, Any]:
         """JSON-ready: floats, lists and plain dicts (the accumulator state left out)."""
         d = {k: v for k, v in asdict(self).items()
-             if k not in ("state", "t", "availability", "lower", "upper", "safety", "costs", "preventive")}
-        for key in ("costs", "preventive"):
+             if k not in ("state", "t", "availability", "lower", "upper", "safety", "costs", "preventive", "production")}
+        for key in ("costs", "preventive", "production"):
             if getattr(self, key) is not None:
                 d[key] = getattr(self, key)
         if self.safety is not None:
@@ -808,7 +858,16 @@ def _availability_result(
         safety=figures,
         costs=_costs(s["costs"]) if s.get("costs") else None,
         preventive=dict(s["preventive"]) if s.get("preventive") else None,
+        production=_production_result(s["production"]) if s.get("production") else None,
     )
+
+
+def _production_result(p: Mapping[str, Any]) -> dict[str, Any]:
+    """Throughput figures, per replication on average (capacity units; production over the
+    period with its 95% interval; time and fraction of the period below demand)."""
+    out = dict(p)
+    out["production_interval"] = [out.pop("production_lower"), out.pop("production_upper")]
+    return out
 
 
 def _costs(c: Mapping[str, Any]) -> dict[str, Any]:
@@ -949,6 +1008,8 @@ def simulate_mission(
     norm = normalize_diagram(diagram)
     if norm.get("costs"):
         raise InputError("diagram.costs", "costs need a repairable (availability) run")
+    if _has_capacity(norm):
+        raise InputError("diagram", "capacity and production are simulated in availability (repairable) runs")
     text = json.dumps(norm)
     if _safety_settings(diagram)[0]:
         raise InputError("diagram.safety_function", "PFD needs a repairable (availability) run with proof tests")

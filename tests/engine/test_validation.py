@@ -74,8 +74,8 @@ def test_bad_params_name_the_field():
         compile_diagram(d)
     d["nodes"][1]["model"] = {"distribution_id": "weibull", "mean": 100.0, "given": {"beta": 2.0}}
     compile_diagram(d)
-    d["nodes"][1]["capacity"] = 5.0
-    with pytest.raises(InputError, match="capacity"):
+    d["nodes"][1]["maintenance_group"] = "crew-a"
+    with pytest.raises(InputError, match="maintenance_group"):
         compile_diagram(d)
     d = series({"id": "S", "type": "standby", "k": 2, "spares": 1, "dormancy": 0.5, "model": exp_model(1.0)})
     with pytest.raises(EngineError, match=r'"S".*warm'):

@@ -62,6 +62,7 @@ fn main() {
         ccf: vec![],
         costs: None,
         phases: vec![],
+        production: None,
     })
     .expect("a valid plant");
     let o = AvailabilityOptions {

@@ -53,6 +53,45 @@ pub struct AvailabilityAcc {
     /// Planned replacements per block (when any block has a preventive policy).
     #[serde(default)]
     pub block_preventive: Vec<u64>,
+    /// Throughput (when any block has a capacity), in units of `cap_scale` (a power of two
+    /// above any flow): time-average over the horizon; production over [0, period] as a
+    /// fraction of scale * period; the fraction of the period below demand.
+    #[serde(default)]
+    pub cap_scale: f64,
+    #[serde(default)]
+    pub throughput: Moments,
+    #[serde(default)]
+    pub production: Moments,
+    #[serde(default)]
+    pub below_demand: Moments,
+    #[serde(default)]
+    pub production_period: f64,
+    #[serde(default)]
+    pub demand: f64,
+}
+
+fn cap_scale(c: &Compiled) -> f64 {
+    let total: f64 = c
+        .groups
+        .iter()
+        .filter_map(|g| {
+            g.capacity
+                .iter()
+                .map(|l| l.0)
+                .reduce(f64::max)
+                .map(|v| v * g.units as f64)
+        })
+        .sum();
+    2f64.powi(total.max(1.0).log2().ceil() as i32)
+}
+
+/// The production period of a run: the diagram's (at most the horizon), else the horizon.
+fn period(c: &Compiled, horizon: f64) -> f64 {
+    if c.period > 0.0 {
+        c.period.min(horizon)
+    } else {
+        horizon
+    }
 }
 
 /// Power of two at least as large as any single cost the diagram can charge in one go
@@ -108,6 +147,12 @@ impl AvailabilityAcc {
             cost_block: vec![0; if costs { g * COST_KINDS.len() } else { 0 }],
             cost_system: 0,
             block_preventive: vec![0; if pm { g } else { 0 }],
+            cap_scale: if c.has_capacity { cap_scale(c) } else { 0.0 },
+            throughput: Moments::default(),
+            production: Moments::default(),
+            below_demand: Moments::default(),
+            production_period: period(c, options.horizon),
+            demand: c.demand,
         }
     }
 
@@ -130,6 +175,9 @@ impl AvailabilityAcc {
         add_vec(&mut self.cost_block, &o.cost_block);
         self.cost_system += o.cost_system;
         add_vec(&mut self.block_preventive, &o.block_preventive);
+        self.throughput.merge(&o.throughput);
+        self.production.merge(&o.production);
+        self.below_demand.merge(&o.below_demand);
     }
 
     /// Two runs of the same model and options over adjacent replication ranges, as one.
@@ -169,6 +217,32 @@ impl AvailabilityAcc {
     }
 }
 
+/// Throughput followed through a replication: integrals of the flow over the horizon
+/// and over the production period, and time below demand in the period.
+struct Flow {
+    period: f64,
+    demand: f64,
+    rate: f64,
+    since: f64,
+    total: f64,
+    produced: f64,
+    below: f64,
+}
+
+impl Flow {
+    /// The flow held `rate` from `since` to `t`, and is `next` from `t`.
+    fn to(&mut self, t: f64, next: f64) {
+        self.total += self.rate * (t - self.since);
+        let span = t.min(self.period) - self.since.min(self.period);
+        self.produced += self.rate * span;
+        if self.rate < self.demand {
+            self.below += span;
+        }
+        self.rate = next;
+        self.since = t;
+    }
+}
+
 /// One replication into `acc`.
 fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
     let o = &acc.options;
@@ -179,6 +253,16 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
     let (mut down_start, mut down_total, mut cause) = (0.0, 0.0, usize::MAX);
     let sys_rate = sim.c.system_downtime_rate;
     let mut sys_cost = 0.0;
+    let cap = acc.cap_scale > 0.0;
+    let mut flow = Flow {
+        period: period(sim.c, horizon),
+        demand: sim.c.demand,
+        rate: if cap { sim.throughput() } else { 0.0 },
+        since: 0.0,
+        total: 0.0,
+        produced: 0.0,
+        below: 0.0,
+    };
     let mut failures = 0u32;
     let mut j = 0;
     let mut events = 0u64;
@@ -196,6 +280,9 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
         }
         let s = sim.step(&mut rng).expect("an event is pending");
         events += 1;
+        if cap {
+            flow.to(s.time, sim.throughput());
+        }
         let now_up = sim.system_up();
         if up && !now_up {
             failures += 1;
@@ -231,6 +318,13 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
     for g in 0..acc.blocks.len() {
         acc.block_failures[g] += sim.failures[g];
         acc.block_downtime[g] += fx(sim.downtime[g] / horizon);
+    }
+    if cap {
+        flow.to(horizon, 0.0);
+        let sc = acc.cap_scale;
+        acc.throughput.add(flow.total / (sc * horizon));
+        acc.production.add(flow.produced / (sc * flow.period));
+        acc.below_demand.add(flow.below / flow.period);
     }
     if !acc.cost_kind.is_empty() {
         let sc = acc.cost_scale;
@@ -411,6 +505,23 @@ pub struct AvailabilitySummary {
     pub costs: Option<CostSummary>,
     /// Planned replacements per block, per replication on average.
     pub preventive: Option<Vec<(String, f64)>>,
+    pub production: Option<ProductionSummary>,
+}
+
+/// Throughput figures (capacity units per diagram time unit), per replication on average.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProductionSummary {
+    pub mean_throughput: f64,
+    pub mean_throughput_std_error: f64,
+    pub period: f64,
+    pub production: f64,
+    pub production_std_error: f64,
+    pub production_lower: f64,
+    pub production_upper: f64,
+    pub demand: f64,
+    pub fraction_below_demand: f64,
+    pub fraction_below_demand_std_error: f64,
+    pub time_below_demand: f64,
 }
 
 /// One cost kind: mean per replication and its standard error.
@@ -491,6 +602,7 @@ impl AvailabilityAcc {
             replications: n,
             replication_start: self.replication_start,
             costs: (!self.cost_kind.is_empty()).then(|| self.cost_summary()),
+            production: (self.cap_scale > 0.0).then(|| self.production_summary()),
             preventive: (!self.block_preventive.is_empty()).then(|| {
                 self.blocks
                     .iter()
@@ -498,6 +610,28 @@ impl AvailabilityAcc {
                     .map(|(id, &k)| (id.clone(), k as f64 / nf))
                     .collect()
             }),
+        }
+    }
+
+    fn production_summary(&self) -> ProductionSummary {
+        let sc = self.cap_scale;
+        let h = self.options.horizon;
+        let p = self.production_period;
+        let prod = self.production.mean() * sc * p;
+        let prod_se = self.production.std_error() * sc * p;
+        let below = self.below_demand.mean();
+        ProductionSummary {
+            mean_throughput: self.throughput.mean() * sc,
+            mean_throughput_std_error: self.throughput.std_error() * sc,
+            period: p,
+            production: prod,
+            production_std_error: prod_se,
+            production_lower: (prod - Z95 * prod_se).max(0.0),
+            production_upper: prod + Z95 * prod_se,
+            demand: self.demand,
+            fraction_below_demand: below,
+            fraction_below_demand_std_error: self.below_demand.std_error(),
+            time_below_demand: below * p.min(h),
         }
     }
 
@@ -595,6 +729,7 @@ mod tests {
             ccf: vec![],
             costs: None,
             phases: vec![],
+            production: None,
         })
         .unwrap()
     }

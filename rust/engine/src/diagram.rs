@@ -48,6 +48,32 @@ pub struct NodeSpec {
     pub costs: Option<BlockCostsSpec>,
     #[serde(default)]
     pub repair_quality: Option<RepairQualitySpec>,
+    /// Throughput while working: a number, or levels drawn once per replication.
+    #[serde(default)]
+    pub capacity: Option<CapacitySpec>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum CapacitySpec {
+    Fixed(f64),
+    Levels(Vec<CapacityLevel>),
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+pub struct CapacityLevel {
+    pub value: f64,
+    pub probability: f64,
+}
+
+/// Production: throughput is compared with `demand` and summed over [0, `period`]
+/// (0 = the whole horizon).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct ProductionSpec {
+    #[serde(default)]
+    pub demand: Option<f64>,
+    #[serde(default)]
+    pub period: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -178,6 +204,8 @@ pub struct DiagramSpec {
     pub costs: Option<DiagramCostsSpec>,
     #[serde(default)]
     pub phases: Vec<PhaseSpec>,
+    #[serde(default)]
+    pub production: Option<ProductionSpec>,
 }
 
 /// A mission phase: blocks not needed (they still age and fail; a subsystem id stands for
@@ -229,6 +257,8 @@ pub struct Group {
     pub pm: Option<Preventive>,
     pub costs: Option<GroupCosts>,
     pub rq: Option<RepairQuality>,
+    /// Capacity levels per unit as (value, cumulative probability); empty = unlimited.
+    pub capacity: Vec<(f64, f64)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -317,6 +347,11 @@ pub struct Compiled {
     /// Mission phases (empty: one phase, the diagram as drawn); one slot after the
     /// calendar slots switches them.
     pub phases: Vec<Phase>,
+    /// Whether any block has a capacity (throughput is then followed); demand; the
+    /// production period (0 = horizon).
+    pub has_capacity: bool,
+    pub demand: f64,
+    pub period: f64,
 }
 
 pub const NO_GROUP: u32 = u32::MAX;
@@ -715,6 +750,10 @@ impl Builder {
                         costs.get_or_insert_with(GroupCosts::default).test =
                             tc.compile(&id, "inspection.cost")?;
                     }
+                    let cap_levels = match &n.capacity {
+                        Some(cs) => capacity(&id, cs)?,
+                        None => vec![],
+                    };
                     let rq = match &n.repair_quality {
                         Some(r) => repair_quality(&id, n, r)?,
                         None => None,
@@ -746,6 +785,7 @@ impl Builder {
                         pm,
                         costs,
                         rq,
+                        capacity: cap_levels,
                     });
                     self.unit_group
                         .extend(std::iter::repeat_n(g, units as usize));
@@ -857,6 +897,36 @@ fn preventive(id: &str, n: &NodeSpec, p: &PreventiveSpec) -> Result<Preventive, 
             .inspection_cost
             .map_or(Ok(zero), |c| c.compile(id, "preventive.inspection_cost"))?,
     })
+}
+
+fn capacity(id: &str, cs: &CapacitySpec) -> Result<Vec<(f64, f64)>, EngineError> {
+    let bad = |why: &str| EngineError::node(id, format!("capacity: {why}"));
+    let levels = match cs {
+        CapacitySpec::Fixed(x) => vec![CapacityLevel {
+            value: *x,
+            probability: 1.0,
+        }],
+        CapacitySpec::Levels(l) => l.clone(),
+    };
+    if levels.is_empty() {
+        return Err(bad("give a number or at least one level"));
+    }
+    let mut cum = 0.0;
+    let mut out = vec![];
+    for l in &levels {
+        if !(l.value.is_finite() && l.value > 0.0) {
+            return Err(bad("values must be finite numbers > 0"));
+        }
+        if !(l.probability > 0.0 && l.probability <= 1.0) {
+            return Err(bad("probabilities must be in (0, 1]"));
+        }
+        cum += l.probability;
+        out.push((l.value, cum));
+    }
+    if (cum - 1.0).abs() > 1e-9 {
+        return Err(bad("level probabilities must add to 1"));
+    }
+    Ok(out)
 }
 
 fn repair_quality(
@@ -1169,6 +1239,19 @@ impl Compiled {
                 threshold: th,
             });
         }
+        let has_capacity = groups.iter().any(|g| !g.capacity.is_empty());
+        let prod = spec.production.clone().unwrap_or_default();
+        let (demand, period) = (prod.demand.unwrap_or(0.0), prod.period.unwrap_or(0.0));
+        if !(demand.is_finite() && demand >= 0.0 && period.is_finite() && period >= 0.0) {
+            return Err(EngineError(
+                "production: demand and period must be finite numbers >= 0".into(),
+            ));
+        }
+        if (demand > 0.0 || period > 0.0) && !has_capacity {
+            return Err(EngineError(
+                "production needs at least one block with a capacity".into(),
+            ));
+        }
         let c = Compiled {
             groups,
             unit_group: b.unit_group,
@@ -1187,6 +1270,9 @@ impl Compiled {
             discount,
             has_costs,
             phases,
+            has_capacity,
+            demand,
+            period,
         };
         if c.groups.is_empty() {
             return Err(EngineError("the diagram has no blocks".into()));
@@ -1196,6 +1282,11 @@ impl Compiled {
                 "the diagram has more than {} units",
                 crate::agenda::MAX_SLOTS
             )));
+        }
+        if c.has_capacity && !c.max_flow_is_finite() {
+            return Err(EngineError(
+                "capacity: some input-to-output path has no block with a capacity (unlimited throughput)".into(),
+            ));
         }
         if c.evaluate(&vec![false; c.groups.len()]) {
             return Err(EngineError(
@@ -1224,6 +1315,35 @@ impl Compiled {
             }
         }
         reach[self.output as usize]
+    }
+
+    /// Throughput with every block up at its largest level: finite unless some path has
+    /// no capacity-limited block.
+    fn max_flow_is_finite(&self) -> bool {
+        let mut cap = vec![f64::INFINITY; self.threshold.len()];
+        for g in &self.groups {
+            if let Some(&(v, _)) = g.capacity.iter().max_by(|a, b| a.0.total_cmp(&b.0)) {
+                let node = g.node as usize;
+                cap[node] = cap[node].min(v * g.units as f64);
+            }
+        }
+        let mut inflow = vec![0.0f64; self.threshold.len()];
+        let mut out = 0.0f64;
+        for &v in &self.order {
+            let v = v as usize;
+            let f = if self.threshold[v] == 0 {
+                f64::INFINITY
+            } else {
+                inflow[v].min(cap[v])
+            };
+            if v == self.output as usize {
+                out = f;
+            }
+            for &w in self.successors(v) {
+                inflow[w as usize] += f;
+            }
+        }
+        out.is_finite()
     }
 
     /// Agenda slots: one per unit, per proof-tested group (its tests), per common-cause
@@ -1307,6 +1427,7 @@ mod tests {
             ccf: vec![],
             costs: None,
             phases: vec![],
+            production: None,
         }
     }
 

@@ -161,6 +161,11 @@ pub fn run(
             "planned replacement and costs need a repairable (availability) run",
         ));
     }
+    if c.has_capacity {
+        return Err(EngineError(
+            "capacity and production are simulated in availability (repairable) runs".into(),
+        ));
+    }
     if let Some(g) = c.groups.iter().find(|g| g.test.is_some()) {
         return Err(EngineError::node(
             &g.id,

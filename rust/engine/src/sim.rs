@@ -173,6 +173,11 @@ pub struct Sim<'a> {
     threshold: Vec<u32>,
     /// Current mission phase (0 without phases).
     pub phase: usize,
+    /// Per group: capacity per unit this replication (infinite when unlimited); per
+    /// graph node: scratch for the throughput.
+    cap_unit: Vec<f64>,
+    node_cap: Vec<f64>,
+    inflow: Vec<f64>,
 }
 
 impl<'a> Sim<'a> {
@@ -243,6 +248,7 @@ impl<'a> Sim<'a> {
             test_full: vec![false; c.tested.len()],
             pick: vec![],
             extra: !(c.tested.is_empty() && c.ccfs.is_empty() && c.phases.is_empty())
+                || c.has_capacity
                 || c.has_costs
                 || c.groups.iter().any(|g| g.pm.is_some() || g.rq.is_some()),
             costs_on: c.has_costs,
@@ -254,6 +260,9 @@ impl<'a> Sim<'a> {
             fails_since: vec![0; u],
             threshold: c.threshold.clone(),
             phase: 0,
+            cap_unit: vec![f64::INFINITY; g],
+            node_cap: vec![f64::INFINITY; n],
+            inflow: vec![0.0; n],
         }
     }
 
@@ -574,6 +583,22 @@ impl<'a> Sim<'a> {
         if !c.phases.is_empty() {
             self.phase = 0;
             self.enter_phase();
+        }
+        if c.has_capacity {
+            for (g, grp) in c.groups.iter().enumerate() {
+                self.cap_unit[g] = match grp.capacity.as_slice() {
+                    [] => f64::INFINITY,
+                    [(v, _)] => *v,
+                    levels => {
+                        let x = rng.uniform();
+                        levels
+                            .iter()
+                            .find(|l| x < l.1)
+                            .unwrap_or(&levels[levels.len() - 1])
+                            .0
+                    }
+                };
+            }
         }
         if self.repairable {
             for (i, &g) in c.calendar.iter().enumerate() {
@@ -1015,6 +1040,48 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// System throughput now: a block carries its capacity times its units up (parallel)
+    /// or running (standby), or its capacity while it works (component, series); a node
+    /// the least of its blocks and the sum of what flows in; nothing where the signal
+    /// does not pass. A block feeding several successors offers its flow to each (exact
+    /// for series-parallel diagrams).
+    pub fn throughput(&mut self) -> f64 {
+        let c = self.c;
+        self.node_cap.iter_mut().for_each(|x| *x = f64::INFINITY);
+        self.inflow.iter_mut().for_each(|x| *x = 0.0);
+        for (g, grp) in c.groups.iter().enumerate() {
+            let per = self.cap_unit[g];
+            if per.is_infinite() {
+                continue;
+            }
+            let cap = match grp.kind {
+                GroupKind::Plain { need: 1 } if grp.units > 1 => per * self.count[g] as f64,
+                GroupKind::Standby { k, .. } => per * self.count[g].min(k) as f64,
+                GroupKind::Plain { .. } => per,
+            };
+            let v = grp.node as usize;
+            self.node_cap[v] = self.node_cap[v].min(cap);
+        }
+        let mut out = 0.0;
+        for &v in &c.order {
+            let v = v as usize;
+            let f = if !self.reach[v] {
+                0.0
+            } else if self.threshold[v] == 0 {
+                self.node_cap[v]
+            } else {
+                self.inflow[v].min(self.node_cap[v])
+            };
+            if v == c.output as usize {
+                out = f;
+            }
+            for &w in c.successors(v) {
+                self.inflow[w as usize] += f;
+            }
+        }
+        out
+    }
+
     /// Close the books at `t`: downtime of blocks still down counts up to `t`.
     pub fn finish(&mut self, t: f64) {
         for g in 0..self.ok.len() {
@@ -1115,6 +1182,7 @@ mod tests {
             ccf: vec![],
             costs: None,
             phases: vec![],
+            production: None,
         })
         .unwrap()
     }
