@@ -756,8 +756,8 @@ class AvailabilityResult:
 
     def to_dict(self, include_curve: bool = True) -> dict[str, Any]:
         """JSON-ready: floats, lists and plain dicts (the accumulator state left out)."""
-        d = {k: v for k, v in asdict(self).items()
-             if k not in ("state", "t", "availability", "lower", "upper", "safety", "costs", "preventive", "production")}
+        apart = ("state", "t", "availability", "lower", "upper", "safety", "costs", "preventive", "production")
+        d = {k: v for k, v in asdict(self).items() if k not in apart}
         for key in ("costs", "preventive", "production"):
             if getattr(self, key) is not None:
                 d[key] = getattr(self, key)
