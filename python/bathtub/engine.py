@@ -70,7 +70,6 @@ NODE_TYPES = ("input", "output", "component", "series", "parallel", "knode", "st
 # yet: refused rather than silently ignored (maintenance, proof tests, capacity... come next).
 NOT_YET_SIMULATED = (
     "covariate_schedules",
-    "repair_one_at_a_time",
     "maintenance_group",
     "state",
 )
@@ -578,7 +577,7 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
                 out[key] = v
         if out.get("dormancy") is not None and not 0.0 <= out["dormancy"] <= 1.0:
             raise InputError(f"{f}.dormancy", "must be between 0 and 1")
-        for key in ("cold", "instant_repair"):
+        for key in ("cold", "instant_repair", "repair_one_at_a_time"):
             v = _bool(node, key, f)
             if v is not None:
                 out[key] = v
@@ -588,6 +587,11 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
             out["preventive"] = _preventive(node["preventive"], node, f"{f}.preventive")
         if node.get("costs") is not None:
             out["costs"] = _block_costs(node["costs"], kind, f"{f}.costs")
+        if out.get("repair_one_at_a_time"):
+            if kind != "standby":
+                raise InputError(f"{f}.repair_one_at_a_time", "is for standby groups")
+            if node.get("costs") is not None:
+                raise InputError(f"{f}.costs", "no costs on a group with its own repairer (repair_one_at_a_time)")
         if node.get("capacity") is not None:
             out["capacity"] = _capacity(node["capacity"], kind, f"{f}.capacity")
         if node.get("repair_quality") is not None:

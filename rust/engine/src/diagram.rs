@@ -51,6 +51,9 @@ pub struct NodeSpec {
     /// Throughput while working: a number, or levels drawn once per replication.
     #[serde(default)]
     pub capacity: Option<CapacitySpec>,
+    /// Repairable standby group: its own single repairer.
+    #[serde(default)]
+    pub repair_one_at_a_time: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -259,6 +262,8 @@ pub struct Group {
     pub rq: Option<RepairQuality>,
     /// Capacity levels per unit as (value, cumulative probability); empty = unlimited.
     pub capacity: Vec<(f64, f64)>,
+    /// Standby group repaired by its own single repairer, one unit at a time.
+    pub own_repairer: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -750,6 +755,19 @@ impl Builder {
                         costs.get_or_insert_with(GroupCosts::default).test =
                             tc.compile(&id, "inspection.cost")?;
                     }
+                    let own = n.repair_one_at_a_time.unwrap_or(false);
+                    if own && n.kind != "standby" {
+                        return Err(EngineError::node(
+                            &id,
+                            "repair_one_at_a_time is for standby groups",
+                        ));
+                    }
+                    if own && n.costs.is_some() {
+                        return Err(EngineError::node(
+                            &id,
+                            "no costs on a group with its own repairer (repair_one_at_a_time)",
+                        ));
+                    }
                     let cap_levels = match &n.capacity {
                         Some(cs) => capacity(&id, cs)?,
                         None => vec![],
@@ -786,6 +804,7 @@ impl Builder {
                         costs,
                         rq,
                         capacity: cap_levels,
+                        own_repairer: own,
                     });
                     self.unit_group
                         .extend(std::iter::repeat_n(g, units as usize));

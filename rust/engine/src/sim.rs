@@ -10,7 +10,7 @@ use crate::diagram::{Compiled, GroupKind, NO_GROUP, Policy, RepairQuality};
 use crate::dist::Lifetime;
 use crate::rng::Stream;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
@@ -178,6 +178,12 @@ pub struct Sim<'a> {
     cap_unit: Vec<f64>,
     node_cap: Vec<f64>,
     inflow: Vec<f64>,
+    /// Per group: repaired by its own single repairer; that repairer busy; units waiting
+    /// for it, first come first served.
+    own: Vec<bool>,
+    own_busy: Vec<bool>,
+    own_queue: Vec<VecDeque<u32>>,
+    any_own: bool,
 }
 
 impl<'a> Sim<'a> {
@@ -263,6 +269,10 @@ impl<'a> Sim<'a> {
             cap_unit: vec![f64::INFINITY; g],
             node_cap: vec![f64::INFINITY; n],
             inflow: vec![0.0; n],
+            own: c.groups.iter().map(|g| g.own_repairer).collect(),
+            own_busy: vec![false; g],
+            own_queue: vec![VecDeque::new(); g],
+            any_own: c.groups.iter().any(|g| g.own_repairer),
         }
     }
 
@@ -277,6 +287,10 @@ impl<'a> Sim<'a> {
         self.now = 0.0;
         self.agenda.clear();
         self.queue.clear();
+        if self.any_own {
+            self.own_busy.iter_mut().for_each(|x| *x = false);
+            self.own_queue.iter_mut().for_each(|q| q.clear());
+        }
         self.busy = 0;
         self.seq = 0;
         let c = self.c;
@@ -415,6 +429,15 @@ impl<'a> Sim<'a> {
 
     /// A failed unit's repair starts now, or it waits for a crew.
     fn call_crew(&mut self, u: usize, g: usize, rng: &mut Stream) {
+        if self.own[g] {
+            if self.own_busy[g] {
+                self.own_queue[g].push_back(u as u32);
+            } else {
+                self.own_busy[g] = true;
+                self.schedule_repair(u, g, rng);
+            }
+            return;
+        }
         if self.crews == 0 || self.busy < self.crews {
             self.start_repair(u, g, rng);
         } else {
@@ -925,11 +948,29 @@ impl<'a> Sim<'a> {
     }
 
     fn start_repair(&mut self, u: usize, g: usize, rng: &mut Stream) {
+        self.busy += 1;
+        self.schedule_repair(u, g, rng);
+    }
+
+    #[inline]
+    fn schedule_repair(&mut self, u: usize, g: usize, rng: &mut Stream) {
         // Availability runs check that every block has a repair model or instant repair.
         let d = self.repair_of[g] as usize;
         let r = self.c.dists[d].sample(rng).max(0.0);
-        self.busy += 1;
         self.push(self.now + r, u as u32, REPAIRED);
+    }
+
+    /// A repair of group g ended: its repairer (own or a crew) takes the next unit.
+    #[inline]
+    fn release(&mut self, g: usize, rng: &mut Stream) {
+        if self.own[g] {
+            match self.own_queue[g].pop_front() {
+                Some(w) => self.schedule_repair(w as usize, g, rng),
+                None => self.own_busy[g] = false,
+            }
+        } else {
+            self.free_crew(rng);
+        }
     }
 
     fn repaired(&mut self, u: usize, g: usize, rng: &mut Stream) {
@@ -978,7 +1019,7 @@ impl<'a> Sim<'a> {
             }
         }
         self.refresh(g);
-        self.free_crew(rng);
+        self.release(g, rng);
     }
 
     /// A crew is free: it takes the first waiting unit.
