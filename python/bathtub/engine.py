@@ -71,7 +71,6 @@ NODE_TYPES = ("input", "output", "component", "series", "parallel", "knode", "st
 NOT_YET_SIMULATED = (
     "covariate_schedules",
     "maintenance_group",
-    "state",
 )
 # Diagram settings not simulated yet (refused, never ignored).
 DIAGRAM_NOT_YET_SIMULATED = ("maintenance_groups", "network")
@@ -446,6 +445,35 @@ def _phases(phases: Any, nodes: Sequence[Mapping[str, Any]], edges: Sequence[Map
     return out
 
 
+def _state(st: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
+    """BlockState, checked: failed (non-repairable runs) or down with since >= 0 (in repair
+    for that long; repairable runs, a repair model) or running with age >= 0; component,
+    series or parallel blocks, not with preventive, inspection or repair_quality."""
+    _keys(st, ("failed", "down", "since", "age"), field, "BlockState")
+    if node.get("type") not in ("component", "series", "parallel"):
+        raise InputError(field, "is for component, series and parallel blocks")
+    for key in ("preventive", "inspection", "repair_quality"):
+        if node.get(key) is not None:
+            raise InputError(field, f"not simulated together with {key} by engine {engine_version}")
+    out: dict[str, Any] = {}
+    for key in ("failed", "down"):
+        v = _bool(st, key, field)
+        if v is not None:
+            out[key] = v
+    for key in ("since", "age"):
+        if st.get(key) is not None:
+            out[key] = _nonneg(st[key], f"{field}.{key}")
+    if out.get("failed") and out.get("down"):
+        raise InputError(field, "failed or down, not both")
+    if "since" in out and not out.get("down"):
+        raise InputError(f"{field}.since", "goes with down")
+    if "age" in out and (out.get("failed") or out.get("down")):
+        raise InputError(f"{field}.age", "is for a running block")
+    if out.get("down") and node.get("repair") is None:
+        raise InputError(f"{field}.down", "needs a repair model")
+    return out
+
+
 def _capacity(v: Any, kind: str, field: str) -> float | list[dict[str, float]]:
     """A block's capacity: a number > 0, or CapacityLevels {value > 0, probability in (0, 1]}
     whose probabilities add to 1 (one level drawn per replication)."""
@@ -592,6 +620,8 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
                 raise InputError(f"{f}.repair_one_at_a_time", "is for standby groups")
             if node.get("costs") is not None:
                 raise InputError(f"{f}.costs", "no costs on a group with its own repairer (repair_one_at_a_time)")
+        if node.get("state") is not None:
+            out["state"] = _state(node["state"], node, f"{f}.state")
         if node.get("capacity") is not None:
             out["capacity"] = _capacity(node["capacity"], kind, f"{f}.capacity")
         if node.get("repair_quality") is not None:

@@ -380,6 +380,12 @@ fn check(c: &Compiled, o: &AvailabilityOptions) -> Result<(), EngineError> {
         ));
     }
     for g in &c.groups {
+        if g.start == Some(crate::diagram::Start::Failed) {
+            return Err(EngineError::node(
+                &g.id,
+                "state: failed is for non-repairable runs; a repairable block is down",
+            ));
+        }
         if g.repair.is_none() && !g.instant_repair {
             return Err(EngineError::node(
                 &g.id,

@@ -54,6 +54,30 @@ pub struct NodeSpec {
     /// Repairable standby group: its own single repairer.
     #[serde(default)]
     pub repair_one_at_a_time: Option<bool>,
+    /// Where the block is at time 0 ("from now").
+    #[serde(default)]
+    pub state: Option<BlockStateSpec>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct BlockStateSpec {
+    #[serde(default)]
+    pub failed: Option<bool>,
+    #[serde(default)]
+    pub down: Option<bool>,
+    #[serde(default)]
+    pub since: Option<f64>,
+    #[serde(default)]
+    pub age: Option<f64>,
+}
+
+/// A block's units at time 0: failed for good (non-repairable), in repair for `since`
+/// already, or running at an age.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Start {
+    Failed,
+    Down { since: f64 },
+    Aged { age: f64 },
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -264,6 +288,7 @@ pub struct Group {
     pub capacity: Vec<(f64, f64)>,
     /// Standby group repaired by its own single repairer, one unit at a time.
     pub own_repairer: bool,
+    pub start: Option<Start>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -755,6 +780,10 @@ impl Builder {
                         costs.get_or_insert_with(GroupCosts::default).test =
                             tc.compile(&id, "inspection.cost")?;
                     }
+                    let start = match &n.state {
+                        Some(st) => start_state(&id, n, st)?,
+                        None => None,
+                    };
                     let own = n.repair_one_at_a_time.unwrap_or(false);
                     if own && n.kind != "standby" {
                         return Err(EngineError::node(
@@ -805,6 +834,7 @@ impl Builder {
                         rq,
                         capacity: cap_levels,
                         own_repairer: own,
+                        start,
                     });
                     self.unit_group
                         .extend(std::iter::repeat_n(g, units as usize));
@@ -915,6 +945,47 @@ fn preventive(id: &str, n: &NodeSpec, p: &PreventiveSpec) -> Result<Preventive, 
         inspection_cost: p
             .inspection_cost
             .map_or(Ok(zero), |c| c.compile(id, "preventive.inspection_cost"))?,
+    })
+}
+
+fn start_state(id: &str, n: &NodeSpec, st: &BlockStateSpec) -> Result<Option<Start>, EngineError> {
+    let bad = |why: &str| EngineError::node(id, format!("state: {why}"));
+    if n.kind == "standby" {
+        return Err(bad("not simulated for standby groups"));
+    }
+    if n.preventive.is_some() || n.inspection.is_some() || n.repair_quality.is_some() {
+        return Err(bad(
+            "not simulated together with preventive, inspection or repair_quality",
+        ));
+    }
+    let (failed, down) = (st.failed.unwrap_or(false), st.down.unwrap_or(false));
+    if failed && down {
+        return Err(bad("failed or down, not both"));
+    }
+    if st.since.is_some() && !down {
+        return Err(bad("since goes with down"));
+    }
+    if st.age.is_some() && (failed || down) {
+        return Err(bad("age is for a running block"));
+    }
+    let finite = |x: f64| x.is_finite() && x >= 0.0;
+    Ok(if failed {
+        Some(Start::Failed)
+    } else if down {
+        let since = st.since.unwrap_or(0.0);
+        if !finite(since) {
+            return Err(bad("since must be a finite number >= 0"));
+        }
+        if n.repair.is_none() {
+            return Err(bad("down needs a repair model"));
+        }
+        Some(Start::Down { since })
+    } else {
+        match st.age {
+            Some(a) if !finite(a) => return Err(bad("age must be a finite number >= 0")),
+            Some(a) if a > 0.0 => Some(Start::Aged { age: a }),
+            _ => None,
+        }
     })
 }
 

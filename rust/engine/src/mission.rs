@@ -161,6 +161,16 @@ pub fn run(
             "planned replacement and costs need a repairable (availability) run",
         ));
     }
+    if let Some(g) = c
+        .groups
+        .iter()
+        .find(|g| matches!(g.start, Some(crate::diagram::Start::Down { .. })))
+    {
+        return Err(EngineError::node(
+            &g.id,
+            "state: down (in repair) is for repairable runs; a non-repairable block is failed",
+        ));
+    }
     if c.has_capacity {
         return Err(EngineError(
             "capacity and production are simulated in availability (repairable) runs".into(),

@@ -6,7 +6,7 @@
 //! source changed state, so an event costs O(nodes it actually changes), not O(diagram).
 //! All buffers live in `Sim` and are reused across replications: no allocation per event.
 use crate::agenda::Agenda;
-use crate::diagram::{Compiled, GroupKind, NO_GROUP, Policy, RepairQuality};
+use crate::diagram::{Compiled, GroupKind, NO_GROUP, Policy, RepairQuality, Start};
 use crate::dist::Lifetime;
 use crate::rng::Stream;
 use std::cmp::Ordering;
@@ -255,6 +255,7 @@ impl<'a> Sim<'a> {
             pick: vec![],
             extra: !(c.tested.is_empty() && c.ccfs.is_empty() && c.phases.is_empty())
                 || c.has_capacity
+                || c.groups.iter().any(|g| g.start.is_some())
                 || c.has_costs
                 || c.groups.iter().any(|g| g.pm.is_some() || g.rq.is_some()),
             costs_on: c.has_costs,
@@ -606,6 +607,36 @@ impl<'a> Sim<'a> {
         if !c.phases.is_empty() {
             self.phase = 0;
             self.enter_phase();
+        }
+        for (g, grp) in c.groups.iter().enumerate() {
+            let Some(start) = grp.start else { continue };
+            for j in 0..grp.units {
+                let u = (grp.first_unit + j) as usize;
+                match start {
+                    Start::Aged { age } => {
+                        let l = c.dists[grp.life as usize].sample_residual(age, rng);
+                        self.life_at[u] = l;
+                        self.push(l, u as u32, FAIL);
+                    }
+                    Start::Failed => {
+                        self.status[u] = Status::Down;
+                        self.count[g] -= 1;
+                        self.agenda.cancel(u);
+                    }
+                    Start::Down { since } => {
+                        self.status[u] = Status::Down;
+                        self.count[g] -= 1;
+                        if self.repairable {
+                            // In repair now (a crew on it): the rest of a repair begun `since` ago.
+                            let d = &c.dists[self.repair_of[g] as usize];
+                            self.busy += 1;
+                            self.push(d.sample_residual(since, rng), u as u32, REPAIRED);
+                        } else {
+                            self.agenda.cancel(u);
+                        }
+                    }
+                }
+            }
         }
         if c.has_capacity {
             for (g, grp) in c.groups.iter().enumerate() {
