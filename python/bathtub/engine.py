@@ -73,7 +73,7 @@ NOT_YET_SIMULATED = (
     "maintenance_group",
 )
 # Diagram settings not simulated yet (refused, never ignored).
-DIAGRAM_NOT_YET_SIMULATED = ("maintenance_groups", "network")
+DIAGRAM_NOT_YET_SIMULATED = ("maintenance_groups",)
 # Diagram units that convert to years (for discount_rate, percent per year).
 YEARS_PER_UNIT = {"hour": 1 / 8766.0, "day": 1 / 365.25, "week": 7 / 365.25, "month": 1 / 12.0, "year": 1.0}
 COST_KINDS = ("repair", "replacement", "preventive", "inspection", "set_up", "downtime", "acquisition")
@@ -403,6 +403,21 @@ def _diagram_costs(k: Any, unit: Any, field: str) -> dict[str, float]:
     return out
 
 
+def _network(v: Any, nodes: Sequence[Mapping[str, Any]], field: str) -> bool | dict[str, str]:
+    """Network mode: true, or {source, target} node ids (default the input and output)."""
+    if v is True:
+        return True
+    _keys(v, ("source", "target"), field, "NetworkTerminals or true")
+    ids = {n["id"] for n in nodes}
+    out = {}
+    for key in ("source", "target"):
+        if v.get(key) is not None:
+            if not isinstance(v[key], str) or v[key] not in ids:
+                raise InputError(f"{field}.{key}", f"no node with id {v[key]!r}")
+            out[key] = v[key]
+    return out
+
+
 def _phases(phases: Any, nodes: Sequence[Mapping[str, Any]], edges: Sequence[Mapping[str, str]],
             field: str) -> list[dict[str, Any]]:
     """MissionPhases, checked: at most 50; distinct names; duration >= 0; not_needed ids of
@@ -646,6 +661,10 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
     out = {"nodes": out_nodes, "edges": out_edges}
     if diagram.get("ccf"):
         out["ccf"] = _ccf(diagram["ccf"], out_nodes, f"{field}.ccf")
+    if diagram.get("network") not in (None, False):
+        if _depth > 0:
+            raise InputError(f"{field}.network", "a setting of the top diagram, not of a subsystem")
+        out["network"] = _network(diagram["network"], out_nodes, f"{field}.network")
     if diagram.get("phases"):
         if _depth > 0:
             raise InputError(f"{field}.phases", "a setting of the top diagram, not of a subsystem")

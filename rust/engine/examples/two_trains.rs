@@ -63,6 +63,7 @@ fn main() {
         costs: None,
         phases: vec![],
         production: None,
+        network: None,
     })
     .expect("a valid plant");
     let o = AvailabilityOptions {

@@ -736,6 +736,7 @@ mod tests {
             costs: None,
             phases: vec![],
             production: None,
+            network: None,
         })
         .unwrap()
     }

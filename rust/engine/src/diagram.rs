@@ -233,6 +233,21 @@ pub struct DiagramSpec {
     pub phases: Vec<PhaseSpec>,
     #[serde(default)]
     pub production: Option<ProductionSpec>,
+    /// true, or {source, target}: read the diagram as an undirected network.
+    #[serde(default)]
+    pub network: Option<NetworkSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum NetworkSpec {
+    On(bool),
+    Terminals {
+        #[serde(default)]
+        source: Option<String>,
+        #[serde(default)]
+        target: Option<String>,
+    },
 }
 
 /// A mission phase: blocks not needed (they still age and fail; a subsystem id stands for
@@ -382,6 +397,9 @@ pub struct Compiled {
     pub has_capacity: bool,
     pub demand: f64,
     pub period: f64,
+    /// Network mode: the source terminal (the target is `output`); successors are then
+    /// undirected neighbours and the system works while a path of working nodes joins them.
+    pub network_source: Option<u32>,
 }
 
 pub const NO_GROUP: u32 = u32::MAX;
@@ -396,6 +414,9 @@ struct Builder {
     ccfs: Vec<Ccf>,
     /// Top-level knodes: (id, raw graph node, inputs feeding it).
     knodes: Vec<(String, u32, u32)>,
+    /// Network mode: the top diagram read as an undirected network; its terminals.
+    network: bool,
+    terminals: (u32, u32),
 }
 
 impl Builder {
@@ -595,77 +616,89 @@ impl Builder {
             )));
         }
         let (input, output) = (ins[0], outs[0]);
-        if indeg[input] > 0 {
-            return Err(EngineError::node(
-                &name(&spec.nodes[input].id),
-                "the input node cannot have incoming edges",
-            ));
-        }
-        if !adj[output].is_empty() {
-            return Err(EngineError::node(
-                &name(&spec.nodes[output].id),
-                "the output node cannot have outgoing edges",
-            ));
-        }
-        // Kahn's algorithm: what is left unsorted lies on a cycle.
-        let mut deg = indeg.clone();
-        let mut order: Vec<usize> = (0..spec.nodes.len()).filter(|&i| deg[i] == 0).collect();
-        let mut head = 0;
-        while head < order.len() {
-            let v = order[head];
-            head += 1;
-            for &w in &adj[v] {
-                deg[w] -= 1;
-                if deg[w] == 0 {
-                    order.push(w);
-                }
+        // A network is undirected: edge directions, cycles and dead ends mean nothing.
+        if !self.network {
+            if indeg[input] > 0 {
+                return Err(EngineError::node(
+                    &name(&spec.nodes[input].id),
+                    "the input node cannot have incoming edges",
+                ));
             }
-        }
-        if order.len() < spec.nodes.len() {
-            let on_cycle = (0..spec.nodes.len())
-                .find(|&i| deg[i] > 0)
-                .expect("a node left");
-            return Err(EngineError::node(
-                &name(&spec.nodes[on_cycle].id),
-                "lies on a cycle; edges must form a DAG",
-            ));
-        }
-        // Every node must lie on some input -> output path.
-        let mut from_in = vec![false; spec.nodes.len()];
-        from_in[input] = true;
-        for &v in &order {
-            if from_in[v] {
+            if !adj[output].is_empty() {
+                return Err(EngineError::node(
+                    &name(&spec.nodes[output].id),
+                    "the output node cannot have outgoing edges",
+                ));
+            }
+            // Kahn's algorithm: what is left unsorted lies on a cycle.
+            let mut deg = indeg.clone();
+            let mut order: Vec<usize> = (0..spec.nodes.len()).filter(|&i| deg[i] == 0).collect();
+            let mut head = 0;
+            while head < order.len() {
+                let v = order[head];
+                head += 1;
                 for &w in &adj[v] {
-                    from_in[w] = true;
+                    deg[w] -= 1;
+                    if deg[w] == 0 {
+                        order.push(w);
+                    }
                 }
             }
-        }
-        let mut to_out = vec![false; spec.nodes.len()];
-        to_out[output] = true;
-        for &v in order.iter().rev() {
-            if adj[v].iter().any(|&w| to_out[w]) {
-                to_out[v] = true;
+            if order.len() < spec.nodes.len() {
+                let on_cycle = (0..spec.nodes.len())
+                    .find(|&i| deg[i] > 0)
+                    .expect("a node left");
+                return Err(EngineError::node(
+                    &name(&spec.nodes[on_cycle].id),
+                    "lies on a cycle; edges must form a DAG",
+                ));
             }
-        }
-        if !from_in[output] {
-            return Err(EngineError::node(
-                &name(&spec.nodes[output].id),
-                "is not reachable from the input",
-            ));
-        }
-        if let Some(i) = (0..spec.nodes.len()).find(|&i| !(from_in[i] && to_out[i])) {
-            let why = if from_in[i] {
-                "does not lead to the output"
-            } else {
-                "is not reachable from the input"
-            };
-            return Err(EngineError::node(&name(&spec.nodes[i].id), why));
+            // Every node must lie on some input -> output path.
+            let mut from_in = vec![false; spec.nodes.len()];
+            from_in[input] = true;
+            for &v in &order {
+                if from_in[v] {
+                    for &w in &adj[v] {
+                        from_in[w] = true;
+                    }
+                }
+            }
+            let mut to_out = vec![false; spec.nodes.len()];
+            to_out[output] = true;
+            for &v in order.iter().rev() {
+                if adj[v].iter().any(|&w| to_out[w]) {
+                    to_out[v] = true;
+                }
+            }
+            if !from_in[output] {
+                return Err(EngineError::node(
+                    &name(&spec.nodes[output].id),
+                    "is not reachable from the input",
+                ));
+            }
+            if let Some(i) = (0..spec.nodes.len()).find(|&i| !(from_in[i] && to_out[i])) {
+                let why = if from_in[i] {
+                    "does not lead to the output"
+                } else {
+                    "is not reachable from the input"
+                };
+                return Err(EngineError::node(&name(&spec.nodes[i].id), why));
+            }
         }
         // Nodes: (entry, exit) in the flat graph, blocks in the order the diagram lists them.
         let mut ends = vec![(0u32, 0u32); spec.nodes.len()];
         for i in 0..spec.nodes.len() {
             let n = &spec.nodes[i];
             let id = name(&n.id);
+            if self.network && matches!(n.kind.as_str(), "knode" | "subsystem") {
+                return Err(EngineError::node(
+                    &id,
+                    format!(
+                        "a {} has no meaning in a network (undirected) diagram",
+                        n.kind
+                    ),
+                ));
+            }
             let one = |v: Option<u32>, what: &str| -> Result<u32, EngineError> {
                 match v {
                     None => Ok(1),
@@ -860,6 +893,25 @@ impl Builder {
         for (s, targets) in adj.iter().enumerate() {
             for &t in targets {
                 self.edges.push((ends[s].1, ends[t].0));
+            }
+        }
+        if top && self.network {
+            let term = |want: &Option<String>, default: usize| -> Result<u32, EngineError> {
+                match want {
+                    None => Ok(ends[default].0),
+                    Some(t) => index
+                        .get(t.as_str())
+                        .map(|&j| ends[j].0)
+                        .ok_or_else(|| EngineError(format!("network: no node {t:?}"))),
+                }
+            };
+            let (src, dst) = match &spec.network {
+                Some(NetworkSpec::Terminals { source, target }) => (source.clone(), target.clone()),
+                _ => (None, None),
+            };
+            self.terminals = (term(&src, input)?, term(&dst, output)?);
+            if self.terminals.0 == self.terminals.1 {
+                return Err(EngineError("network: source and target must differ".into()));
             }
         }
         for (i, cc) in spec.ccf.iter().enumerate() {
@@ -1193,8 +1245,20 @@ impl Compiled {
             edges: vec![],
             ccfs: vec![],
             knodes: vec![],
+            network: false,
+            terminals: (0, 0),
         };
-        let (_, raw_output) = b.diagram(spec, "", true, 0)?;
+        b.network = match &spec.network {
+            None | Some(NetworkSpec::On(false)) => false,
+            Some(_) => true,
+        };
+        let (_, mut raw_output) = b.diagram(spec, "", true, 0)?;
+        if b.network {
+            // Undirected: every edge both ways; the target plays the output.
+            let back: Vec<(u32, u32)> = b.edges.iter().map(|&(s, t)| (t, s)).collect();
+            b.edges.extend(back);
+            raw_output = b.terminals.1;
+        }
         let raw = b.threshold.len();
         let (raw_succ_start, raw_succ) = csr(raw, &b.edges);
         let raw_order = topological(raw, &raw_succ_start, &raw_succ);
@@ -1210,7 +1274,7 @@ impl Compiled {
         for &v in &raw_order {
             let v = v as usize;
             let out = &raw_succ[raw_succ_start[v] as usize..raw_succ_start[v + 1] as usize];
-            if b.node_group[v] != NO_GROUP && out.len() == 1 {
+            if !b.network && b.node_group[v] != NO_GROUP && out.len() == 1 {
                 let w = out[0] as usize;
                 if b.node_group[w] != NO_GROUP && indeg[w] == 1 && b.threshold[w] == 1 {
                     rep[w] = rep[v];
@@ -1240,7 +1304,11 @@ impl Compiled {
             .filter(|(s, t)| s != t)
             .collect();
         let (succ_start, succ) = csr(n, &edges);
-        let order = topological(n, &succ_start, &succ);
+        let order = if b.network {
+            (0..n as u32).collect()
+        } else {
+            topological(n, &succ_start, &succ)
+        };
         let mut groups = b.groups;
         for g in &mut groups {
             g.node = map[g.node as usize];
@@ -1363,6 +1431,7 @@ impl Compiled {
             has_capacity,
             demand,
             period,
+            network_source: b.network.then(|| map[b.terminals.0 as usize]),
         };
         if c.groups.is_empty() {
             return Err(EngineError("the diagram has no blocks".into()));
@@ -1372,6 +1441,11 @@ impl Compiled {
                 "the diagram has more than {} units",
                 crate::agenda::MAX_SLOTS
             )));
+        }
+        if c.has_capacity && c.network_source.is_some() {
+            return Err(EngineError(
+                "capacity is not simulated in network (undirected) diagrams".into(),
+            ));
         }
         if c.has_capacity && !c.max_flow_is_finite() {
             return Err(EngineError(
@@ -1389,6 +1463,14 @@ impl Compiled {
     /// The structure function from scratch: does the system work when `ok[g]` says which
     /// blocks work? (The simulator keeps this incrementally; this is the reference.)
     pub fn evaluate(&self, ok: &[bool]) -> bool {
+        if let Some(src) = self.network_source {
+            let mut bad = vec![0u32; self.threshold.len()];
+            for (g, grp) in self.groups.iter().enumerate() {
+                bad[grp.node as usize] += !ok[g] as u32;
+            }
+            let mut seen = vec![false; self.threshold.len()];
+            return self.connected(src, &bad, &mut seen, &mut vec![]);
+        }
         let mut live = vec![0u32; self.threshold.len()];
         let mut reach = vec![false; self.threshold.len()];
         let mut bad = vec![0u32; self.threshold.len()];
@@ -1405,6 +1487,38 @@ impl Compiled {
             }
         }
         reach[self.output as usize]
+    }
+
+    /// Network mode: is the target reached from the source through nodes holding no
+    /// failed block? (`seen` all false on entry; `stack` a scratch buffer.)
+    pub fn connected(
+        &self,
+        src: u32,
+        bad: &[u32],
+        seen: &mut [bool],
+        stack: &mut Vec<u32>,
+    ) -> bool {
+        let target = self.output;
+        stack.clear();
+        if bad[src as usize] > 0 {
+            return false;
+        }
+        seen[src as usize] = true;
+        stack.push(src);
+        let mut found = false;
+        while let Some(v) = stack.pop() {
+            if v == target {
+                found = true;
+                break;
+            }
+            for &w in self.successors(v as usize) {
+                if !seen[w as usize] && bad[w as usize] == 0 {
+                    seen[w as usize] = true;
+                    stack.push(w);
+                }
+            }
+        }
+        found
     }
 
     /// Throughput with every block up at its largest level: finite unless some path has
@@ -1518,6 +1632,7 @@ mod tests {
             costs: None,
             phases: vec![],
             production: None,
+            network: None,
         }
     }
 

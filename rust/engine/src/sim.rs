@@ -184,6 +184,9 @@ pub struct Sim<'a> {
     own_busy: Vec<bool>,
     own_queue: Vec<VecDeque<u32>>,
     any_own: bool,
+    /// Network mode: connectivity is searched afresh on each block state change.
+    net: bool,
+    seen: Vec<bool>,
 }
 
 impl<'a> Sim<'a> {
@@ -274,6 +277,8 @@ impl<'a> Sim<'a> {
             own_busy: vec![false; g],
             own_queue: vec![VecDeque::new(); g],
             any_own: c.groups.iter().any(|g| g.own_repairer),
+            net: c.network_source.is_some(),
+            seen: vec![false; n],
         }
     }
 
@@ -337,6 +342,10 @@ impl<'a> Sim<'a> {
         for (gi, g) in c.groups.iter().enumerate() {
             self.ok[gi] = self.count[gi] >= self.need[gi];
             self.bad[g.node as usize] += !self.ok[gi] as u32;
+        }
+        if self.net {
+            self.search();
+            return;
         }
         for &v in &c.order {
             let v = v as usize;
@@ -1083,6 +1092,10 @@ impl<'a> Sim<'a> {
             self.down_since[g] = self.now;
             self.bad[node] += 1;
         }
+        if self.net {
+            self.search();
+            return;
+        }
         self.stack.clear();
         self.stack.push(node as u32);
         while let Some(v) = self.stack.pop() {
@@ -1110,6 +1123,15 @@ impl<'a> Sim<'a> {
             self.cost[g * KINDS + K_DOWNTIME] +=
                 k.downtime * self.discounted_span(self.down_since[g], t);
         }
+    }
+
+    /// Network mode: the system works while working nodes join source and target.
+    fn search(&mut self) {
+        let c = self.c;
+        let src = c.network_source.expect("network mode");
+        self.seen.iter_mut().for_each(|x| *x = false);
+        let up = c.connected(src, &self.bad, &mut self.seen, &mut self.stack);
+        self.reach[c.output as usize] = up;
     }
 
     /// System throughput now: a block carries its capacity times its units up (parallel)
@@ -1255,6 +1277,7 @@ mod tests {
             costs: None,
             phases: vec![],
             production: None,
+            network: None,
         })
         .unwrap()
     }
