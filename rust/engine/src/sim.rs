@@ -187,6 +187,8 @@ pub struct Sim<'a> {
     /// Network mode: connectivity is searched afresh on each block state change.
     net: bool,
     seen: Vec<bool>,
+    /// Costs or network mode: a state change does more than the core path.
+    slow_refresh: bool,
 }
 
 impl<'a> Sim<'a> {
@@ -239,6 +241,7 @@ impl<'a> Sim<'a> {
                     grp.test.is_some()
                         || grp.pm.is_some()
                         || grp.rq.is_some()
+                        || grp.own_repairer
                         || grp.costs.is_some()
                         || c.group_ccf[i] != NO_GROUP
                 })
@@ -279,6 +282,7 @@ impl<'a> Sim<'a> {
             any_own: c.groups.iter().any(|g| g.own_repairer),
             net: c.network_source.is_some(),
             seen: vec![false; n],
+            slow_refresh: c.network_source.is_some() || c.has_costs,
         }
     }
 
@@ -379,28 +383,27 @@ impl<'a> Sim<'a> {
         self.now = time;
         // Consumed: the handlers below give the unit its next event, or none.
         self.agenda.take(u);
-        if u >= self.n_units {
-            let g = self.scheduled(u, kind, rng);
-            self.agenda.settle(u);
-            return Some(Step {
-                time,
-                group: g,
-                failure: kind == SHOCK,
-            });
-        }
-        let g = self.c.unit_group[u];
-        if kind == FAIL {
+        // Units' own events first (the core path); scheduled slots lie past the units.
+        let g = if kind == FAIL {
+            let g = self.c.unit_group[u];
             self.fail(u, g as usize, rng);
+            g
         } else if kind == REPAIRED {
+            let g = self.c.unit_group[u];
             self.repaired(u, g as usize, rng);
-        } else {
+            g
+        } else if u < self.n_units {
+            let g = self.c.unit_group[u];
             self.planned(u, g as usize, kind, rng);
-        }
+            g
+        } else {
+            self.scheduled(u, kind, rng)
+        };
         self.agenda.settle(u);
         Some(Step {
             time,
             group: g,
-            failure: kind == FAIL,
+            failure: kind == FAIL || kind == SHOCK,
         })
     }
 
@@ -409,11 +412,13 @@ impl<'a> Sim<'a> {
         if self.special[g] {
             self.fail_special(u, g, rng, true);
         } else {
-            self.fail_plain(u, g, rng);
+            self.fail_plain::<false>(u, g, rng);
         }
     }
 
-    fn fail_plain(&mut self, u: usize, g: usize, rng: &mut Stream) {
+    /// A unit fails and is repaired (or renewed in place). `SPECIAL`: a group with its own
+    /// repairer may be involved (known at compile time, so the core path does not ask).
+    fn fail_plain<const SPECIAL: bool>(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let c = self.c;
         if self.repairable && self.instant[g] {
             // Renewed in no time: the block never stops working.
@@ -433,21 +438,29 @@ impl<'a> Sim<'a> {
         }
         self.refresh(g);
         if self.repairable {
-            self.call_crew(u, g, rng);
+            if SPECIAL {
+                self.call_repairer(u, g, rng);
+            } else {
+                self.call_crew(u, g, rng);
+            }
+        }
+    }
+
+    /// A failed unit of a group with its own repairer waits for it; others call a crew.
+    fn call_repairer(&mut self, u: usize, g: usize, rng: &mut Stream) {
+        if !self.own[g] {
+            return self.call_crew(u, g, rng);
+        }
+        if self.own_busy[g] {
+            self.own_queue[g].push_back(u as u32);
+        } else {
+            self.own_busy[g] = true;
+            self.schedule_repair(u, g, rng);
         }
     }
 
     /// A failed unit's repair starts now, or it waits for a crew.
     fn call_crew(&mut self, u: usize, g: usize, rng: &mut Stream) {
-        if self.own[g] {
-            if self.own_busy[g] {
-                self.own_queue[g].push_back(u as u32);
-            } else {
-                self.own_busy[g] = true;
-                self.schedule_repair(u, g, rng);
-            }
-            return;
-        }
         if self.crews == 0 || self.busy < self.crews {
             self.start_repair(u, g, rng);
         } else {
@@ -486,7 +499,7 @@ impl<'a> Sim<'a> {
                 self.hide(u, g, mode);
             }
             _ => {
-                self.fail_plain(u, g, rng);
+                self.fail_plain::<true>(u, g, rng);
                 if self.repairable
                     && self.instant[g]
                     && let Some(pm) = c.groups[g].pm
@@ -544,7 +557,7 @@ impl<'a> Sim<'a> {
             self.status[u] = Status::Down;
             self.count[g] -= 1;
             self.refresh(g);
-            self.call_crew(u, g, rng);
+            self.call_repairer(u, g, rng);
         }
     }
 
@@ -924,7 +937,7 @@ impl<'a> Sim<'a> {
             self.renew_modes(u, g, rng);
             self.refresh(g);
         } else {
-            self.call_crew(u, g, rng);
+            self.call_repairer(u, g, rng);
         }
     }
 
@@ -1014,25 +1027,37 @@ impl<'a> Sim<'a> {
     }
 
     fn repaired(&mut self, u: usize, g: usize, rng: &mut Stream) {
-        let c = self.c;
-        if self.special[g]
-            && (c.groups[g].test.is_some() || c.groups[g].pm.is_some() || c.groups[g].rq.is_some())
-        {
-            if c.groups[g].rq.is_some() {
-                self.status[u] = Status::Running;
-                self.count[g] += 1;
-                self.restart_aged(u, g, rng);
-            } else if c.groups[g].test.is_some() {
-                self.renew_modes(u, g, rng);
-            } else {
-                self.status[u] = Status::Running;
-                self.count[g] += 1;
-                self.start_life(u, g, rng);
-            }
-            self.refresh(g);
-            self.free_crew(rng);
-            return;
+        if self.special[g] {
+            self.repaired_special(u, g, rng);
+        } else {
+            self.repaired_plain::<false>(u, g, rng);
         }
+    }
+
+    /// End of a repair of a proof-tested, planned, imperfectly repaired or own-repairer
+    /// group (others as usual).
+    fn repaired_special(&mut self, u: usize, g: usize, rng: &mut Stream) {
+        let c = self.c;
+        let grp = &c.groups[g];
+        if grp.rq.is_some() {
+            self.status[u] = Status::Running;
+            self.count[g] += 1;
+            self.restart_aged(u, g, rng);
+        } else if grp.test.is_some() {
+            self.renew_modes(u, g, rng);
+        } else if grp.pm.is_some() {
+            self.status[u] = Status::Running;
+            self.count[g] += 1;
+            self.start_life(u, g, rng);
+        } else {
+            return self.repaired_plain::<true>(u, g, rng);
+        }
+        self.refresh(g);
+        self.release(g, rng);
+    }
+
+    fn repaired_plain<const SPECIAL: bool>(&mut self, u: usize, g: usize, rng: &mut Stream) {
+        let c = self.c;
         let l = c.dists[self.life_of[g] as usize].sample(rng).max(0.0);
         match c.groups[g].kind {
             GroupKind::Plain { .. } => {
@@ -1059,7 +1084,11 @@ impl<'a> Sim<'a> {
             }
         }
         self.refresh(g);
-        self.release(g, rng);
+        if SPECIAL {
+            self.release(g, rng);
+        } else {
+            self.free_crew(rng);
+        }
     }
 
     /// A crew is free: it takes the first waiting unit.
@@ -1084,17 +1113,19 @@ impl<'a> Sim<'a> {
         let node = c.groups[g].node as usize;
         if ok {
             self.downtime[g] += self.now - self.down_since[g];
-            if self.costs_on {
-                self.downtime_cost(g, self.now);
-            }
             self.bad[node] -= 1;
         } else {
             self.down_since[g] = self.now;
             self.bad[node] += 1;
         }
-        if self.net {
-            self.search();
-            return;
+        if self.slow_refresh {
+            if ok && self.costs_on {
+                self.downtime_cost(g, self.now);
+            }
+            if self.net {
+                self.search();
+                return;
+            }
         }
         self.stack.clear();
         self.stack.push(node as u32);
