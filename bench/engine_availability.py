@@ -4,9 +4,16 @@ threads), a vectorised NumPy model of the same plant, and CERN's availsim4 and R
 where they are installed (in this interpreter, or in the venv named by BATHTUB_PEERS_PYTHON).
 
 Prints events/s (failures + repairs), mean availability with its 95% interval, the ratios,
-and the engine's cost per event for 10, 100 and 1,000 blocks.
+the engine's cost per event for 10, 100 and 1,000 blocks, and the cost per event of each
+maintenance feature (proof tests, common cause, planned replacement, costs, Kijima repair,
+capacity, initial states, network mode, phases) on the same plant against the plain plant.
 
-    python bench/engine_availability.py [--replications 20000] [--repeats 3]
+The core path (no feature in the diagram) must keep >= 90% of the engine-core events/s
+measured before those features: the figure recorded below is printed beside today's; with
+`--baseline-binary` (the `two_trains` example built from the engine-core commit) both Rust
+binaries run interleaved here and their medians are compared on this machine, now.
+
+    python bench/engine_availability.py [--replications 20000] [--repeats 3] [--baseline-binary PATH]
 """
 
 from __future__ import annotations
@@ -26,9 +33,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from engine.numpy_model import simulate as numpy_simulate
 from engine.plant import HORIZON, MTTF, MTTR, exact_mean_availability, two_trains
 
-from bathtub.engine import simulate_availability
+from bathtub.engine import simulate_availability, simulate_mission
 
 PEERS = Path(__file__).resolve().parent / "engine" / "peers.py"
+ROOT = Path(__file__).resolve().parent.parent
+# Engine core (commit 9a9885c, before the maintenance features), `two_trains 5 20000 1`
+# interleaved with the feature build, 7 runs each, load average 0.6-1.1 on the 2-core
+# bench machine: median 17.46 M events/s (base) vs 17.93 M (features, core path).
+CORE_BEFORE_FEATURES = 17.46e6
 
 
 def timed(fn, repeats: int):
@@ -83,7 +95,15 @@ def main() -> None:
     ap.add_argument("--replications", type=int, default=20_000)
     ap.add_argument("--peer-replications", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--baseline-binary", default=None, help="two_trains example built at the engine-core commit")
+    ap.add_argument("--only-features", action="store_true", help="skip the peers; core path and features only")
     args = ap.parse_args()
+    if args.only_features:
+        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"machine: {os.cpu_count()} cores, load average {load}")
+        core_vs_before(args.baseline_binary, args.repeats)
+        feature_rows(max(200, args.replications // 10), args.repeats)
+        return
     reps = args.replications
     cores = os.cpu_count() or 1
     exact = exact_mean_availability()
@@ -131,6 +151,93 @@ def main() -> None:
         r = engine_row(n, 1, args.repeats, per_train)
         print(f"{2 * per_train:>7} {n:>6} {r['events']:>10} {r['secs']:>9.3f} {1e9 * r['secs'] / r['events']:>9.1f} "
               f"{r['events'] / r['secs']:>12.3e}")
+    core_vs_before(args.baseline_binary, args.repeats)
+    feature_rows(max(200, reps // 10), args.repeats)
+
+
+def feature_plants() -> list[tuple[str, dict, dict]]:
+    """(name, diagram, run options) for the plain plant and each feature on it."""
+    plain = two_trains(5)
+
+    def each_block(**extra: object) -> dict:
+        d = two_trains(5)
+        for n in d["nodes"]:
+            if n["type"] == "component":
+                n.update(extra)
+        return d
+
+    ccf = two_trains(5)
+    ccf["ccf"] = [{"members": [f"a{i}", f"b{i}"], "beta": 0.1} for i in range(5)]
+    costs = each_block(costs={"repair": {"min": 100.0, "max": 300.0}, "downtime": 50.0})
+    costs |= {"unit": "hours", "costs": {"downtime_rate": 1000.0, "discount_rate": 5.0}}
+    weib = {"distribution_id": "weibull", "mean": MTTF, "given": {"beta": 2.5}}
+    age = each_block(model=weib, preventive={"policy": "age", "interval": 600.0, "duration": 5.0, "cost": 50.0})
+    kijima = each_block(model=weib, repair_quality={"model": "kijima1", "q": 0.3})
+    capacity = each_block(capacity=5.0) | {"production": {"demand": 4.0}}
+    states = each_block(state={"age": 500.0})
+    tests = each_block(inspection={"interval": 500.0})
+    network = two_trains(5) | {"network": True}
+    return [
+        ("plain plant (core path)", plain, {}),
+        ("proof tests every 500 h", tests, {}),
+        ("common cause, 5 beta pairs", ccf, {}),
+        ("age replacement (Weibull)", age, {}),
+        ("costs, ranges, discounting", costs, {}),
+        ("Kijima I repair (Weibull)", kijima, {}),
+        ("capacity and production", capacity, {}),
+        ("initial ages", states, {}),
+        ("network mode (same plant)", network, {}),
+    ]
+
+
+def feature_rows(reps: int, repeats: int) -> None:
+    print("\ncost per event of each feature (engine, 1 thread, the 10-block plant with the feature on every block)")
+    print(f"{'feature':30} {'reps':>6} {'events':>10} {'CPU s':>8} {'ns/event':>9} {'ev/CPU-s':>10} {'vs plain':>9}")
+    base = None
+    for name, d, _ in feature_plants():
+        secs, cpu, res = timed(lambda d=d: simulate_availability(d, horizon=HORIZON, replications=reps, seed=1,
+                                                                  grid=101, threads=1), repeats)
+        per = cpu / res.events
+        base = base or per
+        print(f"{name:30} {reps:>6} {res.events:>10} {cpu:>8.3f} {1e9 * per:>9.1f} {res.events / cpu:>10.3e} "
+              f"{per / base:>8.2f}x")
+    # Phases run in mission (non-repairable) mode: the plain mission against three phases.
+    mission = two_trains(5)
+    phased = two_trains(5) | {"phases": [{"name": "one", "duration": 300.0, "not_needed": ["b0", "b1"]},
+                                         {"name": "two", "duration": 400.0},
+                                         {"name": "three", "duration": 300.0, "not_needed": ["a4"]}]}
+    rows = []
+    for name, d in (("mission, plain", mission), ("mission, 3 phases", phased)):
+        _secs, cpu, res = timed(lambda d=d: simulate_mission(d, mission_time=1000.0, replications=reps * 10, seed=1,
+                                                             grid=101, threads=1), repeats)
+        rows.append((name, res.events, cpu))
+    first = rows[0][2] / rows[0][1]
+    for name, events, cpu in rows:
+        print(f"{name:30} {reps * 10:>6} {events:>10} {cpu:>8.3f} {1e9 * cpu / events:>9.1f} {events / cpu:>10.3e} "
+              f"{cpu / events / first:>8.2f}x")
+
+
+def core_vs_before(baseline: str | None, repeats: int) -> None:
+    """Core path now against the engine before the features (recorded, or run here)."""
+    print("\ncore path (no feature in the diagram) against the engine core before the features")
+    example = ROOT / "target" / "release" / "examples" / "two_trains"
+    if baseline and example.exists():
+        rates: dict[str, list[float]] = {"before": [], "now": []}
+        for _ in range(max(repeats, 5)):
+            for key, binary in (("before", baseline), ("now", str(example))):
+                out = subprocess.run([binary, "5", "20000", "1"], capture_output=True, text=True, check=True).stdout
+                rates[key].append(float(out.split(": ")[1].split(" M")[0]) * 1e6)
+        before, now = statistics.median(rates["before"]), statistics.median(rates["now"])
+        print(f"Rust two_trains 5 20000 1, interleaved, median of {len(rates['now'])}: before {before / 1e6:.2f} M "
+              f"events/s, now {now / 1e6:.2f} M events/s: {now / before:.1%} (target >= 90%)")
+    else:
+        print("(give --baseline-binary, the two_trains example built at the engine-core commit, to run both here; "
+              "build this one with `cargo build --release --example two_trains -p bathtub-engine`)")
+    d = two_trains(5)
+    secs, cpu, res = timed(lambda: simulate_availability(d, horizon=HORIZON, replications=20_000, seed=1, grid=101,
+                                                         threads=1), repeats)
+    print(f"recorded before: {CORE_BEFORE_FEATURES / 1e6:.2f} M events/s (Rust example); now through Python: "
+          f"{res.events / cpu / 1e6:.2f} M events/CPU-s, {res.events / secs / 1e6:.2f} M events/s wall")
 
 
 if __name__ == "__main__":
