@@ -195,7 +195,7 @@ def feature_rows(reps: int, repeats: int) -> None:
     print(f"{'feature':30} {'reps':>6} {'events':>10} {'CPU s':>8} {'ns/event':>9} {'ev/CPU-s':>10} {'vs plain':>9}")
     base = None
     for name, d, _ in feature_plants():
-        secs, cpu, res = timed(lambda d=d: simulate_availability(d, horizon=HORIZON, replications=reps, seed=1,
+        _secs, cpu, res = timed(lambda d=d: simulate_availability(d, horizon=HORIZON, replications=reps, seed=1,
                                                                   grid=101, threads=1), repeats)
         per = cpu / res.events
         base = base or per
