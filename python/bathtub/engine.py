@@ -67,13 +67,10 @@ engine_version: str = _engine.__version__
 
 NODE_TYPES = ("input", "output", "component", "series", "parallel", "knode", "standby", "subsystem")
 # Spec fields that change how a block behaves but that this engine version does not simulate
-# yet: refused rather than silently ignored (maintenance, proof tests, capacity... come next).
-NOT_YET_SIMULATED = (
-    "covariate_schedules",
-    "maintenance_group",
-)
+# yet: refused rather than silently ignored (covariate schedules need saved covariate models).
+NOT_YET_SIMULATED = ("covariate_schedules",)
 # Diagram settings not simulated yet (refused, never ignored).
-DIAGRAM_NOT_YET_SIMULATED = ("maintenance_groups",)
+DIAGRAM_NOT_YET_SIMULATED: tuple[str, ...] = ()
 # Diagram units that convert to years (for discount_rate, percent per year).
 YEARS_PER_UNIT = {"hour": 1 / 8766.0, "day": 1 / 365.25, "week": 7 / 365.25, "month": 1 / 12.0, "year": 1.0}
 COST_KINDS = ("repair", "replacement", "preventive", "inspection", "set_up", "downtime", "acquisition")
@@ -291,14 +288,12 @@ PREVENTIVE_KEYS = ("policy", "interval", "duration", "cost", "threshold", "inspe
 def _preventive(p: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
     """A Preventive, checked: component, not with inspection; interval > 0; duration >= 0
     (block: below the interval); threshold in [0, 1] for condition only; inspection_cost
-    for condition only. `opportunity` needs maintenance groups (not simulated yet)."""
+    for condition only; opportunity (0 to interval) for the age policy in a maintenance group."""
     if node.get("type") != "component":
         raise InputError(field, "planned replacement is for component blocks")
     if node.get("inspection") is not None:
         raise InputError(field, "not together with inspection")
     _keys(p, PREVENTIVE_KEYS, field, "Preventive")
-    if p.get("opportunity") is not None:
-        raise InputError(f"{field}.opportunity", f"not simulated by engine {engine_version} (maintenance groups)")
     policy = p.get("policy", "age")
     if policy not in ("age", "block", "condition"):
         raise InputError(f"{field}.policy", "must be age, block or condition")
@@ -308,6 +303,13 @@ def _preventive(p: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
     if interval <= 0:
         raise InputError(f"{field}.interval", "must be > 0")
     out: dict[str, Any] = {"policy": policy, "interval": interval}
+    if p.get("opportunity") is not None:
+        o = _nonneg(p["opportunity"], f"{field}.opportunity")
+        if policy != "age" or node.get("maintenance_group") is None:
+            raise InputError(f"{field}.opportunity", "is for the age policy of a block in a maintenance group")
+        if o > interval:
+            raise InputError(f"{field}.opportunity", "must be at most the interval")
+        out["opportunity"] = o
     if p.get("duration") is not None:
         out["duration"] = _nonneg(p["duration"], f"{field}.duration")
         if policy == "block" and out["duration"] >= interval:
@@ -457,6 +459,38 @@ def _phases(phases: Any, nodes: Sequence[Mapping[str, Any]], edges: Sequence[Map
                 raise InputError(f"{f}.votes.{k}", f"must be an integer from 1 to {inputs[k]} (inputs feeding it)")
         entry["votes"] = dict(votes)
         out.append(entry)
+    return out
+
+
+def _member(node: Mapping[str, Any], groups: Any, depth: int, field: str) -> str:
+    """A block's maintenance group: a name of the top diagram's maintenance_groups; a
+    component without proof tests."""
+    name = node["maintenance_group"]
+    f = f"{field}.maintenance_group"
+    if depth > 0:
+        raise InputError(f, "maintenance groups are for blocks of the top diagram")
+    if not isinstance(name, str) or not isinstance(groups, Mapping) or name not in groups:
+        raise InputError(f, f"no maintenance group {name!r} in the diagram's maintenance_groups")
+    if node.get("type") != "component" or node.get("inspection") is not None:
+        raise InputError(f, "maintenance groups are for component blocks without proof tests")
+    return name
+
+
+def _maintenance_groups(groups: Any, field: str) -> dict[str, dict[str, Any]]:
+    """MaintenanceGroups: name -> {setup_cost >= 0 (per group stop), system_down}."""
+    if not isinstance(groups, Mapping):
+        raise InputError(field, "must be an object mapping names to MaintenanceGroups")
+    out = {}
+    for name, g in groups.items():
+        f = f"{field}.{name}"
+        _keys(g, ("setup_cost", "system_down"), f, "MaintenanceGroup")
+        entry: dict[str, Any] = {}
+        if g.get("setup_cost") is not None:
+            entry["setup_cost"] = _nonneg(g["setup_cost"], f"{f}.setup_cost")
+        v = _bool(g, "system_down", f)
+        if v is not None:
+            entry["system_down"] = v
+        out[str(name)] = entry
     return out
 
 
@@ -637,6 +671,8 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
                 raise InputError(f"{f}.costs", "no costs on a group with its own repairer (repair_one_at_a_time)")
         if node.get("state") is not None:
             out["state"] = _state(node["state"], node, f"{f}.state")
+        if node.get("maintenance_group") is not None:
+            out["maintenance_group"] = _member(node, diagram.get("maintenance_groups"), _depth, f)
         if node.get("capacity") is not None:
             out["capacity"] = _capacity(node["capacity"], kind, f"{f}.capacity")
         if node.get("repair_quality") is not None:
@@ -661,6 +697,10 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
     out = {"nodes": out_nodes, "edges": out_edges}
     if diagram.get("ccf"):
         out["ccf"] = _ccf(diagram["ccf"], out_nodes, f"{field}.ccf")
+    if diagram.get("maintenance_groups"):
+        if _depth > 0:
+            raise InputError(f"{field}.maintenance_groups", "a setting of the top diagram, not of a subsystem")
+        out["maintenance_groups"] = _maintenance_groups(diagram["maintenance_groups"], f"{field}.maintenance_groups")
     if diagram.get("network") not in (None, False):
         if _depth > 0:
             raise InputError(f"{field}.network", "a setting of the top diagram, not of a subsystem")
@@ -1063,6 +1103,8 @@ def simulate_mission(
         raise InputError("diagram.costs", "costs need a repairable (availability) run")
     if _has_capacity(norm):
         raise InputError("diagram", "capacity and production are simulated in availability (repairable) runs")
+    if any("maintenance_group" in n for n in norm["nodes"]):
+        raise InputError("diagram.maintenance_groups", "maintenance groups need a repairable (availability) run")
     text = json.dumps(norm)
     if _safety_settings(diagram)[0]:
         raise InputError("diagram.safety_function", "PFD needs a repairable (availability) run with proof tests")

@@ -59,11 +59,7 @@ fn main() {
     let c = Compiled::new(&DiagramSpec {
         nodes,
         edges,
-        ccf: vec![],
-        costs: None,
-        phases: vec![],
-        production: None,
-        network: None,
+        ..Default::default()
     })
     .expect("a valid plant");
     let o = AvailabilityOptions {

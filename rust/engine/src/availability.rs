@@ -112,6 +112,9 @@ fn cost_scale(c: &Compiled, horizon: f64) -> f64 {
         }
     }
     m = m.max(c.system_downtime_rate * horizon);
+    for g in &c.mgroups {
+        m = m.max(g.setup_cost);
+    }
     2f64.powi(m.log2().ceil() as i32)
 }
 
@@ -254,6 +257,7 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
     let sys_rate = sim.c.system_downtime_rate;
     let mut sys_cost = 0.0;
     let cap = acc.cap_scale > 0.0;
+    let system_stops = sim.c.mgroups.iter().any(|m| m.system_down);
     let mut flow = Flow {
         period: period(sim.c, horizon),
         demand: sim.c.demand,
@@ -285,6 +289,9 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
         }
         let now_up = sim.system_up();
         if up && !now_up {
+            if system_stops {
+                sim.system_outage(&mut rng);
+            }
             failures += 1;
             down_start = s.time;
             cause = s.group as usize;
@@ -732,11 +739,7 @@ mod tests {
         Compiled::new(&DiagramSpec {
             nodes,
             edges,
-            ccf: vec![],
-            costs: None,
-            phases: vec![],
-            production: None,
-            network: None,
+            ..Default::default()
         })
         .unwrap()
     }

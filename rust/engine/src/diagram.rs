@@ -57,6 +57,28 @@ pub struct NodeSpec {
     /// Where the block is at time 0 ("from now").
     #[serde(default)]
     pub state: Option<BlockStateSpec>,
+    /// Name of its maintenance group (top diagram).
+    #[serde(default)]
+    pub maintenance_group: Option<String>,
+}
+
+/// A maintenance group: `setup_cost` per group stop; with `system_down`, every system
+/// outage is a stop too.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct MaintenanceGroupSpec {
+    #[serde(default)]
+    pub setup_cost: Option<f64>,
+    #[serde(default)]
+    pub system_down: Option<bool>,
+}
+
+/// A compiled maintenance group: its member groups.
+#[derive(Debug, Clone)]
+pub struct MGroup {
+    pub name: String,
+    pub setup_cost: f64,
+    pub system_down: bool,
+    pub members: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -157,6 +179,8 @@ pub struct PreventiveSpec {
     #[serde(default)]
     pub cost: Option<CostSpec>,
     #[serde(default)]
+    pub opportunity: Option<f64>,
+    #[serde(default)]
     pub threshold: Option<f64>,
     #[serde(default)]
     pub inspection_cost: Option<CostSpec>,
@@ -236,6 +260,8 @@ pub struct DiagramSpec {
     /// true, or {source, target}: read the diagram as an undirected network.
     #[serde(default)]
     pub network: Option<NetworkSpec>,
+    #[serde(default)]
+    pub maintenance_groups: BTreeMap<String, MaintenanceGroupSpec>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -322,6 +348,8 @@ pub struct Preventive {
     pub cost: (f64, f64),
     pub threshold: f64,
     pub inspection_cost: (f64, f64),
+    /// Age policy in a maintenance group: renewed at a group stop once this old.
+    pub opportunity: Option<f64>,
 }
 
 /// A block's costs: per failure (repair, replacement), per unit time down, once.
@@ -400,6 +428,9 @@ pub struct Compiled {
     /// Network mode: the source terminal (the target is `output`); successors are then
     /// undirected neighbours and the system works while a path of working nodes joins them.
     pub network_source: Option<u32>,
+    pub mgroups: Vec<MGroup>,
+    /// Per group: its maintenance group (NO_GROUP when none).
+    pub group_mg: Vec<u32>,
 }
 
 pub const NO_GROUP: u32 = u32::MAX;
@@ -417,6 +448,8 @@ struct Builder {
     /// Network mode: the top diagram read as an undirected network; its terminals.
     network: bool,
     terminals: (u32, u32),
+    /// Per group: its maintenance group's name and whether it is in the top diagram.
+    group_mg_names: Vec<(Option<String>, bool)>,
 }
 
 impl Builder {
@@ -795,6 +828,15 @@ impl Builder {
                             "crew_priority must be a finite number",
                         ));
                     }
+                    if n.maintenance_group.is_some()
+                        && (n.kind != "component" || n.inspection.is_some())
+                    {
+                        return Err(EngineError::node(
+                            &id,
+                            "maintenance groups are for component blocks without proof tests",
+                        ));
+                    }
+                    self.group_mg_names.push((n.maintenance_group.clone(), top));
                     let g = self.groups.len() as u32;
                     let v = self.node(1, g);
                     let test = match &n.inspection {
@@ -997,6 +1039,22 @@ fn preventive(id: &str, n: &NodeSpec, p: &PreventiveSpec) -> Result<Preventive, 
         inspection_cost: p
             .inspection_cost
             .map_or(Ok(zero), |c| c.compile(id, "preventive.inspection_cost"))?,
+        opportunity: match p.opportunity {
+            None => None,
+            Some(o)
+                if policy == Policy::Age
+                    && n.maintenance_group.is_some()
+                    && (0.0..=p.interval).contains(&o) =>
+            {
+                Some(o)
+            }
+            Some(_) => {
+                return Err(bad(
+                    "opportunity is for the age policy in a maintenance group, 0 to the interval"
+                        .into(),
+                ));
+            }
+        },
     })
 }
 
@@ -1247,6 +1305,7 @@ impl Compiled {
             knodes: vec![],
             network: false,
             terminals: (0, 0),
+            group_mg_names: vec![],
         };
         b.network = match &spec.network {
             None | Some(NetworkSpec::On(false)) => false,
@@ -1397,6 +1456,45 @@ impl Compiled {
                 threshold: th,
             });
         }
+        let mut mgroups: Vec<MGroup> = spec
+            .maintenance_groups
+            .iter()
+            .map(|(name, m)| MGroup {
+                name: name.clone(),
+                setup_cost: m.setup_cost.unwrap_or(0.0),
+                system_down: m.system_down.unwrap_or(false),
+                members: vec![],
+            })
+            .collect();
+        if mgroups
+            .iter()
+            .any(|m| !(m.setup_cost.is_finite() && m.setup_cost >= 0.0))
+        {
+            return Err(EngineError(
+                "maintenance_groups: setup_cost must be a finite number >= 0".into(),
+            ));
+        }
+        let mut group_mg = vec![NO_GROUP; groups.len()];
+        for (gi, (name, top)) in b.group_mg_names.iter().enumerate() {
+            let Some(name) = name else { continue };
+            let id = &groups[gi].id;
+            if !top {
+                return Err(EngineError::node(
+                    id,
+                    "maintenance groups are for blocks of the top diagram",
+                ));
+            }
+            let m = mgroups
+                .iter()
+                .position(|m| &m.name == name)
+                .ok_or_else(|| EngineError::node(id, format!("no maintenance group {name:?}")))?;
+            mgroups[m].members.push(gi as u32);
+            group_mg[gi] = m as u32;
+        }
+        let has_costs = has_costs
+            || mgroups
+                .iter()
+                .any(|m| m.setup_cost > 0.0 && !m.members.is_empty());
         let has_capacity = groups.iter().any(|g| !g.capacity.is_empty());
         let prod = spec.production.clone().unwrap_or_default();
         let (demand, period) = (prod.demand.unwrap_or(0.0), prod.period.unwrap_or(0.0));
@@ -1432,6 +1530,8 @@ impl Compiled {
             demand,
             period,
             network_source: b.network.then(|| map[b.terminals.0 as usize]),
+            mgroups,
+            group_mg,
         };
         if c.groups.is_empty() {
             return Err(EngineError("the diagram has no blocks".into()));
@@ -1628,11 +1728,7 @@ mod tests {
                 ("C", "out"),
                 ("D", "out"),
             ]),
-            ccf: vec![],
-            costs: None,
-            phases: vec![],
-            production: None,
-            network: None,
+            ..Default::default()
         }
     }
 

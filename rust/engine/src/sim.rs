@@ -47,6 +47,7 @@ const K_REPAIR: usize = 0;
 const K_REPLACE: usize = 1;
 const K_PREVENTIVE: usize = 2;
 const K_INSPECTION: usize = 3;
+const K_SETUP: usize = 4;
 pub const K_DOWNTIME: usize = 5;
 const K_ACQUISITION: usize = 6;
 const KINDS: usize = COST_KINDS.len();
@@ -189,6 +190,9 @@ pub struct Sim<'a> {
     seen: Vec<bool>,
     /// Costs or network mode: a state change does more than the core path.
     slow_refresh: bool,
+    /// Per maintenance group: members down for maintenance now; renewing by opportunity.
+    mg_active: Vec<u32>,
+    mg_busy: Vec<bool>,
 }
 
 impl<'a> Sim<'a> {
@@ -242,6 +246,7 @@ impl<'a> Sim<'a> {
                         || grp.pm.is_some()
                         || grp.rq.is_some()
                         || grp.own_repairer
+                        || c.group_mg[i] != NO_GROUP
                         || grp.costs.is_some()
                         || c.group_ccf[i] != NO_GROUP
                 })
@@ -262,6 +267,7 @@ impl<'a> Sim<'a> {
             extra: !(c.tested.is_empty() && c.ccfs.is_empty() && c.phases.is_empty())
                 || c.has_capacity
                 || c.groups.iter().any(|g| g.start.is_some())
+                || !c.mgroups.is_empty()
                 || c.has_costs
                 || c.groups.iter().any(|g| g.pm.is_some() || g.rq.is_some()),
             costs_on: c.has_costs,
@@ -283,6 +289,8 @@ impl<'a> Sim<'a> {
             net: c.network_source.is_some(),
             seen: vec![false; n],
             slow_refresh: c.network_source.is_some() || c.has_costs,
+            mg_active: vec![0; c.mgroups.len()],
+            mg_busy: vec![false; c.mgroups.len()],
         }
     }
 
@@ -512,6 +520,9 @@ impl<'a> Sim<'a> {
                 }
             }
         }
+        if self.repairable && c.group_mg[g] != NO_GROUP {
+            self.maint_down(g, !self.instant[g], rng);
+        }
         let ci = c.group_ccf[g];
         if independent && ci != NO_GROUP && !c.ccfs[ci as usize].rate_basis {
             let cc = &c.ccfs[ci as usize];
@@ -608,6 +619,8 @@ impl<'a> Sim<'a> {
         self.fixing.iter_mut().for_each(|x| *x = 0);
         self.need.copy_from_slice(&self.need_base);
         self.born.iter_mut().for_each(|x| *x = 0.0);
+        self.mg_active.iter_mut().for_each(|x| *x = 0);
+        self.mg_busy.iter_mut().for_each(|x| *x = false);
         self.vage.iter_mut().for_each(|x| *x = 0.0);
         self.fails_since.iter_mut().for_each(|x| *x = 0);
         self.cost.iter_mut().for_each(|x| *x = 0.0);
@@ -648,6 +661,9 @@ impl<'a> Sim<'a> {
                     Start::Down { since } => {
                         self.status[u] = Status::Down;
                         self.count[g] -= 1;
+                        if self.repairable && c.group_mg[g] != NO_GROUP {
+                            self.mg_active[c.group_mg[g] as usize] += 1;
+                        }
                         if self.repairable {
                             // In repair now (a crew on it): the rest of a repair begun `since` ago.
                             let d = &c.dists[self.repair_of[g] as usize];
@@ -795,6 +811,9 @@ impl<'a> Sim<'a> {
             self.charge(g, K_PREVENTIVE, pm.cost, rng);
         }
         self.preventive[g] += 1;
+        if self.c.group_mg[g] != NO_GROUP {
+            self.maint_down(g, pm.duration > 0.0, rng);
+        }
         if pm.duration > 0.0 {
             self.status[u] = Status::Down;
             self.count[g] -= 1;
@@ -810,10 +829,63 @@ impl<'a> Sim<'a> {
         if kind == PM {
             self.preventive_stop(u, g, rng);
         } else {
+            let m = self.c.group_mg[g];
+            if m != NO_GROUP {
+                self.mg_active[m as usize] -= 1;
+            }
             self.status[u] = Status::Running;
             self.count[g] += 1;
             self.start_life(u, g, rng);
             self.refresh(g);
+        }
+    }
+
+    /// A member of a maintenance group goes down for maintenance (`lasting`: for a while,
+    /// not in no time). If no member was down the group stops: its set-up cost is charged
+    /// (to this block) and members old enough are renewed by opportunity.
+    fn maint_down(&mut self, g: usize, lasting: bool, rng: &mut Stream) {
+        let m = self.c.group_mg[g] as usize;
+        let new = self.mg_active[m] == 0 && !self.mg_busy[m];
+        if lasting {
+            self.mg_active[m] += 1;
+        }
+        if new {
+            self.group_stop(m, g, g, rng);
+        }
+    }
+
+    /// A stop of maintenance group m, charged to block `g`, begun by block `by` (not
+    /// renewed again by opportunity; usize::MAX for a system outage).
+    fn group_stop(&mut self, m: usize, g: usize, by: usize, rng: &mut Stream) {
+        let c = self.c;
+        let mg = &c.mgroups[m];
+        if self.costs_on && mg.setup_cost > 0.0 {
+            self.charge(g, K_SETUP, (mg.setup_cost, mg.setup_cost), rng);
+        }
+        self.mg_busy[m] = true;
+        for &h in &mg.members {
+            let h = h as usize;
+            let Some(pm) = c.groups[h].pm else { continue };
+            let Some(o) = pm.opportunity else { continue };
+            let u = c.groups[h].first_unit as usize;
+            if h != by && self.status[u] == Status::Running && self.now - self.born[u] >= o {
+                self.preventive_stop(u, h, rng);
+            }
+        }
+        self.mg_busy[m] = false;
+    }
+
+    /// The system went down: groups with `system_down` stop (if not stopped already).
+    pub fn system_outage(&mut self, rng: &mut Stream) {
+        let c = self.c;
+        for (m, mg) in c.mgroups.iter().enumerate() {
+            if mg.system_down
+                && self.mg_active[m] == 0
+                && !self.mg_busy[m]
+                && !mg.members.is_empty()
+            {
+                self.group_stop(m, mg.members[0] as usize, usize::MAX, rng);
+            }
         }
     }
 
@@ -1039,6 +1111,10 @@ impl<'a> Sim<'a> {
     fn repaired_special(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let c = self.c;
         let grp = &c.groups[g];
+        let m = c.group_mg[g];
+        if m != NO_GROUP {
+            self.mg_active[m as usize] -= 1;
+        }
         if grp.rq.is_some() {
             self.status[u] = Status::Running;
             self.count[g] += 1;
@@ -1304,11 +1380,7 @@ mod tests {
         Compiled::new(&DiagramSpec {
             nodes,
             edges,
-            ccf: vec![],
-            costs: None,
-            phases: vec![],
-            production: None,
-            network: None,
+            ..Default::default()
         })
         .unwrap()
     }
