@@ -137,3 +137,18 @@ def test_refusals_of_kind_run_and_settings():
     with pytest.raises(InputError) as e:
         simulate_availability(d | {"target_sil": 2}, horizon=100.0, replications=10)
     assert e.value.field == "diagram.target_sil"
+
+
+def test_costs_of_tests_and_of_what_they_find():
+    """A test costs its price (a range at its mean) at every test; each failure found is
+    repaired at the block's repair cost: tests = H / T, failures ~ lam H (instant renewal)."""
+    lam, T, n = 1e-3, 100.0, 4000
+    node = block("V", exp_model(lam), instant_repair=True, inspection={"interval": T, "cost": {"min": 5, "max": 15}},
+                 costs={"repair": 200.0})
+    res = simulate_availability(series(node), horizon=10 * T, replications=n, seed=8, grid=0)
+    by = res.costs["by_kind"]
+    assert abs(by["inspection"]["mean"] - 10 * 10.0) <= Z99 * by["inspection"]["std_error"]
+    # Failures while hidden wait for the next test, so the block runs a little less: count
+    # them from the run itself and check the price per failure.
+    assert by["repair"]["mean"] == pytest.approx(200.0 * res.blocks[0].failures)
+    assert res.blocks[0].failures < lam * 10 * T
