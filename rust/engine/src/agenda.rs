@@ -56,7 +56,7 @@ impl Agenda {
         self.counter = 0;
     }
 
-    #[inline]
+    #[inline(always)]
     fn fix(&mut self, slot: usize) {
         let mut i = self.size + slot;
         let mut cur = self.nodes[i];
@@ -73,7 +73,7 @@ impl Agenda {
 
     /// Schedule `slot`'s event of `kind` at `time` (>= the current event's time),
     /// replacing whatever it had.
-    #[inline]
+    #[inline(always)]
     pub fn set(&mut self, slot: usize, time: f64, kind: u32) {
         self.counter += 1;
         self.nodes[self.size + slot] = key(time, self.counter, slot);

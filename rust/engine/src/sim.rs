@@ -294,7 +294,7 @@ impl<'a> Sim<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, time: f64, unit: u32, kind: u32) {
         self.agenda.set(unit as usize, time.max(0.0), kind);
     }
@@ -455,6 +455,8 @@ impl<'a> Sim<'a> {
     }
 
     /// A failed unit of a group with its own repairer waits for it; others call a crew.
+    #[cold]
+    #[inline(never)]
     fn call_repairer(&mut self, u: usize, g: usize, rng: &mut Stream) {
         if !self.own[g] {
             return self.call_crew(u, g, rng);
@@ -468,6 +470,7 @@ impl<'a> Sim<'a> {
     }
 
     /// A failed unit's repair starts now, or it waits for a crew.
+    #[inline(always)]
     fn call_crew(&mut self, u: usize, g: usize, rng: &mut Stream) {
         if self.crews == 0 || self.busy < self.crews {
             self.start_repair(u, g, rng);
@@ -484,6 +487,8 @@ impl<'a> Sim<'a> {
     /// Failure of a proof-tested or common-cause block (a single-unit component when
     /// proof-tested or in a group). `independent`: its own failure, which on the
     /// probability basis may take other members with it.
+    #[cold]
+    #[inline(never)]
     fn fail_special(&mut self, u: usize, g: usize, rng: &mut Stream, independent: bool) {
         let c = self.c;
         let rq = if self.repairable {
@@ -538,6 +543,8 @@ impl<'a> Sim<'a> {
 
     /// Imperfect repair: the virtual age grows by q times the running time (Kijima I) or
     /// becomes q times age plus running time (II); as new at the N-th failure.
+    #[cold]
+    #[inline(never)]
     fn fail_kijima(&mut self, u: usize, g: usize, rq: RepairQuality, rng: &mut Stream) {
         let x = self.now - self.born[u];
         let v = self.vage[u];
@@ -574,6 +581,8 @@ impl<'a> Sim<'a> {
 
     /// Run again from the virtual age: the next life is the residual life at that age
     /// (a fresh life when it is 0, the same draw as perfect repair).
+    #[cold]
+    #[inline(never)]
     fn restart_aged(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let life = &self.c.dists[self.c.groups[g].life as usize];
         let v = self.vage[u];
@@ -587,6 +596,8 @@ impl<'a> Sim<'a> {
     }
 
     /// A failure mode of a proof-tested unit happened: hidden, the unit stops if it ran.
+    #[cold]
+    #[inline(never)]
     fn hide(&mut self, u: usize, g: usize, mode: u8) {
         self.hidden[u] |= mode;
         if self.status[u] == Status::Running {
@@ -597,6 +608,8 @@ impl<'a> Sim<'a> {
     }
 
     /// Fail `k` members drawn at random from `pick` (those running; the rest are down).
+    #[cold]
+    #[inline(never)]
     fn force_some(&mut self, k: usize, rng: &mut Stream) {
         let n = self.pick.len();
         for i in 0..k.min(n) {
@@ -613,6 +626,8 @@ impl<'a> Sim<'a> {
     }
 
     /// First proof tests and common-cause shocks of a replication.
+    #[cold]
+    #[inline(never)]
     fn reset_scheduled(&mut self, rng: &mut Stream) {
         let c = self.c;
         self.hidden.iter_mut().for_each(|x| *x = 0);
@@ -728,6 +743,8 @@ impl<'a> Sim<'a> {
 
     /// Put the current phase in force: blocks not needed cannot fail the structure (they
     /// need no unit up), knodes take the phase's votes; its end is scheduled.
+    #[cold]
+    #[inline(never)]
     fn enter_phase(&mut self) {
         let c = self.c;
         let p = &c.phases[self.phase];
@@ -780,6 +797,8 @@ impl<'a> Sim<'a> {
         self.cost[g * KINDS + k] += x * self.discount(self.now);
     }
 
+    #[cold]
+    #[inline(never)]
     fn charge_failure(&mut self, g: usize, rng: &mut Stream) {
         if self.costs_on
             && self.repairable
@@ -791,6 +810,8 @@ impl<'a> Sim<'a> {
     }
 
     /// A planned block's new life from now: it fails, or (age policy) is replaced first.
+    #[cold]
+    #[inline(never)]
     fn start_life(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let grp = &self.c.groups[g];
         let l = self.c.dists[grp.life as usize].sample(rng).max(0.0);
@@ -805,6 +826,8 @@ impl<'a> Sim<'a> {
     }
 
     /// A planned replacement starts: off-line for its duration, then as new.
+    #[cold]
+    #[inline(never)]
     fn preventive_stop(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let pm = self.c.groups[g].pm.expect("a planned group");
         if self.costs_on {
@@ -825,6 +848,8 @@ impl<'a> Sim<'a> {
     }
 
     /// Planned events in a unit's own slot.
+    #[cold]
+    #[inline(never)]
     fn planned(&mut self, u: usize, g: usize, kind: u32, rng: &mut Stream) {
         if kind == PM {
             self.preventive_stop(u, g, rng);
@@ -843,6 +868,8 @@ impl<'a> Sim<'a> {
     /// A member of a maintenance group goes down for maintenance (`lasting`: for a while,
     /// not in no time). If no member was down the group stops: its set-up cost is charged
     /// (to this block) and members old enough are renewed by opportunity.
+    #[cold]
+    #[inline(never)]
     fn maint_down(&mut self, g: usize, lasting: bool, rng: &mut Stream) {
         let m = self.c.group_mg[g] as usize;
         let new = self.mg_active[m] == 0 && !self.mg_busy[m];
@@ -856,6 +883,8 @@ impl<'a> Sim<'a> {
 
     /// A stop of maintenance group m, charged to block `g`, begun by block `by` (not
     /// renewed again by opportunity; usize::MAX for a system outage).
+    #[cold]
+    #[inline(never)]
     fn group_stop(&mut self, m: usize, g: usize, by: usize, rng: &mut Stream) {
         let c = self.c;
         let mg = &c.mgroups[m];
@@ -876,6 +905,8 @@ impl<'a> Sim<'a> {
     }
 
     /// The system went down: groups with `system_down` stop (if not stopped already).
+    #[cold]
+    #[inline(never)]
     pub fn system_outage(&mut self, rng: &mut Stream) {
         let c = self.c;
         for (m, mg) in c.mgroups.iter().enumerate() {
@@ -890,6 +921,8 @@ impl<'a> Sim<'a> {
     }
 
     /// A calendar replacement (block policy) or inspection (condition policy).
+    #[cold]
+    #[inline(never)]
     fn calendar(&mut self, slot: usize, i: usize, rng: &mut Stream) -> u32 {
         let c = self.c;
         let g = c.calendar[i] as usize;
@@ -934,6 +967,8 @@ impl<'a> Sim<'a> {
 
     /// A proof test, common-cause shock or uncovered failure in slot `slot`; returns the
     /// group it concerns.
+    #[cold]
+    #[inline(never)]
     fn scheduled(&mut self, slot: usize, kind: u32, rng: &mut Stream) -> u32 {
         let c = self.c;
         let i = slot - self.n_units;
@@ -998,6 +1033,8 @@ impl<'a> Sim<'a> {
 
     /// A test looks at a unit: the hidden failure modes it can see are repaired from now
     /// (a unit already under repair is looked at again by the next test).
+    #[cold]
+    #[inline(never)]
     fn detect(&mut self, u: usize, g: usize, full: bool, rng: &mut Stream) {
         let found = self.hidden[u] & if full { COVERED | NOT_COVERED } else { COVERED };
         if found == 0 || self.fixing[u] != 0 {
@@ -1015,6 +1052,8 @@ impl<'a> Sim<'a> {
 
     /// End of a proof-tested unit's repair: the covered mode renewed (the unit slot), the
     /// uncovered one if it was repaired; the unit runs again unless a mode is still failed.
+    #[cold]
+    #[inline(never)]
     fn renew_modes(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let c = self.c;
         let grp = &c.groups[g];
@@ -1072,12 +1111,13 @@ impl<'a> Sim<'a> {
         }
     }
 
+    #[inline(always)]
     fn start_repair(&mut self, u: usize, g: usize, rng: &mut Stream) {
         self.busy += 1;
         self.schedule_repair(u, g, rng);
     }
 
-    #[inline]
+    #[inline(always)]
     fn schedule_repair(&mut self, u: usize, g: usize, rng: &mut Stream) {
         // Availability runs check that every block has a repair model or instant repair.
         let d = self.repair_of[g] as usize;
@@ -1086,7 +1126,8 @@ impl<'a> Sim<'a> {
     }
 
     /// A repair of group g ended: its repairer (own or a crew) takes the next unit.
-    #[inline]
+    #[cold]
+    #[inline(never)]
     fn release(&mut self, g: usize, rng: &mut Stream) {
         if self.own[g] {
             match self.own_queue[g].pop_front() {
@@ -1108,6 +1149,8 @@ impl<'a> Sim<'a> {
 
     /// End of a repair of a proof-tested, planned, imperfectly repaired or own-repairer
     /// group (others as usual).
+    #[cold]
+    #[inline(never)]
     fn repaired_special(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let c = self.c;
         let grp = &c.groups[g];
@@ -1168,7 +1211,7 @@ impl<'a> Sim<'a> {
     }
 
     /// A crew is free: it takes the first waiting unit.
-    #[inline]
+    #[inline(always)]
     fn free_crew(&mut self, rng: &mut Stream) {
         self.busy -= 1;
         if let Some(w) = self.queue.pop() {
@@ -1223,6 +1266,8 @@ impl<'a> Sim<'a> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn downtime_cost(&mut self, g: usize, t: f64) {
         if let Some(k) = self.c.groups[g].costs
             && k.downtime > 0.0
@@ -1233,6 +1278,8 @@ impl<'a> Sim<'a> {
     }
 
     /// Network mode: the system works while working nodes join source and target.
+    #[cold]
+    #[inline(never)]
     fn search(&mut self) {
         let c = self.c;
         let src = c.network_source.expect("network mode");

@@ -35,7 +35,7 @@ pub fn tables() -> &'static Tables {
 
 impl Tables {
     /// One Exp(1) draw.
-    #[inline]
+    #[inline(always)]
     pub fn exp1(&self, rng: &mut Stream) -> f64 {
         loop {
             let bits = rng.next_u64();
