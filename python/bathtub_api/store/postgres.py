@@ -49,7 +49,7 @@ class PostgresDriver(_Conn):
         self.pool = pool
 
     @classmethod
-    async def open(cls, url: str, min_size: int = 2, max_size: int = 10) -> PostgresDriver:
+    async def open(cls, url: str, min_size: int = 2, max_size: int = 20) -> PostgresDriver:
         # asyncpg resets a connection (a round trip: RESET ALL, UNLISTEN, ...) each time it
         # returns to the pool. We keep no session state (no SET, LISTEN or advisory locks),
         # so skipping it halves the round trips of a read.
