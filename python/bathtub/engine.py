@@ -894,9 +894,12 @@ class MissionResult:
     engine_version: str
     state: str = field(repr=False)
     phases: tuple[dict[str, Any], ...] | None = None
+    production: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        extra = {} if self.phases is None else {"phases": [dict(p) for p in self.phases]}
+        extra: dict[str, Any] = {} if self.phases is None else {"phases": [dict(p) for p in self.phases]}
+        if self.production is not None:
+            extra["production"] = dict(self.production)
         return extra | {
             "curve": {k: getattr(self, k).tolist() for k in ("t", "reliability", "lower", "upper")},
             "mttf": self.mttf,
@@ -997,7 +1000,17 @@ def _mission_result(state: str, summary: str) -> MissionResult:
         engine_version=engine_version,
         state=state,
         phases=tuple(s["phases"]) if s.get("phases") else None,
+        production=_mission_production(s["production"]) if s.get("production") else None,
     )
+
+
+def _mission_production(p: Mapping[str, Any]) -> dict[str, Any]:
+    """Capacity of the non-repairable system read at the production period (else the
+    mission end; 0 once failed), and the chance it is then below demand (95% interval)."""
+    out = dict(p)
+    out["probability_below_demand_interval"] = [out.pop("probability_below_demand_lower"),
+                                                out.pop("probability_below_demand_upper")]
+    return out
 
 
 def _check_int(value: Any, name: str, low: int, high: int) -> int:
@@ -1091,7 +1104,8 @@ def simulate_mission(
     With `phases` on the diagram, each phase's not-needed blocks and knode votes hold from
     its start to its end (the last phase's past its end); `phases` in the result gives
     reliability through each phase's end and given its start. A block failed while not
-    needed fails the system when a phase needs it again."""
+    needed fails the system when a phase needs it again. With block capacities, `production`
+    gives the capacity read at the diagram's production period (else at mission_time)."""
     _check_int(replications, "replications", 1, 100_000_000)
     _check_int(seed, "seed", 0, MAX_U64)
     _check_int(grid, "grid", 0, 100_000)
@@ -1101,8 +1115,6 @@ def simulate_mission(
     norm = normalize_diagram(diagram)
     if norm.get("costs"):
         raise InputError("diagram.costs", "costs need a repairable (availability) run")
-    if _has_capacity(norm):
-        raise InputError("diagram", "capacity and production are simulated in availability (repairable) runs")
     if any("maintenance_group" in n for n in norm["nodes"]):
         raise InputError("diagram.maintenance_groups", "maintenance groups need a repairable (availability) run")
     text = json.dumps(norm)

@@ -105,5 +105,18 @@ def test_unlimited_paths_production_without_capacity_and_missions_refused():
     with pytest.raises(InputError) as e:
         simulate_availability(d | {"production": {"demand": 3.0}}, horizon=10.0, replications=10)
     assert e.value.field == "diagram.production"
-    with pytest.raises(InputError, match="availability"):
-        simulate_mission(series(block("A", exp_model(1e-3), capacity=2.0)), mission_time=10.0, replications=10)
+
+
+def test_non_repairable_capacity_is_read_at_the_period():
+    """5 l1 and 3 l2 in parallel, never repaired, read at P: E = 5 e^(-l1 P) + 3 e^(-l2 P);
+    below a demand of 6 unless both survive."""
+    (l1, l2), period, n = (0.01, 0.02), 40.0, 20_000
+    d = parallel(block("P1", exp_model(l1), capacity=5.0), block("P2", exp_model(l2), capacity=3.0))
+    d["production"] = {"demand": 6.0, "period": period}
+    res = simulate_mission(d, mission_time=100.0, replications=n, seed=56, grid=0)
+    p = res.production
+    exact = 5 * np.exp(-l1 * period) + 3 * np.exp(-l2 * period)
+    assert abs(p["expected_capacity"] - exact) <= Z99 * p["expected_capacity_std_error"]
+    below = 1 - np.exp(-(l1 + l2) * period)
+    assert abs(p["probability_below_demand"] - below) <= Z99 * np.sqrt(below * (1 - below) / n)
+    assert p["read_at"] == period and res.to_dict()["production"]["demand"] == 6.0

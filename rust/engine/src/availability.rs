@@ -70,7 +70,7 @@ pub struct AvailabilityAcc {
     pub demand: f64,
 }
 
-fn cap_scale(c: &Compiled) -> f64 {
+pub(crate) fn cap_scale(c: &Compiled) -> f64 {
     let total: f64 = c
         .groups
         .iter()

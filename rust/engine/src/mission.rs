@@ -38,6 +38,18 @@ pub struct MissionAcc {
     pub phase_ends: Vec<f64>,
     #[serde(default)]
     pub phase_failures: Vec<u64>,
+    /// Capacity read at `read_at` (production period, else the mission time), in units of
+    /// `cap_scale` (0 without capacities); replications below demand then.
+    #[serde(default)]
+    pub cap_scale: f64,
+    #[serde(default)]
+    pub read_at: f64,
+    #[serde(default)]
+    pub demand: f64,
+    #[serde(default)]
+    pub capacity: Moments,
+    #[serde(default)]
+    pub below_demand: u64,
 }
 
 impl MissionAcc {
@@ -55,6 +67,19 @@ impl MissionAcc {
             phase_names: c.phases.iter().map(|p| p.name.clone()).collect(),
             phase_ends: c.phases.iter().map(|p| p.end).collect(),
             phase_failures: vec![0; c.phases.len()],
+            cap_scale: if c.has_capacity {
+                crate::availability::cap_scale(c)
+            } else {
+                0.0
+            },
+            read_at: if c.period > 0.0 {
+                c.period
+            } else {
+                o.mission_time
+            },
+            demand: c.demand,
+            capacity: Moments::default(),
+            below_demand: 0,
         }
     }
 
@@ -66,6 +91,8 @@ impl MissionAcc {
         add_vec(&mut self.survivors, &o.survivors);
         add_vec(&mut self.caused, &o.caused);
         add_vec(&mut self.phase_failures, &o.phase_failures);
+        self.capacity.merge(&o.capacity);
+        self.below_demand += o.below_demand;
         self.events += o.events;
     }
 
@@ -97,12 +124,16 @@ fn replicate(sim: &mut Sim, acc: &mut MissionAcc, grid: &[f64], rep: u64) {
     sim.reset(&mut rng);
     let (mut ttf, mut cause) = (f64::INFINITY, usize::MAX);
     if !sim.system_up() {
-        // Possible only with phases: the first phase needs nothing that works.
+        // Down from the start: blocks failed at time 0, or a first phase that needs them.
         ttf = 0.0;
     }
-    while ttf.is_infinite()
-        && let Some(s) = sim.step(&mut rng)
-    {
+    let cap = acc.cap_scale > 0.0;
+    let mut read = None;
+    while ttf.is_infinite() {
+        if cap && read.is_none() && sim.next_time() > acc.read_at {
+            read = Some(sim.throughput());
+        }
+        let Some(s) = sim.step(&mut rng) else { break };
         acc.events += 1;
         if !sim.system_up() {
             ttf = s.time;
@@ -114,6 +145,12 @@ fn replicate(sim: &mut Sim, acc: &mut MissionAcc, grid: &[f64], rep: u64) {
         && ttf <= end
     {
         acc.phase_failures[sim.phase] += 1;
+    }
+    if cap {
+        // Failed before the reading: nothing flows.
+        let x = read.unwrap_or(0.0);
+        acc.capacity.add(x / acc.cap_scale);
+        acc.below_demand += (x < acc.demand) as u64;
     }
     let m = acc.options.mission_time;
     // Compilation guarantees the system fails once every unit has; the guard keeps the
@@ -171,11 +208,6 @@ pub fn run(
             "state: down (in repair) is for repairable runs; a non-repairable block is failed",
         ));
     }
-    if c.has_capacity {
-        return Err(EngineError(
-            "capacity and production are simulated in availability (repairable) runs".into(),
-        ));
-    }
     if let Some(g) = c.groups.iter().find(|g| g.test.is_some()) {
         return Err(EngineError::node(
             &g.id,
@@ -217,6 +249,19 @@ pub struct MissionSummary {
     pub replications: u64,
     pub replication_start: u64,
     pub phases: Option<Vec<PhaseSummary>>,
+    pub production: Option<MissionProduction>,
+}
+
+/// Capacity of a non-repairable system read at a time (0 once it has failed).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MissionProduction {
+    pub read_at: f64,
+    pub expected_capacity: f64,
+    pub expected_capacity_std_error: f64,
+    pub demand: f64,
+    pub probability_below_demand: f64,
+    pub probability_below_demand_lower: f64,
+    pub probability_below_demand_upper: f64,
 }
 
 /// One phase: reliability through its end (with a 95% Wilson band) and given that the
@@ -267,6 +312,18 @@ impl MissionAcc {
             events: self.events,
             replications: n,
             replication_start: self.replication_start,
+            production: (self.cap_scale > 0.0).then(|| {
+                let (lo, hi) = wilson(self.below_demand, n, Z95);
+                MissionProduction {
+                    read_at: self.read_at,
+                    expected_capacity: self.capacity.mean() * self.cap_scale,
+                    expected_capacity_std_error: self.capacity.std_error() * self.cap_scale,
+                    demand: self.demand,
+                    probability_below_demand: self.below_demand as f64 / nf,
+                    probability_below_demand_lower: lo,
+                    probability_below_demand_upper: hi,
+                }
+            }),
             phases: (!self.phase_ends.is_empty()).then(|| {
                 let mut alive = n;
                 let mut out = vec![];
