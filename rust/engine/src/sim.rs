@@ -1067,6 +1067,9 @@ impl<'a> Sim<'a> {
             self.push(self.now + l, slot as u32, UNCOVERED);
         }
         self.fixing[u] = 0;
+        // The covered mode is renewed whatever happened to it while the unit waited for
+        // a crew; an undetected uncovered failure stays.
+        self.hidden[u] &= !COVERED;
         if self.hidden[u] == 0 {
             self.status[u] = Status::Running;
             self.count[g] += 1;
