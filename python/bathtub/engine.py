@@ -18,19 +18,57 @@ switching is perfect and a repaired standby unit goes back on the shelf as a spa
 
 Proof tests (`inspection` on a repairable component): a failure is hidden (the block does
 not work, nobody knows) until a test finds it; repair (or `instant_repair`) starts then.
-Tests run at `offset + j*interval` (j >= 0, none at time 0); with `coverage` c < 1 a failure
-is one a partial test finds with chance c (drawn when it happens), the rest only a full test
-finds, at every j that is a multiple of `full_test / interval`. A test with a `duration`
-takes the block off-line for that long and what it found is repaired from its end. A
-`safety_function` diagram reports PFD(t) = 1 - A(t), PFDavg (mean unavailability) and the
-IEC 61508 low-demand SIL.
+Tests run at `offset + j*interval` (j >= 0, none at time 0), full ones where j is a multiple
+of `full_test / interval`. With `coverage` c < 1 the block has two independent failure modes,
+hazard c*h(t) found by every test and (1 - c)*h(t) found only by full tests; a repair renews
+what was found (the split formula's model). A test with a `duration` takes the block
+off-line for that long; what it found is repaired from its end. A `safety_function` diagram
+reports PFD(t) = 1 - A(t), PFDavg (mean unavailability over the horizon) and the IEC 61508
+low-demand SIL.
 
 Common cause (`ccf` on the diagram: members, beta, basis, mgl): component members only.
 Rate basis: each member keeps (1 - beta) of its hazard (S^(1-beta)) and shared events
 arrive as a Poisson process at beta times the members' mean 1/MTTF, each taking k members
 (multiple Greek letters; beta factor: all of them) chosen at random; exact for exponential
-members. Probability basis: each independent failure of a member takes k - 1 others with it
-with the MGL probabilities (beta of failures are shared).
+members. Probability basis: each independent failure of a member takes k - 1 others with
+it, with the MGL probabilities (beta of failures are shared).
+
+Planned replacement (`preventive`, component): age (at that age since renewal; a failure
+restarts the clock), block (at every multiple of the interval, if running) or condition
+(inspected every interval in no time, replaced when 1 - S(a + I)/S(a) > threshold at age a);
+`duration` off-line per replacement, then as new. Imperfect repair (`repair_quality`):
+Kijima I/II virtual age, the next life the residual life at that age; as new at the
+`replace_after`-th failure since renewal.
+
+Costs (`costs` on blocks, `costs` on the diagram), per replication over [0, horizon]: a
+perfect repair charges `repair` and `replace` at each failure; with Kijima repair a failure
+charges `repair`, or `replace` when it renews the block; a CostRange is drawn uniformly at
+each charge; `downtime` per unit time the block is down, `downtime_rate` per unit time the
+system is down; `acquisition` once at 0; preventive `cost` per replacement,
+`inspection_cost` per condition inspection, inspection `cost` per proof test. With
+`discount_rate` (percent per year, calendar diagram unit) a cost at t counts (1 + r)^-years(t).
+
+Maintenance groups (`maintenance_groups` on the diagram, `maintenance_group` on component
+blocks): a group stops when a member goes down for maintenance (a repair, a planned
+replacement) while none is down, or, with `system_down`, when the system goes down; each
+stop is charged `setup_cost` (to the block that began it) and renews members on the age
+policy that are at least `opportunity` old.
+
+Capacity: a working block carries its capacity (a parallel block its capacity per unit
+times units up, a standby group per running unit); a node carries the least of its blocks
+and the sum of what flows into it; a block feeding several successors offers its flow to
+each (exact for series-parallel diagrams). A CapacityLevel list is drawn once per
+replication. `production` compares the flow with `demand` and sums it over [0, period]
+(0 = the horizon); in a non-repairable run the capacity is read at `period`.
+
+Initial states (`state`): running at an `age`, `failed` (non-repairable runs), or `down`
+for `since` already (repairable runs: the rest of its repair). Standby groups with
+`repair_one_at_a_time` have their own single repairer. Phased missions (`phases`,
+non-repairable runs): see `simulate_mission`.
+
+Network mode (`network` true or {source, target}): edges are undirected links, blocks are
+nodes that pass while they work; the system works while working nodes join source and
+target (two-terminal reliability). Knodes, subsystems and capacity are refused there.
 """
 
 from __future__ import annotations
