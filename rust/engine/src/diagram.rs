@@ -1752,6 +1752,37 @@ mod tests {
     }
 
     #[test]
+    fn common_cause_groups_split_each_members_rate() {
+        // Beta factor on 3 exponential members (rate 1): shocks at beta taking all 3;
+        // MGL [gamma]: k = 2 events at 3 * beta (1 - gamma) / 2, k = 3 at beta gamma.
+        let mut d = bridge();
+        d.ccf = vec![CcfSpec {
+            members: vec!["A".into(), "B".into(), "C".into()],
+            beta: 0.2,
+            ..Default::default()
+        }];
+        let c = Compiled::new(&d).unwrap();
+        let cc = &c.ccfs[0];
+        assert!((cc.shock_rate - 0.2).abs() < 1e-12 && (cc.shock_take[3] - 1.0).abs() < 1e-12);
+        assert!((cc.take.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        d.ccf[0].mgl = Some(vec![0.4]);
+        let c = Compiled::new(&d).unwrap();
+        let cc = &c.ccfs[0];
+        let (k2, k3) = (3.0 * 0.2 * 0.6 / 2.0, 0.2 * 0.4);
+        assert!(
+            (cc.shock_rate - (k2 + k3)).abs() < 1e-12,
+            "{}",
+            cc.shock_rate
+        );
+        assert!((cc.shock_take[2] - k2 / (k2 + k3)).abs() < 1e-12);
+        // Members keep (1 - beta) of their hazard.
+        let a = c.block_ids().iter().position(|x| x == "A").unwrap();
+        assert!((c.dists[c.groups[a].life as usize].hazard(1.0) - 0.8).abs() < 1e-12);
+        d.ccf[0].mgl = Some(vec![0.4, 0.5]);
+        assert!(Compiled::new(&d).unwrap_err().0.contains("mgl"));
+    }
+
+    #[test]
     fn refusals_name_the_node() {
         let mut d = bridge();
         d.edges.push(EdgeSpec {

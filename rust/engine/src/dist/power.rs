@@ -69,3 +69,29 @@ impl Lifetime for PowerSf {
         self.p * self.base.cumulative_hazard(t)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dist::{Exponential, Weibull};
+
+    #[test]
+    fn keeps_a_share_of_the_hazard() {
+        // Weibull(100, 2) with half its hazard: S = S0^0.5, i.e. Weibull(100 * sqrt(2), 2).
+        let base = Dist::Weibull(Weibull::new(100.0, 2.0, 0.0).unwrap());
+        let half = PowerSf::new(base.clone(), 0.5);
+        let same = Weibull::new(100.0 * 2f64.sqrt(), 2.0, 0.0).unwrap();
+        for t in [1.0, 30.0, 100.0, 250.0] {
+            assert!((half.sf(t) - same.sf(t)).abs() < 1e-12, "{t}");
+            assert!((half.pdf(t) - same.pdf(t)).abs() < 1e-12, "{t}");
+            assert!((half.isf(half.sf(t)) - t).abs() < 1e-9 * t.max(1.0), "{t}");
+            assert!((half.hazard(t) - 0.5 * base.hazard(t)).abs() < 1e-12, "{t}");
+        }
+        assert!((half.mean() - same.mean()).abs() < 1e-3 * same.mean());
+        // An exponential keeps its form: rate times the share; a zero share never fails.
+        let e = PowerSf::new(Dist::Exponential(Exponential::new(0.2, 0.0).unwrap()), 0.25);
+        assert!((e.sf(3.0) - (-0.05f64 * 3.0).exp()).abs() < 1e-15);
+        let none = PowerSf::new(Dist::Exponential(Exponential::new(0.2, 0.0).unwrap()), 0.0);
+        assert_eq!(none.isf(0.3), f64::INFINITY);
+    }
+}
