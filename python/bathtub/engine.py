@@ -27,10 +27,11 @@ reports PFD(t) = 1 - A(t), PFDavg (mean unavailability over the horizon) and the
 low-demand SIL.
 
 Common cause (`ccf` on the diagram: members, beta, basis, mgl): component members only.
-Rate basis: each member keeps (1 - beta) of its hazard (S^(1-beta)) and shared events
-arrive as a Poisson process at beta times the members' mean 1/MTTF, each taking k members
-(multiple Greek letters; beta factor: all of them) chosen at random; exact for exponential
-members. Probability basis: each independent failure of a member takes k - 1 others with
+Rate basis: each member keeps (1 - beta) of its hazard (S^(1-beta)); shared events, each
+taking k members chosen at random (multiple Greek letters; beta factor: all of them),
+renew with the shared share of the hazard of the members' common life model (S^beta for
+the beta factor: the textbook model, exact for any life without repair), or, for members
+with different models, arrive as a Poisson process at beta times their mean 1/MTTF. Probability basis: each independent failure of a member takes k - 1 others with
 it, with the MGL probabilities (beta of failures are shared).
 
 Planned replacement (`preventive`, component): age (at that age since renewal; a failure

@@ -146,3 +146,14 @@ def test_a_block_in_one_group_only_and_components_only():
     d["ccf"] = [{"members": ["P", "M0"], "beta": 0.1}]
     with pytest.raises(InputError, match="component"):
         simulate_mission(d, mission_time=10.0, replications=10)
+
+
+def test_weibull_beta_pair_is_the_textbook_model():
+    """Members sharing one Weibull life, not repaired: R = S^b [1 - (1 - S^(1-b))^2]
+    (shared events with beta of the hazard, independent parts with the rest)."""
+    alpha, shape, beta = 1000.0, 2.5, 0.15
+    life = {"distribution_id": "weibull", "params": {"alpha": alpha, "beta": shape}}
+    d = parallel(block("M0", life), block("M1", life)) | {"ccf": [{"members": ["M0", "M1"], "beta": beta}]}
+    res = simulate_mission(d, mission_time=1500.0, replications=20_000, seed=14, grid=7)
+    s = np.exp(-((res.t / alpha) ** shape))
+    check_curve(res, s**beta * (1 - (1 - s ** (1 - beta)) ** 2))

@@ -377,13 +377,16 @@ pub struct ProofTest {
 /// A compiled common-cause group. A failure event takes `k` members with probability
 /// `take[k]` (k = 1 is an independent failure, used by the probability basis); on the
 /// rate basis shared events arrive on their own at `shock_rate`, taking k >= 2 members
-/// with probability `shock_take[k]`.
+/// with probability `shock_take[k]`; members sharing one life model have shared events
+/// renewing with that life's hazard times the shared share (`shock_life`), exact for
+/// any life when not repaired.
 #[derive(Debug, Clone)]
 pub struct Ccf {
     pub id: String,
     pub members: Vec<u32>,
     pub rate_basis: bool,
     pub shock_rate: f64,
+    pub shock_life: Option<u32>,
     pub shock_take: Vec<f64>,
     pub take: Vec<f64>,
 }
@@ -468,7 +471,13 @@ impl Builder {
     /// Compile a common-cause group over member groups; on the rate basis each member's
     /// life keeps (1 - beta) of its hazard and shared shocks arrive at beta times the
     /// members' mean failure rate (1 / MTTF): exact for exponential members.
-    fn ccf(&mut self, id: &str, cc: &CcfSpec, members: Vec<u32>) -> Result<Ccf, EngineError> {
+    fn ccf(
+        &mut self,
+        id: &str,
+        cc: &CcfSpec,
+        members: Vec<u32>,
+        same_model: bool,
+    ) -> Result<Ccf, EngineError> {
         let m = members.len();
         let bad = |why: String| EngineError(format!("common-cause group {id:?}: {why}"));
         if m < 2 {
@@ -512,7 +521,20 @@ impl Builder {
             take[k] = prod * (1.0 - rho[k]);
         }
         let mut shock_rate = 0.0;
+        let mut shock_life = None;
         let mut shock_take = vec![0.0; m + 1];
+        if rate_basis && same_model {
+            // The whole life of a member (both modes of a partially covered block).
+            let g0 = members[0] as usize;
+            let whole = match (&self.groups[g0].test, &self.dists[self.groups[g0].life as usize]) {
+                (Some(t), Dist::PowerSf(p)) if t.coverage < 1.0 => p.base().clone(),
+                (_, d) => d.clone(),
+            };
+            // Shared events take (sum over k of take[k] m / k) of a member's hazard.
+            let share: f64 = (2..=m).map(|k| take[k] * m as f64 / k as f64).sum();
+            self.dists.push(Dist::PowerSf(PowerSf::new(whole, share)));
+            shock_life = Some((self.dists.len() - 1) as u32);
+        }
         if rate_basis {
             let mut rate = 0.0;
             for &g in &members {
@@ -563,6 +585,7 @@ impl Builder {
             members,
             rate_basis,
             shock_rate,
+            shock_life,
             shock_take,
             take,
         })
@@ -976,7 +999,12 @@ impl Builder {
                 }
                 members.push(g);
             }
-            let ccf = self.ccf(&cid, cc, members)?;
+            let first = index[cc.members[0].as_str()];
+            let same_model = cc
+                .members
+                .iter()
+                .all(|m| spec.nodes[index[m.as_str()]].model == spec.nodes[first].model);
+            let ccf = self.ccf(&cid, cc, members, same_model)?;
             self.ccfs.push(ccf);
         }
         Ok((ends[input].0, ends[output].1))

@@ -735,7 +735,7 @@ impl<'a> Sim<'a> {
         for (i, cc) in c.ccfs.iter().enumerate() {
             if cc.rate_basis {
                 let slot = self.n_units + c.tested.len() + i;
-                let dt = -(1.0 - rng.uniform()).ln() / cc.shock_rate;
+                let dt = self.shock_gap(cc, rng);
                 self.push(dt, slot as u32, SHOCK);
             }
         }
@@ -759,6 +759,14 @@ impl<'a> Sim<'a> {
         if self.phase + 1 < c.phases.len() {
             let slot = self.calendar_slot(c.calendar.len());
             self.push(p.end, slot as u32, PHASE);
+        }
+    }
+
+    /// Time to a common-cause group's next shared event.
+    fn shock_gap(&self, cc: &crate::diagram::Ccf, rng: &mut Stream) -> f64 {
+        match cc.shock_life {
+            Some(d) => self.c.dists[d as usize].sample(rng).max(0.0),
+            None => -(1.0 - rng.uniform()).ln() / cc.shock_rate,
         }
     }
 
@@ -997,7 +1005,7 @@ impl<'a> Sim<'a> {
             self.pick.extend_from_slice(&cc.members);
             self.force_some(k, rng);
             let first = self.pick[0];
-            let dt = -(1.0 - rng.uniform()).ln() / cc.shock_rate;
+            let dt = self.shock_gap(cc, rng);
             self.push(self.now + dt, slot as u32, SHOCK);
             return first;
         }
