@@ -31,8 +31,9 @@ Rate basis: each member keeps (1 - beta) of its hazard (S^(1-beta)); shared even
 taking k members chosen at random (multiple Greek letters; beta factor: all of them),
 renew with the shared share of the hazard of the members' common life model (S^beta for
 the beta factor: the textbook model, exact for any life without repair), or, for members
-with different models, arrive as a Poisson process at beta times their mean 1/MTTF. Probability basis: each independent failure of a member takes k - 1 others with
-it, with the MGL probabilities (beta of failures are shared).
+with different models, arrive as a Poisson process at beta times their mean 1/MTTF.
+Probability basis: each independent failure of a member takes k - 1 others with it, with
+the MGL probabilities (beta of failures are shared).
 
 Planned replacement (`preventive`, component): age (at that age since renewal; a failure
 restarts the clock), block (at every multiple of the interval, if running) or condition

@@ -526,7 +526,10 @@ impl Builder {
         if rate_basis && same_model {
             // The whole life of a member (both modes of a partially covered block).
             let g0 = members[0] as usize;
-            let whole = match (&self.groups[g0].test, &self.dists[self.groups[g0].life as usize]) {
+            let whole = match (
+                &self.groups[g0].test,
+                &self.dists[self.groups[g0].life as usize],
+            ) {
                 (Some(t), Dist::PowerSf(p)) if t.coverage < 1.0 => p.base().clone(),
                 (_, d) => d.clone(),
             };
