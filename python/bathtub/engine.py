@@ -58,10 +58,11 @@ policy that are at least `opportunity` old.
 
 Capacity: a working block carries its capacity (a parallel block its capacity per unit
 times units up, a standby group per running unit); a node carries the least of its blocks
-and the sum of what flows into it; a block feeding several successors offers its flow to
-each (exact for series-parallel diagrams). A CapacityLevel list is drawn once per
-replication. `production` compares the flow with `demand` and sums it over [0, period]
-(0 = the horizon); in a non-repairable run the capacity is read at `period`.
+and the sum of what flows into it. A flow once limited may not split over several
+successors (refused: that needs a max-flow), so the figures are exact where given. A
+CapacityLevel list is drawn once per replication. `production` compares the flow with
+`demand` and sums it over [0, period] (0 = the horizon); in a non-repairable run the
+capacity is read at `period`.
 
 Initial states (`state`): running at an `age`, `failed` (non-repairable runs), or `down`
 for `since` already (repairable runs: the rest of its repair). Standby groups with

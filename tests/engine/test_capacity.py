@@ -96,6 +96,17 @@ def test_refusals_name_the_field(cap, field):
     assert e.value.field == f"diagram.{field}"
 
 
+def test_a_limited_flow_may_not_split():
+    """A (capacity 4) feeding B and C in parallel: min(4, B + C), not 4 twice; refused."""
+    nodes = [{"id": "in", "type": "input"}, block("A", exp_model(1e-3), instant_repair=True, capacity=4.0),
+             block("B", exp_model(1e-3), instant_repair=True, capacity=3.0),
+             block("C", exp_model(1e-3), instant_repair=True, capacity=3.0), {"id": "out", "type": "output"}]
+    pairs = [("in", "A"), ("A", "B"), ("A", "C"), ("B", "out"), ("C", "out")]
+    d = {"nodes": nodes, "edges": [{"source": a, "target": b} for a, b in pairs]}
+    with pytest.raises(ValueError, match='"A" feeds several nodes'):
+        simulate_availability(d, horizon=10.0, replications=10)
+
+
 def test_unlimited_paths_production_without_capacity_and_missions_refused():
     d = parallel(block("A", exp_model(1e-3), instant_repair=True, capacity=2.0),
                  block("B", exp_model(1e-3), instant_repair=True))

@@ -1578,6 +1578,19 @@ impl Compiled {
                 "capacity is not simulated in network (undirected) diagrams".into(),
             ));
         }
+        if c.has_capacity
+            && let Some(v) = c.capacity_fan_out()
+        {
+            let who = c
+                .groups
+                .iter()
+                .find(|g| g.node == v)
+                .map_or("a gate".to_string(), |g| format!("{:?}", g.id));
+            return Err(EngineError(format!(
+                "capacity: {who} feeds several nodes downstream of a capacity limit; splitting a \
+                 limited flow needs a max-flow, not simulated (give capacities after the split)"
+            )));
+        }
         if c.has_capacity && !c.max_flow_is_finite() {
             return Err(EngineError(
                 "capacity: some input-to-output path has no block with a capacity (unlimited throughput)".into(),
@@ -1650,6 +1663,30 @@ impl Compiled {
             }
         }
         found
+    }
+
+    /// A graph node that feeds several successors while a capacity limit lies on or
+    /// before it (where the least-and-sum rule would count its flow twice), if any.
+    fn capacity_fan_out(&self) -> Option<u32> {
+        let mut limited = vec![false; self.threshold.len()];
+        for g in &self.groups {
+            if !g.capacity.is_empty() {
+                limited[g.node as usize] = true;
+            }
+        }
+        for &v in &self.order {
+            let v = v as usize;
+            if limited[v] {
+                let succ = self.successors(v);
+                if succ.len() > 1 {
+                    return Some(v as u32);
+                }
+                for &w in succ {
+                    limited[w as usize] = true;
+                }
+            }
+        }
+        None
     }
 
     /// Throughput with every block up at its largest level: finite unless some path has

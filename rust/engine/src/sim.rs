@@ -1302,8 +1302,7 @@ impl<'a> Sim<'a> {
     /// System throughput now: a block carries its capacity times its units up (parallel)
     /// or running (standby), or its capacity while it works (component, series); a node
     /// the least of its blocks and the sum of what flows in; nothing where the signal
-    /// does not pass. A block feeding several successors offers its flow to each (exact
-    /// for series-parallel diagrams).
+    /// does not pass. Compilation refuses a limited flow that splits, so this is exact.
     pub fn throughput(&mut self) -> f64 {
         let c = self.c;
         self.node_cap.iter_mut().for_each(|x| *x = f64::INFINITY);
