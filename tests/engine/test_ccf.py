@@ -50,8 +50,9 @@ def shock_chain_reliability(m: int, need: int, rates: dict[int, float], t: np.nd
 
 
 def check_curve(res, exact: np.ndarray) -> None:
+    """Every point of a curve within its 99.9% band (about 99% for the curve as a whole)."""
     se = np.sqrt(exact * (1 - exact) / res.replications)
-    assert np.all(np.abs(res.reliability - exact) <= Z99 * se + 2.0 / res.replications), (res.reliability, exact)
+    assert np.all(np.abs(res.reliability - exact) <= 3.29 * se + 2.0 / res.replications), (res.reliability, exact)
 
 
 def test_proof_tested_beta_pair_pfd():

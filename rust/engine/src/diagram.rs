@@ -6,7 +6,7 @@
 //! output. A block with several outgoing edges is one shared block (a bridge's middle).
 //! Subsystems are inlined: their input takes the outer predecessors, their output feeds
 //! the outer successors, and their blocks are named `outer/inner`.
-use crate::dist::{Dist, DistSpec, Lifetime, PowerSf};
+use crate::dist::{Dist, DistSpec, Lifetime, hazard_share};
 use crate::error::EngineError;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -315,6 +315,8 @@ pub struct Group {
     pub units: u32,
     pub kind: GroupKind,
     pub life: u32,
+    /// The life as given (before common-cause or coverage shares).
+    pub whole: u32,
     pub repair: Option<u32>,
     pub instant_repair: bool,
     pub crew_priority: f64,
@@ -525,17 +527,10 @@ impl Builder {
         let mut shock_take = vec![0.0; m + 1];
         if rate_basis && same_model {
             // The whole life of a member (both modes of a partially covered block).
-            let g0 = members[0] as usize;
-            let whole = match (
-                &self.groups[g0].test,
-                &self.dists[self.groups[g0].life as usize],
-            ) {
-                (Some(t), Dist::PowerSf(p)) if t.coverage < 1.0 => p.base().clone(),
-                (_, d) => d.clone(),
-            };
+            let whole = self.dists[self.groups[members[0] as usize].whole as usize].clone();
             // Shared events take (sum over k of take[k] m / k) of a member's hazard.
             let share: f64 = (2..=m).map(|k| take[k] * m as f64 / k as f64).sum();
-            self.dists.push(Dist::PowerSf(PowerSf::new(whole, share)));
+            self.dists.push(hazard_share(whole, share));
             shock_life = Some((self.dists.len() - 1) as u32);
         }
         if rate_basis {
@@ -543,13 +538,7 @@ impl Builder {
             for &g in &members {
                 let life = self.groups[g as usize].life as usize;
                 // The whole life's mean (both modes of a partially covered block).
-                let mean = match self.groups[g as usize].test {
-                    Some(t) if t.coverage < 1.0 => match &self.dists[life] {
-                        Dist::PowerSf(p) => p.base().mean(),
-                        d => d.mean(),
-                    },
-                    _ => self.dists[life].mean(),
-                };
+                let mean = self.dists[self.groups[g as usize].whole as usize].mean();
                 if !(mean.is_finite() && mean > 0.0) {
                     return Err(bad(format!(
                         "member {:?} needs a finite mean life",
@@ -558,13 +547,11 @@ impl Builder {
                 }
                 rate += 1.0 / mean / m as f64;
                 let base = self.dists[life].clone();
-                self.dists
-                    .push(Dist::PowerSf(PowerSf::new(base, 1.0 - cc.beta)));
+                self.dists.push(hazard_share(base, 1.0 - cc.beta));
                 self.groups[g as usize].life = (self.dists.len() - 1) as u32;
                 if let Some(un) = self.groups[g as usize].uncovered {
                     let base = self.dists[un as usize].clone();
-                    self.dists
-                        .push(Dist::PowerSf(PowerSf::new(base, 1.0 - cc.beta)));
+                    self.dists.push(hazard_share(base, 1.0 - cc.beta));
                     self.groups[g as usize].uncovered = Some((self.dists.len() - 1) as u32);
                 }
             }
@@ -906,16 +893,16 @@ impl Builder {
                         Some(r) => repair_quality(&id, n, r)?,
                         None => None,
                     };
+                    let whole = life;
                     let (mut life, mut uncovered) = (life, None);
                     if let Some(t) = test
                         && t.coverage < 1.0
                     {
                         let base = self.dists[life as usize].clone();
                         self.dists
-                            .push(Dist::PowerSf(PowerSf::new(base.clone(), 1.0 - t.coverage)));
+                            .push(hazard_share(base.clone(), 1.0 - t.coverage));
                         uncovered = Some((self.dists.len() - 1) as u32);
-                        self.dists
-                            .push(Dist::PowerSf(PowerSf::new(base, t.coverage)));
+                        self.dists.push(hazard_share(base, t.coverage));
                         life = (self.dists.len() - 1) as u32;
                     }
                     self.groups.push(Group {
@@ -925,6 +912,7 @@ impl Builder {
                         units,
                         kind,
                         life,
+                        whole,
                         repair,
                         instant_repair: n.instant_repair.unwrap_or(false),
                         crew_priority: prio,

@@ -21,6 +21,11 @@ impl std::fmt::Debug for Exponential {
 }
 
 impl Exponential {
+    /// The same life keeping a share `p` > 0 of its hazard (S^p): rate times p.
+    pub(crate) fn hazard_share(&self, p: f64) -> Result<Self, DistError> {
+        Exponential::new(self.rate * p, self.loc)
+    }
+
     pub fn new(failure_rate: f64, gamma: f64) -> Result<Self, DistError> {
         let rate = positive("exponential", "failure_rate", failure_rate)?;
         Ok(Exponential {

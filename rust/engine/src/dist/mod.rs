@@ -27,7 +27,7 @@ pub use loglogistic::LogLogistic;
 pub use lognormal::LogNormal;
 pub use mixture::Mixture;
 pub use normal::Normal;
-pub use power::PowerSf;
+pub use power::{PowerSf, hazard_share};
 pub use uniform::Uniform;
 pub use weibull::Weibull;
 

@@ -32,6 +32,27 @@ impl PowerSf {
     }
 }
 
+/// A life keeping a share `p` of `base`'s hazard: in closed form for exponential and
+/// Weibull lives (their own fast samplers), else as S^p.
+pub fn hazard_share(base: Dist, p: f64) -> Dist {
+    if p > 0.0 {
+        match &base {
+            Dist::Exponential(e) => {
+                if let Ok(x) = e.hazard_share(p) {
+                    return Dist::Exponential(x);
+                }
+            }
+            Dist::Weibull(w) => {
+                if let Ok(x) = w.hazard_share(p) {
+                    return Dist::Weibull(x);
+                }
+            }
+            _ => {}
+        }
+    }
+    Dist::PowerSf(PowerSf::new(base, p))
+}
+
 impl PowerSf {
     pub fn base(&self) -> &Dist {
         &self.base

@@ -11,6 +11,11 @@ pub struct Weibull {
 }
 
 impl Weibull {
+    /// The same life keeping a share `p` > 0 of its hazard (S^p): scale times p^(-1/beta).
+    pub(crate) fn hazard_share(&self, p: f64) -> Result<Self, DistError> {
+        Weibull::new(self.alpha * p.powf(-self.inv_beta), self.beta, self.loc)
+    }
+
     pub fn new(alpha: f64, beta: f64, gamma: f64) -> Result<Self, DistError> {
         let beta = positive("weibull", "beta", beta)?;
         Ok(Weibull {
