@@ -187,13 +187,13 @@ async def test_bad_diagrams_are_refused_naming_node_and_field(api: Api) -> None:
     bad["nodes"][2]["n"] = 4
     status, body = await api.post("rbd/create", bad)
     assert status == 422 and body["detail"].startswith("nodes.vote.n:"), body
-    # Stored but not simulated yet: the analysis refuses it, naming node and field.
+    # Maintenance fields reach the engine, which checks them too, naming node and field.
     _, created = await api.post("rbd/create", two_of_three())
     status, _ = await api.post("rbd/edit", {"id": created["id"], "ops": [
         {"op": "update_node", "id": "p2", "preventive": {"policy": "age", "interval": 500}}]})
     assert status == 200
     status, body = await api.post("rbd_analysis/analyze", {"id": created["id"], "horizon": 10.0})
-    assert status == 422 and body["detail"].startswith("nodes.p2.preventive: not simulated"), body
+    assert status == 200 and body["status"] == "queued", body
     _, got = await api.post("get/rbd", {"id": created["id"]})
     assert got["nodes"][4]["preventive"] == {"policy": "age", "interval": 500.0}
 
@@ -267,7 +267,7 @@ async def test_analysis_refusals_and_options(api: Api) -> None:
         assert status == 422 and out["detail"] == detail, out
     await api.post("rbd/edit", {"id": made["id"], "ops": [{"op": "set", "safety_function": True, "target_sil": 2}]})
     status, out = await api.post("rbd_analysis/analyze", {"id": made["id"], "horizon": 10.0})
-    assert status == 422 and out["detail"].startswith("safety_function: not simulated by engine"), out
+    assert status == 200 and out["status"] == "queued", out  # safety functions are simulated (PFD, SIL)
     await api.post("rbd/edit", {"id": made["id"], "ops": [{"op": "set", "safety_function": False, "target_sil": 0}]})
     # Precision mode: runs until the relative half-width of unavailability is reached.
     status, queued = await api.post("rbd_analysis/analyze", {"id": made["id"], "horizon": 100, "precision": 0.1,
@@ -325,6 +325,6 @@ async def test_every_spec_field_round_trips_through_create_edit_get(api: Api) ->
     _, got = await api.post("get/rbd", {"id": made["id"]})
     for key, value in full.items():
         assert got[key] == value, key
-    # Stored, and refused by the analysis until the engine simulates it, naming the first such field.
+    # Every field reaches the engine, which refuses this combination, naming the node and field.
     status, body = await api.post("rbd_analysis/analyze", {"id": made["id"], "horizon": 10.0})
-    assert status == 422 and body["detail"].startswith("ccf: not simulated by engine"), body
+    assert status == 422 and "repair_quality" in body["detail"] and "preventive" in body["detail"], body

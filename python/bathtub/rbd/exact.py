@@ -201,8 +201,22 @@ def _solve(g: _Graph, depth: int) -> tuple[Formula | None, int]:
     return ("pivot", f, f_up, f_down), 1 + n_up + n_down
 
 
+# What makes blocks dependent or time-varying beyond a static structure of independent
+# lives: such diagrams are simulated, never answered by the formula.
+SIMULATED_SETTINGS = ("ccf", "phases", "network", "maintenance_groups", "costs", "production", "safety_function")
+SIMULATED_NODE_FIELDS = ("preventive", "inspection", "state", "repair_quality", "capacity", "costs",
+                         "maintenance_group")
+
+
 def structure(d: Mapping[str, Any]) -> Exactness:
     """Reduce an engine-form diagram (`bathtub.rbd.resolve.engine_form`) to a formula."""
+    for key in SIMULATED_SETTINGS:
+        if d.get(key):
+            return Exactness(False, f"the diagram sets {key}, which only the simulation honours")
+    for n in d["nodes"]:
+        for key in SIMULATED_NODE_FIELDS:
+            if n.get(key) is not None:
+                return Exactness(False, f"block {n['id']} has {key}, which only the simulation honours")
     g = _Graph()
     rename: dict[str, tuple[str, str]] = {}  # node id -> (entry, exit) after splitting
     for n in d["nodes"]:

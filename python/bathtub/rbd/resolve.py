@@ -11,15 +11,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from bathtub.distributions import FAMILIES, MIXTURE
-from bathtub.engine import engine_version
+from bathtub.engine import DIAGRAM_NOT_YET_SIMULATED, NOT_YET_SIMULATED, engine_version
 from bathtub.errors import InputError
 
-# Diagram settings and node fields an analysis would have to honour but this engine does not
-# simulate yet (maintenance, costs, common cause, phases, ... come with the next engine).
-DIAGRAM_NOT_SIMULATED = ("ccf", "maintenance_groups", "costs", "production", "phases", "network",
-                         "safety_function", "target_sil")
-NODE_NOT_SIMULATED = ("costs", "preventive", "inspection", "repair_quality", "capacity", "covariate_schedules",
-                      "maintenance_group", "repair_one_at_a_time")
+# What an analysis must honour but the engine does not simulate: the engine's own lists, so
+# the service can never accept what the engine would ignore.
+DIAGRAM_NOT_SIMULATED = DIAGRAM_NOT_YET_SIMULATED
+NODE_NOT_SIMULATED = NOT_YET_SIMULATED
+# Node fields handed to the engine as stored (it validates them, naming node and field).
+NODE_ENGINE_FIELDS = ("n", "k", "spares", "cold", "dormancy", "preventive", "inspection", "costs", "capacity",
+                      "maintenance_group", "repair_quality", "state")
+REPAIRABLE_NODE_FIELDS = ("instant_repair", "crew_priority", "repair_one_at_a_time")
+# Diagram settings the engine reads (the top diagram's; a subsystem's are refused by the engine).
+DIAGRAM_ENGINE_FIELDS = ("ccf", "maintenance_groups", "costs", "production", "phases", "network",
+                         "safety_function", "target_sil", "unit")
 MAX_DEPTH = 16
 
 
@@ -123,11 +128,11 @@ def engine_form(
             out["model"] = _model(n["model"], f"{f}.model", models, d.get("unit"))
         if "repair" in n and d.get("repairable"):
             out["repair"] = _model(n["repair"], f"{f}.repair", models, d.get("unit"))
-        for key in ("n", "k", "spares", "cold", "dormancy"):
-            if key in n:
+        for key in NODE_ENGINE_FIELDS:
+            if n.get(key) is not None:
                 out[key] = n[key]
         if d.get("repairable"):
-            for key in ("instant_repair", "crew_priority"):
+            for key in REPAIRABLE_NODE_FIELDS:
                 if key in n:
                     out[key] = n[key]
         if n["type"] == "subsystem":
@@ -140,4 +145,8 @@ def engine_form(
                                                           f"{d['unit']!r}")
             out["diagram"] = engine_form(inner, models, diagrams, field=f"{f}.subsystem", depth=depth + 1)
         nodes.append(out)
-    return {"nodes": nodes, "edges": [dict(e) for e in d["edges"]]}
+    form: dict[str, Any] = {"nodes": nodes, "edges": [dict(e) for e in d["edges"]]}
+    for key in DIAGRAM_ENGINE_FIELDS:
+        if d.get(key) not in (None, False, [], {}):
+            form[key] = d[key]
+    return form
