@@ -95,8 +95,10 @@ PAGES: dict[str, Page] = {
         "`rbd_run`: figures with 95% intervals, per-block figures, inputs, engine versions, precision reached "
         "and the quote. `get rbd_run` with `include_curve` adds A(t) or R(t) with its band and says whether the "
         "diagram changed since; the same inputs answer from the stored run unless `recompute: true`. "
-        "Maintenance, costs, common cause, phases and capacity are stored but refused by analysis until the "
-        "engine simulates them.",
+        "The simulation honours preventive maintenance, proof tests (PFD and SIL of a `safety_function`), "
+        "repair quality, common-cause groups, maintenance groups, costs with discounting, phases, capacity and "
+        "production, initial block states and network mode; covariate schedules are stored but refused by "
+        "analysis.",
         ("rbd_analysis/analyze", "get/rbd_run", "get/job"),
     ),
     "strategy": Page(
