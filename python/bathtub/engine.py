@@ -374,15 +374,16 @@ def _preventive(p: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
 
 
 def _repair_quality(r: Any, node: Mapping[str, Any], model: Mapping[str, Any] | None, field: str) -> dict[str, Any]:
-    """RepairQuality, checked: component (not with preventive or inspection: not simulated
-    together), not a mixture life; model perfect | kijima1 | kijima2, q in [0, 1],
+    """RepairQuality, checked: component (not with inspection: not simulated together; not
+    condition-replaced), not a mixture life; model perfect | kijima1 | kijima2, q in [0, 1],
     replace_after an integer 1..1000 with q > 0."""
     if node.get("type") != "component":
         raise InputError(field, "repair quality is for component blocks")
     _keys(r, ("model", "q", "replace_after"), field, "RepairQuality")
-    for key in ("preventive", "inspection"):
-        if node.get(key) is not None:
-            raise InputError(field, f"not simulated together with {key} by engine {engine_version}")
+    if node.get("inspection") is not None:
+        raise InputError(field, f"not simulated together with inspection by engine {engine_version}")
+    if (node.get("preventive") or {}).get("policy") == "condition":
+        raise InputError(field, "not on a condition-replaced block")
     if model is not None and model["distribution_id"] == MIXTURE:
         raise InputError(field, "refused with a mixture life")
     kind = r.get("model", "perfect")

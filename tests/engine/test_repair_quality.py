@@ -70,13 +70,39 @@ def test_replace_after_renews_at_the_nth_failure():
     assert abs(by["repair"]["mean"] - 10.0 * repairs) <= Z99 * by["repair"]["std_error"]
 
 
+@pytest.mark.parametrize("instant", [True, False])
+def test_q0_with_age_replacement_is_age_replacement(instant):
+    repair = None if instant else exp_model(0.05)
+    extra = {"instant_repair": True} if instant else {}
+    pm = {"policy": "age", "interval": 300.0, "duration": 5.0}
+    kw = {"horizon": 5000.0, "replications": 300, "seed": 35, "grid": 11}
+    perfect = simulate_availability(series(block("W", weibull(500.0, 2.5), repair, preventive=pm, **extra)), **kw)
+    aged = simulate_availability(series(block("W", weibull(500.0, 2.5), repair, preventive=pm, **extra,
+                                              repair_quality={"model": "kijima1", "q": 0.0})), **kw)
+    assert aged.state == perfect.state
+
+
+def test_block_replacement_with_minimal_repair():
+    """Barlow-Hunter periodic replacement: renewed every T, minimally repaired between, so
+    failures per period are Poisson(H(T)) = (T/alpha)^beta."""
+    alpha, beta, T, periods, n = 400.0, 2.0, 300.0, 10, 2000
+    node = block("W", weibull(alpha, beta), instant_repair=True, repair_quality={"model": "kijima1", "q": 1.0},
+                 preventive={"policy": "block", "interval": T})
+    res = simulate_availability(series(node), horizon=periods * T, replications=n, seed=36, grid=0)
+    h = periods * (T / alpha) ** beta
+    assert abs(res.blocks[0].failures - h) <= Z99 * math.sqrt(h / n), (res.blocks[0].failures, h)
+    assert res.preventive["W"] == periods
+
+
 @pytest.mark.parametrize("rq,extra,field", [
     ({"model": "kijima3"}, {}, "repair_quality.model"),
     ({"model": "kijima1", "q": 1.5}, {}, "repair_quality.q"),
     ({"model": "kijima1", "q": 0.5, "replace_after": 0}, {}, "repair_quality.replace_after"),
     ({"model": "kijima1", "q": 0.0, "replace_after": 3}, {}, "repair_quality.replace_after"),
     ({"model": "perfect", "q": 0.5}, {}, "repair_quality.q"),
-    ({"model": "kijima1", "q": 0.5}, {"preventive": {"interval": 10.0}}, "repair_quality"),
+    ({"model": "kijima1", "q": 0.5}, {"preventive": {"policy": "condition", "interval": 10.0, "threshold": 0.1}},
+     "repair_quality"),
+    ({"model": "kijima1", "q": 0.5}, {"inspection": {"interval": 10.0}}, "repair_quality"),
 ])
 def test_refusals_name_the_field(rq, extra, field):
     d = series(block("W", weibull(100.0, 2.0), instant_repair=True, repair_quality=rq, **extra))

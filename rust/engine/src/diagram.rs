@@ -1157,8 +1157,14 @@ fn repair_quality(
     if n.kind != "component" {
         return Err(bad("is for component blocks"));
     }
-    if n.preventive.is_some() || n.inspection.is_some() {
-        return Err(bad("not simulated together with preventive or inspection"));
+    if n.inspection.is_some() {
+        return Err(bad("not simulated together with inspection"));
+    }
+    if n.preventive
+        .as_ref()
+        .is_some_and(|p| p.policy.as_deref() == Some("condition"))
+    {
+        return Err(bad("not on a condition-replaced block"));
     }
     if n.model
         .as_ref()

@@ -592,7 +592,14 @@ impl<'a> Sim<'a> {
             life.sample(rng)
         };
         self.born[u] = self.now;
-        self.push(self.now + l.max(0.0), u as u32, FAIL);
+        let l = l.max(0.0);
+        // Age replacement: the clock restarts at each repair, the virtual age does not.
+        match self.c.groups[g].pm {
+            Some(pm) if pm.policy == Policy::Age && l >= pm.interval => {
+                self.push(self.now + pm.interval, u as u32, PM)
+            }
+            _ => self.push(self.now + l, u as u32, FAIL),
+        }
     }
 
     /// A failure mode of a proof-tested unit happened: hidden, the unit stops if it ran.
@@ -822,6 +829,9 @@ impl<'a> Sim<'a> {
     #[inline(never)]
     fn start_life(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let grp = &self.c.groups[g];
+        // A planned replacement renews as new (imperfect repair starts over).
+        self.vage[u] = 0.0;
+        self.fails_since[u] = 0;
         let l = self.c.dists[grp.life as usize].sample(rng).max(0.0);
         self.life_at[u] = l;
         self.born[u] = self.now;
