@@ -327,4 +327,4 @@ async def test_every_spec_field_round_trips_through_create_edit_get(api: Api) ->
         assert got[key] == value, key
     # Every field reaches the engine, which refuses this combination, naming the node and field.
     status, body = await api.post("rbd_analysis/analyze", {"id": made["id"], "horizon": 10.0})
-    assert status == 422 and "repair_quality" in body["detail"] and "preventive" in body["detail"], body
+    assert status == 422 and "ccf[0].members[2]" in body["detail"] and "standby" in body["detail"], body
