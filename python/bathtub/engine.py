@@ -658,7 +658,8 @@ def _ccf(groups: Any, nodes: Sequence[Mapping[str, Any]], field: str) -> list[di
 
 def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> dict[str, Any]:
     """The engine's form of a spec diagram: models resolved to validated params, fields
-    type-checked; raises InputError naming the field (e.g. `diagram.nodes[3].model.params.beta`)."""
+    type-checked; raises InputError naming the node by its id and the field (e.g.
+    `diagram.nodes.pump-a.model.params.beta`; a node without a usable id by its index)."""
     if _depth > 16:
         raise InputError(field, "subsystems nested more than 16 deep")
     if not isinstance(diagram, Mapping):
@@ -676,6 +677,7 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
         nid, kind = node.get("id"), node.get("type")
         if not isinstance(nid, str) or not nid:
             raise InputError(f"{f}.id", "required (a non-empty string)")
+        f = f"{field}.nodes.{nid}"  # users know their nodes by id, not by position
         if kind not in NODE_TYPES:
             raise InputError(f"{f}.type", f"must be one of {', '.join(NODE_TYPES)}")
         for key in NOT_YET_SIMULATED:

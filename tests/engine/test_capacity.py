@@ -83,11 +83,11 @@ def test_production_over_a_period_and_time_below_demand():
 
 
 @pytest.mark.parametrize("cap,field", [
-    (0.0, "nodes[1].capacity"),
-    ([], "nodes[1].capacity"),
-    ([{"value": 1.0, "probability": 0.5}], "nodes[1].capacity"),
-    ([{"value": -1.0, "probability": 1.0}], "nodes[1].capacity[0].value"),
-    ([{"value": 1.0}], "nodes[1].capacity[0].probability"),
+    (0.0, "nodes.B.capacity"),
+    ([], "nodes.B.capacity"),
+    ([{"value": 1.0, "probability": 0.5}], "nodes.B.capacity"),
+    ([{"value": -1.0, "probability": 1.0}], "nodes.B.capacity[0].value"),
+    ([{"value": 1.0}], "nodes.B.capacity[0].probability"),
 ])
 def test_refusals_name_the_field(cap, field):
     d = series(block("B", exp_model(1e-3), instant_repair=True, capacity=cap))

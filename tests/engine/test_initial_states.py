@@ -62,7 +62,7 @@ def test_refusals_name_the_field(state, field):
     d = series(block("A", exp_model(0.1), exp_model(1.0), state=state))
     with pytest.raises(InputError) as e:
         simulate_availability(d, horizon=10.0, replications=10)
-    assert e.value.field == f"diagram.nodes[1].{field}"
+    assert e.value.field == f"diagram.nodes.A.{field}"
 
 
 def test_refused_by_run_kind():
@@ -75,4 +75,4 @@ def test_refused_by_run_kind():
     with pytest.raises(InputError) as e:
         simulate_availability(series(block("A", exp_model(0.1), instant_repair=True, state={"down": True})),
                               horizon=10.0, replications=10)
-    assert e.value.field == "diagram.nodes[1].state.down"
+    assert e.value.field == "diagram.nodes.A.state.down"

@@ -74,14 +74,14 @@ def test_opportunity_renews_an_old_enough_block_at_a_stop():
 
 
 @pytest.mark.parametrize("node_extra,groups,field", [
-    ({"maintenance_group": "nope"}, {"g": {}}, "nodes[1].maintenance_group"),
+    ({"maintenance_group": "nope"}, {"g": {}}, "nodes.A.maintenance_group"),
     ({"maintenance_group": "g"}, {"g": {"setup_cost": -1}}, "maintenance_groups.g.setup_cost"),
     ({"maintenance_group": "g"}, {"g": {"crew": 2}}, "maintenance_groups.g.crew"),
-    ({"preventive": {"interval": 10.0, "opportunity": 5.0}}, {}, "nodes[1].preventive.opportunity"),
+    ({"preventive": {"interval": 10.0, "opportunity": 5.0}}, {}, "nodes.A.preventive.opportunity"),
     ({"maintenance_group": "g", "preventive": {"interval": 10.0, "opportunity": 50.0}}, {"g": {}},
-     "nodes[1].preventive.opportunity"),
+     "nodes.A.preventive.opportunity"),
     ({"maintenance_group": "g", "preventive": {"policy": "block", "interval": 10.0, "opportunity": 5.0}},
-     {"g": {}}, "nodes[1].preventive.opportunity"),
+     {"g": {}}, "nodes.A.preventive.opportunity"),
 ])
 def test_refusals_name_the_field(node_extra, groups, field):
     d = series(block("A", exp_model(0.01), instant_repair=True, **node_extra)) | {"maintenance_groups": groups}

@@ -58,8 +58,8 @@ def test_refusals():
     with pytest.raises(InputError) as e:
         simulate_availability(series(block("A", exp_model(0.1), exp_model(1.0), repair_one_at_a_time=True)),
                               horizon=10.0, replications=10)
-    assert e.value.field == "diagram.nodes[1].repair_one_at_a_time"
+    assert e.value.field == "diagram.nodes.A.repair_one_at_a_time"
     d = series(standby(True, 0.1, 1.0) | {"costs": {"repair": 5.0}})
     with pytest.raises(InputError) as e:
         simulate_availability(d, horizon=10.0, replications=10)
-    assert e.value.field == "diagram.nodes[1].costs"
+    assert e.value.field == "diagram.nodes.S.costs"

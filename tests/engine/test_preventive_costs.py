@@ -148,16 +148,16 @@ def test_cost_runs_merge_exactly():
 
 
 @pytest.mark.parametrize("node_extra,field", [
-    ({"preventive": {"interval": 0}}, "nodes[1].preventive.interval"),
-    ({"preventive": {"policy": "calendar", "interval": 5}}, "nodes[1].preventive.policy"),
-    ({"preventive": {"policy": "condition", "interval": 5}}, "nodes[1].preventive.threshold"),
-    ({"preventive": {"policy": "age", "interval": 5, "threshold": 0.1}}, "nodes[1].preventive.threshold"),
-    ({"preventive": {"policy": "block", "interval": 5, "duration": 5}}, "nodes[1].preventive.duration"),
-    ({"preventive": {"interval": 5, "opportunity": 1}}, "nodes[1].preventive.opportunity"),
-    ({"preventive": {"interval": 5}, "inspection": {"interval": 5}}, "nodes[1].preventive"),
-    ({"costs": {"repair": -1}}, "nodes[1].costs.repair"),
-    ({"costs": {"replace": {"min": 1}}}, "nodes[1].costs.replace.max"),
-    ({"costs": {"fuel": 1}}, "nodes[1].costs.fuel"),
+    ({"preventive": {"interval": 0}}, "nodes.B.preventive.interval"),
+    ({"preventive": {"policy": "calendar", "interval": 5}}, "nodes.B.preventive.policy"),
+    ({"preventive": {"policy": "condition", "interval": 5}}, "nodes.B.preventive.threshold"),
+    ({"preventive": {"policy": "age", "interval": 5, "threshold": 0.1}}, "nodes.B.preventive.threshold"),
+    ({"preventive": {"policy": "block", "interval": 5, "duration": 5}}, "nodes.B.preventive.duration"),
+    ({"preventive": {"interval": 5, "opportunity": 1}}, "nodes.B.preventive.opportunity"),
+    ({"preventive": {"interval": 5}, "inspection": {"interval": 5}}, "nodes.B.preventive"),
+    ({"costs": {"repair": -1}}, "nodes.B.costs.repair"),
+    ({"costs": {"replace": {"min": 1}}}, "nodes.B.costs.replace.max"),
+    ({"costs": {"fuel": 1}}, "nodes.B.costs.fuel"),
 ])
 def test_refusals_name_the_field(node_extra, field):
     d = series(block("B", exp_model(1e-3), instant_repair=True, **node_extra))

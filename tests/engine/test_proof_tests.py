@@ -123,7 +123,7 @@ def test_refusals_name_the_field(inspection, field):
     d = series(block("V", exp_model(1e-3), instant_repair=True, inspection=inspection))
     with pytest.raises(InputError) as e:
         simulate_availability(d, horizon=100.0, replications=10)
-    assert e.value.field == f"diagram.nodes[1].{field}"
+    assert e.value.field == f"diagram.nodes.V.{field}"
 
 
 def test_refusals_of_kind_run_and_settings():

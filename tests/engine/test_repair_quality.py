@@ -108,7 +108,7 @@ def test_refusals_name_the_field(rq, extra, field):
     d = series(block("W", weibull(100.0, 2.0), instant_repair=True, repair_quality=rq, **extra))
     with pytest.raises(InputError) as e:
         simulate_availability(d, horizon=100.0, replications=10)
-    assert e.value.field == f"diagram.nodes[1].{field}"
+    assert e.value.field == f"diagram.nodes.W.{field}"
 
 
 def test_refused_with_a_mixture_life():

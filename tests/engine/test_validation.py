@@ -70,7 +70,7 @@ def test_bad_params_name_the_field():
     d = good()
     d["nodes"][1]["model"] = {"distribution_id": "weibull", "params": [{"name": "alpha", "value": 10.0},
                                                                        {"name": "beta", "value": -2.0}]}
-    with pytest.raises(InputError, match=r"diagram\.nodes\[1\]\.model\.params\.beta"):
+    with pytest.raises(InputError, match=r"diagram\.nodes\.A\.model\.params\.beta"):
         compile_diagram(d)
     d["nodes"][1]["model"] = {"distribution_id": "weibull", "mean": 100.0, "given": {"beta": 2.0}}
     compile_diagram(d)
