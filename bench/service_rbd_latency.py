@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,44 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import asyncpg
 import numpy as np
 
+# The service's start-up and admin helpers live beside this script (bench/ is on sys.path).
+from service_load import cli, free_port, pg_admin, wait_up
+
 BLOCKS = 12  # 4 stages of 2-of-3 repairable pumps
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def cli(url: str, *args: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "bathtub_api.cli", "--database-url", url, *args],
-                         check=True, capture_output=True, text=True)
-    return out.stdout.strip()
-
-
-async def wait_up(base: str, timeout: float = 30.0) -> None:
-    end = time.monotonic() + timeout
-    async with aiohttp.ClientSession() as s:
-        while time.monotonic() < end:
-            try:
-                async with s.get(f"{base}/healthz") as r:
-                    if r.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)
-    raise RuntimeError("service did not start")
-
-
-async def pg_admin(url: str, sql: str) -> None:
-    conn = await asyncpg.connect(url)
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
 
 
 def diagram() -> dict[str, Any]:

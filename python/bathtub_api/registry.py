@@ -134,6 +134,17 @@ class Registry:
 
         return deco
 
+    def body_route(
+        self, method: str, path: str, handler: ActionHandler, *, request: type[BaseModel], summary: str, **meta: Any
+    ) -> None:
+        """An original route whose JSON body is an action's request: validate it, call the
+        action's handler. The adapter the original routes share."""
+
+        async def adapter(ctx: Ctx, http: web.Request) -> Any:
+            return await handler(ctx, request.model_validate(await read_json(http)))
+
+        self.routes.append(Route(method, path, adapter, summary, request=request, **meta))
+
     def job(self, kind: str) -> Callable[[JobHandler], JobHandler]:
         def deco(fn: JobHandler) -> JobHandler:
             if kind in self.job_kinds:

@@ -264,9 +264,6 @@ def register(reg: Registry) -> None:
     reg.action("list", "dataset", request=ListRequest, response=DatasetList, selector="kind",
                summary="The caller's datasets, oldest first")(list_datasets)
 
-    async def create_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
-        return await create_dataset(ctx, DatasetCreate.model_validate(await read_json(request)))
-
     async def get_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
         q = request.query
         try:
@@ -278,8 +275,8 @@ def register(reg: Registry) -> None:
     async def list_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
         return await list_datasets(ctx, ListRequest())
 
-    reg.route("POST", "/api/v1/datasets", summary="Create a dataset (original route)", scope="write",
-              request=DatasetCreate, response=DatasetCreated)(create_route)
+    reg.body_route("POST", "/api/v1/datasets", create_dataset, request=DatasetCreate, response=DatasetCreated,
+                   summary="Create a dataset (original route)", scope="write")
     reg.route("GET", "/api/v1/datasets", summary="List datasets (original route)", response=DatasetList)(list_route)
     reg.route("GET", "/api/v1/datasets/{dataset_id}", summary="First page of a dataset; query offset, limit",
               response=DatasetPage)(get_route)

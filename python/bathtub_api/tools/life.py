@@ -263,9 +263,6 @@ def register(reg: Registry) -> None:
     reg.action("list", "model", request=ListRequest, response=ModelList, selector="kind",
                summary="The caller's models, oldest first")(list_models)
 
-    async def fit_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
-        return await fit(ctx, FitIn.model_validate(await read_json(request)))
-
     async def models_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
         return await list_models(ctx, ListRequest(limit=500))
 
@@ -278,15 +275,12 @@ def register(reg: Registry) -> None:
             raise ApiError(422, "body: must be a JSON object")
         return await reliability(ctx, request.match_info["model_id"], ReliabilityIn.model_validate(body))
 
-    async def import_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
-        return await import_model(ctx, ImportIn.model_validate(await read_json(request)))
-
-    reg.route("POST", "/api/v1/fit", summary="Fit a life model to a dataset (original route)", scope="write",
-              request=FitIn, response=FitOut)(fit_route)
+    reg.body_route("POST", "/api/v1/fit", fit, request=FitIn, response=FitOut, scope="write",
+                   summary="Fit a life model to a dataset (original route)")
     reg.route("GET", "/api/v1/models", summary="List models", response=ModelList)(models_route)
     reg.route("GET", "/api/v1/models/{model_id}", summary="A model record", response=ModelRecord)(model_route)
     reg.route("POST", "/api/v1/models/{model_id}/reliability", request=ReliabilityIn, response=Open,
               summary="Reliability, failure, hazard, cumulative hazard and density at t, or whole curves")(
         reliability_route)
-    reg.route("POST", "/api/import/models", scope="write", request=ImportIn, response=ImportOut,
-              summary="Import a model from params (params-only) or from data (refitted)")(import_route)
+    reg.body_route("POST", "/api/import/models", import_model, request=ImportIn, response=ImportOut, scope="write",
+                   summary="Import a model from params (params-only) or from data (refitted)")

@@ -7,13 +7,12 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from aiohttp import web
 from pydantic import BaseModel, Field
 
 from bathtub import strategy
 from bathtub.errors import InputError
 from bathtub_api.ids import iso, new_id
-from bathtub_api.registry import Ctx, Registry, read_json
+from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 from bathtub_api.tools.life import ParamIn, saved_lifetime
 
@@ -222,15 +221,9 @@ def register(reg: Registry) -> None:
                    description=summary + ". With save: true the analysis is stored as a strategy_analysis "
                                          "item and the answer carries its analysis_id.")(handler)
 
-        def adapter(request_model: type[BaseModel] = request, h: Callable[[Ctx, Any], Any] = handler) -> Any:
-            async def route(ctx: Ctx, http: web.Request) -> dict[str, Any]:
-                return await h(ctx, request_model.model_validate(await read_json(http)))
-
-            return route
-
         if path is None:  # a tool action only: the original routes are the spec's three
             continue
-        reg.route("POST", path, summary=f"{summary} (original route)", request=request, response=response)(adapter())
+        reg.body_route("POST", path, handler, request=request, response=response, summary=f"{summary} (original route)")
     reg.action("get", "strategy_analysis", request=AnalysisGet, response=AnalysisOut, selector="kind",
                summary="A saved strategy analysis: calculator, inputs and result")(get_analysis)
     reg.action("list", "strategy_analysis", request=ListRequest, response=AnalysisList, selector="kind",
