@@ -1142,7 +1142,7 @@ impl<'a> Sim<'a> {
     fn schedule_repair(&mut self, u: usize, g: usize, rng: &mut Stream) {
         // Availability runs check that every block has a repair model or instant repair.
         let d = self.repair_of[g] as usize;
-        let r = self.c.dists[d].sample(rng).max(0.0);
+        let r = self.c.dists[d].draw(rng).max(0.0);
         self.push(self.now + r, u as u32, REPAIRED);
     }
 
@@ -1198,7 +1198,7 @@ impl<'a> Sim<'a> {
 
     fn repaired_plain<const SPECIAL: bool>(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let c = self.c;
-        let l = c.dists[self.life_of[g] as usize].sample(rng).max(0.0);
+        let l = c.dists[self.life_of[g] as usize].draw(rng).max(0.0);
         match c.groups[g].kind {
             GroupKind::Plain { .. } => {
                 // Plain units age only while running and are renewed here: no age kept.

@@ -74,7 +74,7 @@ impl Lifetime for Exponential {
     fn isf(&self, q: f64) -> f64 {
         self.loc - q.ln() / self.rate
     }
-    #[inline]
+    #[inline(always)]
     fn sample(&self, rng: &mut Stream) -> f64 {
         self.loc + self.zig.exp1(rng) * self.mean_life
     }
