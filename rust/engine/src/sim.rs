@@ -108,6 +108,54 @@ fn draw_index(p: &[f64], x: f64) -> usize {
     last
 }
 
+/// Re-derive graph node `node` (its blocks down changed) and push a flip of whether the
+/// signal passes it down to its successors. Every node on the stack has just flipped; a
+/// successor is re-derived as soon as its live count moves and goes on the stack only if
+/// it flips too, so most changes stop at the first successor with nothing pushed, and
+/// the fixed point is the same in any order. The arrays are taken as slices cut to one
+/// length, so one bounds check per node covers all four (their headers stay in
+/// registers instead of being reloaded after each store).
+#[inline(always)]
+fn propagate(
+    c: &Compiled,
+    node: usize,
+    live: &mut [u32],
+    bad: &[u32],
+    threshold: &[u32],
+    reach: &mut [bool],
+    stack: &mut Vec<u32>,
+) {
+    let n = reach.len();
+    let (live, bad, threshold) = (&mut live[..n], &bad[..n], &threshold[..n]);
+    let r = bad[node] == 0 && live[node] >= threshold[node];
+    if r == reach[node] {
+        return;
+    }
+    reach[node] = r;
+    stack.clear();
+    let mut v = node;
+    loop {
+        let r = reach[v];
+        for &w in c.successors(v) {
+            let w = w as usize;
+            if r {
+                live[w] += 1;
+            } else {
+                live[w] -= 1;
+            }
+            let rw = bad[w] == 0 && live[w] >= threshold[w];
+            if rw != reach[w] {
+                reach[w] = rw;
+                stack.push(w as u32);
+            }
+        }
+        match stack.pop() {
+            Some(w) => v = w as usize,
+            None => break,
+        }
+    }
+}
+
 /// Simulation state of one replication; reset and reused for the next.
 pub struct Sim<'a> {
     pub c: &'a Compiled,
@@ -1242,7 +1290,7 @@ impl<'a> Sim<'a> {
     }
 
     /// Re-derive a group's working state and push any change up the diagram.
-    #[inline]
+    #[inline(always)]
     fn refresh(&mut self, g: usize) {
         let ok = self.count[g] >= self.need[g];
         if ok == self.ok[g] {
@@ -1267,24 +1315,15 @@ impl<'a> Sim<'a> {
                 return;
             }
         }
-        self.stack.clear();
-        self.stack.push(node as u32);
-        while let Some(v) = self.stack.pop() {
-            let v = v as usize;
-            let r = self.bad[v] == 0 && self.live[v] >= self.threshold[v];
-            if r == self.reach[v] {
-                continue;
-            }
-            self.reach[v] = r;
-            for &w in c.successors(v) {
-                if r {
-                    self.live[w as usize] += 1;
-                } else {
-                    self.live[w as usize] -= 1;
-                }
-                self.stack.push(w);
-            }
-        }
+        propagate(
+            c,
+            node,
+            &mut self.live,
+            &self.bad,
+            &self.threshold,
+            &mut self.reach,
+            &mut self.stack,
+        );
     }
 
     #[cold]
