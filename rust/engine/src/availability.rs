@@ -269,6 +269,7 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
     };
     let mut failures = 0u32;
     let mut j = 0;
+    let mut next_grid = grid.first().copied().unwrap_or(f64::INFINITY);
     let mut events = 0u64;
     if !up {
         failures += 1;
@@ -278,9 +279,12 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
         if te > horizon {
             break;
         }
-        while j < grid.len() && grid[j] < te {
+        // The next grid time is kept at hand (infinite past the last): one compare per
+        // event in the usual case that no grid point passes.
+        while next_grid < te {
             acc.point_up[j] += up as u64;
             j += 1;
+            next_grid = grid.get(j).copied().unwrap_or(f64::INFINITY);
         }
         let s = sim.step(&mut rng).expect("an event is pending");
         events += 1;

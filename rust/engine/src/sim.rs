@@ -1283,6 +1283,10 @@ impl<'a> Sim<'a> {
     #[inline(always)]
     fn free_crew(&mut self, rng: &mut Stream) {
         self.busy -= 1;
+        // Most runs have no queue (unlimited crews): skip the heap's out-of-line pop.
+        if self.queue.is_empty() {
+            return;
+        }
         if let Some(w) = self.queue.pop() {
             let wu = w.unit as usize;
             self.start_repair(wu, self.c.unit_group[wu] as usize, rng);
