@@ -185,28 +185,14 @@ impl AvailabilityAcc {
 
     /// Two runs of the same model and options over adjacent replication ranges, as one.
     pub fn merge(&self, other: &AvailabilityAcc) -> Result<AvailabilityAcc, EngineError> {
-        if self.options != other.options || self.blocks != other.blocks {
-            return Err(EngineError(
-                "merge: the runs differ in options, seed or blocks".into(),
-            ));
-        }
-        let (a, b) = if self.replication_start <= other.replication_start {
-            (self, other)
-        } else {
-            (other, self)
-        };
-        if a.replication_start + a.replication_count != b.replication_start {
-            return Err(EngineError(format!(
-                "merge: replication ranges [{}, {}) and [{}, {}) are not adjacent",
-                a.replication_start,
-                a.replication_start + a.replication_count,
-                b.replication_start,
-                b.replication_start + b.replication_count
-            )));
-        }
-        let mut out = a.clone();
-        out.absorb(b);
-        Ok(out)
+        let same_run = self.options == other.options && self.blocks == other.blocks;
+        crate::parallel::merge_adjacent(
+            self,
+            other,
+            same_run,
+            |a| (a.replication_start, a.replication_count),
+            Self::absorb,
+        )
     }
 
     /// Half-width of the 95% interval of unavailability, relative to it (inf while 0).

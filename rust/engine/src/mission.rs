@@ -98,24 +98,14 @@ impl MissionAcc {
 
     /// Two runs over adjacent replication ranges, as one.
     pub fn merge(&self, other: &MissionAcc) -> Result<MissionAcc, EngineError> {
-        if self.options != other.options || self.blocks != other.blocks {
-            return Err(EngineError(
-                "merge: the runs differ in options, seed or blocks".into(),
-            ));
-        }
-        let (a, b) = if self.replication_start <= other.replication_start {
-            (self, other)
-        } else {
-            (other, self)
-        };
-        if a.replication_start + a.replication_count != b.replication_start {
-            return Err(EngineError(
-                "merge: replication ranges are not adjacent".into(),
-            ));
-        }
-        let mut out = a.clone();
-        out.absorb(b);
-        Ok(out)
+        let same_run = self.options == other.options && self.blocks == other.blocks;
+        crate::parallel::merge_adjacent(
+            self,
+            other,
+            same_run,
+            |a| (a.replication_start, a.replication_count),
+            Self::absorb,
+        )
     }
 }
 

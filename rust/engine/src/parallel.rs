@@ -38,3 +38,35 @@ pub fn over_replications<W: Send, A: Send>(
         }
     }
 }
+
+/// The merge both run accumulators share: the same model and options (`same_run`), ranges of
+/// replications adjacent in either order, summed exactly (so a merge equals the whole run).
+pub fn merge_adjacent<T: Clone>(
+    x: &T,
+    y: &T,
+    same_run: bool,
+    range: fn(&T) -> (u64, u64),
+    absorb: fn(&mut T, &T),
+) -> Result<T, EngineError> {
+    if !same_run {
+        return Err(EngineError(
+            "merge: the runs differ in options, seed or blocks".into(),
+        ));
+    }
+    let (a, b) = if range(x).0 <= range(y).0 {
+        (x, y)
+    } else {
+        (y, x)
+    };
+    let ((sa, na), (sb, nb)) = (range(a), range(b));
+    if sa + na != sb {
+        return Err(EngineError(format!(
+            "merge: replication ranges [{sa}, {}) and [{sb}, {}) are not adjacent",
+            sa + na,
+            sb + nb
+        )));
+    }
+    let mut out = a.clone();
+    absorb(&mut out, b);
+    Ok(out)
+}
