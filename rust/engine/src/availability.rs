@@ -684,51 +684,21 @@ impl AvailabilityAcc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagram::{DiagramSpec, EdgeSpec, NodeSpec};
-    use crate::dist::DistSpec;
-
-    fn exp(rate: f64) -> DistSpec {
-        DistSpec {
-            distribution_id: "exponential".into(),
-            params: [("failure_rate".to_string(), rate)].into(),
-            base_distribution_id: None,
-        }
-    }
+    use crate::diagram::{DiagramSpec, NodeSpec};
+    use crate::fixtures::{edges, exp, node};
 
     fn pair() -> Compiled {
-        let mut nodes = vec![
-            NodeSpec {
-                id: "in".into(),
-                kind: "input".into(),
-                ..Default::default()
-            },
-            NodeSpec {
-                id: "out".into(),
-                kind: "output".into(),
-                ..Default::default()
-            },
-        ];
-        let mut edges = vec![];
+        let mut nodes = vec![node("in", "input"), node("out", "output")];
         for id in ["A", "B"] {
             nodes.push(NodeSpec {
-                id: id.into(),
-                kind: "component".into(),
                 model: Some(exp(0.01)),
                 repair: Some(exp(0.1)),
-                ..Default::default()
-            });
-            edges.push(EdgeSpec {
-                source: "in".into(),
-                target: id.into(),
-            });
-            edges.push(EdgeSpec {
-                source: id.into(),
-                target: "out".into(),
+                ..node(id, "component")
             });
         }
         Compiled::new(&DiagramSpec {
             nodes,
-            edges,
+            edges: edges(&[("in", "A"), ("A", "out"), ("in", "B"), ("B", "out")]),
             ..Default::default()
         })
         .unwrap()

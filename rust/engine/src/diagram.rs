@@ -1736,36 +1736,14 @@ impl Compiled {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
+
+    use crate::fixtures::{edges, exp, node};
 
     fn comp(id: &str) -> NodeSpec {
-        let mut params = BTreeMap::new();
-        params.insert("failure_rate".to_string(), 1.0);
         NodeSpec {
-            id: id.into(),
-            kind: "component".into(),
-            model: Some(DistSpec {
-                distribution_id: "exponential".into(),
-                params,
-                base_distribution_id: None,
-            }),
-            ..Default::default()
+            model: Some(exp(1.0)),
+            ..node(id, "component")
         }
-    }
-    fn node(id: &str, kind: &str) -> NodeSpec {
-        NodeSpec {
-            id: id.into(),
-            kind: kind.into(),
-            ..Default::default()
-        }
-    }
-    fn edges(e: &[(&str, &str)]) -> Vec<EdgeSpec> {
-        e.iter()
-            .map(|(s, t)| EdgeSpec {
-                source: s.to_string(),
-                target: t.to_string(),
-            })
-            .collect()
     }
     pub(crate) fn bridge() -> DiagramSpec {
         DiagramSpec {

@@ -10,6 +10,8 @@ pub mod availability;
 pub mod diagram;
 pub mod dist;
 pub mod error;
+#[cfg(test)]
+mod fixtures;
 pub mod mission;
 pub mod parallel;
 pub mod rng;

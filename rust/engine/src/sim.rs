@@ -1410,40 +1410,20 @@ impl<'a> Sim<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagram::{DiagramSpec, EdgeSpec, NodeSpec};
-    use crate::dist::DistSpec;
+    use crate::diagram::{DiagramSpec, NodeSpec};
+    use crate::fixtures::{edges, exp, node};
 
-    fn exp(rate: f64) -> DistSpec {
-        DistSpec {
-            distribution_id: "exponential".into(),
-            params: [("failure_rate".to_string(), rate)].into(),
-            base_distribution_id: None,
-        }
-    }
     fn block(id: &str, kind: &str) -> NodeSpec {
         NodeSpec {
-            id: id.into(),
-            kind: kind.into(),
             model: Some(exp(0.1)),
             repair: Some(exp(0.5)),
-            ..Default::default()
+            ..node(id, kind)
         }
     }
 
     /// A bridge feeding a 2-of-3 gate with a chain, a parallel node and a standby group.
     fn tangle() -> Compiled {
-        let mut nodes = vec![
-            NodeSpec {
-                id: "in".into(),
-                kind: "input".into(),
-                ..Default::default()
-            },
-            NodeSpec {
-                id: "out".into(),
-                kind: "output".into(),
-                ..Default::default()
-            },
-        ];
+        let mut nodes = vec![node("in", "input"), node("out", "output")];
         for id in ["A", "B", "C", "D", "E", "F", "G"] {
             nodes.push(block(id, "component"));
         }
@@ -1457,10 +1437,8 @@ mod tests {
             ..block("S", "standby")
         });
         nodes.push(NodeSpec {
-            id: "K".into(),
-            kind: "knode".into(),
             n: Some(2),
-            ..Default::default()
+            ..node("K", "knode")
         });
         let pairs = [
             ("in", "A"),
@@ -1480,16 +1458,9 @@ mod tests {
             ("S", "K"),
             ("K", "out"),
         ];
-        let edges = pairs
-            .iter()
-            .map(|(s, t)| EdgeSpec {
-                source: s.to_string(),
-                target: t.to_string(),
-            })
-            .collect();
         Compiled::new(&DiagramSpec {
             nodes,
-            edges,
+            edges: edges(&pairs),
             ..Default::default()
         })
         .unwrap()
