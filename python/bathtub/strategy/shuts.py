@@ -14,7 +14,7 @@ from __future__ import annotations
 import calendar
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
@@ -98,35 +98,26 @@ def _shut_dates(s: Mapping[str, Any], field: str, today: date, end: date) -> lis
     if unit not in EVERY_UNITS:
         raise InputError(f"{field}.every_unit", f"must be one of {', '.join(EVERY_UNITS)}")
     start = parse_date(s["start"], f"{field}.start") if s.get("start") is not None else today
-    out: list[date] = []
     if unit in ("days", "weeks"):
         days = step * (7.0 if unit == "weeks" else 1.0)
         if days < 1.0:
             raise InputError(f"{field}.every", "must be at least one day")
-        k = max(0, math.ceil((today - start).days / days - 1e-9))  # first occurrence not before today
-        while True:
-            d = start + timedelta(days=math.floor(k * days + 1e-9))
-            if d > end:
-                break
-            if d >= today:
-                out.append(d)
-            k += 1
-            if len(out) > MAX_OCCURRENCES:
-                break
-        return out
+        k0 = max(0, math.ceil((today - start).days / days - 1e-9))  # first occurrence not before today
+        return _occurrences(lambda k: start + timedelta(days=math.floor(k * days + 1e-9)), k0, today, end)
     if step != int(step):
         raise InputError(f"{field}.every", f"must be a whole number with every_unit {unit}")
     months = int(step) * (12 if unit == "years" else 1)
-    k = max(0, ((today.year - start.year) * 12 + today.month - start.month) // months - 1)
-    while True:
-        d = _add_months(start, k * months)
-        if d > end:
-            break
+    k0 = max(0, ((today.year - start.year) * 12 + today.month - start.month) // months - 1)
+    return _occurrences(lambda k: _add_months(start, k * months), k0, today, end)
+
+
+def _occurrences(nth: Callable[[int], date], k: int, today: date, end: date) -> list[date]:
+    """The k-th, (k+1)-th, ... dates of a rule that fall in [today, end] (capped in number)."""
+    out: list[date] = []
+    while (d := nth(k)) <= end and len(out) <= MAX_OCCURRENCES:
         if d >= today:
             out.append(d)
         k += 1
-        if len(out) > MAX_OCCURRENCES:
-            break
     return out
 
 
