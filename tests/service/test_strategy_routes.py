@@ -96,3 +96,37 @@ async def test_shut_plan_picks_shuts(api: Api) -> None:
     assert out["plan"] and all(p["shut"] == "quarterly" for p in out["plan"])
     assert out["expected_cost"] < out["run_to_failure"]["expected_cost"]
     assert np.isfinite(out["expected_failures"])
+
+
+async def test_demonstration_test_solves_every_way_round_over_http(api: Api) -> None:
+    """The route takes a test length and solves what it shows, what confidence, how many failures; plans
+    meeting both risks; sequential tests. Values against scipy's χ² and Poisson laws (spec response shape)."""
+    route = "/api/v1/strategy/demonstration-test"
+    status, shown = await api.post(route, {"total_test_time": 5000.0, "failures": 2, "confidence": 0.9, "unit": "h"})
+    assert status == 200, shown
+    assert shown["solve_for"] == "mtbf"
+    assert math.isclose(shown["demonstrated_mtbf"], 10000.0 / stats.chi2.ppf(0.9, 6), rel_tol=1e-12)
+    status, conf = await api.post(route, {"mtbf": 1000.0, "total_test_time": 5000.0, "failures": 2,
+                                          "solve_for": "confidence"})
+    assert status == 200 and math.isclose(conf["confidence"], 1 - stats.poisson.cdf(2, 5.0), rel_tol=1e-12)
+    status, plan = await api.post(route, {"mtbf": 500.0, "design_mtbf": 1000.0, "consumer_risk": 0.1,
+                                          "producer_risk": 0.1})
+    assert status == 200 and plan["solve_for"] == "plan" and plan["failures"] == 14
+    assert plan["producer_risk"] <= 0.1 and plan["consumer_risk"] <= 0.1 + 1e-12
+    assert plan["operating_characteristic"]["true_mtbf"] and plan["tradeoff"]["rows"]
+    status, seq = await api.post(route, {"method": "sequential", "mtbf": 500.0, "discrimination_ratio": 2.0,
+                                         "confidence": 0.9, "producer_risk": 0.1})
+    assert status == 200 and seq["method"] == "sequential"
+    assert seq["sequential"]["expected_test_time"]["at_design"] < plan["total_test_time"]
+
+
+async def test_demonstration_test_refusals_name_the_field(api: Api) -> None:
+    route = "/api/v1/strategy/demonstration-test"
+    for body, field in [({"mtbf": 100.0, "design_mtbf": 200.0, "producer_risk": 0.0}, "producer_risk"),
+                        ({"mtbf": 100.0, "discrimination_ratio": 1.0, "producer_risk": 0.1}, "discrimination_ratio"),
+                        ({"mtbf": 100.0, "total_test_time": 50.0, "solve_for": "failures"}, "total_test_time"),
+                        ({"mtbf": 100.0, "total_test_time": 500.0}, "solve_for"),
+                        ({"mtbf": 100.0, "sided": "both"}, "sided")]:
+        status, out = await api.post(route, body)
+        assert status == 422, (body, out)
+        assert out["detail"].startswith(field), (body, out)

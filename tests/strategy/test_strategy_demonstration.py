@@ -214,7 +214,8 @@ def test_summary_and_assumptions_speak_plainly():
     ({"units": 5, "shape": 2.0, "failures": 5}, "units"),
     ({"units": 0, "shape": 2.0}, "units"),
     ({"units": 5}, "shape"),
-    ({"units": 5, "shape": 2.0, "test_multiple": 2.0}, "test_multiple"),
+    # units, test length and reliability all given: which unknown is meant must be said
+    ({"units": 5, "shape": 2.0, "test_multiple": 2.0}, "solve_for"),
     ({"method": "bayesian"}, "method"),
     ({"method": "mtbf"}, "mtbf"),
     ({"method": "mtbf", "mtbf": -5.0}, "mtbf"),

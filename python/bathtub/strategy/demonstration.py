@@ -1,142 +1,85 @@
-"""Reliability demonstration-test planning: attribute (binomial), Weibayes and constant-rate tests.
+"""Reliability demonstration-test planning from the spec's request: any one unknown solved.
 
-- Attribute test: n units each run one mission; the test passes with at most f failures. It
-  demonstrates reliability R at confidence C when Σ_{i≤f} C(n,i)(1−R)^i R^{n−i} ≤ 1 − C; with
-  f = 0 this is the textbook n = ln(1 − C)/ln R (rounded up).
-- Weibayes (Weibull, shape β known): a unit run m missions survives with R^{m^β} if the mission
-  reliability is R, so the same binomial condition holds with p = 1 − R^{m^β}; with f = 0,
-  n = ln(1 − C)/(m^β·ln R). Given n units instead, the test length per unit m solves
-  R^{m^β} = 1 − p*, p* the one-sided upper Clopper–Pearson bound Beta⁻¹(C; f + 1, n − f).
-- Constant-rate (method `mtbf`, time-terminated): total time T = MTBF·χ²_{C, 2f+2}/2
-  (MIL-HDBK-781); the test passes with at most f failures in T.
+Three kinds of test, one request shape:
 
-Times are in missions when `mission_time` is omitted, otherwise in the mission's unit.
+- Attribute (binomial): n units each run one mission and pass with at most f failures
+  (`bathtub.strategy.attribute`). Weibayes: the same with m missions per unit and a known
+  Weibull shape β, so a unit fails with p = 1 − R^{m^β}.
+- Constant rate (`method` mtbf): total time on test T with at most f failures shows an MTBF
+  through the χ²/Poisson identities (`bathtub.strategy.constant_rate`), one- or two-sided,
+  time- or failure-terminated.
+- Sequential (`method` sequential): Wald's probability-ratio test of the MTBF with MIL-HDBK-781's
+  truncation (`bathtub.strategy.sequential`).
+
+`solve_for` names the unknown: units, test_time_per_unit or total_test_time (the test length),
+mtbf or reliability (what a test shows), confidence, failures (allowed), or plan (the smallest
+plan meeting both the consumer's and the producer's risk). Left out, it is read from what is
+missing. Times are in missions when `mission_time` is omitted, otherwise in the mission's unit.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from scipy import special
-
 from bathtub.errors import InputError
+from bathtub.strategy import attribute as att
+from bathtub.strategy.constant_rate import chi2_ppf, poisson_cdf
 from bathtub.strategy.inputs import integer, number, probability
+from bathtub.strategy.rate_plans import fmt as _fmt
+from bathtub.strategy.rate_plans import mtbf_test_plan, rate_plan, sequential_plan
 
-METHODS = ("binomial", "weibayes", "mtbf")
+__all__ = ["chi2_ppf", "demonstration_test", "mtbf_test_plan", "poisson_cdf"]
+
+METHODS = ("binomial", "weibayes", "mtbf", "sequential")
+SOLVES = ("units", "test_time_per_unit", "total_test_time", "mtbf", "reliability", "confidence", "failures", "plan")
 # Across `shape_interval`, a plan whose needs vary by more than this ratio earns a warning.
 SHAPE_WARNING_RATIO = 1.25
-_MAX_UNITS = 10**9
 
 
-def zero_failure_units(reliability: float, confidence: float, test_multiple: float = 1.0,
-                       shape: float = 1.0) -> int:
-    """Textbook success-run sample size: ceil(ln(1 − C) / (m^β · ln R))."""
-    x = math.log1p(-confidence) / (test_multiple**shape * math.log(reliability))
-    n = math.ceil(x - 1e-9)  # tolerate rounding when x is a whole number
-    return max(n, 1)
+@dataclass(frozen=True)
+class Ask:
+    """One request, checked: what is given (None where not) and how the answer is worded."""
 
+    reliability: float | None
+    confidence: float
+    confidence_given: bool
+    failures: int | None
+    mission: float | None
+    test_multiple: float | None
+    test_time_per_unit: float | None
+    units: int | None
+    shape: float | None
+    mtbf: Any
+    design_reliability: float | None
+    design_mtbf: float | None
+    discrimination_ratio: float | None
+    producer_risk: float | None
+    total_test_time: float | None
+    solve_for: str | None
+    sided: str
+    termination: str
+    shape_interval: tuple[float, float] | None
+    unit: str | None
 
-def _p_fail(reliability: float, test_multiple: float, shape: float) -> float:
-    """Chance a unit fails a test of m missions when its mission reliability is R: 1 − R^{m^β}."""
-    return -math.expm1(test_multiple**shape * math.log(reliability))
+    @property
+    def time_unit(self) -> str:
+        if self.mission is None:
+            return "missions"
+        return self.unit or "time units"
 
-
-def pass_probability(units: int, failures: int, p_fail: float) -> float:
-    """Chance of at most `failures` failures among `units` independent units (binomial cdf)."""
-    return float(special.bdtr(failures, units, p_fail))
-
-
-def binomial_units(reliability: float, confidence: float, failures: int = 0, test_multiple: float = 1.0,
-                   shape: float = 1.0) -> int:
-    """Smallest n with P(at most f failures | n, 1 − R^{m^β}) ≤ 1 − C."""
-    p = _p_fail(reliability, test_multiple, shape)
-    target = 1.0 - confidence
-    if p <= 0.0:
-        raise InputError("reliability", "too close to 1 to be demonstrated with this test length")
-    hi = max(failures + 1, 1)
-    while pass_probability(hi, failures, p) > target:
-        hi *= 2
-        if hi > _MAX_UNITS:
-            raise InputError("reliability", f"needs more than {_MAX_UNITS} units; relax reliability or confidence")
-    lo = max(failures, hi // 2)  # pass_probability(lo) > target or lo == failures (certain pass)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if pass_probability(mid, failures, p) <= target:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-def upper_failure_probability(units: int, failures: int, confidence: float) -> float:
-    """One-sided upper bound on a unit's failure probability after `failures` in `units`."""
-    return float(special.betaincinv(failures + 1, units - failures, confidence))
-
-
-def test_multiple_for_units(reliability: float, confidence: float, units: int, failures: int = 0,
-                            shape: float = 1.0) -> float:
-    """Missions per unit m so that n units with at most f failures demonstrate R at confidence C."""
-    p = upper_failure_probability(units, failures, confidence)
-    return (math.log1p(-p) / math.log(reliability)) ** (1.0 / shape)
-
-
-def demonstrated_reliability(units: int, failures: int, confidence: float, test_multiple: float = 1.0,
-                             shape: float = 1.0) -> float:
-    """Lower confidence bound on mission reliability shown by passing: (1 − p*)^{1/m^β}."""
-    p = upper_failure_probability(units, failures, confidence)
-    return math.exp(math.log1p(-p) / test_multiple**shape)
-
-
-def chi_squared_test_time(mtbf: float, confidence: float, failures: int = 0) -> float:
-    """Total time on test to show MTBF at confidence C allowing f failures: MTBF·χ²_{C,2f+2}/2."""
-    return mtbf * chi2_ppf(confidence, 2 * failures + 2) / 2.0
-
-
-# scipy.special's ufuncs: the same functions as scipy.stats' chi2.ppf / poisson.cdf without the
-# per-call overhead of the distribution objects (about 100x).
-def chi2_ppf(q: float, df: float) -> float:
-    """Quantile of the chi-squared distribution: 2·P⁻¹(df/2, q), P the regularised lower gamma."""
-    return 2.0 * float(special.gammaincinv(df / 2.0, q))
-
-
-def poisson_cdf(k: int, mean: float) -> float:
-    """P(N <= k) for N ~ Poisson(mean)."""
-    return float(special.pdtr(k, mean))
-
-
-def mtbf_test_plan(mtbf_required: float, mtbf_design: float, consumer_risk: float,
-                   producer_risk: float, max_failures: int = 100_000) -> dict[str, Any]:
-    """Time-terminated constant-rate test meeting both risks (textbook, e.g. MIL-HDBK-781).
-
-    The smallest f for which the test of length T = θ_req·χ²_{1−β, 2f+2}/2 passes a design of
-    MTBF θ_design with probability at least 1 − α (producer's risk ≤ α). Returns {failures,
-    total_test_time, consumer_risk, producer_risk}.
-    """
-    th_r = number(mtbf_required, "mtbf_required", low=0.0, low_inclusive=False)
-    th_d = number(mtbf_design, "mtbf_design", low=0.0, low_inclusive=False)
-    beta = probability(consumer_risk, "consumer_risk")
-    alpha = probability(producer_risk, "producer_risk")
-    if th_d <= th_r:
-        raise InputError("mtbf_design", "must exceed mtbf_required")
-    for f in range(max_failures + 1):
-        t = chi_squared_test_time(th_r, 1.0 - beta, f)
-        risk = 1.0 - float(poisson_cdf(f, t / th_d))
-        if risk <= alpha:
-            return {"failures": f, "total_test_time": t, "consumer_risk": float(poisson_cdf(f, t / th_r)),
-                    "producer_risk": risk}
-    raise InputError("mtbf_design", f"too close to mtbf_required: more than {max_failures} failures needed")
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.4g}"
+    def given(self, field: str, value: Any, solving: str) -> None:
+        if value is not None:
+            raise InputError(field, f"is what solve_for {solving} asks for; leave it out")
 
 
 def demonstration_test(
     reliability: Any = None,
-    confidence: Any = 0.95,
+    confidence: Any = None,
     mission_time: Any = None,
-    failures: Any = 0,
+    failures: Any = None,
     test_multiple: Any = None,
     shape: Any = None,
     units: Any = None,
@@ -147,63 +90,108 @@ def demonstration_test(
     shape_interval: Any = None,
     unit: str | None = None,
     design_mtbf: Any = None,
+    *,
+    solve_for: Any = None,
+    total_test_time: Any = None,
+    test_time_per_unit: Any = None,
+    consumer_risk: Any = None,
+    producer_risk: Any = None,
+    discrimination_ratio: Any = None,
+    sided: Any = "one",
+    termination: Any = "time",
 ) -> dict[str, Any]:
-    """Plan a reliability demonstration test from the spec's request fields.
+    """Plan or read a reliability demonstration test from the spec's request fields.
 
     Returns {method, solve_for, units, test_time_per_unit, total_test_time, failures,
     demonstrated_reliability, consumer_risk, summary, assumptions, tradeoff} plus, where they
-    apply: `time_unit` (the unit of the times: `unit` or "missions"), `mtbf` and
-    `demonstrated_mtbf` (method mtbf), `pass_probability` and `producer_risk` (with
-    `design_reliability` or `design_mtbf`), `shape_sensitivity` and `warning` (with
-    `shape_interval`). `consumer_risk` is the chance that a population exactly at the required
-    reliability passes; `demonstrated_reliability` the lower bound shown at `confidence` by a
-    pass, at least the requirement because units come in whole numbers.
+    apply: `confidence` (used or solved), `time_unit`, `mtbf`, `demonstrated_mtbf` and
+    `mtbf_upper` (constant rate), `reliability_upper` (two-sided), `pass_probability` and
+    `producer_risk` (with a design value), `operating_characteristic` (chance of passing
+    against the true MTBF or reliability), `sequential` (method sequential),
+    `shape_sensitivity` and `warning` (with `shape_interval`). `consumer_risk` is the chance
+    that a population exactly at the requirement passes.
     """
-    c = probability(confidence if confidence is not None else 0.95, "confidence")
-    f = integer(failures if failures is not None else 0, "failures")
-    mission = None if mission_time is None else number(mission_time, "mission_time", low=0.0, low_inclusive=False)
+    ask = _ask(reliability, confidence, mission_time, failures, test_multiple, shape, units, mtbf,
+               design_reliability, b_life, shape_interval, unit, design_mtbf, solve_for, total_test_time,
+               test_time_per_unit, consumer_risk, producer_risk, discrimination_ratio, sided, termination, method)
     if method not in (None, "auto", *METHODS):
         raise InputError("method", f"must be one of {', '.join(METHODS)}")
-    if mtbf is not None and method in (None, "auto"):
-        method = "mtbf"
-    r_req = _required_reliability(reliability, b_life, method, mission, mtbf)
-    beta = None if shape is None else number(shape, "shape", low=0.0, low_inclusive=False)
-    m_given = None if test_multiple is None else number(test_multiple, "test_multiple", low=0.0,
-                                                        low_inclusive=False)
-    n_given = None if units is None else integer(units, "units", low=1)
-    r_design = None if design_reliability is None else probability(design_reliability, "design_reliability")
-    interval = _shape_interval(shape_interval, beta)
-    time_unit = unit if (unit and mission is not None) else ("missions" if mission is None else "time units")
+    if method in (None, "auto"):
+        rate_inputs = (mtbf, design_mtbf, total_test_time, discrimination_ratio)
+        method = "mtbf" if any(v is not None for v in rate_inputs) or solve_for == "mtbf" else None
+    if method == "sequential":
+        return _ordered(sequential_plan(ask))
     if method == "mtbf":
-        if interval is not None:
+        if ask.shape_interval is not None:
             raise InputError("shape_interval", "applies to Weibull plans, not to method mtbf (constant rate)")
-        return _mtbf_plan(r_req, c, f, mission, m_given, n_given, mtbf, r_design, design_mtbf, unit, time_unit)
-    if method == "weibayes" and beta is None:
+        return _ordered(rate_plan(ask))
+    if ask.termination != "time":
+        raise InputError("termination", "applies to constant-rate tests (method mtbf)")
+    if method == "weibayes" and ask.shape is None:
         raise InputError("shape", "required for method weibayes")
-    if m_given is not None and m_given != 1.0 and beta is None:
-        raise InputError("shape", "required when test_multiple is not 1")
-    if n_given is not None and m_given is not None:
-        raise InputError("test_multiple", "give units or test_multiple, not both: with units the test time is solved")
-    if n_given is not None and beta is None:
-        raise InputError("shape", "required to solve for test time per unit when units is given (or use method mtbf)")
-    if design_mtbf is not None:
+    if ask.design_mtbf is not None:
         raise InputError("design_mtbf", "applies to method mtbf only; use design_reliability")
-    assert r_req is not None
-    return _attribute_plan(r_req, c, f, mission, m_given, n_given, beta, r_design, interval, unit, time_unit)
+    return _ordered(_attribute_plan(ask))
 
 
-def _required_reliability(reliability: Any, b_life: Any, method: Any, mission: float | None,
-                          mtbf: Any) -> float | None:
+def _ask(reliability: Any, confidence: Any, mission_time: Any, failures: Any, test_multiple: Any, shape: Any,
+         units: Any, mtbf: Any, design_reliability: Any, b_life: Any, shape_interval: Any, unit: str | None,
+         design_mtbf: Any, solve_for: Any, total_test_time: Any, test_time_per_unit: Any, consumer_risk: Any,
+         producer_risk: Any, discrimination_ratio: Any, sided: Any, termination: Any, method: Any) -> Ask:
+    if solve_for is not None and solve_for not in SOLVES:
+        raise InputError("solve_for", f"must be one of {', '.join(SOLVES)}")
+    if sided not in ("one", "two"):
+        raise InputError("sided", "must be one or two")
+    if termination not in ("time", "failure"):
+        raise InputError("termination", "must be time or failure")
+    c = None if confidence is None else probability(confidence, "confidence")
+    if consumer_risk is not None:
+        beta = probability(consumer_risk, "consumer_risk")
+        if c is not None and abs(c - (1.0 - beta)) > 1e-12:
+            raise InputError("consumer_risk", "give confidence or consumer_risk (= 1 − confidence), not both")
+        c = 1.0 - beta
+    mission = None if mission_time is None else number(mission_time, "mission_time", low=0.0, low_inclusive=False)
+    beta_shape = None if shape is None else number(shape, "shape", low=0.0, low_inclusive=False)
+    ratio = None
+    if discrimination_ratio is not None:
+        ratio = number(discrimination_ratio, "discrimination_ratio")
+        if ratio <= 1.0:
+            raise InputError("discrimination_ratio", "must be above 1 (design MTBF over required MTBF)")
+    return Ask(
+        reliability=_required_reliability(reliability, b_life),
+        confidence=c if c is not None else 0.95,
+        confidence_given=c is not None,
+        failures=None if failures is None else integer(failures, "failures"),
+        mission=mission,
+        test_multiple=None if test_multiple is None else number(test_multiple, "test_multiple", low=0.0,
+                                                                 low_inclusive=False),
+        test_time_per_unit=None if test_time_per_unit is None else number(
+            test_time_per_unit, "test_time_per_unit", low=0.0, low_inclusive=False),
+        units=None if units is None else integer(units, "units", low=1),
+        shape=beta_shape,
+        mtbf=mtbf,
+        design_reliability=None if design_reliability is None else probability(design_reliability,
+                                                                                 "design_reliability"),
+        design_mtbf=None if design_mtbf is None else number(design_mtbf, "design_mtbf", low=0.0, low_inclusive=False),
+        discrimination_ratio=ratio,
+        producer_risk=None if producer_risk is None else probability(producer_risk, "producer_risk"),
+        total_test_time=None if total_test_time is None else number(total_test_time, "total_test_time", low=0.0,
+                                                                     low_inclusive=False),
+        solve_for=solve_for,
+        sided=sided,
+        termination=termination,
+        shape_interval=_shape_interval(shape_interval, beta_shape),
+        unit=unit,
+    )
+
+
+def _required_reliability(reliability: Any, b_life: Any) -> float | None:
     if b_life is not None:
         b = number(b_life, "b_life", low=0.0, low_inclusive=False, high=100.0, high_inclusive=False)
         if reliability is not None and abs(probability(reliability, "reliability") - (1.0 - b / 100.0)) > 1e-12:
             raise InputError("b_life", "give reliability or b_life, not both")
         return 1.0 - b / 100.0
-    if reliability is None:
-        if method == "mtbf" and mtbf is not None:
-            return None
-        raise InputError("reliability", "required (or b_life)")
-    return probability(reliability, "reliability")
+    return None if reliability is None else probability(reliability, "reliability")
 
 
 def _shape_interval(value: Any, beta: float | None) -> tuple[float, float] | None:
@@ -222,197 +210,238 @@ def _shape_interval(value: Any, beta: float | None) -> tuple[float, float] | Non
     return lo, hi
 
 
-def _attribute_plan(r: float, c: float, f: int, mission: float | None, m_given: float | None,
-                    n_given: int | None, beta: float | None, r_design: float | None,
-                    interval: tuple[float, float] | None, unit: str | None, time_unit: str) -> dict[str, Any]:
-    b = beta if beta is not None else 1.0
-    name = "weibayes" if beta is not None and (n_given is not None or (m_given or 1.0) != 1.0) else "binomial"
-    scale = mission if mission is not None else 1.0
+# --- attribute and Weibayes tests ---------------------------------------------------------------
 
-    def plan(ff: int, bb: float) -> tuple[int, float]:
-        """(units, missions per unit) for f failures allowed under shape bb."""
-        if n_given is None:
-            mm = m_given if m_given is not None else 1.0
-            return binomial_units(r, c, ff, mm, bb), mm
-        if n_given <= ff:
-            raise InputError("units", f"must exceed the failures allowed ({ff})")
-        return n_given, test_multiple_for_units(r, c, n_given, ff, bb)
 
-    n, m = plan(f, b)
-    ttpu = m * scale
-    out: dict[str, Any] = {
-        "method": name,
-        "solve_for": "units" if n_given is None else "test_time_per_unit",
-        "units": n,
-        "test_time_per_unit": ttpu,
-        "total_test_time": n * ttpu,
-        "failures": f,
-        "demonstrated_reliability": demonstrated_reliability(n, f, c, m, b),
-        "consumer_risk": pass_probability(n, f, _p_fail(r, m, b)),
-        "time_unit": time_unit,
-    }
-    if r_design is not None:
-        out["pass_probability"] = pass_probability(n, f, _p_fail(r_design, m, b))
+def _attribute_solve(ask: Ask, m_given: float | None) -> str:
+    if ask.solve_for is not None:
+        if ask.solve_for in ("mtbf", "total_test_time"):
+            raise InputError("solve_for", f"{ask.solve_for} applies to constant-rate tests (method mtbf)")
+        return ask.solve_for
+    if ask.producer_risk is not None:
+        return "plan"
+    if ask.units is not None and m_given is not None:
+        if ask.reliability is None:
+            return "reliability"
+        raise InputError("solve_for", "units, the test length per unit and reliability are all given: say what to "
+                                      "solve (confidence or failures)")
+    return "units" if ask.units is None else "test_time_per_unit"
+
+
+def _attribute_plan(ask: Ask) -> dict[str, Any]:
+    m_given = ask.test_multiple
+    if ask.test_time_per_unit is not None:
+        if m_given is not None:
+            raise InputError("test_time_per_unit", "give test_multiple or test_time_per_unit, not both")
+        m_given = ask.test_time_per_unit / (ask.mission if ask.mission is not None else 1.0)
+    solve = _attribute_solve(ask, m_given)
+    if m_given is not None and m_given != 1.0 and ask.shape is None:
+        raise InputError("shape", "required when the test length per unit is not one mission")
+    if solve == "test_time_per_unit":
+        ask.given("test_multiple", ask.test_multiple, solve)
+        ask.given("test_time_per_unit", ask.test_time_per_unit, solve)
+        if ask.units is None:
+            raise InputError("units", "required to solve for test time per unit")
+        if ask.shape is None:
+            raise InputError("shape", "required to solve for test time per unit when units is given "
+                                      "(or use method mtbf)")
+    if solve in ("units", "plan"):
+        ask.given("units", ask.units, solve)
+    if solve != "reliability" and ask.reliability is None:
+        raise InputError("reliability", "required (or b_life)")
+    if solve == "reliability":
+        ask.given("reliability", ask.reliability, solve)
+    if solve in ("reliability", "confidence", "failures") and ask.units is None:
+        raise InputError("units", f"required to solve for {solve}")
+    if solve == "confidence" and ask.confidence_given:
+        raise InputError("confidence", "is what solve_for confidence asks for; leave it out")
+    if solve in ("failures", "plan"):
+        ask.given("failures", ask.failures, solve)
+    if ask.sided == "two" and solve == "plan":
+        raise InputError("sided", "a plan meeting both risks is one-sided (consumer's and producer's risk)")
+    b = ask.shape if ask.shape is not None else 1.0
+    c1 = ask.confidence if ask.sided == "one" else (1.0 + ask.confidence) / 2.0
+    f = ask.failures if ask.failures is not None else 0
+    m = m_given if m_given is not None else 1.0
+    r = ask.reliability
+    n = ask.units
+    out: dict[str, Any] = {}
+    if solve == "units":
+        n = att.binomial_units(r, c1, f, m, b)
+    elif solve == "test_time_per_unit":
+        if n <= f:
+            raise InputError("units", f"must exceed the failures allowed ({f})")
+        m = att.test_multiple_for_units(r, c1, n, f, b)
+    elif solve == "plan":
+        if ask.design_reliability is None:
+            raise InputError("design_reliability", "required for a plan meeting both risks")
+        if ask.producer_risk is None:
+            raise InputError("producer_risk", "required for a plan meeting both risks")
+        f, n = att.both_risks_plan(r, ask.design_reliability, 1.0 - ask.confidence, ask.producer_risk, m, b)
+    elif solve == "failures":
+        f = att.failures_allowed(n, r, c1, m, b)
+    if n is not None and n <= f:
+        raise InputError("units", f"must exceed the failures allowed ({f})")
+    confidence = ask.confidence
+    if solve == "confidence":
+        c1 = att.confidence_reached(n, f, r, m, b)
+        confidence = c1 if ask.sided == "one" else _two_sided_confidence(c1)
+    shown = att.demonstrated_reliability(n, f, c1, m, b)
+    if r is None:
+        r = shown
+    name = "weibayes" if ask.shape is not None and (ask.units is not None or m != 1.0) else "binomial"
+    scale = ask.mission if ask.mission is not None else 1.0
+    out.update({
+        "method": name, "solve_for": solve, "units": n, "test_time_per_unit": m * scale,
+        "total_test_time": n * m * scale, "failures": f, "demonstrated_reliability": shown,
+        "consumer_risk": att.pass_probability(n, f, att.p_fail(r, m, b)), "confidence": confidence,
+        "time_unit": ask.time_unit,
+    })
+    if ask.sided == "two":
+        out["reliability_upper"] = att.reliability_upper(n, f, c1, m, b)
+    if ask.design_reliability is not None:
+        out["pass_probability"] = att.pass_probability(n, f, att.p_fail(ask.design_reliability, m, b))
         out["producer_risk"] = 1.0 - out["pass_probability"]
-    fails = list(range(max(4, f + 3)))
-    needs, totals, chances = [], [], []
-    for ff in fails:
-        if n_given is not None and n_given <= ff:
-            needs.append(None)
-            totals.append(None)
-            chances.append(None)
-            continue
-        nn, mm = plan(ff, b)
-        needs.append(nn if n_given is None else mm * scale)
-        totals.append(nn * mm * scale)
-        if r_design is not None:
-            chances.append(pass_probability(nn, ff, _p_fail(r_design, mm, b)))
-    rows = [{"label": "Units needed" if n_given is None else f"Test time per unit ({time_unit})", "values": needs},
-            {"label": f"Total test time ({time_unit})", "values": totals}]
+    out["operating_characteristic"] = _attribute_oc(n, f, m, b, r, ask.design_reliability)
+    out["tradeoff"] = _attribute_tradeoff(ask, solve, r, c1, f, n, m, b, scale)
+    if ask.shape_interval is not None:
+        _add_shape_sensitivity(out, ask, r, c1, f, n, m, solve)
+    out["summary"] = _attribute_summary(out, r, confidence, m, ask)
+    out["assumptions"] = _attribute_assumptions(name, b, m, ask)
+    return out
+
+
+def _two_sided_confidence(c1: float) -> float:
+    if c1 <= 0.5:
+        raise InputError("sided", f"the test shows the requirement only at one-sided confidence {c1:.4g} (< 0.5): "
+                                  "no two-sided interval at positive confidence has it as its lower end")
+    return 2.0 * c1 - 1.0
+
+
+def _attribute_oc(n: int, f: int, m: float, b: float, r: float, r_design: float | None) -> dict[str, list[float]]:
+    """Chance of passing against the true mission reliability, on a grid of failure probabilities
+    from a tenth to ten times the requirement's (plus the requirement and design themselves)."""
+    q = 1.0 - r
+    grid = {min(max(q * 10 ** (k / 6.0), 1e-12), 1.0 - 1e-12) for k in range(-6, 7)}
+    grid.add(q)
     if r_design is not None:
-        rows.append({"label": f"Chance of passing at design reliability {_fmt(r_design)}", "values": chances})
-    out["tradeoff"] = {"failures": fails, "rows": rows}
-    if interval is not None:
-        _add_shape_sensitivity(out, interval, b, plan, f, r, c, n, m, n_given)
-    out["summary"] = _attribute_summary(out, r, c, m, mission, time_unit)
-    out["assumptions"] = _attribute_assumptions(name, b, m, mission, unit)
-    return _ordered(out)
+        grid.add(1.0 - r_design)
+    rs = sorted(1.0 - x for x in grid)
+    return {"true_reliability": rs, "pass_probability": [att.pass_probability(n, f, att.p_fail(x, m, b)) for x in rs]}
 
 
-def _add_shape_sensitivity(out: dict[str, Any], interval: tuple[float, float], beta: float, plan, f: int,
-                           r: float, c: float, n: int, m: float, n_given: int | None) -> None:
-    lo, hi = interval
+def _attribute_tradeoff(ask: Ask, solve: str, r: float, c1: float, f: int, n: int, m: float, b: float,
+                        scale: float) -> dict[str, Any]:
+    fails = list(range(max(4, f + 3)))
+    tu = ask.time_unit
+
+    def column(ff: int) -> dict[str, Any]:
+        """The same question asked with ff failures allowed: the plan or what the test shows."""
+        if solve in ("units", "plan"):
+            nn, mm = att.binomial_units(r, c1, ff, m, b), m
+        elif ask.units is not None and ask.units <= ff:
+            return {}
+        elif solve == "test_time_per_unit":
+            nn, mm = n, att.test_multiple_for_units(r, c1, n, ff, b)
+        else:
+            nn, mm = n, m
+        col = {"units": nn, "per_unit": mm * scale, "total": nn * mm * scale,
+               "shown": att.demonstrated_reliability(nn, ff, c1, mm, b),
+               "confidence": att.confidence_reached(nn, ff, r, mm, b)}
+        if ask.design_reliability is not None:
+            col["design"] = att.pass_probability(nn, ff, att.p_fail(ask.design_reliability, mm, b))
+        return col
+
+    cols = [column(ff) for ff in fails]
+    labels = {"units": "Units needed", "plan": "Units needed",
+              "test_time_per_unit": f"Test time per unit ({tu})"}
+    rows = []
+    if solve in labels:
+        key = "units" if solve != "test_time_per_unit" else "per_unit"
+        rows.append({"label": labels[solve], "values": [col.get(key) for col in cols]})
+        rows.append({"label": f"Total test time ({tu})", "values": [col.get("total") for col in cols]})
+    else:
+        rows.append({"label": "Reliability shown", "values": [col.get("shown") for col in cols]})
+        rows.append({"label": "Confidence reached at the required reliability",
+                     "values": [col.get("confidence") for col in cols]})
+    if ask.design_reliability is not None:
+        rows.append({"label": f"Chance of passing at design reliability {_fmt(ask.design_reliability)}",
+                     "values": [col.get("design") for col in cols]})
+    return {"failures": fails, "rows": rows}
+
+
+def _add_shape_sensitivity(out: dict[str, Any], ask: Ask, r: float, c: float, f: int, n: int, m: float,
+                           solve: str) -> None:
+    assert ask.shape_interval is not None and ask.shape is not None
+    lo, hi = ask.shape_interval
+    beta = ask.shape
     shapes = sorted({lo, math.sqrt(lo * beta), beta, math.sqrt(beta * hi), hi})
+    plan: Callable[[float], tuple[int, float]]
+    if solve == "test_time_per_unit":
+        def plan(s: float) -> tuple[int, float]:
+            return n, att.test_multiple_for_units(r, c, n, f, s)
+    else:
+        def plan(s: float) -> tuple[int, float]:
+            return att.binomial_units(r, c, f, m, s), m
     rows = []
     for s in shapes:
-        nn, mm = plan(f, s)
-        rows.append({
-            "shape": s,
-            "units": nn,
-            "test_multiple": mm,
-            # what the plan as designed would really show if the shape were s
-            "demonstrated_reliability": demonstrated_reliability(n, f, c, m, s),
-        })
+        nn, mm = plan(s)
+        # what the plan as designed would really show if the shape were s
+        rows.append({"shape": s, "units": nn, "test_multiple": mm,
+                     "demonstrated_reliability": att.demonstrated_reliability(n, f, c, m, s)})
     out["shape_sensitivity"] = rows
-    key = "units" if n_given is None else "test_multiple"
+    key = "test_multiple" if solve == "test_time_per_unit" else "units"
     needs = [row[key] for row in rows]
     ratio = max(needs) / min(needs)
     worst_row = min(rows, key=lambda x: x["demonstrated_reliability"])
-    worst = worst_row["demonstrated_reliability"]
     if ratio > SHAPE_WARNING_RATIO:
-        what = "units needed" if n_given is None else "test time per unit"
+        what = "test time per unit" if solve == "test_time_per_unit" else "units needed"
         out["warning"] = (
             f"The shape is too poorly known for this plan: across shapes {_fmt(lo)}–{_fmt(hi)} the {what} "
             f"varies by a factor {ratio:.2f}, and if the shape is {_fmt(worst_row['shape'])} "
-            f"a pass shows only reliability {_fmt(worst)} instead of {_fmt(r)}. Test at one mission per unit "
-            "(test_multiple 1, where the shape does not matter) or narrow the shape."
+            f"a pass shows only reliability {_fmt(worst_row['demonstrated_reliability'])} instead of {_fmt(r)}. "
+            "Test at one mission per unit (test_multiple 1, where the shape does not matter) or narrow the shape."
         )
 
 
-def _attribute_summary(out: dict[str, Any], r: float, c: float, m: float, mission: float | None,
-                       time_unit: str) -> str:
-    each = f"{_fmt(out['test_time_per_unit'])} {time_unit}" if mission is not None else \
+def _attribute_summary(out: dict[str, Any], r: float, c: float, m: float, ask: Ask) -> str:
+    each = f"{_fmt(out['test_time_per_unit'])} {ask.time_unit}" if ask.mission is not None else \
         f"{_fmt(m)} mission{'s' if m != 1 else ''}"
     allowed = "no failures" if out["failures"] == 0 else f"at most {out['failures']} failure" + \
         ("s" if out["failures"] > 1 else "")
-    text = (f"Test {out['units']} units for {each} each with {allowed}. Passing shows mission reliability of "
-            f"at least {_fmt(r)} at {_fmt(100 * c)}% confidence (exactly {_fmt(out['demonstrated_reliability'])}).")
+    side = "" if ask.sided == "one" else " (two-sided)"
+    text = f"Test {out['units']} units for {each} each with {allowed}. "
+    if out["solve_for"] == "reliability":
+        text += (f"Passing shows mission reliability of at least {_fmt(out['demonstrated_reliability'])} at "
+                 f"{_fmt(100 * c)}% confidence{side}.")
+    else:
+        text += (f"Passing shows mission reliability of at least {_fmt(r)} at {_fmt(100 * c)}% confidence{side} "
+                 f"(exactly {_fmt(out['demonstrated_reliability'])}).")
+    if out["solve_for"] == "failures":
+        text += " That is the most failures these units may see and still show it."
     if "pass_probability" in out:
         text += f" A design of the given reliability passes with probability {_fmt(out['pass_probability'])}."
+    if out["solve_for"] == "plan":
+        text += (f" This is the smallest plan meeting both risks: consumer's {_fmt(out['consumer_risk'])}, "
+                 f"producer's {_fmt(out['producer_risk'])}.")
     if "warning" in out:
         text += " Warning: the plan depends strongly on the assumed shape."
     return text
 
 
-def _attribute_assumptions(name: str, beta: float, m: float, mission: float | None, unit: str | None) -> list[str]:
+def _attribute_assumptions(name: str, beta: float, m: float, ask: Ask) -> list[str]:
     out = ["Units are independent and alike; each either survives its test or fails (pass/fail).",
            "Test conditions reproduce the mission's stresses."]
     if name == "weibayes":
         out.append(f"Weibull life with known shape {_fmt(beta)}: surviving {_fmt(m)} missions counts as "
                    f"surviving with reliability R^{_fmt(m**beta)} (R^(m^shape)).")
-    if mission is None:
+    if ask.sided == "two":
+        out.append("Two-sided: the interval's lower end is a one-sided bound at (1 + confidence)/2.")
+    if ask.mission is None:
         out.append("Times are in missions (no mission_time given).")
-    elif unit:
-        out.append(f"Times are in {unit}.")
+    elif ask.unit:
+        out.append(f"Times are in {ask.unit}.")
     return out
-
-
-def _mtbf_plan(r_req: float | None, c: float, f: int, mission: float | None, m_given: float | None,
-               n_given: int | None, mtbf: Any, r_design: float | None, design_mtbf: Any,
-               unit: str | None, time_unit: str) -> dict[str, Any]:
-    if mtbf is not None:
-        theta = number(mtbf, "mtbf", low=0.0, low_inclusive=False)
-    elif r_req is not None and mission is not None:
-        theta = -mission / math.log(r_req)  # R = e^{-t/θ}
-    else:
-        raise InputError("mtbf", "required with method mtbf (or give reliability with mission_time)")
-    if m_given is not None and n_given is not None:
-        raise InputError("test_multiple", "give units or test_multiple, not both: with units the test time is solved")
-    theta_d = None
-    if design_mtbf is not None:
-        theta_d = number(design_mtbf, "design_mtbf", low=0.0, low_inclusive=False)
-    elif r_design is not None:
-        if mission is None:
-            raise InputError("mission_time", "required with design_reliability for method mtbf")
-        theta_d = -mission / math.log(r_design)
-    tu = unit or "time units"
-
-    def plan(ff: int) -> tuple[float, int | None, float | None]:
-        total = chi_squared_test_time(theta, c, ff)
-        if n_given is not None:
-            return total, n_given, total / n_given
-        if mission is not None:
-            per = (m_given if m_given is not None else 1.0) * mission
-            nn = math.ceil(total / per - 1e-9)
-            return total, nn, total / nn
-        return total, None, None
-
-    total, n, ttpu = plan(f)
-    solve_for = "test_time_per_unit" if n_given is not None else ("units" if mission is not None else "total_test_time")
-    out: dict[str, Any] = {
-        "method": "mtbf",
-        "solve_for": solve_for,
-        "units": n,
-        "test_time_per_unit": ttpu,
-        "total_test_time": total,
-        "failures": f,
-        "demonstrated_reliability": math.exp(-mission / theta) if mission is not None else None,
-        "consumer_risk": float(poisson_cdf(f, total / theta)),
-        "time_unit": tu,
-        "mtbf": theta,
-        "demonstrated_mtbf": theta,
-    }
-    if theta_d is not None:
-        out["pass_probability"] = float(poisson_cdf(f, total / theta_d))
-        out["producer_risk"] = 1.0 - out["pass_probability"]
-    fails = list(range(max(4, f + 3)))
-    plans = [plan(ff) for ff in fails]
-    rows: list[dict[str, Any]] = [{"label": f"Total test time ({tu})", "values": [p[0] for p in plans]}]
-    if solve_for == "units":
-        rows.append({"label": "Units needed", "values": [p[1] for p in plans]})
-    elif solve_for == "test_time_per_unit":
-        rows.append({"label": f"Test time per unit ({tu})", "values": [p[2] for p in plans]})
-    if theta_d is not None:
-        chances = [float(poisson_cdf(ff, p[0] / theta_d)) for ff, p in zip(fails, plans, strict=True)]
-        rows.append({"label": f"Chance of passing at design MTBF {_fmt(theta_d)}", "values": chances})
-    out["tradeoff"] = {"failures": fails, "rows": rows}
-    allowed = "no failures" if f == 0 else f"at most {f} failure" + ("s" if f > 1 else "")
-    text = (f"Accumulate {_fmt(total)} {tu} of test time in total with {allowed}: passing shows MTBF of at least "
-            f"{_fmt(theta)} at {_fmt(100 * c)}% confidence")
-    if mission is not None:
-        text += f" (mission reliability at least {_fmt(out['demonstrated_reliability'])})"
-    text += "."
-    if n is not None:
-        text += f" With {n} units that is {_fmt(ttpu)} {tu} each."
-    if "pass_probability" in out:
-        text += f" A design at MTBF {_fmt(theta_d)} passes with probability {_fmt(out['pass_probability'])}."
-    out["summary"] = text
-    out["assumptions"] = [
-        "Constant failure rate (exponential lives): only total time on test matters, not how it is split.",
-        "Time-terminated test; failed units are repaired or replaced and testing continues.",
-        f"Test time T = MTBF·χ²(confidence, 2·failures + 2)/2; times in {tu}.",
-    ]
-    return _ordered(out)
 
 
 _ORDER = ("method", "solve_for", "units", "test_time_per_unit", "total_test_time", "failures",

@@ -60,13 +60,27 @@ PAGES: dict[str, Page] = {
         ("fit/accelerated",),
     ),
     "test_planning": Page(
-        "Demonstration-test planning", "How many units, for how long, with how many failures allowed.",
-        "POST /api/v1/strategy/demonstration-test with `reliability` (to show over one mission), `confidence` "
-        "(default 0.95), `failures` allowed (default 0), and `mission_time` with a known Weibull `shape` and "
-        "`test_multiple`, or `units` to solve for test time per unit; `method` `mtbf` with an `mtbf` plans a "
-        "constant-rate chi-squared test. The answer has the plan, the consumer's risk, a plain summary, its "
-        "assumptions and a trade-off table.",
-        ("POST /api/v1/strategy/demonstration-test",),
+        "Demonstration-test planning", "Plan or read a test any way round: units, test time, MTBF or reliability "
+        "shown, confidence, failures allowed, both risks, sequential.",
+        "POST /api/v1/strategy/demonstration-test (or `strategy demonstration_test`). Give what you know; "
+        "`solve_for` names the one unknown and is read from what is missing when left out. "
+        "Attribute (pass/fail) tests: `reliability` per mission, `confidence` (default 0.95) or `consumer_risk`, "
+        "`failures` allowed (default 0) → `units`; with `units` and a known Weibull `shape` → test time per unit "
+        "(Weibayes; `mission_time`, `test_multiple`); with `units` and the test length given → `reliability` shown, "
+        "or say `solve_for` `confidence` or `failures`. Constant-rate tests (`method` mtbf, or any of `mtbf`, "
+        "`design_mtbf`, `total_test_time`): `mtbf` → `total_test_time`; `total_test_time` and `failures` → the "
+        "MTBF shown (`demonstrated_mtbf`, two-sided adds `mtbf_upper`); both with `solve_for` `confidence` or "
+        "`failures`; `sided` one or two; `termination` time or failure (a failure-terminated test stops at the "
+        "given failure). Both risks: add a design value (`design_mtbf`, `discrimination_ratio` or "
+        "`design_reliability`) and `producer_risk` → the smallest plan meeting both (`solve_for` plan: fewest "
+        "failures allowed, then shortest time or fewest units), with its exact risks and the operating "
+        "characteristic (`operating_characteristic`: chance of passing against the true MTBF or reliability). "
+        "Sequential (`method` sequential, with mtbf, a design value, consumer and producer risks): Wald's accept "
+        "and reject lines, truncation at the fixed-length plan of the same risks (MIL-HDBK-781), and the exact "
+        "risks and expected test time at the required and design MTBF. Every answer has `summary`, "
+        "`assumptions` and a `tradeoff` table by failures allowed; a question that cannot be met (a risk of 0, a "
+        "discrimination ratio at or below 1, a test too short for any plan) is refused with 422 naming the field.",
+        ("POST /api/v1/strategy/demonstration-test", "strategy/demonstration_test"),
     ),
     "repairable": Page(
         "Repairable systems", "Recurrent-event models: growth, ROCOF, MTBF.",

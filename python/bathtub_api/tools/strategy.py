@@ -58,20 +58,46 @@ class ShutPlanIn(LifeModelIn):
     today: str | None = None
 
 
+Probability = Annotated[float, Field(gt=0, lt=1)]
+Positive = Annotated[float, Field(gt=0)]
+
+
 class DemonstrationIn(Strict):
-    reliability: float | None = None
-    confidence: float = 0.95
-    mission_time: float | None = None
-    failures: int = 0
-    test_multiple: float | None = None
-    shape: float | None = None
-    units: int | None = None
-    method: str | None = None
-    mtbf: float | None = None
-    design_reliability: float | None = None
-    design_mtbf: float | None = None
-    b_life: float | None = None
-    shape_interval: list[float] | None = None
+    """A demonstration test: give what is known, and `solve_for` names the one unknown (read from
+    what is missing when left out). Constant-rate tests (`method` mtbf, or any of mtbf,
+    design_mtbf, total_test_time, discrimination_ratio) solve total_test_time, mtbf (what a test
+    shows), confidence or failures; attribute and Weibayes tests solve units,
+    test_time_per_unit, reliability, confidence or failures. With a design value and a
+    producer_risk the plan meeting both risks is solved (`plan`); `method` sequential plans a
+    sequential probability-ratio test."""
+
+    reliability: Probability | None = None
+    confidence: Probability | None = Field(None, description="default 0.95; 1 − the consumer's risk")
+    consumer_risk: Probability | None = Field(None, description="instead of confidence (= 1 − confidence)")
+    producer_risk: Probability | None = Field(
+        None, description="chance that a design at design_mtbf / design_reliability fails the test; with a design "
+                          "value it makes the plan meet both risks")
+    mission_time: Positive | None = None
+    failures: Annotated[int, Field(ge=0, le=1_000_000)] | None = Field(
+        None, description="failures allowed (default 0); for a failure-terminated test the failure it stops at")
+    test_multiple: Positive | None = None
+    test_time_per_unit: Positive | None = Field(None, description="given test length per unit (to solve for "
+                                                                  "reliability, confidence or failures)")
+    total_test_time: Positive | None = Field(None, description="given total time on test (constant-rate tests)")
+    shape: Positive | None = None
+    units: Annotated[int, Field(ge=1, le=1_000_000_000)] | None = None
+    method: Literal["auto", "binomial", "weibayes", "mtbf", "sequential"] | None = None
+    solve_for: Literal["units", "test_time_per_unit", "total_test_time", "mtbf", "reliability", "confidence",
+                       "failures", "plan"] | None = None
+    sided: Literal["one", "two"] = "one"
+    termination: Literal["time", "failure"] = "time"
+    mtbf: Positive | None = None
+    design_reliability: Probability | None = None
+    design_mtbf: Positive | None = None
+    discrimination_ratio: Annotated[float, Field(gt=1)] | None = Field(
+        None, description="design MTBF over required MTBF, instead of design_mtbf")
+    b_life: Annotated[float, Field(gt=0, lt=100)] | None = None
+    shape_interval: Annotated[list[Positive], Field(min_length=2, max_length=2)] | None = None
     unit: Annotated[str, Field(max_length=40)] | None = None
     save: bool = False
     name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
@@ -115,6 +141,15 @@ class DemonstrationOut(Open):
     summary: str
     assumptions: list[str]
     tradeoff: Tradeoff
+    confidence: float | None = None
+    producer_risk: float | None = None
+    pass_probability: float | None = None
+    mtbf: float | None = None
+    demonstrated_mtbf: float | None = None
+    mtbf_upper: float | None = None
+    reliability_upper: float | None = None
+    operating_characteristic: dict[str, list[float]] | None = None
+    sequential: dict[str, Any] | None = None
 
 
 class ShutPlanOut(Open):

@@ -1,0 +1,137 @@
+"""Attribute (binomial) and Weibayes demonstration tests, solved for any one unknown.
+
+n units each run m missions; the test passes with at most f failures. A unit whose mission
+reliability is R fails such a test with probability p = 1 − R^{m^β} (β the known Weibull shape;
+β = 1 and m = 1 is the plain attribute test). Passing demonstrates R at confidence C when
+
+    P(X ≤ f | n, p) ≤ 1 − C,   X ~ Binomial(n, p),
+
+the textbook success-run n = ln(1 − C)/(m^β·ln R) when f = 0. Each function reads that one
+condition another way round: units, missions per unit, reliability shown, confidence reached,
+failures allowed, or the plan that also meets a producer's risk at a design reliability.
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy import special
+
+from bathtub.errors import InputError
+
+_MAX_UNITS = 10**9
+
+
+def zero_failure_units(reliability: float, confidence: float, test_multiple: float = 1.0,
+                       shape: float = 1.0) -> int:
+    """Textbook success-run sample size: ceil(ln(1 − C) / (m^β · ln R))."""
+    x = math.log1p(-confidence) / (test_multiple**shape * math.log(reliability))
+    n = math.ceil(x - 1e-9)  # tolerate rounding when x is a whole number
+    return max(n, 1)
+
+
+def p_fail(reliability: float, test_multiple: float, shape: float) -> float:
+    """Chance a unit fails a test of m missions when its mission reliability is R: 1 − R^{m^β}."""
+    return -math.expm1(test_multiple**shape * math.log(reliability))
+
+
+def pass_probability(units: int, failures: int, p: float) -> float:
+    """Chance of at most `failures` failures among `units` independent units (binomial cdf)."""
+    return float(special.bdtr(failures, units, p))
+
+
+def binomial_units(reliability: float, confidence: float, failures: int = 0, test_multiple: float = 1.0,
+                   shape: float = 1.0) -> int:
+    """Smallest n with P(at most f failures | n, 1 − R^{m^β}) ≤ 1 − C."""
+    p = p_fail(reliability, test_multiple, shape)
+    target = 1.0 - confidence
+    if p <= 0.0:
+        raise InputError("reliability", "too close to 1 to be demonstrated with this test length")
+    hi = max(failures + 1, 1)
+    while pass_probability(hi, failures, p) > target:
+        hi *= 2
+        if hi > _MAX_UNITS:
+            raise InputError("reliability", f"needs more than {_MAX_UNITS} units; relax reliability or confidence")
+    lo = max(failures, hi // 2)  # pass_probability(lo) > target or lo == failures (certain pass)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if pass_probability(mid, failures, p) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def upper_failure_probability(units: int, failures: int, confidence: float) -> float:
+    """One-sided upper Clopper–Pearson bound on a unit's failure probability: Beta⁻¹(C; f + 1, n − f)."""
+    return float(special.betaincinv(failures + 1, units - failures, confidence))
+
+
+def lower_failure_probability(units: int, failures: int, confidence: float) -> float:
+    """One-sided lower Clopper–Pearson bound: Beta⁻¹(1 − C; f, n − f + 1), 0 with no failure."""
+    if failures == 0:
+        return 0.0
+    return float(special.betaincinv(failures, units - failures + 1, 1.0 - confidence))
+
+
+def test_multiple_for_units(reliability: float, confidence: float, units: int, failures: int = 0,
+                            shape: float = 1.0) -> float:
+    """Missions per unit m so that n units with at most f failures demonstrate R at confidence C."""
+    p = upper_failure_probability(units, failures, confidence)
+    return (math.log1p(-p) / math.log(reliability)) ** (1.0 / shape)
+
+
+def demonstrated_reliability(units: int, failures: int, confidence: float, test_multiple: float = 1.0,
+                             shape: float = 1.0) -> float:
+    """Lower confidence bound on mission reliability shown by passing: (1 − p*)^{1/m^β}."""
+    p = upper_failure_probability(units, failures, confidence)
+    return math.exp(math.log1p(-p) / test_multiple**shape)
+
+
+def reliability_upper(units: int, failures: int, confidence: float, test_multiple: float = 1.0,
+                      shape: float = 1.0) -> float:
+    """Upper confidence bound on mission reliability: (1 − p_*)^{1/m^β}, p_* the lower bound on p."""
+    p = lower_failure_probability(units, failures, confidence)
+    return math.exp(math.log1p(-p) / test_multiple**shape)
+
+
+def confidence_reached(units: int, failures: int, reliability: float, test_multiple: float = 1.0,
+                       shape: float = 1.0) -> float:
+    """The confidence at which passing (at most f of n fail) shows R: 1 − P(X ≤ f | n, p)."""
+    return 1.0 - pass_probability(units, failures, p_fail(reliability, test_multiple, shape))
+
+
+def failures_allowed(units: int, reliability: float, confidence: float, test_multiple: float = 1.0,
+                     shape: float = 1.0) -> int:
+    """The most failures among n units that still show R at C (P(X ≤ f) grows with f: bisection)."""
+    p = p_fail(reliability, test_multiple, shape)
+    target = 1.0 - confidence
+    if pass_probability(units, 0, p) > target:
+        needed = binomial_units(reliability, confidence, 0, test_multiple, shape)
+        raise InputError("units", f"too few for any plan: showing reliability {reliability:.6g} at this confidence "
+                                  f"needs at least {needed} units with no failure")
+    lo, hi = 0, units  # pass_probability(units, units, p) = 1 > target
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if pass_probability(units, mid, p) <= target:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def both_risks_plan(reliability: float, design_reliability: float, consumer_risk: float, producer_risk: float,
+                    test_multiple: float = 1.0, shape: float = 1.0, max_failures: int = 100_000) -> tuple[int, int]:
+    """The smallest (f, then n) meeting P(pass | R) ≤ β and P(pass | R_design) ≥ 1 − α exactly.
+
+    For each f the fewest units meeting the consumer's risk is binomial_units (more units only
+    lower the design's chance of passing), so the plan is the first f whose design passes with
+    probability at least 1 − α at that n."""
+    if design_reliability <= reliability:
+        raise InputError("design_reliability", "must exceed reliability (the requirement)")
+    p_design = p_fail(design_reliability, test_multiple, shape)
+    for f in range(max_failures + 1):
+        n = binomial_units(reliability, 1.0 - consumer_risk, f, test_multiple, shape)
+        if 1.0 - pass_probability(n, f, p_design) <= producer_risk:
+            return f, n
+    raise InputError("design_reliability", f"too close to reliability: more than {max_failures} failures needed")
