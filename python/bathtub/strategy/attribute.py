@@ -18,6 +18,7 @@ import math
 from scipy import special
 
 from bathtub.errors import InputError
+from bathtub.strategy.inputs import boundary
 
 _MAX_UNITS = 10**9
 
@@ -53,13 +54,7 @@ def binomial_units(reliability: float, confidence: float, failures: int = 0, tes
         if hi > _MAX_UNITS:
             raise InputError("reliability", f"needs more than {_MAX_UNITS} units; relax reliability or confidence")
     lo = max(failures, hi // 2)  # pass_probability(lo) > target or lo == failures (certain pass)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if pass_probability(mid, failures, p) <= target:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return boundary(lo, hi, lambda n: pass_probability(n, failures, p) > target) + 1
 
 
 def upper_failure_probability(units: int, failures: int, confidence: float) -> float:
@@ -110,14 +105,8 @@ def failures_allowed(units: int, reliability: float, confidence: float, test_mul
         needed = binomial_units(reliability, confidence, 0, test_multiple, shape)
         raise InputError("units", f"too few for any plan: showing reliability {reliability:.6g} at this confidence "
                                   f"needs at least {needed} units with no failure")
-    lo, hi = 0, units  # pass_probability(units, units, p) = 1 > target
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if pass_probability(units, mid, p) <= target:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    # pass_probability(units, units, p) = 1 > target
+    return boundary(0, units, lambda f: pass_probability(units, f, p) <= target)
 
 
 def both_risks_plan(reliability: float, design_reliability: float, consumer_risk: float, producer_risk: float,

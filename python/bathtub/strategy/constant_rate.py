@@ -23,6 +23,7 @@ import numpy as np
 from scipy import special
 
 from bathtub.errors import InputError
+from bathtub.strategy.inputs import boundary
 
 Sided = Literal["one", "two"]
 Termination = Literal["time", "failure"]
@@ -113,13 +114,7 @@ def failures_allowed(mtbf: float, total_time: float, confidence: float, terminat
         lo, hi = hi, hi * 2
         if hi > max_failures:
             raise InputError("total_test_time", f"allows more than {max_failures} failures; check the units")
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if chi2_ppf(c, lower_dof(mid, termination)) <= x:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return boundary(lo, hi, lambda r: chi2_ppf(c, lower_dof(r, termination)) <= x)
 
 
 def pass_probability(failures: int, total_time: float, true_mtbf: float) -> float:

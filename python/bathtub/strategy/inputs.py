@@ -6,6 +6,7 @@ Every check raises `InputError(field, rule)` so the service can answer 422 namin
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from bathtub.distributions import Lifetime
@@ -82,3 +83,15 @@ def time_scale(life: Lifetime) -> float:
     """A natural time scale of the model: its mean, else its median (used to scale searches)."""
     m = mean_life(life)
     return m if m is not None else float(life.ppf(0.5))
+
+
+def boundary(lo: int, hi: int, holds: Callable[[int], bool]) -> int:
+    """For a condition that holds at `lo` and fails at `hi` (and changes once between them), the
+    last integer where it holds, by bisection."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if holds(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
