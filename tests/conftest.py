@@ -52,10 +52,10 @@ async def database_url(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIt
 
 
 @pytest.fixture
-def config(database_url: str) -> Config:
+def config(database_url: str, tmp_path: Any) -> Config:
     # token_cache_seconds=0: a revocation must show on the very next request in tests.
     return Config(database_url=database_url, rate_limit_per_minute=10_000, job_concurrency=2, cpu_workers=1,
-                  token_cache_seconds=0.0)
+                  token_cache_seconds=0.0, data_dir=str(tmp_path / "files"))
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -15,7 +16,7 @@ from bathtub_api.jobs import JobRunner
 from bathtub_api.keys import CONFIG, JOBS, LIMITER, REGISTRY, STORE, TOKENS
 from bathtub_api.registry import Registry
 from bathtub_api.store import open_store
-from bathtub_api.tools import default_registry
+from bathtub_api.tools import default_registry, uploads
 
 
 def create_app(config: Config | None = None, registry: Registry | None = None) -> web.Application:
@@ -50,8 +51,10 @@ async def _store_and_jobs(app: web.Application) -> AsyncIterator[None]:
                      retention_days=config.job_retention_days)
     app[JOBS] = jobs
     await jobs.start()
+    purger = asyncio.create_task(uploads.purge_loop(store, config))
     try:
         yield
     finally:
+        purger.cancel()
         await jobs.close()
         await store.close()

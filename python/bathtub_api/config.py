@@ -20,6 +20,23 @@ class Config:
     cpu_workers: int = field(default_factory=lambda: max(1, (os.cpu_count() or 2) - 1))
     base_url: str = ""
     token_cache_seconds: float = 2.0  # how long a token lookup is trusted; bounds revocation delay
+    # Where uploaded files wait for import (deleted once imported or after upload_retention_s) and
+    # cleaned photos live. Empty: beside the SQLite file, or ./bathtub-files for PostgreSQL.
+    # Several service processes must share it (a common volume).
+    data_dir: str = ""
+    upload_base_url: str = ""  # the direct upload host for `url`; empty: the main base URL
+    upload_max_bytes: int = 30 * 1024 * 1024
+    upload_link_seconds: float = 15 * 60.0
+    upload_retention_s: float = 3600.0
+    upload_max_attempts: int = 10  # wrong-token sends to one link before it answers 429
+    photo_max_bytes: int = 20 * 1024 * 1024
+
+    def files_dir(self) -> str:
+        if self.data_dir:
+            return self.data_dir
+        if self.database_url.startswith("sqlite:///"):
+            return self.database_url[len("sqlite:///"):] + ".files"
+        return os.path.abspath("bathtub-files")
 
     @classmethod
     def from_env(cls, **overrides: object) -> Config:
@@ -36,6 +53,8 @@ class Config:
             ("host", "BATHTUB_HOST", str),
             ("port", "BATHTUB_PORT", int),
             ("base_url", "BATHTUB_BASE_URL", str),
+            ("data_dir", "BATHTUB_DATA_DIR", str),
+            ("upload_base_url", "BATHTUB_UPLOAD_BASE_URL", str),
         ):
             if name in env:
                 values[key] = conv(env[name])

@@ -16,6 +16,7 @@ PREFIX = {
     "token": "tok",
     "user": "usr",
     "strategy_analysis": "sa",
+    "photo": "pho",
 }
 
 

@@ -77,11 +77,18 @@ def build(reg: Registry) -> dict[str, Any]:
             {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
             for name in re.findall(r"{(\w+)}", r.path)
         ]
+        params += [{"name": name, "in": "query", "required": required, "description": text,
+                    "schema": {"type": "string"}} for name, required, text in r.query]
         if params:
             op["parameters"] = params
-        if r.request:
+        if r.public:
+            op["security"] = []
+        binary = {"type": "string", "format": "binary"}
+        if r.request or any(ct != "application/json" for ct in r.content_types):
             content = {
-                ct: {"schema": _ref(r.request) if ct == "application/json" else {"type": "string"}}
+                ct: {"schema": _ref(r.request) if ct == "application/json" else
+                     (binary if ct.startswith(("application/octet-stream", "image/", "multipart/"))
+                      else {"type": "string"})}
                 for ct in r.content_types
             }
             op["requestBody"] = {"required": True, "content": content}

@@ -16,18 +16,21 @@ from bathtub_api.errors import ApiError, json_response
 from bathtub_api.keys import CONFIG, JOBS, STORE, USER
 
 if TYPE_CHECKING:
+    from bathtub_api.config import Config
     from bathtub_api.jobs import JobRunner
     from bathtub_api.store import Store
 
 
 @dataclass(frozen=True)
 class Ctx:
-    """What a handler may use: the caller, the store, the job runner, the public base URL."""
+    """What a handler may use: the caller, the store, the job runner, the public base URL, the
+    service's configuration."""
 
     user: User
     store: Store
     jobs: JobRunner
     base_url: str
+    config: Config
 
     def url(self, path: str) -> str:
         return f"{self.base_url}{path}"
@@ -86,6 +89,11 @@ class Route:
     response: type[BaseModel] | None = None
     content_types: tuple[str, ...] = ("application/json",)
     description: str = ""
+    # Query parameters as (name, required, description), for the OpenAPI document.
+    query: tuple[tuple[str, bool, str], ...] = ()
+    # A public route's credential is not a user's token (an upload link's own secret): no
+    # Authorization header, the handler checks its own credential; `scope` is then unused.
+    public: bool = False
 
     @property
     def operation_id(self) -> str:
@@ -168,10 +176,13 @@ class Registry:
             app.router.add_route(r.method, r.path, _route_view(r), name=r.operation_id)
 
 
+ANONYMOUS = User(id="", name="", scopes=frozenset(), token_id="")
+
+
 def ctx_of(request: web.Request) -> Ctx:
     app = request.app
     base = app[CONFIG].base_url or f"{request.scheme}://{request.host}"
-    return Ctx(request[USER], app[STORE], app[JOBS], base)
+    return Ctx(request.get(USER, ANONYMOUS), app[STORE], app[JOBS], base, app[CONFIG])
 
 
 async def invoke(action: Action, ctx: Ctx, body: Any) -> Any:
@@ -203,10 +214,12 @@ def _action_view(action: Action) -> Callable[[web.Request], Awaitable[web.Respon
     return view
 
 
-def _route_view(route: Route) -> Callable[[web.Request], Awaitable[web.Response]]:
-    async def view(request: web.Request) -> web.Response:
+def _route_view(route: Route) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    async def view(request: web.Request) -> web.StreamResponse:
         ctx = ctx_of(request)
-        require_scope(ctx.user, route.scope)
-        return json_response(await route.handler(ctx, request))
+        if not route.public:
+            require_scope(ctx.user, route.scope)
+        result = await route.handler(ctx, request)
+        return result if isinstance(result, web.StreamResponse) else json_response(result)
 
     return view

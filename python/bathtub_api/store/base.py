@@ -143,6 +143,32 @@ class Store:
         )
         return None if row is None else {**row, "body": loads(row["body"])}
 
+    async def find_item(self, kind: str, item_id: str) -> dict[str, Any] | None:
+        """An item by id whoever owns it (with `owner`): only for routes whose credential is not a
+        user's token (an upload link's own secret). Everything else goes through get_item."""
+        row = await self.db.fetchrow(
+            "SELECT id, owner, name, created_at, updated_at, version, body FROM items WHERE id = ? AND kind = ?",
+            item_id, kind,
+        )
+        return None if row is None else {**row, "body": loads(row["body"])}
+
+    async def owned_item(self, owner: str, item_id: str) -> dict[str, Any] | None:
+        """One of the owner's items of any kind (with `kind`), or None."""
+        row = await self.db.fetchrow(
+            "SELECT id, kind, name, created_at, updated_at, version, body FROM items WHERE id = ? AND owner = ?",
+            item_id, owner,
+        )
+        return None if row is None else {**row, "body": loads(row["body"])}
+
+    async def items_created_before(self, kind: str, before: float, limit: int = 1000) -> list[dict[str, Any]]:
+        """Items of a kind, any owner, created before a time, oldest first (retention purges)."""
+        rows = await self.db.fetch(
+            "SELECT id, owner, name, created_at, updated_at, version, body FROM items WHERE kind = ? "
+            "AND created_at < ? ORDER BY created_at, id LIMIT ?",
+            kind, before, limit,
+        )
+        return [{**r, "body": loads(r["body"])} for r in rows]
+
     async def list_items(self, owner: str, kind: str, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
         rows = await self.db.fetch(
             "SELECT id, name, created_at, updated_at, body FROM items WHERE owner = ? AND kind = ? "
@@ -165,6 +191,11 @@ class Store:
             sql += " AND version = ?"
             args.append(if_version)
         return await self.db.execute(sql, *args) > 0
+
+    async def delete_item(self, owner: str, kind: str, item_id: str) -> bool:
+        """Remove an item (its dataset rows go with it: ON DELETE CASCADE)."""
+        n = await self.db.execute("DELETE FROM items WHERE id = ? AND owner = ? AND kind = ?", item_id, owner, kind)
+        return n > 0
 
     # -- dataset rows ----------------------------------------------------------------------
     async def create_dataset(

@@ -1,0 +1,374 @@
+"""uploads: single-use upload links, the send route, inspection, and imports into datasets.
+
+Lifecycle of a link (spec): `uploads create` → unused; the first send that gets through makes it
+used (a second send 409); 15 minutes after creation a send answers 410; a wrong token or unknown
+id 404; after `upload_max_attempts` wrong tokens the link answers 429. A send refused here (too
+large, cut off) leaves the link unused. The link's secret (`t`, 192 random bits) is stored only as
+its SHA-256 and is the send's only credential. Bytes stream to disk in chunks, never whole into
+memory, and are deleted once imported or after `upload_retention_s` by a purge that reads the
+store, so it survives restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import logging
+import os
+import secrets
+import shlex
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from aiohttp import web
+from pydantic import Field
+
+from bathtub.errors import InputError
+from bathtub.imports import detect_format, read_sheets
+from bathtub_api import tables
+from bathtub_api.auth import hash_token
+from bathtub_api.errors import ApiError
+from bathtub_api.ids import iso, new_id, now
+from bathtub_api.registry import Ctx, Registry
+from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
+from bathtub_api.tools.datasets import DatasetCreated, dataset_url
+
+log = logging.getLogger("bathtub_api.uploads")
+CHUNK = 256 * 1024
+WORKBOOKS = ("xlsx", "xls", "ods")
+Purpose = Literal["dataset_import", "excel_import", "rbd_import", "outage_log"]
+FileName = Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[^/\\\x00]+$")]
+UploadId = Annotated[str, Field(min_length=1, max_length=64)]
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class UploadCreate(Strict):
+    purpose: Purpose = Field(description="what the file is for: dataset_import (a CSV or one sheet), excel_import "
+                                         "(several sheets), rbd_import (a diagram file), outage_log")
+    filename: FileName = Field(description="the file's name as the user knows it (shown back; the format is read "
+                                           "from the content)")
+
+
+class UploadCreated(Open):
+    upload_id: str
+    url: str
+    url_fallback: str
+    curl_fallback: str
+    expires_at: str
+    max_bytes: int
+
+
+class UploadGet(Strict):
+    id: UploadId
+
+
+class UploadSent(Open):
+    upload_id: str
+    size: int
+    sha256: str
+    detected_format: str
+
+
+class DatasetFromUpload(Strict):
+    """A CSV upload, or one sheet of a workbook upload, into a new dataset."""
+
+    upload_id: UploadId
+    name: Name
+    notes: Annotated[str, Field(max_length=2000)] = ""
+    sheet: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+        None, description="workbook sheet; default the first sheet with a table")
+    columns: dict[Annotated[str, Field(min_length=1, max_length=200)], Annotated[str, Field(min_length=1)]] | None = \
+        Field(None, description="new column name -> column of the sheet; default every column under its own name")
+
+
+class SheetImport(Strict):
+    sheet: Annotated[str, Field(min_length=1, max_length=200)]
+    name: Name
+    notes: Annotated[str, Field(max_length=2000)] = ""
+    columns: dict[Annotated[str, Field(min_length=1, max_length=200)], Annotated[str, Field(min_length=1)]] | None = \
+        None
+
+
+class ExcelImport(Strict):
+    """Several sheets of one workbook into several datasets, all or none."""
+
+    upload_id: UploadId
+    sheets: Annotated[list[SheetImport], Field(min_length=1, max_length=50)]
+
+
+class ExcelImported(Open):
+    upload_id: str
+    datasets: list[DatasetCreated]
+
+
+def _link(base: str, upload_id: str, token: str) -> str:
+    return f"{base}/api/uploads/{upload_id}?t={token}"
+
+
+def register(reg: Registry) -> None:
+    @reg.action("uploads", "create", request=UploadCreate, response=UploadCreated, scope="write",
+                summary="A single-use link to send one file (at most 30 MiB, 15 minutes)",
+                description="Answers `url` (on the upload host), `url_fallback` (the same link on the main host), "
+                            "a ready `curl_fallback` command, `upload_id` and `expires_at`. PUT the bytes to the "
+                            "url (or POST them), then import by upload_id: `datasets upload`, `uploads "
+                            "import_excel`. The link works once; its token is the only credential of the send.")
+    async def create(ctx: Ctx, req: UploadCreate) -> dict[str, Any]:
+        config = ctx.config
+        upload_id = new_id("upload")
+        token = secrets.token_urlsafe(24)  # 192 random bits
+        created = now()
+        body = {"purpose": req.purpose, "filename": req.filename, "token_hash": hash_token(token), "state": "unused",
+                "expires_at": created + config.upload_link_seconds, "attempts": 0, "stored": False}
+        await ctx.store.insert_item(ctx.user.id, "upload", upload_id, req.filename, body)
+        url = _link(config.upload_base_url or ctx.base_url, upload_id, token)
+        fallback = _link(ctx.base_url, upload_id, token)
+        return {"upload_id": upload_id, "url": url, "url_fallback": fallback,
+                "curl_fallback": f"curl -sS -T {shlex.quote(req.filename)} {shlex.quote(fallback)}",
+                "expires_at": iso(body["expires_at"]), "max_bytes": config.upload_max_bytes}
+
+    async def send(ctx: Ctx, request: web.Request) -> dict[str, Any]:
+        return await _receive(ctx, request, request.match_info["upload_id"], request.query.get("t", ""))
+
+    for method in ("PUT", "POST"):
+        reg.route(method, "/api/uploads/{upload_id}", public=True,
+                  content_types=("application/octet-stream",),
+                  query=(("t", True, "the link's token: its only credential, single use"),),
+                  response=UploadSent,
+                  summary="Send the file's bytes to a single-use upload link (no Authorization header)",
+                  description="409 if the link was used, 410 after 15 minutes, 404 for a wrong token or unknown id, "
+                              "413 past 30 MiB (31,457,280 bytes; the rest is not read and the link stays unused), "
+                              "429 after too many wrong tokens.")(send)
+
+    @reg.action("get", "upload", request=UploadGet, selector="kind",
+                summary="What an uploaded file holds, before import (owner only)",
+                description="Workbooks and CSV: sheets with header row, columns, row count, sample rows and "
+                            "`looks_like` guesses (life_data, interval_data, outage_log, fleet_items, "
+                            "diagram_block_list, recurrent_events) with the column mapping each implies.")
+    async def get_upload(ctx: Ctx, req: UploadGet) -> dict[str, Any]:
+        item = await load_item(ctx, "upload", req.id)
+        out = _summary(item)
+        if item["body"].get("stored"):
+            out["inspection"] = await ctx.jobs.run_cpu(_inspect, str(_path(ctx, req.id)),
+                                                       item["body"]["detected_format"])
+        return out
+
+    @reg.action("list", "upload", request=ListRequest, selector="kind", summary="The caller's uploads")
+    async def list_uploads(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
+        items, next_offset = await page(ctx, "upload", req)
+        return {"items": [_summary(i) for i in items], "next_offset": next_offset}
+
+    @reg.action("datasets", "upload", request=DatasetFromUpload, response=DatasetCreated, scope="write",
+                summary="A CSV upload, or one sheet of a workbook upload, into a new dataset",
+                description="`columns` maps new names to the sheet's columns (default: all, as named). The upload's "
+                            "bytes are deleted once imported.")
+    async def dataset_from_upload(ctx: Ctx, req: DatasetFromUpload) -> dict[str, Any]:
+        item, fmt = await _stored(ctx, req.upload_id)
+        sheets = await ctx.jobs.run_cpu(_read, str(_path(ctx, req.upload_id)), fmt,
+                                        None if req.sheet is None else [req.sheet])
+        if not sheets:
+            raise InputError("upload_id", "the file holds no table with a header row")
+        sheet = sheets[0]
+        names, rows = _select(sheet, req.columns, "columns")
+        created = await _create_datasets(ctx, [(req.name, req.notes, names, rows)])
+        await _imported(ctx, item, [d["id"] for d in created])
+        return created[0]
+
+    @reg.action("uploads", "import_excel", request=ExcelImport, response=ExcelImported, scope="write",
+                summary="Several sheets of a workbook upload into several datasets, in one atomic step",
+                description="Every sheet is read and checked before anything is stored; if any is refused (an "
+                            "unknown sheet or column, a bad cell) nothing is created.")
+    async def import_excel(ctx: Ctx, req: ExcelImport) -> dict[str, Any]:
+        item, fmt = await _stored(ctx, req.upload_id)
+        if fmt not in WORKBOOKS:
+            raise InputError("upload_id", f"holds a {fmt} file, not a workbook")
+        wanted = [s.sheet for s in req.sheets]
+        sheets = {s.name: s for s in await ctx.jobs.run_cpu(_read, str(_path(ctx, req.upload_id)), fmt, wanted)}
+        plans = []
+        for i, s in enumerate(req.sheets):
+            if s.sheet not in sheets:
+                raise InputError(f"sheets[{i}].sheet", f"sheet {s.sheet!r} holds no table with a header row")
+            names, rows = _select(sheets[s.sheet], s.columns, f"sheets[{i}].columns")
+            plans.append((s.name, s.notes, names, rows))
+        created = await _create_datasets(ctx, plans)
+        await _imported(ctx, item, [d["id"] for d in created])
+        return {"upload_id": req.upload_id, "datasets": created}
+
+
+async def _receive(ctx: Ctx, request: web.Request, upload_id: str, token: str) -> dict[str, Any]:
+    config = ctx.config
+    item = await ctx.store.find_item("upload", upload_id)
+    gone = ApiError(404, "upload_id: no upload link with this id and token")
+    if item is None:
+        raise gone
+    body = item["body"]
+    if body["attempts"] >= config.upload_max_attempts:
+        raise ApiError(429, "t: too many wrong tokens for this link; create a new link", {"Retry-After": "900"})
+    if not hmac.compare_digest(body["token_hash"], hash_token(token)):
+        await _count_attempt(ctx, item)
+        raise gone
+    if body["state"] != "unused":
+        raise ApiError(409, "upload_id: this link was used already; create a new link")
+    if now() > body["expires_at"]:
+        raise ApiError(410, "upload_id: this link expired (links last 15 minutes); create a new link")
+    if request.content_length is not None and request.content_length > config.upload_max_bytes:
+        raise ApiError(413, f"body: the file is larger than {config.upload_max_bytes} bytes")
+    claimed = {**body, "state": "receiving"}
+    if not await ctx.store.update_item(item["owner"], "upload", upload_id, item["name"], claimed,
+                                       if_version=item["version"]):
+        raise ApiError(409, "upload_id: this link is in use by another send")
+    final = _path(ctx, upload_id)
+    tmp = final.with_suffix(".part")
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        with tmp.open("wb") as fh:
+            os.chmod(tmp, 0o600)
+            async for chunk in request.content.iter_chunked(CHUNK):
+                size += len(chunk)
+                if size > config.upload_max_bytes:
+                    raise ApiError(413, f"body: the file is larger than {config.upload_max_bytes} bytes")
+                digest.update(chunk)
+                fh.write(chunk)
+        fmt = await asyncio.to_thread(detect_format, tmp)
+        tmp.replace(final)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        # the send did not get through: the link stays usable (spec: a refused send leaves it unused)
+        await ctx.store.update_item(item["owner"], "upload", upload_id, item["name"], body)
+        raise
+    done = {**body, "state": "used", "stored": True, "size": size, "sha256": digest.hexdigest(),
+            "detected_format": fmt, "received_at": now()}
+    await ctx.store.update_item(item["owner"], "upload", upload_id, item["name"], done)
+    return {"upload_id": upload_id, "size": size, "sha256": done["sha256"], "detected_format": fmt}
+
+
+async def _count_attempt(ctx: Ctx, item: dict[str, Any]) -> None:
+    """One more wrong token on this link; retried on a concurrent change so none is lost."""
+    for _ in range(5):
+        body = {**item["body"], "attempts": item["body"]["attempts"] + 1}
+        if await ctx.store.update_item(item["owner"], "upload", item["id"], item["name"], body,
+                                       if_version=item["version"]):
+            return
+        fresh = await ctx.store.find_item("upload", item["id"])
+        if fresh is None:
+            return
+        item = fresh
+
+
+def _path(ctx: Ctx, upload_id: str) -> Path:
+    return _dir(ctx.config) / upload_id
+
+
+def _dir(config: Any) -> Path:
+    path = Path(config.files_dir()) / "uploads"
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
+def _summary(item: dict[str, Any]) -> dict[str, Any]:
+    b = item["body"]
+    return {"id": item["id"], "upload_id": item["id"], "filename": b["filename"], "purpose": b["purpose"],
+            "state": b["state"], "stored": b.get("stored", False), "size": b.get("size"), "sha256": b.get("sha256"),
+            "detected_format": b.get("detected_format"), "imported_into": b.get("imported_into", []),
+            "created_at": iso(item["created_at"]), "expires_at": iso(b["expires_at"])}
+
+
+async def _stored(ctx: Ctx, upload_id: str) -> tuple[dict[str, Any], str]:
+    item = await load_item(ctx, "upload", upload_id)
+    body = item["body"]
+    if body["state"] != "used":
+        raise InputError("upload_id", "no file was sent to this link yet")
+    if not body.get("stored"):
+        raise InputError("upload_id", "the file's bytes are gone (imported already, or kept only an hour); "
+                                      "upload it again")
+    fmt = body["detected_format"]
+    if fmt not in (*WORKBOOKS, "csv"):
+        raise InputError("upload_id", f"holds a {fmt} file; datasets come from CSV or workbook files")
+    return item, fmt
+
+
+def _read(path: str, fmt: str, sheets: list[str] | None) -> list[Any]:
+    return read_sheets(path, fmt, sheets)
+
+
+def _inspect(path: str, fmt: str) -> dict[str, Any]:
+    if fmt in (*WORKBOOKS, "csv"):
+        return {"kind": "workbook" if fmt in WORKBOOKS else "csv",
+                "sheets": [s.summary() for s in read_sheets(path, fmt)]}
+    return {"kind": fmt}
+
+
+def _select(sheet: Any, columns: dict[str, str] | None, field: str) -> tuple[list[str], list[list[Any]]]:
+    """The sheet's columns to import, renamed as asked, as a dataset's names and rows."""
+    if columns is None:
+        return list(sheet.header), [list(r) for r in sheet.rows]
+    index = []
+    for new, source in columns.items():
+        if source not in sheet.header:
+            raise InputError(f"{field}.{new}", f"no column {source!r} in sheet {sheet.name!r}; it has "
+                                               f"{', '.join(sheet.header)}")
+        index.append(sheet.header.index(source))
+    return list(columns), [[r[j] for j in index] for r in sheet.rows]
+
+
+async def _create_datasets(ctx: Ctx, plans: list[tuple[str, str, list[str], list[list[Any]]]]) -> list[dict[str, Any]]:
+    """Check every table, then store them; if a store step fails, the ones made are removed."""
+    checked = []
+    for name, notes, names, rows in plans:
+        names, rows = tables.parse_columns({n: [r[j] for r in rows] for j, n in enumerate(names)})
+        checked.append((name, notes, names, rows, tables.infer_columns(names, rows)))
+    made: list[dict[str, Any]] = []
+    try:
+        for name, notes, _names, rows, columns in checked:
+            dataset_id = new_id("dataset")
+            body = {"name": name, "notes": notes, "columns": columns, "row_count": len(rows), "ingest_keys": {}}
+            await ctx.store.create_dataset(ctx.user.id, dataset_id, name, body, rows)
+            made.append({"id": dataset_id, "name": name, "n_rows": len(rows), "columns": columns,
+                         "url": dataset_url(ctx, dataset_id)})
+    except BaseException:
+        for d in made:
+            await ctx.store.delete_item(ctx.user.id, "dataset", d["id"])
+        raise
+    return made
+
+
+async def _imported(ctx: Ctx, item: dict[str, Any], into: list[str]) -> None:
+    """Imported: the bytes go at once (spec), the record stays with what it became."""
+    body = {**item["body"], "stored": False, "imported_into": [*item["body"].get("imported_into", []), *into]}
+    await ctx.store.update_item(ctx.user.id, "upload", item["id"], item["name"], body)
+    with contextlib.suppress(FileNotFoundError):
+        _path(ctx, item["id"]).unlink()
+
+
+async def purge(store: Any, config: Any) -> int:
+    """Delete the bytes of uploads older than the retention time, and stray partial files."""
+    cutoff = now() - config.upload_retention_s
+    n = 0
+    for item in await store.items_created_before("upload", cutoff):
+        body = item["body"]
+        path = _dir(config) / item["id"]
+        if body.get("stored") or body["state"] == "receiving" or path.exists():
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            with contextlib.suppress(FileNotFoundError):
+                path.with_suffix(".part").unlink()
+            await store.update_item(item["owner"], "upload", item["id"], item["name"],
+                                    {**body, "stored": False, "state": "used" if body["state"] != "unused" else
+                                     "unused"})
+            n += 1
+    return n
+
+
+async def purge_loop(store: Any, config: Any, every_s: float = 60.0) -> None:
+    while True:
+        try:
+            n = await purge(store, config)
+            if n:
+                log.info("purged the bytes of %d upload(s) past retention", n)
+        except Exception:  # a purge problem must not stop the next purge
+            log.exception("upload purge failed")
+        await asyncio.sleep(every_s)
+
