@@ -130,11 +130,25 @@ PAGES: dict[str, Page] = {
         ("GET /api/v1/fleets/{fleet_id}/forecast", "POST /api/ingest/fleets/{fleet_id}/usage"),
     ),
     "uploads": Page(
-        "Uploads", "Send files for import through single-use links.",
-        "`uploads create` returns a single-use link: PUT the bytes to it within 15 minutes, then import by "
-        "`upload_id`. CSV text can also be sent directly: `datasets create` takes `csv`, and "
-        "POST /api/ingest/datasets/{id}/lives takes raw text/csv.",
-        ("uploads/create", "get/upload", "datasets/create"),
+        "Uploads and photos", "Send files through single-use links, look inside, import; attach cleaned photos.",
+        "1) `uploads create` {purpose: dataset_import | excel_import | rbd_import | outage_log, filename} answers "
+        "`url`, `url_fallback` (the same link on the main host) and a ready `curl_fallback`. 2) PUT (or POST) the "
+        "raw bytes to the url within 15 minutes, with no Authorization header: the link's `t` is its one-time "
+        "credential. At most 30 MiB (31,457,280 bytes; 413 past it, and the link stays usable); a second send is "
+        "409, an expired link 410, a wrong token 404, too many wrong tokens 429. The answer has size, sha256 and the "
+        "format read from the content (xlsx, xls, ods, csv, json, images). 3) `get upload` shows what the file "
+        "holds: sheets with their header row, columns, row counts, sample rows and `looks_like` guesses "
+        "(life_data, interval_data, outage_log, fleet_items, diagram_block_list, recurrent_events) with the "
+        "column mapping each implies. 4) Import: `datasets upload` {upload_id, name, sheet?, columns?: {new name: "
+        "sheet column}} makes one dataset; `uploads import_excel` {upload_id, sheets: [{sheet, name, columns?}]} "
+        "makes several in one step (any refusal: none made). The bytes are deleted once imported, and after an "
+        "hour in any case; uploads are private and never served back. Photos: POST /api/v1/maintenance/photos?"
+        "target_id=<your item id, or rbd id/node id>&caption=... with the image (JPEG, PNG, WebP or HEIC, at most "
+        "20 MiB) or multipart `file`; it is turned upright and re-encoded from its pixels, so no EXIF, GPS, XMP or "
+        "text chunks remain (HEIC is kept as JPEG). `list photo`, `get photo` and GET "
+        "/api/v1/maintenance/photos/{id} read them back, owner only.",
+        ("uploads/create", "PUT /api/uploads/{upload_id}", "get/upload", "datasets/upload", "uploads/import_excel",
+         "POST /api/v1/maintenance/photos", "list/photo"),
     ),
     "rcm": Page(
         "RCM studies", "Functions, failures, modes and decisions as a worksheet.",
