@@ -141,14 +141,18 @@ PAGES: dict[str, Page] = {
         "(life_data, interval_data, outage_log, fleet_items, diagram_block_list, recurrent_events) with the "
         "column mapping each implies. 4) Import: `datasets upload` {upload_id, name, sheet?, columns?: {new name: "
         "sheet column}} makes one dataset; `uploads import_excel` {upload_id, sheets: [{sheet, name, columns?}]} "
-        "makes several in one step (any refusal: none made). The bytes are deleted once imported, and after an "
+        "makes several in one step (any refusal: none made); `rbd upload_outage_log` {id (rbd), upload_id, "
+        "columns: {asset, start, end or duration, reason?, planned?}, apply?} fits each block's time between "
+        "failures and time to repair from an outage log (assets by node id or label; planned outages left out; "
+        "ongoing ones censored), with intervals, and proposes the block models or, with apply true, sets them in "
+        "one edit. The bytes are deleted once imported, and after an "
         "hour in any case; uploads are private and never served back. Photos: POST /api/v1/maintenance/photos?"
         "target_id=<your item id, or rbd id/node id>&caption=... with the image (JPEG, PNG, WebP or HEIC, at most "
         "20 MiB) or multipart `file`; it is turned upright and re-encoded from its pixels, so no EXIF, GPS, XMP or "
         "text chunks remain (HEIC is kept as JPEG). `list photo`, `get photo` and GET "
         "/api/v1/maintenance/photos/{id} read them back, owner only.",
         ("uploads/create", "PUT /api/uploads/{upload_id}", "get/upload", "datasets/upload", "uploads/import_excel",
-         "POST /api/v1/maintenance/photos", "list/photo"),
+         "rbd/upload_outage_log", "POST /api/v1/maintenance/photos", "list/photo"),
     ),
     "rcm": Page(
         "RCM studies", "Functions, failures, modes and decisions as a worksheet.",

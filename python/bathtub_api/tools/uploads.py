@@ -27,6 +27,7 @@ from pydantic import Field
 
 from bathtub.errors import InputError
 from bathtub.imports import detect_format, read_sheets
+from bathtub.rbd import outages
 from bathtub_api import tables
 from bathtub_api.auth import hash_token
 from bathtub_api.errors import ApiError
@@ -34,6 +35,7 @@ from bathtub_api.ids import iso, new_id, now
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 from bathtub_api.tools.datasets import DatasetCreated, dataset_url
+from bathtub_api.tools.rbd import RbdEdit, edit
 
 log = logging.getLogger("bathtub_api.uploads")
 CHUNK = 256 * 1024
@@ -101,6 +103,41 @@ class ExcelImport(Strict):
 class ExcelImported(Open):
     upload_id: str
     datasets: list[DatasetCreated]
+
+
+ColumnName = Annotated[str, Field(min_length=1, max_length=200)]
+LifeId = Literal["best", "exponential", "weibull", "lognormal", "gamma", "loglogistic"]
+
+
+class OutageColumns(Strict):
+    """Which column holds what (spec OutageColumns)."""
+
+    asset: ColumnName = Field(description="the block, by node id or label")
+    start: ColumnName
+    end: ColumnName | None = Field(None, description="blank cell: still down")
+    duration: ColumnName | None = Field(None, description="instead of end, in `unit`")
+    reason: ColumnName | None = None
+    planned: ColumnName | None = Field(None, description="yes/no or 1/0; planned outages are left out of the fits")
+
+
+class OutageLogImport(Strict):
+    """Fit each block's time between failures and time to repair from an outage log upload."""
+
+    id: Annotated[str, Field(min_length=1, max_length=64, description="the diagram (rbd id)")]
+    upload_id: UploadId
+    columns: OutageColumns
+    sheet: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    unit: Annotated[str, Field(min_length=1, max_length=40)] | None = Field(
+        None, description="unit of numeric times and durations; default the diagram's")
+    as_of: float | Annotated[str, Field(max_length=40)] | None = Field(
+        None, description="end of the log (a number in the unit, or an ISO 8601 date-time; default the log's last "
+                          "time): ongoing outages and the last up periods are censored here")
+    observed_from: float | Annotated[str, Field(max_length=40)] | None = Field(
+        None, description="start of observation, as as_of (default the first time in the log)")
+    tbf_distribution: LifeId = "best"
+    ttr_distribution: LifeId = "best"
+    apply: bool = Field(False, description="true: set the fitted models on the blocks (one atomic diagram edit); "
+                                           "false: only propose them")
 
 
 def _link(base: str, upload_id: str, token: str) -> str:
@@ -194,6 +231,55 @@ def register(reg: Registry) -> None:
         created = await _create_datasets(ctx, plans)
         await _imported(ctx, item, [d["id"] for d in created])
         return {"upload_id": req.upload_id, "datasets": created}
+
+    reg.action("rbd", "upload_outage_log", request=OutageLogImport, scope="write",
+               summary="Fit blocks' time between failures and time to repair from an outage log upload; propose "
+                       "or apply them",
+               description="Rows name a block by node id or label (an unknown one is refused naming the row). "
+                           "Unplanned outages give repair times (ongoing ones censored) and end up periods as "
+                           "failures; planned ones are left out and end up periods as censored. Each block gets "
+                           "model records with intervals and a proposed `model`/`repair`; with apply true they are "
+                           "set on the diagram in one atomic edit and the upload's bytes are deleted.")(outage_log)
+
+
+async def outage_log(ctx: Ctx, req: OutageLogImport) -> dict[str, Any]:
+    item, fmt = await _stored(ctx, req.upload_id)
+    diagram = (await load_item(ctx, "rbd", req.id))["body"]
+    unit = req.unit or diagram.get("unit")
+    blocks = {n["id"]: n["id"] for n in diagram["nodes"] if n["type"] not in ("input", "output")}
+    for n in diagram["nodes"]:
+        if n.get("label") and n["type"] not in ("input", "output"):
+            blocks.setdefault(str(n["label"]).strip(), n["id"])
+    sheets = await ctx.jobs.run_cpu(_read, str(_path(ctx, req.upload_id)), fmt, None if req.sheet is None else
+                                    [req.sheet])
+    if not sheets:
+        raise InputError("upload_id", "the file holds no table with a header row")
+    sheet = sheets[0]
+    for role, col in req.columns.model_dump(exclude_none=True).items():
+        if col not in sheet.header:
+            raise InputError(f"columns.{role}", f"no column {col!r}; the sheet has {', '.join(sheet.header)}")
+    rows = [dict(zip(sheet.header, r, strict=True)) for r in sheet.rows]
+    found = await ctx.jobs.run_cpu(_fit_outages, rows, req.columns.model_dump(exclude_none=True), blocks, unit,
+                                   req.as_of, req.observed_from, req.tbf_distribution, req.ttr_distribution)
+    ops = [{"op": "update_node", "id": b["node_id"], **b["proposal"]} for b in found if b.get("proposal")]
+    out: dict[str, Any] = {"rbd_id": req.id, "unit": unit, "blocks": found, "ops": ops, "applied": False,
+                           "note": "Planned outages are left out of both fits and end an up period as censored. The "
+                                   "first up period of each block runs from the start of observation, taking the "
+                                   "block as good as new then (exact for exponential lives)."}
+    if req.apply and ops:
+        out["rbd"] = await edit(ctx, RbdEdit(id=req.id, ops=ops))
+        out["applied"] = True
+        await _imported(ctx, item, [req.id])
+    return out
+
+
+def _fit_outages(rows: list[dict[str, Any]], columns: dict[str, str], blocks: dict[str, str], unit: str | None,
+                 as_of: float | str | None, observed_from: float | str | None, tbf: str,
+                 ttr: str) -> list[dict[str, Any]]:
+    found = outages.read_outages(rows, columns, blocks, unit)
+    return outages.block_models(found, as_of=outages.instant(as_of, "as_of", unit),
+                                observed_from=outages.instant(observed_from, "observed_from", unit),
+                                tbf_distribution=tbf, ttr_distribution=ttr)
 
 
 async def _receive(ctx: Ctx, request: web.Request, upload_id: str, token: str) -> dict[str, Any]:
