@@ -141,7 +141,10 @@ PAGES: dict[str, Page] = {
         "(life_data, interval_data, outage_log, fleet_items, diagram_block_list, recurrent_events) with the "
         "column mapping each implies. 4) Import: `datasets upload` {upload_id, name, sheet?, columns?: {new name: "
         "sheet column}} makes one dataset; `uploads import_excel` {upload_id, sheets: [{sheet, name, columns?}]} "
-        "makes several in one step (any refusal: none made); `rbd upload_outage_log` {id (rbd), upload_id, "
+        "makes several in one step (any refusal: none made); `uploads import_rbd` {upload_id, name?, unit?} "
+        "turns a diagram file into diagrams: this service's JSON, a block-list sheet (id, type, after, life, mtbf, "
+        "shape, mttr, ...) or an AvailSim4 system workbook (AND, XooY, XRC, XTF and exp/normal/weibull laws "
+        "mapped; what has no counterpart listed in `unmapped`); `rbd upload_outage_log` {id (rbd), upload_id, "
         "columns: {asset, start, end or duration, reason?, planned?}, apply?} fits each block's time between "
         "failures and time to repair from an outage log (assets by node id or label; planned outages left out; "
         "ongoing ones censored), with intervals, and proposes the block models or, with apply true, sets them in "
@@ -152,7 +155,7 @@ PAGES: dict[str, Page] = {
         "text chunks remain (HEIC is kept as JPEG). `list photo`, `get photo` and GET "
         "/api/v1/maintenance/photos/{id} read them back, owner only.",
         ("uploads/create", "PUT /api/uploads/{upload_id}", "get/upload", "datasets/upload", "uploads/import_excel",
-         "rbd/upload_outage_log", "POST /api/v1/maintenance/photos", "list/photo"),
+         "uploads/import_rbd", "rbd/upload_outage_log", "POST /api/v1/maintenance/photos", "list/photo"),
     ),
     "rcm": Page(
         "RCM studies", "Functions, failures, modes and decisions as a worksheet.",

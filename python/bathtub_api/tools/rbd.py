@@ -148,11 +148,28 @@ async def create(ctx: Ctx, req: RbdCreate) -> dict[str, Any]:
         raise InputError("nodes", "give nodes and edges, or stages")
     if req.repair_crews is not None:
         raw["repair_crews"] = req.repair_crews
-    body = rbd.check_diagram(raw)
-    rbd_id = new_id("rbd")
-    await _checked(ctx, rbd_id, body)
-    await ctx.store.insert_item(ctx.user.id, "rbd", rbd_id, body["name"], body)
-    return _record(ctx, await _load(ctx.store, ctx.user.id, "rbd", rbd_id))
+    return (await store_diagrams(ctx, [raw]))[0]
+
+
+async def store_diagrams(ctx: Ctx, raws: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Check every diagram as analyze would, then store them all; if storing one fails, the ones
+    stored are removed (create and imports share this, so nothing half-imported remains)."""
+    checked = []
+    for raw in raws:
+        body = rbd.check_diagram(raw)
+        rbd_id = new_id("rbd")
+        await _checked(ctx, rbd_id, body)
+        checked.append((rbd_id, body))
+    stored: list[str] = []
+    try:
+        for rbd_id, body in checked:
+            await ctx.store.insert_item(ctx.user.id, "rbd", rbd_id, body["name"], body)
+            stored.append(rbd_id)
+    except BaseException:
+        for rbd_id in stored:
+            await ctx.store.delete_item(ctx.user.id, "rbd", rbd_id)
+        raise
+    return [_record(ctx, await _load(ctx.store, ctx.user.id, "rbd", rbd_id)) for rbd_id in stored]
 
 
 EDIT_RETRIES = 20

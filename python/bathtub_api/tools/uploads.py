@@ -26,7 +26,7 @@ from aiohttp import web
 from pydantic import Field
 
 from bathtub.errors import InputError
-from bathtub.imports import detect_format, read_sheets
+from bathtub.imports import detect_format, diagrams, read_sheets
 from bathtub.rbd import outages
 from bathtub_api import tables
 from bathtub_api.auth import hash_token
@@ -35,7 +35,7 @@ from bathtub_api.ids import iso, new_id, now
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 from bathtub_api.tools.datasets import DatasetCreated, dataset_url
-from bathtub_api.tools.rbd import RbdEdit, edit
+from bathtub_api.tools.rbd import RbdEdit, edit, store_diagrams
 
 log = logging.getLogger("bathtub_api.uploads")
 CHUNK = 256 * 1024
@@ -118,6 +118,18 @@ class OutageColumns(Strict):
     duration: ColumnName | None = Field(None, description="instead of end, in `unit`")
     reason: ColumnName | None = None
     planned: ColumnName | None = Field(None, description="yes/no or 1/0; planned outages are left out of the fits")
+
+
+class RbdImport(Strict):
+    """A diagram file into diagrams: this service's JSON, a block-list sheet, or an AvailSim4 system workbook."""
+
+    upload_id: UploadId
+    name: Name | None = Field(None, description="name of the diagram (default the file's name); JSON diagrams keep "
+                                                "their own names")
+    unit: Annotated[str, Field(min_length=1, max_length=40)] | None = Field(
+        None, description="time unit of the laws (block lists and AvailSim4 have none; default hours)")
+    sheet: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+        None, description="the block-list sheet of a workbook (default the first with an `id` column)")
 
 
 class OutageLogImport(Strict):
@@ -232,6 +244,13 @@ def register(reg: Registry) -> None:
         await _imported(ctx, item, [d["id"] for d in created])
         return {"upload_id": req.upload_id, "datasets": created}
 
+    reg.action("uploads", "import_rbd", request=RbdImport, scope="write",
+               summary="A diagram file into diagrams: this service's JSON, a block-list sheet, or an AvailSim4 "
+                       "system workbook",
+               description="The format is read from the content. AvailSim4 ARCHITECTURE/FAILURE_MODES sheets map "
+                           "AND to chains, XooY/XRC/XTF to k-of-n gates, exp/normal/weibull laws to ours; what has "
+                           "no counterpart is listed in `unmapped` with what was done instead. Every diagram is "
+                           "checked as analyze would before any is stored.")(import_rbd)
     reg.action("rbd", "upload_outage_log", request=OutageLogImport, scope="write",
                summary="Fit blocks' time between failures and time to repair from an outage log upload; propose "
                        "or apply them",
@@ -240,6 +259,36 @@ def register(reg: Registry) -> None:
                            "failures; planned ones are left out and end up periods as censored. Each block gets "
                            "model records with intervals and a proposed `model`/`repair`; with apply true they are "
                            "set on the diagram in one atomic edit and the upload's bytes are deleted.")(outage_log)
+
+
+async def import_rbd(ctx: Ctx, req: RbdImport) -> dict[str, Any]:
+    item = await load_item(ctx, "upload", req.upload_id)
+    _has_bytes(item)
+    fmt = item["body"]["detected_format"]
+    name = req.name or Path(item["body"]["filename"]).stem or "imported diagram"
+    found = await ctx.jobs.run_cpu(_diagrams, str(_path(ctx, req.upload_id)), fmt, name, req.unit or "hours",
+                                   req.sheet)
+    made = await store_diagrams(ctx, found["diagrams"])
+    await _imported(ctx, item, [d["id"] for d in made])
+    return {"upload_id": req.upload_id, "format": found["format"], "rbds": made, "unmapped": found["unmapped"]}
+
+
+def _diagrams(path: str, fmt: str, name: str, unit: str, sheet: str | None) -> dict[str, Any]:
+    if fmt == "json":
+        return {"format": "bathtub_json", "diagrams": diagrams.from_json(path), "unmapped": []}
+    if fmt not in (*WORKBOOKS, "csv"):
+        raise InputError("upload_id", f"holds a {fmt} file, not a diagram file (JSON, a block list or an AvailSim4 "
+                                      "workbook)")
+    sheets = read_sheets(path, fmt)
+    if diagrams.is_availsim4(sheets):
+        diagram, unmapped = diagrams.from_availsim4(sheets, name, unit)
+        return {"format": "availsim4", "diagrams": [diagram], "unmapped": unmapped}
+    candidates = [s for s in sheets if (sheet is None or s.name == sheet)
+                  and any(h.strip().lower() == "id" for h in s.header)]
+    if not candidates:
+        raise InputError("sheet" if sheet else "upload_id", "no block-list sheet (a table with an `id` column)")
+    return {"format": "block_list", "diagrams": [diagrams.from_block_list(candidates[0], name, unit)],
+            "unmapped": []}
 
 
 async def outage_log(ctx: Ctx, req: OutageLogImport) -> dict[str, Any]:
@@ -362,14 +411,19 @@ def _summary(item: dict[str, Any]) -> dict[str, Any]:
             "created_at": iso(item["created_at"]), "expires_at": iso(b["expires_at"])}
 
 
-async def _stored(ctx: Ctx, upload_id: str) -> tuple[dict[str, Any], str]:
-    item = await load_item(ctx, "upload", upload_id)
+def _has_bytes(item: dict[str, Any]) -> None:
     body = item["body"]
     if body["state"] != "used":
         raise InputError("upload_id", "no file was sent to this link yet")
     if not body.get("stored"):
         raise InputError("upload_id", "the file's bytes are gone (imported already, or kept only an hour); "
                                       "upload it again")
+
+
+async def _stored(ctx: Ctx, upload_id: str) -> tuple[dict[str, Any], str]:
+    item = await load_item(ctx, "upload", upload_id)
+    _has_bytes(item)
+    body = item["body"]
     fmt = body["detected_format"]
     if fmt not in (*WORKBOOKS, "csv"):
         raise InputError("upload_id", f"holds a {fmt} file; datasets come from CSV or workbook files")
@@ -381,10 +435,31 @@ def _read(path: str, fmt: str, sheets: list[str] | None) -> list[Any]:
 
 
 def _inspect(path: str, fmt: str) -> dict[str, Any]:
+    if fmt == "json":
+        try:
+            found = diagrams.from_json(path)
+        except InputError as e:
+            return {"kind": "json", "diagrams": [], "note": str(e)}
+        return {"kind": "diagram_file", "format": "bathtub_json",
+                "diagrams": [{"name": d.get("name"), "blocks": _blocks(d)} for d in found]}
     if fmt in (*WORKBOOKS, "csv"):
-        return {"kind": "workbook" if fmt in WORKBOOKS else "csv",
-                "sheets": [s.summary() for s in read_sheets(path, fmt)]}
+        sheets = read_sheets(path, fmt)
+        out: dict[str, Any] = {"kind": "workbook" if fmt in WORKBOOKS else "csv",
+                               "sheets": [s.summary() for s in sheets]}
+        if diagrams.is_availsim4(sheets):
+            try:
+                diagram, unmapped = diagrams.from_availsim4(sheets, Path(path).name, "hours")
+                out["diagram_file"] = {"format": "availsim4", "diagrams": [{"blocks": _blocks(diagram)}],
+                                       "unmapped": unmapped}
+            except InputError as e:
+                out["diagram_file"] = {"format": "availsim4", "diagrams": [], "note": str(e)}
+        return out
     return {"kind": fmt}
+
+
+def _blocks(diagram: dict[str, Any]) -> int:
+    return sum(1 for n in diagram.get("nodes", []) if isinstance(n, dict) and n.get("type") not in
+               ("input", "output"))
 
 
 def _select(sheet: Any, columns: dict[str, str] | None, field: str) -> tuple[list[str], list[list[Any]]]:
