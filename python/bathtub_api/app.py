@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from bathtub import engine_version
-from bathtub_api import mcp, openapi
+from bathtub_api import mailer, mcp, openapi
 from bathtub_api.auth import RateLimiter, TokenCache, auth_middleware
 from bathtub_api.config import Config
 from bathtub_api.errors import error_middleware, json_response
@@ -52,9 +52,11 @@ async def _store_and_jobs(app: web.Application) -> AsyncIterator[None]:
     app[JOBS] = jobs
     await jobs.start()
     purger = asyncio.create_task(uploads.purge_loop(store, config))
+    mail = asyncio.create_task(mailer.mailer_loop(store, config))
     try:
         yield
     finally:
         purger.cancel()
+        mail.cancel()
         await jobs.close()
         await store.close()

@@ -30,6 +30,11 @@ class Config:
     upload_retention_s: float = 3600.0
     upload_max_attempts: int = 10  # wrong-token sends to one link before it answers 429
     photo_max_bytes: int = 20 * 1024 * 1024
+    # Alert email: smtp://[user:pass@]host[:port] (STARTTLS when offered) or smtps://...; empty: mails
+    # stay queued in the outbox (nothing is lost) until a server is configured.
+    smtp_url: str = ""
+    smtp_from: str = "bathtub@localhost"
+    mail_poll_s: float = 2.0
 
     def files_dir(self) -> str:
         if self.data_dir:
@@ -55,6 +60,8 @@ class Config:
             ("base_url", "BATHTUB_BASE_URL", str),
             ("data_dir", "BATHTUB_DATA_DIR", str),
             ("upload_base_url", "BATHTUB_UPLOAD_BASE_URL", str),
+            ("smtp_url", "BATHTUB_SMTP_URL", str),
+            ("smtp_from", "BATHTUB_SMTP_FROM", str),
         ):
             if name in env:
                 values[key] = conv(env[name])

@@ -17,6 +17,7 @@ PREFIX = {
     "user": "usr",
     "strategy_analysis": "sa",
     "photo": "pho",
+    "fleet": "flt",
 }
 
 

@@ -7,7 +7,8 @@ query, so another user's id simply is not found (the service answers 404, never 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import secrets
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -196,6 +197,49 @@ class Store:
         """Remove an item (its dataset rows go with it: ON DELETE CASCADE)."""
         n = await self.db.execute("DELETE FROM items WHERE id = ? AND owner = ? AND kind = ?", item_id, owner, kind)
         return n > 0
+
+    async def update_item_with_outbox(self, owner: str, kind: str, item_id: str, name: str, body: dict[str, Any],
+                                      if_version: int, mails: Sequence[Mapping[str, str]]) -> bool:
+        """Replace an item if nobody updated it since `if_version`, and queue `mails` ({recipient,
+        subject, body}) in the same transaction: both happen or neither does."""
+        t = now()
+        async with self.db.transaction() as tx:
+            n = await tx.execute(
+                "UPDATE items SET name = ?, body = ?, updated_at = ?, version = version + 1 "
+                "WHERE id = ? AND owner = ? AND kind = ? AND version = ?",
+                name, dumps(body), t, item_id, owner, kind, if_version,
+            )
+            if n == 0:
+                return False
+            for m in mails:
+                await tx.execute(
+                    "INSERT INTO mail_outbox (id, owner, recipient, subject, body, created_at, next_try) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "mail_" + secrets.token_hex(10), owner, m["recipient"], m["subject"], m["body"], t, t,
+                )
+        return True
+
+    async def pending_mails(self, at: float, limit: int = 100) -> list[dict[str, Any]]:
+        return await self.db.fetch(
+            "SELECT id, owner, recipient, subject, body, attempts FROM mail_outbox WHERE sent_at IS NULL "
+            "AND next_try <= ? ORDER BY next_try, id LIMIT ?", at, limit,
+        )
+
+    async def mail_done(self, mail_id: str, *, sent_at: float | None, error: str | None = None,
+                        next_try: float | None = None) -> None:
+        """A delivery attempt's outcome: sent, or failed with the error and when to try again."""
+        if sent_at is not None:
+            await self.db.execute("UPDATE mail_outbox SET sent_at = ?, attempts = attempts + 1, last_error = NULL "
+                                  "WHERE id = ?", sent_at, mail_id)
+        else:
+            await self.db.execute("UPDATE mail_outbox SET attempts = attempts + 1, last_error = ?, next_try = ? "
+                                  "WHERE id = ?", (error or "")[:2000], next_try, mail_id)
+
+    async def outbox(self, owner: str) -> list[dict[str, Any]]:
+        return await self.db.fetch(
+            "SELECT id, recipient, subject, created_at, attempts, sent_at, last_error FROM mail_outbox "
+            "WHERE owner = ? ORDER BY created_at, id", owner,
+        )
 
     # -- dataset rows ----------------------------------------------------------------------
     async def create_dataset(

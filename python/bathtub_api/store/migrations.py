@@ -78,6 +78,27 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "ALTER TABLE items ADD COLUMN version INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE items DROP COLUMN version",
     ),
+    (
+        6,
+        # Alert emails wait here until the SMTP server takes them: an outbox written in the same
+        # transaction as the change that fired the alert, so no alert is lost or sent twice.
+        """
+        CREATE TABLE mail_outbox (
+            id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL REFERENCES users(id),
+            recipient TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            body TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_try DOUBLE PRECISION NOT NULL,
+            sent_at DOUBLE PRECISION,
+            last_error TEXT
+        );
+        CREATE INDEX mail_outbox_pending ON mail_outbox (sent_at, next_try);
+        """,
+        "DROP TABLE mail_outbox",
+    ),
 ]
 
 

@@ -124,10 +124,27 @@ PAGES: dict[str, Page] = {
         ("POST /api/v1/strategy/optimal-replacement", "POST /api/v1/strategy/failure-finding"),
     ),
     "fleets": Page(
-        "Fleets", "Failure forecasts and usage ingest.",
-        "GET /api/v1/fleets/{id}/forecast gives expected failures per period; POST "
-        "/api/ingest/fleets/{id}/usage updates meter readings, recomputes the forecast and checks alert rules.",
-        ("GET /api/v1/fleets/{fleet_id}/forecast", "POST /api/ingest/fleets/{fleet_id}/usage"),
+        "Fleets", "Failure forecasts per period, usage ingest with estimated rates, alert emails.",
+        "`fleets create` {name, model_id (a saved parametric life model; item use is in its unit), period_label "
+        "(days, weeks, months = 30.44 days, quarters, years, or any label), periods (horizon), default_rate, "
+        "rate_source (manual | estimated), replace_failed, confidence, items [{name, current_use, rate?}], "
+        "alert_rules [{kind, threshold, periods?, email, name?}]}; `fleets update` changes settings, adds or "
+        "replaces items by name (`items`), removes them (`remove_items`) and replaces the rules; `get fleet`, "
+        "`list fleet`, `fleets delete`. GET /api/v1/fleets/{id}/forecast gives expected failures per period with an "
+        "interval on each period's count (Poisson-binomial: exact, or its refined normal approximation for large "
+        "fleets; Poisson with replacement), the total, and per_item rows with rate_used and rate_basis "
+        "(?per_item=false leaves them out). Without replacement each item's chance uses its survival so far; with "
+        "replace_failed the renewal equation (exponential lives: rate × λ exactly). POST "
+        "/api/ingest/fleets/{id}/usage takes {readings: [{name or id, current_use, rate?, read_at?}]} or CSV: all "
+        "or nothing (an unknown or repeated item, a negative use or a non-ISO 8601 time refuses it naming the "
+        "row); a reading at least a day after the last baseline updates the item's estimated rate (use per "
+        "period, EWMA 0.3), a lower one restarts the baseline, an older one is ignored; then the forecast is "
+        "recomputed and the alert rules checked: expected_failures_next_period, expected_failures_horizon or "
+        "item_failure_probability (any item's chance of failing within `periods`) above its threshold sends one "
+        "email per crossing (again only after it clears), through the SMTP server in BATHTUB_SMTP_URL from a "
+        "durable outbox, so a mail problem never fails the ingest.",
+        ("fleets/create", "fleets/update", "get/fleet", "list/fleet", "GET /api/v1/fleets/{fleet_id}/forecast",
+         "POST /api/ingest/fleets/{fleet_id}/usage"),
     ),
     "uploads": Page(
         "Uploads and photos", "Send files through single-use links, look inside, import; attach cleaned photos.",

@@ -1,0 +1,397 @@
+"""fleets: items with a life model, their usage, failure forecasts, usage ingest and alert rules.
+
+A fleet is one item (kind `fleet`): a saved parametric life model (`model_id`; item use in that
+model's unit), a `period_label`, a horizon of `periods`, a `default_rate` of use per period,
+`rate_source` (manual: each item's manual rate, else the default; estimated: the rate estimated
+from meter readings first), `replace_failed` (forecast with renewal or not), `confidence` of the
+count intervals, the items {name, current_use, rate?} and alert rules. Usage ingest applies
+meter readings by the spec's rules (bathtub.fleet.usage), recomputes the forecast, evaluates the
+alert rules and queues one email per crossing in a durable outbox (bathtub_api.mailer).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+from aiohttp import web
+from pydantic import Field
+
+from bathtub.errors import InputError
+from bathtub.fleet import ItemUsage, apply_reading, forecast, rate_used
+from bathtub.fleet.forecast import failure_probability
+from bathtub_api import mailer, tables
+from bathtub_api.errors import ApiError, not_found
+from bathtub_api.ids import iso, new_id, now
+from bathtub_api.registry import Ctx, Registry, read_json
+from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
+from bathtub_api.tools.life import saved_lifetime
+
+Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00]*$")]
+NonNeg = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+MAX_ITEMS = 200_000
+RuleKind = Literal["expected_failures_next_period", "expected_failures_horizon", "item_failure_probability"]
+
+
+class FleetItemIn(Strict):
+    name: Name
+    current_use: NonNeg = Field(description="use so far (meter reading), in the life model's unit")
+    rate: NonNeg | None = Field(None, description="manual use per period")
+
+
+class AlertRuleIn(Strict):
+    """Fires (one email) when its figure crosses above `threshold`; again only after it has cleared."""
+
+    kind: RuleKind = Field(description="expected_failures_next_period: the fleet's expected failures in the next "
+                                       "period; expected_failures_horizon: over the whole horizon; "
+                                       "item_failure_probability: any item's chance of failing within `periods`")
+    threshold: NonNeg
+    periods: Annotated[int, Field(ge=1, le=1200)] = 1
+    email: Annotated[str, Field(min_length=3, max_length=254, pattern=r"^[^@\s]+@[^@\s]+$")]
+    name: Annotated[str, Field(max_length=200)] = ""
+
+
+class FleetCreate(Strict):
+    name: Name
+    model_id: Annotated[str, Field(min_length=1, max_length=64)]
+    period_label: Annotated[str, Field(min_length=1, max_length=40)] = Field(
+        "months", description="days, weeks, months (30.44 days), quarters or years; any other label is shown as is "
+                              "and gives no estimated rates")
+    periods: Annotated[int, Field(ge=1, le=240)] = 12
+    default_rate: NonNeg | None = None
+    rate_source: Literal["manual", "estimated"] = "manual"
+    replace_failed: bool = Field(False, description="true: failed items are replaced by new ones (renewal)")
+    confidence: Annotated[float, Field(gt=0.5, lt=1)] = 0.9
+    items: Annotated[list[FleetItemIn], Field(max_length=MAX_ITEMS)] = Field(default_factory=list)
+    alert_rules: Annotated[list[AlertRuleIn], Field(max_length=50)] = Field(default_factory=list)
+
+
+class FleetUpdate(Strict):
+    """Change settings; `items` adds or replaces items by name, `remove_items` removes by name;
+    `alert_rules`, when given, replaces the rules."""
+
+    id: Annotated[str, Field(min_length=1, max_length=64)]
+    name: Name | None = None
+    model_id: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    period_label: Annotated[str, Field(min_length=1, max_length=40)] | None = None
+    periods: Annotated[int, Field(ge=1, le=240)] | None = None
+    default_rate: NonNeg | None = None
+    rate_source: Literal["manual", "estimated"] | None = None
+    replace_failed: bool | None = None
+    confidence: Annotated[float, Field(gt=0.5, lt=1)] | None = None
+    items: Annotated[list[FleetItemIn], Field(max_length=MAX_ITEMS)] | None = None
+    remove_items: Annotated[list[Name], Field(max_length=MAX_ITEMS)] | None = None
+    alert_rules: Annotated[list[AlertRuleIn], Field(max_length=50)] | None = None
+
+
+class FleetId(Strict):
+    id: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class FleetGet(FleetId):
+    items_offset: Annotated[int, Field(ge=0, le=MAX_ITEMS)] = 0
+    items_limit: Annotated[int, Field(ge=0, le=5000)] = 500
+
+
+def fleet_url(ctx: Ctx, fleet_id: str) -> str:
+    return ctx.url(f"/api/v1/fleets/{fleet_id}/forecast")
+
+
+def _item(i: FleetItemIn, old: dict[str, Any] | None = None) -> dict[str, Any]:
+    kept = {k: v for k, v in (old or {}).items() if k in ("read_at", "baseline_use", "baseline_at", "estimated_rate")}
+    return {**kept, "name": i.name, "current_use": i.current_use, "rate": i.rate}
+
+
+def _unique(items: list[FleetItemIn], field: str) -> None:
+    seen: set[str] = set()
+    for j, i in enumerate(items):
+        if i.name in seen:
+            raise InputError(f"{field}[{j}].name", f"item {i.name!r} appears twice")
+        seen.add(i.name)
+
+
+async def _life(ctx: Ctx, model_id: str) -> Any:
+    try:
+        life, unit = await saved_lifetime(ctx, model_id)
+    except InputError as e:
+        raise InputError("model_id", e.rule) from None
+    return life, unit
+
+
+def _rules(rules: list[AlertRuleIn]) -> list[dict[str, Any]]:
+    return [{"id": f"rule_{k + 1}", **r.model_dump(), "active": False} for k, r in enumerate(rules)]
+
+
+async def create(ctx: Ctx, req: FleetCreate) -> dict[str, Any]:
+    await _life(ctx, req.model_id)
+    _unique(req.items, "items")
+    fleet_id = new_id("fleet")
+    body = {**req.model_dump(exclude={"items", "alert_rules"}), "items": [_item(i) for i in req.items],
+            "alert_rules": _rules(req.alert_rules)}
+    await ctx.store.insert_item(ctx.user.id, "fleet", fleet_id, req.name, body)
+    return await _record(ctx, await load_item(ctx, "fleet", fleet_id), FleetGet(id=fleet_id))
+
+
+async def update(ctx: Ctx, req: FleetUpdate) -> dict[str, Any]:
+    for _ in range(20):
+        item = await load_item(ctx, "fleet", req.id)
+        body = dict(item["body"])
+        changes = req.model_dump(exclude={"id", "items", "remove_items", "alert_rules"}, exclude_none=True)
+        if "model_id" in changes:
+            await _life(ctx, changes["model_id"])
+        body.update(changes)
+        by_name = {i["name"]: i for i in body["items"]}
+        for j, name in enumerate(req.remove_items or []):
+            if name not in by_name:
+                raise InputError(f"remove_items[{j}]", f"no item {name!r} in the fleet")
+            del by_name[name]
+        if req.items is not None:
+            _unique(req.items, "items")
+            for i in req.items:
+                by_name[i.name] = _item(i, by_name.get(i.name))
+        if len(by_name) > MAX_ITEMS:
+            raise InputError("items", f"a fleet holds at most {MAX_ITEMS} items")
+        body["items"] = list(by_name.values())
+        if req.alert_rules is not None:
+            body["alert_rules"] = _rules(req.alert_rules)
+        name = body["name"]
+        if await ctx.store.update_item(ctx.user.id, "fleet", req.id, name, body, if_version=item["version"]):
+            return await _record(ctx, await load_item(ctx, "fleet", req.id), FleetGet(id=req.id))
+    raise ApiError(409, "id: the fleet is being changed by others too often; try again")
+
+
+def compute(life: Any, body: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The spec's forecast block and the per-item rows, from a fleet body."""
+    items = body["items"]
+    rows, ages, rates, used = [], [], [], []
+    for i in items:
+        rate, basis = rate_used(body["rate_source"], i.get("estimated_rate"), i.get("rate"), body.get("default_rate"))
+        rows.append({"name": i["name"], "current_use": i["current_use"], "rate_used": rate, "rate_basis": basis})
+        if rate is not None:
+            ages.append(i["current_use"])
+            rates.append(rate)
+            used.append(len(rows) - 1)
+    fc = forecast(life, ages, rates, body["periods"], renewal=body["replace_failed"], confidence=body["confidence"])
+    for k, j in enumerate(used):
+        rows[j]["expected_failures"] = float(fc.item_expected[k])
+        rows[j]["failure_probability_next_period"] = float(fc.item_next[k])
+    missing = len(items) - len(used)
+    status = "ok" if missing == 0 else "partial"
+    out = {"status": status, **fc.to_dict(), "period_label": body["period_label"],
+           "items_forecast": len(used), "items_without_rate": missing}
+    if missing:
+        out["note"] = (f"{missing} item(s) have no usage rate (no manual rate, no estimate, no fleet default) and "
+                       "are left out of the counts")
+    return out, rows
+
+
+async def _forecast(ctx: Ctx, item: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    life, _ = await _life(ctx, item["body"]["model_id"])
+    return await ctx.jobs.run_cpu(compute, life, item["body"])
+
+
+async def _record(ctx: Ctx, item: dict[str, Any], req: FleetGet) -> dict[str, Any]:
+    b = item["body"]
+    items = b["items"][req.items_offset: req.items_offset + req.items_limit]
+    end = req.items_offset + len(items)
+    return {"id": item["id"], "name": item["name"], "model_id": b["model_id"], "period_label": b["period_label"],
+            "periods": b["periods"], "default_rate": b.get("default_rate"), "rate_source": b["rate_source"],
+            "replace_failed": b["replace_failed"], "confidence": b["confidence"], "item_count": len(b["items"]),
+            "items": items, "items_next_offset": end if end < len(b["items"]) else None,
+            "alert_rules": b["alert_rules"], "created_at": iso(item["created_at"]),
+            "updated_at": iso(item["updated_at"]), "url": fleet_url(ctx, item["id"])}
+
+
+def _forecast_answer(item: dict[str, Any], fc: dict[str, Any], rows: list[dict[str, Any]] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"fleet": {"id": item["id"], "name": item["name"], "model_id": item["body"]["model_id"]},
+                           "forecast": fc}
+    if rows is not None:
+        out["per_item"] = rows
+    return out
+
+
+def _parse_time(value: Any, field: str) -> float:
+    if value is None or value == "":
+        return now()
+    if not isinstance(value, str):
+        raise InputError(field, "must be an ISO 8601 date-time")
+    try:
+        t = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(field, f"must be an ISO 8601 date-time (got {value!r})") from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.UTC)  # spec: no offset means UTC
+    return t.timestamp()
+
+
+def _readings(names: list[str] | None, rows: list[Any], field: str) -> list[dict[str, Any]]:
+    """Rows (CSV cells by column, or objects) into checked readings {key, current_use, rate, read_at}."""
+    out = []
+    for i, raw in enumerate(rows):
+        where = f"{field}[{i}]"
+        row = dict(zip(names, raw, strict=True)) if names is not None else raw
+        if not isinstance(row, dict):
+            raise InputError(where, "must be an object with name or id, current_use, rate?, read_at?")
+        for k in row:
+            if k not in ("name", "id", "current_use", "rate", "read_at"):
+                raise InputError(f"{where}.{k}", "unknown field; known: name or id, current_use, rate, read_at")
+        key = row.get("name") if row.get("name") not in (None, "") else row.get("id")
+        if key in (None, ""):
+            raise InputError(f"{where}.name", "required (name or id)")
+        use = row.get("current_use")
+        if isinstance(use, bool) or not isinstance(use, (int, float)) or use != use or use in (float("inf"),):
+            raise InputError(f"{where}.current_use", "required: a finite number")
+        if use < 0:
+            raise InputError(f"{where}.current_use", "must be >= 0")
+        rate = row.get("rate")
+        if rate not in (None, "") and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate < 0
+                                       or rate != rate):
+            raise InputError(f"{where}.rate", "must be a number >= 0")
+        out.append({"key": str(key), "current_use": float(use), "rate": None if rate in (None, "") else float(rate),
+                    "read_at": _parse_time(row.get("read_at"), f"{where}.read_at"), "row": where})
+    if not out:
+        raise InputError(field, "no readings")
+    return out
+
+
+async def _ingest_rows(request: web.Request) -> tuple[list[str] | None, list[Any], str]:
+    if request.content_type in ("text/csv", "text/plain", "application/csv"):
+        text = (await request.read()).decode("utf-8-sig", errors="strict")
+        names, rows = tables.parse_csv(text, "body")
+        return names, rows, "body"
+    body = await read_json(request)
+    if isinstance(body, list):
+        return None, body, "readings"
+    if isinstance(body, dict) and isinstance(body.get("readings"), list) and set(body) == {"readings"}:
+        return None, body["readings"], "readings"
+    raise InputError("readings", "send {\"readings\": [...]} (or a JSON array, or text/csv)")
+
+
+def apply_readings(body: dict[str, Any], readings: list[dict[str, Any]]) -> tuple[dict[str, Any], int]:
+    """The fleet body after the readings (all checked first: an unknown or repeated item refuses all)."""
+    by_name = {i["name"]: k for k, i in enumerate(body["items"])}
+    seen: dict[str, str] = {}
+    for r in readings:
+        if r["key"] not in by_name:
+            raise InputError(f"{r['row']}.name", f"no item {r['key']!r} in the fleet")
+        if r["key"] in seen:
+            raise InputError(f"{r['row']}.name", f"item {r['key']!r} appears twice (also {seen[r['key']]})")
+        seen[r["key"]] = r["row"]
+    items = [dict(i) for i in body["items"]]
+    updated = 0
+    for r in readings:
+        item = items[by_name[r["key"]]]
+        state = ItemUsage(item["current_use"], item.get("read_at"), item.get("baseline_use"), item.get("baseline_at"),
+                          item.get("estimated_rate"))
+        new, what = apply_reading(state, r["current_use"], r["read_at"], body["period_label"])
+        if r["rate"] is not None:
+            item["rate"] = r["rate"]
+        if what != "ignored":
+            item.update(current_use=new.current_use, read_at=new.read_at, baseline_use=new.baseline_use,
+                        baseline_at=new.baseline_at, estimated_rate=new.estimated_rate)
+            updated += 1
+        elif r["rate"] is not None:
+            updated += 1
+    return {**body, "items": items}, updated
+
+
+def evaluate_rules(rules: list[dict[str, Any]], fc: dict[str, Any], life: Any,
+                   body: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(rules with their new state, the crossings to mail): a rule fires when its figure is above the
+    threshold and it was not already active; it re-arms when the figure is back at or below."""
+    out, fired = [], []
+    for rule in rules:
+        value, detail = _figure(rule, fc, life, body)
+        above = value > rule["threshold"]
+        if above and not rule["active"]:
+            fired.append({**rule, "value": value, "detail": detail})
+        out.append({**rule, "active": above, "last_value": value})
+    return out, fired
+
+
+def _figure(rule: dict[str, Any], fc: dict[str, Any], life: Any, body: dict[str, Any]) -> tuple[float, str]:
+    if rule["kind"] == "expected_failures_next_period":
+        return float(fc["expected_failures"][0]), "expected failures in the next period"
+    if rule["kind"] == "expected_failures_horizon":
+        return float(fc["total_expected"]), f"expected failures over {fc['periods']} periods"
+    ages, rates, names = [], [], []
+    for i in body["items"]:
+        rate, _ = rate_used(body["rate_source"], i.get("estimated_rate"), i.get("rate"), body.get("default_rate"))
+        if rate is not None:
+            ages.append(i["current_use"])
+            rates.append(rate)
+            names.append(i["name"])
+    if not ages:
+        return 0.0, "no item has a usage rate"
+    probs = failure_probability(life, ages, rates, rule["periods"])
+    k = int(probs.argmax())
+    return float(probs[k]), f"item {names[k]!r}: chance of failing within {rule['periods']} period(s)"
+
+
+async def ingest_usage(ctx: Ctx, request: web.Request) -> dict[str, Any]:
+    fleet_id = request.match_info["fleet_id"]
+    names, rows, field = await _ingest_rows(request)
+    readings = _readings(names, rows, field)
+    for _ in range(20):
+        item = await ctx.store.get_item(ctx.user.id, "fleet", fleet_id)
+        if item is None:
+            raise not_found("fleet", fleet_id)
+        body, updated = apply_readings(item["body"], readings)
+        life, _ = await _life(ctx, body["model_id"])
+        fc, _rows = await ctx.jobs.run_cpu(compute, life, body)
+        rules, fired = evaluate_rules(body["alert_rules"], fc, life, body)
+        body = {**body, "alert_rules": rules}
+        mails = [mailer.alert_mail(item["name"], fleet_id, f, fc) for f in fired]
+        if await ctx.store.update_item_with_outbox(ctx.user.id, "fleet", fleet_id, item["name"], body,
+                                                   item["version"], mails):
+            break
+    else:
+        raise ApiError(409, "fleet_id: the fleet is being changed by others too often; try again")
+    return {"fleet": {"id": fleet_id, "name": item["name"]}, "updated_items": updated, "forecast": fc,
+            "alerts_fired": len(fired)}
+
+
+def register(reg: Registry) -> None:
+    reg.action("fleets", "create", request=FleetCreate, response=Open, scope="write",
+               summary="A fleet: a saved life model, items with their use and usage rates, alert rules")(create)
+    reg.action("fleets", "update", request=FleetUpdate, response=Open, scope="write",
+               summary="Change a fleet's settings, add, replace or remove items, replace its alert rules")(update)
+
+    @reg.action("fleets", "delete", request=FleetId, scope="write", summary="Delete a fleet (owner only)")
+    async def delete(ctx: Ctx, req: FleetId) -> dict[str, Any]:
+        if not await ctx.store.delete_item(ctx.user.id, "fleet", req.id):
+            raise not_found("fleet", req.id)
+        return {"id": req.id, "deleted": True}
+
+    @reg.action("get", "fleet", request=FleetGet, response=Open, selector="kind",
+                summary="A fleet with a page of its items and its forecast")
+    async def get_fleet(ctx: Ctx, req: FleetGet) -> dict[str, Any]:
+        item = await load_item(ctx, "fleet", req.id)
+        record = await _record(ctx, item, req)
+        record["forecast"], _ = await _forecast(ctx, item)
+        return record
+
+    @reg.action("list", "fleet", request=ListRequest, response=Open, selector="kind", summary="The caller's fleets")
+    async def list_fleets(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
+        items, next_offset = await page(ctx, "fleet", req)
+        return {"items": [{"id": i["id"], "name": i["name"], "model_id": i["body"]["model_id"],
+                           "item_count": len(i["body"]["items"]), "created_at": iso(i["created_at"]),
+                           "url": fleet_url(ctx, i["id"])} for i in items], "next_offset": next_offset}
+
+    @reg.route("GET", "/api/v1/fleets/{fleet_id}/forecast", query=(("per_item", False, "false: leave out the "
+                                                                                        "per-item rows"),),
+               summary="The fleet's failure forecast: expected failures per period with intervals, per-item rows")
+    async def forecast_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
+        item = await load_item(ctx, "fleet", request.match_info["fleet_id"])
+        fc, rows = await _forecast(ctx, item)
+        return _forecast_answer(item, fc, None if request.query.get("per_item") == "false" else rows)
+
+    reg.route("POST", "/api/ingest/fleets/{fleet_id}/usage", scope="write",
+              content_types=("application/json", "text/csv"),
+              summary="Meter readings: update items' use and estimated rates, recompute the forecast, check alerts",
+              description="JSON {readings: [{name or id, current_use, rate?, read_at?}]} or CSV with those columns. "
+                          "All or nothing: an unknown or repeated item, a negative use or a time that is not ISO 8601 "
+                          "refuses the whole request naming the row. A reading at least a day after the item's "
+                          "baseline updates its estimated rate (EWMA 0.3); a lower one restarts the baseline; an "
+                          "older one is ignored. Alert emails go through a durable outbox: a mail problem never "
+                          "fails the ingest.")(ingest_usage)
