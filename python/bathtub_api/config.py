@@ -20,6 +20,9 @@ class Config:
     cpu_workers: int = field(default_factory=lambda: max(1, (os.cpu_count() or 2) - 1))
     base_url: str = ""
     token_cache_seconds: float = 2.0  # how long a token lookup is trusted; bounds revocation delay
+    # How long an Idempotency-Key is remembered (with its request's hash and first answer):
+    # a retry within this time replays the answer; after it the key is purged and free again.
+    idempotency_key_hours: float = 24.0
 
     @classmethod
     def from_env(cls, **overrides: object) -> Config:
@@ -36,6 +39,7 @@ class Config:
             ("host", "BATHTUB_HOST", str),
             ("port", "BATHTUB_PORT", int),
             ("base_url", "BATHTUB_BASE_URL", str),
+            ("idempotency_key_hours", "BATHTUB_IDEMPOTENCY_KEY_HOURS", float),
         ):
             if name in env:
                 values[key] = conv(env[name])

@@ -28,6 +28,8 @@ class Ctx:
     store: Store
     jobs: JobRunner
     base_url: str
+    idempotency_key: str | None = None  # the request's Idempotency-Key header, for the actions that honour it
+    idempotency_key_hours: float = 24.0
 
     def url(self, path: str) -> str:
         return f"{self.base_url}{path}"
@@ -171,7 +173,9 @@ class Registry:
 def ctx_of(request: web.Request) -> Ctx:
     app = request.app
     base = app[CONFIG].base_url or f"{request.scheme}://{request.host}"
-    return Ctx(request[USER], app[STORE], app[JOBS], base)
+    config = app[CONFIG]
+    return Ctx(request[USER], app[STORE], app[JOBS], base, request.headers.get("Idempotency-Key"),
+               config.idempotency_key_hours)
 
 
 async def invoke(action: Action, ctx: Ctx, body: Any) -> Any:
