@@ -3,6 +3,7 @@ the REST routes, the OpenAPI document and the tool protocol (MCP) are all read f
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,8 @@ class Ctx:
     def url(self, path: str) -> str:
         return f"{self.base_url}{path}"
 
+
+BIG_BODY = 1 << 20  # bytes of JSON parsed off the event loop
 
 ActionHandler = Callable[[Ctx, Any], Awaitable[Any]]
 RouteHandler = Callable[[Ctx, web.Request], Awaitable[Any]]
@@ -194,7 +197,8 @@ async def read_json(request: web.Request, *, empty: Any = None) -> Any:
             return empty
         raise ApiError(422, "body: a JSON object is required")
     try:
-        return orjson.loads(raw)
+        # A large body is parsed on a thread so the event loop keeps serving meanwhile.
+        return orjson.loads(raw) if len(raw) < BIG_BODY else await asyncio.to_thread(orjson.loads, raw)
     except orjson.JSONDecodeError as e:
         raise ApiError(422, f"body: malformed JSON ({e})") from None
 

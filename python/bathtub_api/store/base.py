@@ -28,6 +28,7 @@ class Conn(Protocol):
     async def fetch(self, sql: str, *args: Any) -> list[dict[str, Any]]: ...
     async def fetchrow(self, sql: str, *args: Any) -> dict[str, Any] | None: ...
     async def execute(self, sql: str, *args: Any) -> int: ...
+    async def executemany(self, sql: str, args: list[tuple[Any, ...]]) -> None: ...
 
 
 class Driver(Conn, Protocol):
@@ -424,8 +425,9 @@ class Store:
 async def _write_chunks(
     tx: Conn, dataset_id: str, chunk: int, filled: int, existing: list[list[Any]], rows: list[list[Any]]
 ) -> None:
-    """Top up the last chunk, then add new ones of CHUNK_ROWS rows each."""
-    pending = list(rows)
+    """Top up the last chunk, then add new ones of CHUNK_ROWS rows each (encoded off the event
+    loop when there are many, and sent in one batch)."""
+    pending = rows
     if filled and filled < CHUNK_ROWS and pending:
         take = pending[: CHUNK_ROWS - filled]
         pending = pending[len(take) :]
@@ -434,15 +436,16 @@ async def _write_chunks(
             "UPDATE dataset_chunks SET n = ?, rows = ? WHERE dataset_id = ? AND chunk = ?",
             len(merged), dumps(merged), dataset_id, chunk,
         )
-    next_chunk = chunk + 1 if filled else chunk
-    for i in range(0, len(pending), CHUNK_ROWS):
-        part = pending[i : i + CHUNK_ROWS]
-        await tx.execute(
-            "INSERT INTO dataset_chunks (dataset_id, chunk, n, rows) VALUES (?, ?, ?, ?)",
-            dataset_id, next_chunk, len(part), dumps(part),
-        )
-        next_chunk += 1
+    first = chunk + 1 if filled else chunk
 
+    def encode() -> list[tuple[Any, ...]]:
+        return [(dataset_id, first + k, len(part), dumps(part))
+                for k, part in enumerate(pending[i : i + CHUNK_ROWS] for i in range(0, len(pending), CHUNK_ROWS))]
+
+    if not pending:
+        return
+    batch = encode() if len(pending) <= 10 * CHUNK_ROWS else await asyncio.to_thread(encode)
+    await tx.executemany("INSERT INTO dataset_chunks (dataset_id, chunk, n, rows) VALUES (?, ?, ?, ?)", batch)
 
 
 async def _models_on(conn: Conn, owner: str, dataset_id: str) -> list[dict[str, Any]]:

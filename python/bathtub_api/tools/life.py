@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
+import numpy as np
 from aiohttp import web
 from pydantic import Field
 
@@ -162,9 +163,26 @@ async def saved_lifetime(ctx: Ctx, model_id: str) -> tuple[Lifetime, str | None]
     return Lifetime(dist, values, body.get("base_distribution")), body.get("unit")
 
 
+def _used_columns(columns: dict[str, list[Any]], mapping: Any) -> dict[str, Any]:
+    """Only the columns the mapping reads, numeric ones as float arrays: what crosses to the
+    worker process is pickled while holding the GIL, so it is kept small (a large dataset's
+    columns would otherwise stall the event loop for a second)."""
+    if not isinstance(mapping, dict) or not all(isinstance(c, str) and c in columns for c in mapping.values()):
+        return columns  # the fit names what is wrong, listing every column
+    out: dict[str, Any] = {}
+    labels = mapping.get(saved.MODE_ROLE)  # failure modes are labels: 3 must stay "3", not "3.0"
+    for name in set(mapping.values()):
+        values = columns[name]
+        numeric = name != labels and all(type(v) in (int, float) for v in values)
+        arr = np.asarray(values) if numeric else None
+        out[name] = arr.astype(float) if arr is not None and arr.dtype.kind in "iuf" else values
+    return out
+
+
 async def _fit_record(ctx: Ctx, source: dict[str, Any], columns: dict[str, list[Any]]) -> dict[str, Any]:
     """The fitted record (in a worker process) of a model's `source` on a dataset's columns."""
-    return await ctx.jobs.run_cpu(saved.fit_columns, columns, source["mapping"], source["distribution"],
+    used = await asyncio.to_thread(_used_columns, columns, source["mapping"])
+    return await ctx.jobs.run_cpu(saved.fit_columns, used, source["mapping"], source["distribution"],
                                   source.get("options"))
 
 
