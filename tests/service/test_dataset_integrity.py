@@ -82,6 +82,8 @@ async def test_rows_the_models_cannot_read_are_refused_and_change_nothing(api: A
                    "data[1].state", "missing")
     assert_refusal(*await api.call("POST", path, data="time,state\n3,F\n-1,S\n",
                                    headers={"Content-Type": "text/csv"}), 422, "body[1].time", ">= 0")
+    assert_refusal(*await api.call("POST", path, data="time,state\n3,F\ninf,S\n",
+                                   headers={"Content-Type": "text/csv"}), 422, "body[1].time", "number")
     assert len(await _rows(api, dataset_id)) == 40 and await _n(api, model["id"]) == 40
     # Not poisoned: the next good ingest appends and refits.
     status, out = await api.post(path, {"rows": [{"time": 600.0, "state": "F"}]})
@@ -152,6 +154,24 @@ async def test_concurrent_ingests_leave_every_model_fitted_on_every_row(api: Api
     status, record = await api.post("get/model", {"id": models[0]["id"]})
     beta = {p["name"]: p["value"] for p in record["params"]}["beta"]
     assert math.isclose(beta, ref.rho_, rel_tol=1e-4)
+
+
+async def test_writers_in_other_processes_are_kept_current_by_the_version_check(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the in-process lock (as between service processes on one PostgreSQL), a change
+    planned on rows another writer has since changed is planned again, never committed."""
+    from bathtub_api.tools import datasets
+
+    monkeypatch.setattr(datasets, "dataset_lock", lambda dataset_id: asyncio.Lock())
+    dataset_id = await _dataset(api, 20)
+    model = await _fit(api, dataset_id)
+    calls = [api.post(_ingest(dataset_id), {"rows": [{"time": 300.0 + i, "state": "F"}]}) for i in range(4)]
+    late = api.post("fit/life", {"name": "late", "dataset_id": dataset_id, "distribution": "weibull",
+                                 "mapping": {"x": "time", "c": "state"}})
+    *results, (status, fitted) = await asyncio.gather(*calls, late)
+    assert all(s == 200 for s, _ in results) and status == 200, (results, fitted)
+    assert [await _n(api, model["id"]), await _n(api, fitted["id"])] == [24, 24]
 
 
 # -- 3. idempotency keys ------------------------------------------------------------------------
@@ -286,3 +306,8 @@ async def test_delete_a_dataset(api: Api, other_api: Api) -> None:
     assert status == 200 and record["dataset_id"] == dataset_id and record["n"] == 11
     status, listing = await api.post("list/dataset")
     assert listing["items"] == []
+    # The REST route does the same.
+    other = await _dataset(api, 3)
+    assert_refusal(*await other_api.call("DELETE", f"/api/v1/datasets/{other}"), 404)
+    assert await api.call("DELETE", f"/api/v1/datasets/{other}") == (200, {"id": other, "deleted": True})
+    assert_refusal(*await api.get(f"/api/v1/datasets/{other}"), 404)

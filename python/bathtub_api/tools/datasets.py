@@ -150,7 +150,7 @@ class ModelHooks:
 
 MODEL_HOOKS: dict[str, ModelHooks] = {}  # "life" -> hooks
 CREATE_SCOPE = "datasets.create"
-MAX_ATTEMPTS = 5  # plans redone when another process changed the dataset before the commit
+MAX_ATTEMPTS = 8  # plans redone when another process changed the dataset before the commit
 _LOCKS: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
 
