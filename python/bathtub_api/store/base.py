@@ -67,7 +67,6 @@ class DatasetSnapshot:
     body: dict[str, Any]
     models: list[dict[str, Any]]  # {id, name, version, body} of the models fitted on it
     model_versions: dict[str, int]
-    rows: list[list[Any]] | None
 
 
 @dataclass(frozen=True)
@@ -260,25 +259,24 @@ class Store:
         start = offset - first * CHUNK_ROWS
         return item, rows[start : start + limit]
 
-    async def dataset_snapshot(self, owner: str, dataset_id: str, *, with_rows: bool) -> DatasetSnapshot | None:
-        """The dataset, the models fitted on it and (`with_rows`) all its rows, decoded off the
-        event loop; None if not found. Read in that order without a lock: `commit_dataset`
-        applies a change planned on it only if none of them changed since."""
+    async def dataset_snapshot(self, owner: str, dataset_id: str) -> DatasetSnapshot | None:
+        """The dataset and the models fitted on it; None if not found. Read without a lock (and
+        its rows, if needed, after it): `commit_dataset` applies a change planned on it only if
+        neither the dataset nor its models changed since."""
         item = await self.db.fetchrow(
             "SELECT name, version, body FROM items WHERE id = ? AND owner = ? AND kind = 'dataset'", dataset_id, owner
         )
         if item is None:
             return None
         candidates = await _models_on(self.db, owner, dataset_id)
-        rows = None
-        if with_rows:
-            chunks = await self.db.fetch(
-                "SELECT rows FROM dataset_chunks WHERE dataset_id = ? ORDER BY chunk", dataset_id
-            )
-            rows = await asyncio.to_thread(_decode_chunks, [c["rows"] for c in chunks])
         models = [m for m in candidates if (m["body"].get("source") or {}).get("dataset_id") == dataset_id]
         return DatasetSnapshot(dataset_id, item["name"], item["version"], loads(item["body"]), models,
-                               {m["id"]: m["version"] for m in candidates}, rows)
+                               {m["id"]: m["version"] for m in candidates})
+
+    async def dataset_rows(self, dataset_id: str) -> list[list[Any]]:
+        """All rows of a dataset, decoded off the event loop."""
+        chunks = await self.db.fetch("SELECT rows FROM dataset_chunks WHERE dataset_id = ? ORDER BY chunk", dataset_id)
+        return await asyncio.to_thread(_decode_chunks, [c["rows"] for c in chunks])
 
     async def commit_dataset(self, owner: str, snap: DatasetSnapshot, change: DatasetChange) -> Outcome:
         """Apply a change planned on `snap` in one transaction — rows appended or the rows from
@@ -358,9 +356,6 @@ class Store:
             owner, key.scope, key.key, now() - key.ttl_s,
         )
         return None if row is None else {"request_hash": row["request_hash"], "answer": loads(row["answer"])}
-
-    async def purge_keys(self, older_than: float) -> int:
-        return await self.db.execute("DELETE FROM idempotency_keys WHERE created_at < ?", older_than)
 
     # -- jobs ----------------------------------------------------------------------------
     async def create_job(self, owner: str, action: str, args: dict[str, Any]) -> str:

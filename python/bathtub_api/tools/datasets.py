@@ -173,8 +173,8 @@ def by_column(names: list[str], *row_lists: list[list[Any]]) -> dict[str, list[A
     return {n: [r[j] for rows in row_lists for r in rows] for j, n in enumerate(names)}
 
 
-async def snapshot(ctx: Ctx, dataset_id: str, *, with_rows: bool) -> DatasetSnapshot:
-    snap = await ctx.store.dataset_snapshot(ctx.user.id, dataset_id, with_rows=with_rows)
+async def snapshot(ctx: Ctx, dataset_id: str) -> DatasetSnapshot:
+    snap = await ctx.store.dataset_snapshot(ctx.user.id, dataset_id)
     if snap is None:
         raise not_found("dataset", dataset_id)
     return snap
@@ -341,14 +341,13 @@ async def _refit(ctx: Ctx, snap: DatasetSnapshot, columns: dict[str, list[Any]])
 Plan = Callable[[DatasetSnapshot], Awaitable[DatasetChange]]
 
 
-async def change_dataset(ctx: Ctx, dataset_id: str, plan: Plan, *, with_rows: bool,
-                         key: KeyUse | None = None) -> dict[str, Any]:
+async def change_dataset(ctx: Ctx, dataset_id: str, plan: Plan, *, key: KeyUse | None = None) -> dict[str, Any]:
     """Plan a change on a snapshot of the dataset (validate, refit: nothing written), then
     commit it in one transaction if the dataset and its models are unchanged, else plan again
     on what is there now. Returns the change's answer."""
     async with dataset_lock(dataset_id):
         for _ in range(MAX_ATTEMPTS):
-            snap = await snapshot(ctx, dataset_id, with_rows=with_rows)
+            snap = await snapshot(ctx, dataset_id)
             change = await plan(snap)
             outcome = await ctx.store.commit_dataset(ctx.user.id, snap, replace(change, key=key))
             if outcome == "ok":
@@ -375,10 +374,10 @@ async def ingest_lives(ctx: Ctx, request: web.Request) -> dict[str, Any]:
     async def plan(snap: DatasetSnapshot) -> DatasetChange:
         rows, columns = await asyncio.to_thread(_check_new_rows, snap, names, raw_rows, field)
         models: dict[str, dict[str, Any]] = {}
-        if refit:
-            assert snap.rows is not None
+        if refit and snap.models:
+            old = await ctx.store.dataset_rows(snap.id)
             names_now = [c["name"] for c in columns]
-            models = await _refit(ctx, snap, await asyncio.to_thread(by_column, names_now, snap.rows, rows))
+            models = await _refit(ctx, snap, await asyncio.to_thread(by_column, names_now, old, rows))
         n_rows = snap.body["row_count"] + len(rows)
         body = {k: v for k, v in snap.body.items() if k != "ingest_keys"}  # keys live in their own table now
         answer = {"appended": len(rows), "n_rows": n_rows,
@@ -387,15 +386,15 @@ async def ingest_lives(ctx: Ctx, request: web.Request) -> dict[str, Any]:
         return DatasetChange(body={**body, "columns": columns, "row_count": n_rows}, answer=answer, rows=rows,
                              models=models)
 
-    return await change_dataset(ctx, dataset_id, plan, with_rows=refit, key=key)
+    return await change_dataset(ctx, dataset_id, plan, key=key)
 
 
 async def delete_rows(ctx: Ctx, req: RowsDelete) -> dict[str, Any]:
     """Delete rows by index and refit the dataset's models on the rest, all or nothing."""
 
     async def plan(snap: DatasetSnapshot) -> DatasetChange:
-        assert snap.rows is not None
-        count = len(snap.rows)
+        rows = await ctx.store.dataset_rows(snap.id)
+        count = len(rows)
         seen: set[int] = set()
         for i, r in enumerate(req.rows):
             if r >= count:
@@ -406,7 +405,7 @@ async def delete_rows(ctx: Ctx, req: RowsDelete) -> dict[str, Any]:
         first = min(seen)
 
         def remove() -> tuple[list[list[Any]], dict[str, list[Any]]]:
-            kept = [row for i, row in enumerate(snap.rows or []) if i not in seen]
+            kept = [row for i, row in enumerate(rows) if i not in seen]
             return kept, by_column([c["name"] for c in snap.body["columns"]], kept)
 
         kept, columns = await asyncio.to_thread(remove)
@@ -418,7 +417,7 @@ async def delete_rows(ctx: Ctx, req: RowsDelete) -> dict[str, Any]:
         return DatasetChange(body={**body, "row_count": len(kept)}, answer=answer, rows=kept[start:],
                              rewrite_from=first, models=models)
 
-    return await change_dataset(ctx, req.id, plan, with_rows=True)
+    return await change_dataset(ctx, req.id, plan)
 
 
 async def delete_dataset(ctx: Ctx, req: DatasetDelete) -> dict[str, Any]:

@@ -194,10 +194,10 @@ async def fit(ctx: Ctx, req: FitIn) -> dict[str, Any]:
     model_id = new_id("model")
     async with datasets.dataset_lock(req.dataset_id):
         for _ in range(datasets.MAX_ATTEMPTS):
-            snap = await datasets.snapshot(ctx, req.dataset_id, with_rows=True)
-            assert snap.rows is not None
+            snap = await datasets.snapshot(ctx, req.dataset_id)
             names = [c["name"] for c in snap.body["columns"]]
-            columns = await asyncio.to_thread(datasets.by_column, names, snap.rows)
+            rows = await ctx.store.dataset_rows(snap.id)
+            columns = await asyncio.to_thread(datasets.by_column, names, rows)
             body = {**await _fit_record(ctx, source, columns), "unit": req.unit, "source": source}
             outcome = await ctx.store.insert_item_on_dataset(ctx.user.id, "model", model_id, req.name, body, snap)
             if outcome == "missing":
