@@ -8,6 +8,7 @@ duration, measured in the same run.
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 from typing import Any
 
@@ -20,6 +21,7 @@ from tests.conftest import Api
 ROWS = 700_000  # about 20 MB of CSV text
 
 
+@functools.lru_cache(maxsize=1)  # one text for both stores
 def _big_csv() -> str:
     rng = np.random.default_rng(5)
     times = np.round(rng.weibull(1.5, ROWS) * 1000.0, 3) + 0.001
