@@ -300,9 +300,7 @@ def check_rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str])
         return
     if not len(columns[next(iter(names.values()))]):
         return
-    args = {role: columns[col] for role, col in names.items()}
-    if "x" in args:
-        args.pop("xl", None), args.pop("xr", None)
+    args = {role: columns[col] for role, col in names.items() if not ("x" in names and role in ("xl", "xr"))}
     _rows(args.get("x"), args.get("c"), args.get("n"), args.get("xl"), args.get("xr"),
           {r: r for r in ROLES} | names)
 
