@@ -21,6 +21,21 @@ class InputError(ValueError):
         return (InputError, (self.field, self.rule))
 
 
+class RowError(InputError):
+    """Bad input in one row of a column: `field` names the column, `row` the 0-based row.
+
+    The message reads `field: row N: rule`, so a caller that holds the rows under another
+    name (an ingest's `rows[i].column`) can restate it with `row` and `rule`."""
+
+    def __init__(self, field: str, row: int, rule: str) -> None:
+        super().__init__(field, f"row {row}: {rule}")
+        self.row = row
+        self.row_rule = rule
+
+    def __reduce__(self) -> tuple[type[RowError], tuple[str, int, str]]:  # type: ignore[override]
+        return (RowError, (self.field, self.row, self.row_rule))
+
+
 def prefixed(prefix: str, err: InputError) -> InputError:
     """The same error seen from a containing object (`prefix.field`)."""
     field = f"{prefix}.{err.field}" if err.field else prefix

@@ -42,6 +42,9 @@ class Config:
         if self.database_url.startswith("sqlite:///"):
             return self.database_url[len("sqlite:///"):] + ".files"
         return os.path.abspath("bathtub-files")
+    # How long an Idempotency-Key is remembered (with its request's hash and first answer):
+    # a retry within this time replays the answer; after it the key is purged and free again.
+    idempotency_key_hours: float = 24.0
 
     @classmethod
     def from_env(cls, **overrides: object) -> Config:
@@ -62,6 +65,7 @@ class Config:
             ("upload_base_url", "BATHTUB_UPLOAD_BASE_URL", str),
             ("smtp_url", "BATHTUB_SMTP_URL", str),
             ("smtp_from", "BATHTUB_SMTP_FROM", str),
+            ("idempotency_key_hours", "BATHTUB_IDEMPOTENCY_KEY_HOURS", float),
         ):
             if name in env:
                 values[key] = conv(env[name])

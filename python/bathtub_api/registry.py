@@ -3,6 +3,7 @@ the REST routes, the OpenAPI document and the tool protocol (MCP) are all read f
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -31,10 +32,17 @@ class Ctx:
     jobs: JobRunner
     base_url: str
     config: Config
+    idempotency_key: str | None = None  # the request's Idempotency-Key header, for the actions that honour it
+
+    @property
+    def idempotency_key_hours(self) -> float:
+        return self.config.idempotency_key_hours
 
     def url(self, path: str) -> str:
         return f"{self.base_url}{path}"
 
+
+BIG_BODY = 1 << 20  # bytes of JSON parsed off the event loop
 
 ActionHandler = Callable[[Ctx, Any], Awaitable[Any]]
 RouteHandler = Callable[[Ctx, web.Request], Awaitable[Any]]
@@ -182,7 +190,8 @@ ANONYMOUS = User(id="", name="", scopes=frozenset(), token_id="")
 def ctx_of(request: web.Request) -> Ctx:
     app = request.app
     base = app[CONFIG].base_url or f"{request.scheme}://{request.host}"
-    return Ctx(request.get(USER, ANONYMOUS), app[STORE], app[JOBS], base, app[CONFIG])
+    return Ctx(request.get(USER, ANONYMOUS), app[STORE], app[JOBS], base, app[CONFIG],
+               request.headers.get("Idempotency-Key"))
 
 
 async def invoke(action: Action, ctx: Ctx, body: Any) -> Any:
@@ -201,7 +210,8 @@ async def read_json(request: web.Request, *, empty: Any = None) -> Any:
             return empty
         raise ApiError(422, "body: a JSON object is required")
     try:
-        return orjson.loads(raw)
+        # A large body is parsed on a thread so the event loop keeps serving meanwhile.
+        return orjson.loads(raw) if len(raw) < BIG_BODY else await asyncio.to_thread(orjson.loads, raw)
     except orjson.JSONDecodeError as e:
         raise ApiError(422, f"body: malformed JSON ({e})") from None
 

@@ -20,6 +20,8 @@ def _csv_cell(text: str) -> Cell:
     s = text.strip()
     if s == "":
         return None
+    if s[0].isalpha() and s[:3].lower() not in ("inf", "nan"):
+        return s  # no int or float starts with a letter, save inf and nan: skip two failed parses
     try:
         return int(s)
     except ValueError:
@@ -29,6 +31,25 @@ def _csv_cell(text: str) -> Cell:
     except ValueError:
         return s
     return v if math.isfinite(v) else s  # "nan"/"inf" are labels, not measurements
+
+
+def _csv_column(cells: Sequence[str]) -> list[Cell]:
+    """`_csv_cell` of every cell of a column, a whole column at a time where it can be: an
+    all-integer or all-finite-number column converts without a failed parse per cell."""
+    stripped = [c.strip() for c in cells]
+    try:
+        return [int(s) if s else None for s in stripped]
+    except ValueError:
+        pass
+    try:
+        floats = [float(s) if s else None for s in stripped]
+    except ValueError:
+        return [_csv_cell(s) for s in stripped]
+    if not all(f is None or math.isfinite(f) for f in floats):
+        return [_csv_cell(s) for s in stripped]
+    # A float-parsable text is an int exactly when it has no point, exponent, inf or nan.
+    return [int(s) if f is not None and not any(ch in s for ch in ".eEiInN") else f
+            for s, f in zip(stripped, floats)]
 
 
 def _json_cell(value: Any, field: str) -> Cell:
@@ -84,14 +105,15 @@ def parse_csv(text: str, field: str = "csv") -> tuple[list[str], list[list[Cell]
     except StopIteration:
         raise InputError(field, "empty: a header row is required") from None
     names = _check_names(header, f"{field}.header")
-    rows: list[list[Cell]] = []
+    raw_rows: list[list[str]] = []
     for line_no, raw in enumerate(reader, start=2):
-        if not raw or all(not c.strip() for c in raw):
-            continue
+        if not raw or not "".join(raw).strip():
+            continue  # an empty line, or a row of blank cells
         if len(raw) != len(names):
             raise InputError(f"{field}.line {line_no}", f"has {len(raw)} cells, the header has {len(names)}")
-        rows.append([_csv_cell(c) for c in raw])
-    return names, rows
+        raw_rows.append(raw)
+    columns = [_csv_column(col) for col in zip(*raw_rows)]
+    return names, [list(r) for r in zip(*columns)]
 
 
 def parse_columns(data: Mapping[str, Any], field: str = "data") -> tuple[list[str], list[list[Cell]]]:

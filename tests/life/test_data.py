@@ -116,3 +116,39 @@ def test_spelled_codes_on_many_rows_and_numeric_strings():
 def test_all_failures_at_one_time_refused():
     with pytest.raises(InputError, match="one time"):
         fit(LifeData.from_arrays([5.0, 5.0, 5.0, 9.0], [0, 0, 0, 1]), "weibull")
+
+
+def test_row_rules_name_the_column_and_row_and_leave_whole_data_rules_to_the_fit():
+    from bathtub.errors import RowError
+    from bathtub.life.data import check_rows
+    from bathtub.life.saved import check_model_rows
+
+    cols = {"t": [5.0, 6.0, -1.0], "state": ["F", "S", "F"], "k": [1, 2, 1], "lo": [0, 1, 2], "hi": [1, None, 1]}
+    cases = [
+        ({"x": "t"}, "t", 2, ">= 0"),
+        ({"x": "k", "c": "state", "n": "t"}, "t", 2, "whole numbers"),
+        ({"xl": "lo", "xr": "hi"}, "hi", 2, "xr must be >= xl"),
+    ]
+    for mapping, column, row, rule in cases:
+        with pytest.raises(RowError) as err:
+            check_rows(cols, mapping)
+        assert (err.value.field, err.value.row) == (column, row) and rule in err.value.row_rule
+    for codes, rule in ((["F", "Z"], "unknown censoring code"), (["F", None], "missing value")):
+        with pytest.raises(RowError) as err:
+            check_rows({"t": [1.0, 2.0], "c": codes}, {"x": "t", "c": "c"})
+        assert (err.value.field, err.value.row) == ("c", 1) and rule in err.value.row_rule
+    # One suspended row alone is fine row by row (a fit of it alone would refuse: no failures).
+    check_rows({"t": [3.0], "c": ["S"]}, {"x": "t", "c": "c"})
+    with pytest.raises(InputError, match="no failures"):
+        fit(LifeData.from_arrays([3.0], ["S"]), "weibull")
+    # A competing-risks mapping also needs a mode on each failure, not on suspensions.
+    check_model_rows({"t": [1.0, 2.0], "c": ["S", "F"], "m": [None, "wear"]}, {"x": "t", "c": "c", "mode": "m"})
+    with pytest.raises(RowError) as err:
+        check_model_rows({"t": [1.0, 2.0], "c": ["F", "F"], "m": ["wear", ""]}, {"x": "t", "c": "c", "mode": "m"})
+    assert (err.value.field, err.value.row) == ("m", 1)
+    # Crossing to a worker process keeps the row.
+    import pickle
+
+    again = pickle.loads(pickle.dumps(RowError("t", 4, "times must be >= 0")))
+    assert (again.field, again.row, again.row_rule, str(again)) == ("t", 4, "times must be >= 0",
+                                                                      "t: row 4: times must be >= 0")

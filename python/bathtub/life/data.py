@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from bathtub.errors import InputError
+from bathtub.errors import InputError, RowError
 
 FAILURE, RIGHT, LEFT = 0, 1, -1
 
@@ -111,51 +111,24 @@ class LifeData:
         names = {r: r for r in ROLES} | dict(fields or {})
         if x is None and xl is None and xr is None:
             raise InputError("mapping.x", "map x (times) or xl/xr (interval bounds)")
-        length = None
-        cols: dict[str, Any] = {"x": x, "c": c, "n": n, "xl": xl, "xr": xr}
-        for role, col in cols.items():
-            if col is None:
-                continue
-            if isinstance(col, (str, bytes)) or not hasattr(col, "__len__"):
-                raise InputError(names[role], "must be an array")
-            if length is None:
-                length = len(col)
-            elif len(col) != length:
-                raise InputError(names[role], f"has {len(col)} rows, expected {length} like the other columns")
-        if not length:
-            raise InputError(names["x" if x is not None else "xl"], "no rows")
+        if x is not None and (xl is not None or xr is not None):
+            raise InputError(names["xl"], "give either x (with c) or xl/xr, not both")
+        rows = _rows(x, c, n, xl, xr, names)
+        counts = rows.counts
+        empty = np.empty(0)
+        if rows.times is not None and rows.codes is not None:
+            times, codes, weights = rows.times, rows.codes, None if n is None else counts
 
-        counts = np.ones(length) if n is None else _numbers(n, names["n"], allow_missing=False)
-        if n is not None and (np.any(counts < 0) or np.any(counts != np.floor(counts))):
-            raise InputError(names["n"], "counts must be whole numbers >= 0")
-
-        if x is not None:
-            times = _numbers(x, names["x"], allow_missing=False)
-            _check_times(times, names["x"])
-            codes = np.zeros(length, dtype=int) if c is None else _codes(c, names["c"])
-            fmask, rmask, lmask = codes == FAILURE, codes == RIGHT, codes == LEFT
-            empty = np.empty(0)
             def part(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-                return _collapse(times[mask], None if n is None else counts[mask])
+                return _collapse(times[mask], None if weights is None else weights[mask])
 
-            f, fn = part(fmask)
-            r, rn = part(rmask)
-            lt, ln = part(lmask)
+            f, fn = part(codes == FAILURE)
+            r, rn = part(codes == RIGHT)
+            lt, ln = part(codes == LEFT)
             il, ir, inn = empty, empty, empty
-            if xl is not None or xr is not None:
-                raise InputError(names["xl"], "give either x (with c) or xl/xr, not both")
         else:
-            lo = np.zeros(length) if xl is None else _numbers(xl, names["xl"], allow_missing=True)
-            hi = np.full(length, math.inf) if xr is None else _numbers(xr, names["xr"], allow_missing=True)
-            lo = np.where(np.isnan(lo), 0.0, lo)
-            hi = np.where(np.isnan(hi), math.inf, hi)
-            if np.any(~np.isfinite(lo)) or np.any(lo < 0):
-                raise InputError(names["xl"], "times must be finite and >= 0")
-            if np.any(hi < 0) or np.any(np.isneginf(hi)):
-                raise InputError(names["xr"], "times must be >= 0")
-            if np.any(hi < lo):
-                i = int(np.argmax(hi < lo))
-                raise InputError(names["xr"], f"row {i}: xr must be >= xl")
+            assert rows.lo is not None and rows.hi is not None
+            lo, hi = rows.lo, rows.hi
             exact = lo == hi
             right = np.isinf(hi)
             left = (lo == 0) & ~exact & ~right
@@ -265,6 +238,73 @@ class LifeData:
         return LifeData(self.f[keep], self.fn[keep], r, rn, self.lt, self.ln, self.il, self.ir, self.inn)
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """The columns of life data as checked numbers, row by row (before collapsing)."""
+
+    counts: np.ndarray
+    times: np.ndarray | None  # x, with codes
+    codes: np.ndarray | None
+    lo: np.ndarray | None  # xl/xr, missing ends filled (0 and inf)
+    hi: np.ndarray | None
+
+
+def _rows(x: Any, c: Any, n: Any, xl: Any, xr: Any, names: Mapping[str, str]) -> _Rows:
+    """Every row-by-row rule of life data; a broken one raises RowError naming column and row."""
+    length = None
+    for role, col in {"x": x, "c": c, "n": n, "xl": xl, "xr": xr}.items():
+        if col is None:
+            continue
+        if isinstance(col, (str, bytes)) or not hasattr(col, "__len__"):
+            raise InputError(names[role], "must be an array")
+        if length is None:
+            length = len(col)
+        elif len(col) != length:
+            raise InputError(names[role], f"has {len(col)} rows, expected {length} like the other columns")
+    if not length:
+        raise InputError(names["x" if x is not None else "xl"], "no rows")
+    counts = np.ones(length) if n is None else _numbers(n, names["n"], allow_missing=False)
+    bad = (counts < 0) | (counts != np.floor(counts))
+    if bad.any():
+        raise RowError(names["n"], int(np.argmax(bad)), "counts must be whole numbers >= 0")
+    if x is not None:
+        times = _numbers(x, names["x"], allow_missing=False)
+        _check_times(times, names["x"])
+        codes = np.zeros(length, dtype=int) if c is None else _codes(c, names["c"])
+        return _Rows(counts, times, codes, None, None)
+    lo = np.zeros(length) if xl is None else _numbers(xl, names["xl"], allow_missing=True)
+    hi = np.full(length, math.inf) if xr is None else _numbers(xr, names["xr"], allow_missing=True)
+    lo = np.where(np.isnan(lo), 0.0, lo)
+    hi = np.where(np.isnan(hi), math.inf, hi)
+    bad = ~np.isfinite(lo) | (lo < 0)
+    if bad.any():
+        raise RowError(names["xl"], int(np.argmax(bad)), "times must be finite and >= 0")
+    bad = (hi < 0) | np.isneginf(hi)
+    if bad.any():
+        raise RowError(names["xr"], int(np.argmax(bad)), "times must be >= 0")
+    bad = hi < lo
+    if bad.any():
+        raise RowError(names["xr"], int(np.argmax(bad)), "xr must be >= xl")
+    return _Rows(counts, None, None, lo, hi)
+
+
+def check_rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str]) -> None:
+    """Check rows against the row-by-row rules of the columns `mapping` gives a role (x, c, n,
+    xl, xr): times present, finite and >= 0, known censoring codes, whole counts >= 0, xl <= xr.
+
+    Raises RowError naming the column and the row. What the data must hold as a whole (some
+    failures, ...) is the fit's to check: new rows can pass here and still complete a dataset.
+    """
+    names = {role: col for role, col in mapping.items() if role in ROLES and col in columns}
+    if not names or ("x" not in names and "xl" not in names and "xr" not in names):
+        return
+    if not len(columns[next(iter(names.values()))]):
+        return
+    args = {role: columns[col] for role, col in names.items() if not ("x" in names and role in ("xl", "xr"))}
+    _rows(args.get("x"), args.get("c"), args.get("n"), args.get("xl"), args.get("xr"),
+          {r: r for r in ROLES} | names)
+
+
 def _numbers(col: Any, field: str, *, allow_missing: bool) -> np.ndarray:
     fast = _numbers_fast(col)
     if fast is not None and (allow_missing or not np.isnan(fast).any()):
@@ -273,17 +313,17 @@ def _numbers(col: Any, field: str, *, allow_missing: bool) -> np.ndarray:
     for i, v in enumerate(col):
         if v is None or (isinstance(v, str) and v.strip() == ""):
             if not allow_missing:
-                raise InputError(field, f"row {i}: missing value")
+                raise RowError(field, i, "missing value")
             out[i] = math.nan
             continue
         if isinstance(v, bool):
-            raise InputError(field, f"row {i}: must be a number, not a boolean")
+            raise RowError(field, i, "must be a number, not a boolean")
         try:
             out[i] = float(v)
         except (TypeError, ValueError):
-            raise InputError(field, f"row {i}: {v!r} is not a number") from None
+            raise RowError(field, i, f"{v!r} is not a number") from None
         if math.isnan(out[i]) and not allow_missing:
-            raise InputError(field, f"row {i}: must be a finite number")
+            raise RowError(field, i, "must be a finite number")
     return out
 
 
@@ -305,10 +345,10 @@ def _numbers_fast(col: Any) -> np.ndarray | None:
 def _check_times(times: np.ndarray, field: str) -> None:
     bad = ~np.isfinite(times)
     if bad.any():
-        raise InputError(field, f"row {int(np.argmax(bad))}: times must be finite")
+        raise RowError(field, int(np.argmax(bad)), "times must be finite")
     neg = times < 0
     if neg.any():
-        raise InputError(field, f"row {int(np.argmax(neg))}: times must be >= 0")
+        raise RowError(field, int(np.argmax(neg)), "times must be >= 0")
 
 
 def _codes(col: Any, field: str) -> np.ndarray:
@@ -318,21 +358,24 @@ def _codes(col: Any, field: str) -> np.ndarray:
         bad = (out < LEFT) | (out > RIGHT)
         if bad.any():
             i = int(np.argmax(bad))
-            raise InputError(field, f"row {i}: unknown censoring code {col[i]!r}; use 0 failure, 1 right, -1 left")
+            raise RowError(field, i, f"unknown censoring code {col[i]!r}; use 0 failure, 1 right, -1 left")
         return out
     # spelled codes: map each distinct spelling once (fast on 10^6 rows)
     if arr.dtype.kind == "U":
         words = arr
     else:  # mixed objects: booleans are refused (lifelines' event flag has the opposite sense)
-        words = np.array(["\x00bool" if isinstance(v, (bool, np.bool_)) else str(v) for v in col], dtype=str)
+        words = np.array(["\x00bool" if isinstance(v, (bool, np.bool_)) else "" if v is None else str(v)
+                          for v in col], dtype=str)
     uniq, inv = np.unique(words, return_inverse=True)
     mapped = np.empty(uniq.size, dtype=int)
     for j, w in enumerate(uniq):
         code = _code_of(w)
         if code is None:
             i = int(np.argmax(inv == j))
-            raise InputError(
-                field, f"row {i}: unknown censoring code {col[i]!r}; use 0/F (failure), 1/S/C (right), -1/L (left)"
+            if not w.strip():
+                raise RowError(field, i, "missing value")
+            raise RowError(
+                field, i, f"unknown censoring code {col[i]!r}; use 0/F (failure), 1/S/C (right), -1/L (left)"
             )
         mapped[j] = code
     return mapped[np.asarray(inv).ravel()]

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from bathtub.errors import InputError
+from bathtub.errors import InputError, RowError
 from bathtub.life.competing import fit_competing_risks
-from bathtub.life.data import ROLES, LifeData
+from bathtub.life.data import FAILURE, ROLES, LifeData, _codes, check_rows
 from bathtub.life.evaluate import reliability_at, reliability_curves
 from bathtub.life.nonparametric import NO_DENSITY, kaplan_meier, turnbull
 from bathtub.life.records import fit_dataset
@@ -35,6 +35,22 @@ def _check_mapping(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, s
         if column not in columns:
             known = ", ".join(map(str, columns))
             raise InputError(f"mapping.{role}", f"column {column!r} not in the dataset (columns: {known})")
+
+
+def check_model_rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str]) -> None:
+    """Check rows, one by one, against what a model fitted with `mapping` reads from them:
+    life data's row rules (`data.check_rows`) and, with a failure-mode column, a mode on every
+    failure. Raises RowError naming the column and row; whole-data rules are the fit's."""
+    check_rows(columns, mapping)
+    mode_col = mapping.get(MODE_ROLE)
+    if mode_col is None or mode_col not in columns:
+        return
+    modes = columns[mode_col]
+    c_col = mapping.get("c")
+    codes = _codes(columns[c_col], c_col) if c_col in columns else np.zeros(len(modes), int)
+    for i, (code, mode) in enumerate(zip(codes, modes)):
+        if code == FAILURE and (mode is None or str(mode) == ""):
+            raise RowError(mode_col, i, "every failure needs a mode")
 
 
 def _intervals(data: LifeData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -7,10 +7,12 @@ query, so another user's id simply is not found (the service answers 404, never 
 
 from __future__ import annotations
 
+import asyncio
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
 import orjson
 
@@ -27,6 +29,7 @@ class Conn(Protocol):
     async def fetch(self, sql: str, *args: Any) -> list[dict[str, Any]]: ...
     async def fetchrow(self, sql: str, *args: Any) -> dict[str, Any] | None: ...
     async def execute(self, sql: str, *args: Any) -> int: ...
+    async def executemany(self, sql: str, args: list[tuple[Any, ...]]) -> None: ...
 
 
 class Driver(Conn, Protocol):
@@ -34,6 +37,51 @@ class Driver(Conn, Protocol):
 
     def transaction(self) -> AbstractAsyncContextManager[Conn]: ...
     async def close(self) -> None: ...
+
+
+Outcome = Literal["ok", "stale", "missing", "key_taken"]
+
+
+def ingest_scope(dataset_id: str) -> str:
+    """The idempotency-key scope of ingests into one dataset."""
+    return f"ingest:{dataset_id}"
+
+
+@dataclass(frozen=True)
+class KeyUse:
+    """An Idempotency-Key as a request uses it: where it applies, the request's hash, and how
+    long (seconds) a key is kept."""
+
+    scope: str
+    key: str
+    request_hash: str
+    ttl_s: float
+
+
+@dataclass(frozen=True)
+class DatasetSnapshot:
+    """What a dataset change is planned on (see Store.dataset_snapshot)."""
+
+    id: str
+    name: str
+    version: int
+    body: dict[str, Any]
+    models: list[dict[str, Any]]  # {id, name, version, body} of the models fitted on it
+    model_versions: dict[str, int]
+
+
+@dataclass(frozen=True)
+class DatasetChange:
+    """A planned change: `rows` appended, or (with `rewrite_from`, a row index) the rows from
+    there on replaced by `rows`; the new dataset `body`; new bodies of refitted `models`; the
+    request's idempotency `key` and the `answer` it replays."""
+
+    body: dict[str, Any]
+    answer: dict[str, Any]
+    rows: list[list[Any]] = field(default_factory=list)
+    rewrite_from: int | None = None
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+    key: KeyUse | None = None
 
 
 def dumps(value: Any) -> str:
@@ -243,16 +291,25 @@ class Store:
 
     # -- dataset rows ----------------------------------------------------------------------
     async def create_dataset(
-        self, owner: str, item_id: str, name: str, body: dict[str, Any], rows: list[list[Any]]
-    ) -> None:
-        """The dataset item and all its rows, in one transaction."""
+        self, owner: str, item_id: str, name: str, body: dict[str, Any], rows: list[list[Any]],
+        key: KeyUse | None = None, answer: dict[str, Any] | None = None,
+    ) -> Outcome:
+        """The dataset item, all its rows and the request's idempotency key (with its `answer`),
+        in one transaction: "ok", or "key_taken" (nothing written) if the key was claimed first."""
         t = now()
-        async with self.db.transaction() as tx:
-            await tx.execute(
-                "INSERT INTO items (id, owner, kind, name, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                item_id, owner, "dataset", name, t, t, dumps(body),
-            )
-            await _write_chunks(tx, item_id, 0, 0, [], rows)
+        try:
+            async with self.db.transaction() as tx:
+                if key is not None:
+                    await _claim_key(tx, owner, key, answer or {})
+                await tx.execute(
+                    "INSERT INTO items (id, owner, kind, name, created_at, updated_at, body) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    item_id, owner, "dataset", name, t, t, dumps(body),
+                )
+                await _write_chunks(tx, item_id, 0, 0, [], rows)
+        except _KeyTaken:
+            return "key_taken"
+        return "ok"
 
     async def dataset_page(
         self, owner: str, dataset_id: str, offset: int, limit: int
@@ -277,42 +334,103 @@ class Store:
         start = offset - first * CHUNK_ROWS
         return item, rows[start : start + limit]
 
-    async def dataset_all_rows(self, dataset_id: str) -> list[list[Any]]:
-        chunks = await self.db.fetch(
-            "SELECT rows FROM dataset_chunks WHERE dataset_id = ? ORDER BY chunk", dataset_id
+    async def dataset_snapshot(self, owner: str, dataset_id: str) -> DatasetSnapshot | None:
+        """The dataset and the models fitted on it; None if not found. Read without a lock (and
+        its rows, if needed, after it): `commit_dataset` applies a change planned on it only if
+        neither the dataset nor its models changed since."""
+        item = await self.db.fetchrow(
+            "SELECT name, version, body FROM items WHERE id = ? AND owner = ? AND kind = 'dataset'", dataset_id, owner
         )
-        rows: list[list[Any]] = []
-        for c in chunks:
-            rows.extend(loads(c["rows"]))
-        return rows
+        if item is None:
+            return None
+        candidates = await _models_on(self.db, owner, dataset_id)
+        models = [m for m in candidates if (m["body"].get("source") or {}).get("dataset_id") == dataset_id]
+        return DatasetSnapshot(dataset_id, item["name"], item["version"], loads(item["body"]), models,
+                               {m["id"]: m["version"] for m in candidates})
 
-    async def append_dataset_rows(
-        self, owner: str, dataset_id: str, prepare: Callable[[dict[str, Any]], tuple[list[list[Any]], dict[str, Any]]]
-    ) -> dict[str, Any] | None:
-        """Append atomically: lock the dataset, let `prepare(body)` validate and return
-        (rows, new body) — raising rolls everything back — then write. None if not found."""
+    async def dataset_rows(self, dataset_id: str) -> list[list[Any]]:
+        """All rows of a dataset, decoded off the event loop."""
+        chunks = await self.db.fetch("SELECT rows FROM dataset_chunks WHERE dataset_id = ? ORDER BY chunk", dataset_id)
+        return await asyncio.to_thread(_decode_chunks, [c["rows"] for c in chunks])
+
+    async def commit_dataset(self, owner: str, snap: DatasetSnapshot, change: DatasetChange) -> Outcome:
+        """Apply a change planned on `snap` in one transaction — rows appended or the rows from
+        `change.rewrite_from` on replaced, the new body, the refitted models and the request's
+        idempotency key — if the dataset and its models are still as `snap` saw them."""
+        try:
+            async with self.db.transaction() as tx:
+                item = await tx.fetchrow(
+                    "SELECT version FROM items WHERE id = ? AND owner = ? AND kind = 'dataset'" + self.db.for_update,
+                    snap.id, owner,
+                )
+                if item is None:
+                    return "missing"
+                if item["version"] != snap.version or await _model_versions(tx, owner, snap.id) != snap.model_versions:
+                    return "stale"
+                if change.key is not None:
+                    await _claim_key(tx, owner, change.key, change.answer)
+                if change.rewrite_from is not None:
+                    first = change.rewrite_from // CHUNK_ROWS
+                    await tx.execute("DELETE FROM dataset_chunks WHERE dataset_id = ? AND chunk >= ?", snap.id, first)
+                    await _write_chunks(tx, snap.id, first, 0, [], change.rows)
+                elif change.rows:
+                    last = await tx.fetchrow(
+                        "SELECT chunk, n, rows FROM dataset_chunks WHERE dataset_id = ? ORDER BY chunk DESC LIMIT 1",
+                        snap.id,
+                    )
+                    if last is None:
+                        await _write_chunks(tx, snap.id, 0, 0, [], change.rows)
+                    else:
+                        await _write_chunks(tx, snap.id, last["chunk"], last["n"], loads(last["rows"]), change.rows)
+                t = now()
+                await tx.execute("UPDATE items SET body = ?, updated_at = ?, version = version + 1 WHERE id = ?",
+                                 dumps(change.body), t, snap.id)
+                for model_id, body in change.models.items():
+                    await tx.execute("UPDATE items SET body = ?, updated_at = ?, version = version + 1 WHERE id = ?",
+                                     dumps(body), t, model_id)
+                return "ok"
+        except _KeyTaken:
+            return "key_taken"
+
+    async def insert_item_on_dataset(
+        self, owner: str, kind: str, item_id: str, name: str, body: dict[str, Any], snap: DatasetSnapshot
+    ) -> Outcome:
+        """Insert an item computed from `snap`'s rows (a fitted model) if the dataset has not
+        changed since: a model is never saved fitted on rows that are no longer the dataset's."""
         async with self.db.transaction() as tx:
             item = await tx.fetchrow(
-                "SELECT body FROM items WHERE id = ? AND owner = ? AND kind = 'dataset'" + self.db.for_update,
-                dataset_id, owner,
+                "SELECT version FROM items WHERE id = ? AND owner = ? AND kind = 'dataset'" + self.db.for_update,
+                snap.id, owner,
             )
             if item is None:
-                return None
-            body = loads(item["body"])
-            rows, new_body = prepare(body)
-            last = await tx.fetchrow(
-                "SELECT chunk, n, rows FROM dataset_chunks WHERE dataset_id = ? ORDER BY chunk DESC LIMIT 1",
-                dataset_id,
-            )
-            if last is None:
-                await _write_chunks(tx, dataset_id, 0, 0, [], rows)
-            else:
-                await _write_chunks(tx, dataset_id, last["chunk"], last["n"], loads(last["rows"]), rows)
+                return "missing"
+            if item["version"] != snap.version:
+                return "stale"
+            t = now()
             await tx.execute(
-                "UPDATE items SET body = ?, updated_at = ?, version = version + 1 WHERE id = ?",
-                dumps(new_body), now(), dataset_id,
+                "INSERT INTO items (id, owner, kind, name, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                item_id, owner, kind, name, t, t, dumps(body),
             )
-            return new_body
+            return "ok"
+
+    async def delete_dataset(self, owner: str, dataset_id: str) -> bool:
+        """The dataset, its rows and its ingest keys; the models fitted on it stay."""
+        async with self.db.transaction() as tx:
+            n = await tx.execute("DELETE FROM items WHERE id = ? AND owner = ? AND kind = 'dataset'", dataset_id, owner)
+            if n:  # its rows go with it (ON DELETE CASCADE)
+                await tx.execute("DELETE FROM idempotency_keys WHERE owner = ? AND scope = ?", owner,
+                                 ingest_scope(dataset_id))
+            return n > 0
+
+    # -- idempotency keys ------------------------------------------------------------------
+    async def find_key(self, owner: str, key: KeyUse) -> dict[str, Any] | None:
+        """The live (unexpired) record of a key: its request hash and first answer."""
+        row = await self.db.fetchrow(
+            "SELECT request_hash, answer FROM idempotency_keys WHERE owner = ? AND scope = ? AND key = ? "
+            "AND created_at >= ?",
+            owner, key.scope, key.key, now() - key.ttl_s,
+        )
+        return None if row is None else {"request_hash": row["request_hash"], "answer": loads(row["answer"])}
 
     # -- jobs ----------------------------------------------------------------------------
     async def create_job(self, owner: str, action: str, args: dict[str, Any]) -> str:
@@ -377,8 +495,9 @@ class Store:
 async def _write_chunks(
     tx: Conn, dataset_id: str, chunk: int, filled: int, existing: list[list[Any]], rows: list[list[Any]]
 ) -> None:
-    """Top up the last chunk, then add new ones of CHUNK_ROWS rows each."""
-    pending = list(rows)
+    """Top up the last chunk, then add new ones of CHUNK_ROWS rows each (encoded off the event
+    loop when there are many, and sent in one batch)."""
+    pending = rows
     if filled and filled < CHUNK_ROWS and pending:
         take = pending[: CHUNK_ROWS - filled]
         pending = pending[len(take) :]
@@ -387,12 +506,57 @@ async def _write_chunks(
             "UPDATE dataset_chunks SET n = ?, rows = ? WHERE dataset_id = ? AND chunk = ?",
             len(merged), dumps(merged), dataset_id, chunk,
         )
-    next_chunk = chunk + 1 if filled else chunk
-    for i in range(0, len(pending), CHUNK_ROWS):
-        part = pending[i : i + CHUNK_ROWS]
-        await tx.execute(
-            "INSERT INTO dataset_chunks (dataset_id, chunk, n, rows) VALUES (?, ?, ?, ?)",
-            dataset_id, next_chunk, len(part), dumps(part),
-        )
-        next_chunk += 1
+    first = chunk + 1 if filled else chunk
 
+    def encode() -> list[tuple[Any, ...]]:
+        return [(dataset_id, first + k, len(part), dumps(part))
+                for k, part in enumerate(pending[i : i + CHUNK_ROWS] for i in range(0, len(pending), CHUNK_ROWS))]
+
+    if not pending:
+        return
+    batch = encode() if len(pending) <= 10 * CHUNK_ROWS else await asyncio.to_thread(encode)
+    await tx.executemany("INSERT INTO dataset_chunks (dataset_id, chunk, n, rows) VALUES (?, ?, ?, ?)", batch)
+
+
+async def _models_on(conn: Conn, owner: str, dataset_id: str) -> list[dict[str, Any]]:
+    """The owner's models whose body names the dataset (a superset of those fitted on it:
+    the caller checks `source.dataset_id`). Bodies are compact JSON, so the text test is exact
+    up to LIKE's `_` wildcard."""
+    rows = await conn.fetch(
+        "SELECT id, name, version, body FROM items WHERE owner = ? AND kind = 'model' AND body LIKE ? ORDER BY id",
+        owner, f'%"dataset_id":"{dataset_id}"%',
+    )
+    return [{**r, "body": loads(r["body"])} for r in rows]
+
+
+async def _model_versions(conn: Conn, owner: str, dataset_id: str) -> dict[str, int]:
+    rows = await conn.fetch(
+        "SELECT id, version FROM items WHERE owner = ? AND kind = 'model' AND body LIKE ?",
+        owner, f'%"dataset_id":"{dataset_id}"%',
+    )
+    return {r["id"]: r["version"] for r in rows}
+
+
+class _KeyTaken(Exception):
+    """Raised inside a transaction to roll it back: the idempotency key was claimed first."""
+
+
+async def _claim_key(tx: Conn, owner: str, key: KeyUse, answer: dict[str, Any]) -> None:
+    """Record the key with its request hash and answer in the caller's transaction (expired
+    keys purged on the way), or raise _KeyTaken if a live one exists."""
+    t = now()
+    await tx.execute("DELETE FROM idempotency_keys WHERE created_at < ?", t - key.ttl_s)
+    n = await tx.execute(
+        "INSERT INTO idempotency_keys (owner, scope, key, request_hash, answer, created_at) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (owner, scope, key) DO NOTHING",
+        owner, key.scope, key.key, key.request_hash, dumps(answer), t,
+    )
+    if n == 0:
+        raise _KeyTaken
+
+
+def _decode_chunks(texts: list[str]) -> list[list[Any]]:
+    rows: list[list[Any]] = []
+    for text in texts:
+        rows.extend(loads(text))
+    return rows

@@ -79,6 +79,27 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "ALTER TABLE items DROP COLUMN version",
     ),
     (
+        4,
+        # Idempotency keys: one row per (owner, scope, key) with the request's hash and the
+        # first answer, kept for Config.idempotency_key_hours and purged by age (the index).
+        """
+        CREATE TABLE idempotency_keys (
+            owner TEXT NOT NULL REFERENCES users(id),
+            scope TEXT NOT NULL,
+            key TEXT NOT NULL,
+            request_hash TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (owner, scope, key)
+        );
+        CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+        """,
+        """
+        DROP INDEX idempotency_keys_created;
+        DROP TABLE idempotency_keys;
+        """,
+    ),
+    (
         6,
         # Alert emails wait here until the SMTP server takes them: an outbox written in the same
         # transaction as the change that fired the alert, so no alert is lost or sent twice.

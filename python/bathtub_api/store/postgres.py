@@ -40,6 +40,9 @@ class _Conn:
     async def execute(self, sql: str, *args: Any) -> int:
         return _count(await self.conn.execute(_pg(sql), *args))
 
+    async def executemany(self, sql: str, args: list[tuple[Any, ...]]) -> None:
+        await self.conn.executemany(_pg(sql), args)
+
 
 class PostgresDriver(_Conn):
     for_update = " FOR UPDATE"

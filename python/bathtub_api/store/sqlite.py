@@ -31,6 +31,9 @@ class _Conn:
         async with self.conn.execute(sql, args) as cur:
             return cur.rowcount
 
+    async def executemany(self, sql: str, args: list[tuple[Any, ...]]) -> None:
+        await self.conn.executemany(sql, args)
+
 
 class SqliteDriver:
     for_update = ""  # writes are serialised by BEGIN IMMEDIATE and the writer lock
@@ -63,6 +66,10 @@ class SqliteDriver:
     async def execute(self, sql: str, *args: Any) -> int:
         async with self._lock:
             return await self._writer.execute(sql, *args)
+
+    async def executemany(self, sql: str, args: list[tuple[Any, ...]]) -> None:
+        async with self._lock:
+            await self._writer.executemany(sql, args)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[_Conn]:

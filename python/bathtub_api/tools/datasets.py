@@ -3,21 +3,27 @@ atomic, idempotent ingest of more rows."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 
 from aiohttp import web
 from pydantic import Field, model_validator
 
-from bathtub.errors import InputError
-from bathtub_api import tables
+from bathtub.errors import InputError, RowError
+from bathtub_api import idempotency, tables
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
-from bathtub_api.tools.common import ListRequest, Strict, load_item, page
+from bathtub_api.store.base import CHUNK_ROWS, DatasetChange, DatasetSnapshot, KeyUse, ingest_scope
+from bathtub_api.tools.common import ListRequest, Strict, page
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Notes = Annotated[str, Field(max_length=2000)]
-MAX_INGEST_KEYS = 200  # idempotency keys remembered per dataset
+log = logging.getLogger("bathtub_api.datasets")
 
 
 class Column(Strict):
@@ -109,33 +115,105 @@ class LivesIngested(Strict):
     replayed: bool = False
 
 
+class RowsDelete(Strict):
+    """Delete rows by their 0-based index (as `get/dataset` numbers them); later rows move up."""
+
+    id: str
+    rows: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1, max_length=100_000)]
+
+
+class RowsDeleted(Strict):
+    deleted: int
+    n_rows: int
+    refit: list[RefitModel]
+
+
+class DatasetDelete(Strict):
+    id: str
+
+
+class DatasetDeleted(Strict):
+    id: str
+    deleted: bool
+
+
+@dataclass(frozen=True)
+class ModelHooks:
+    """What the models fitted on a dataset need from a change to it (the life tools register
+    them; datasets cannot import the tools that import datasets)."""
+
+    # (model body, the new rows by column): raise RowError for a row the model cannot read
+    check_rows: Callable[[dict[str, Any], dict[str, list[Any]]], None]
+    # (ctx, model body, every row by column): the model's new body, fitted off the event loop
+    refit: Callable[[Ctx, dict[str, Any], dict[str, list[Any]]], Awaitable[dict[str, Any]]]
+
+
+MODEL_HOOKS: dict[str, ModelHooks] = {}  # "life" -> hooks
+CREATE_SCOPE = "datasets.create"
+MAX_ATTEMPTS = 8  # plans redone when another process changed the dataset before the commit
+_LOCKS: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+
+def dataset_lock(dataset_id: str) -> asyncio.Lock:
+    """One writer at a time per dataset in this process, so concurrent ingests, deletes and
+    fits take turns instead of redoing each other's refits; across processes the version check
+    in the commit keeps them correct."""
+    lock = _LOCKS.get(dataset_id)
+    if lock is None:
+        lock = _LOCKS[dataset_id] = asyncio.Lock()
+    return lock
+
+
 def dataset_url(ctx: Ctx, dataset_id: str) -> str:
     return ctx.url(f"/api/v1/datasets/{dataset_id}")
 
 
-async def load_dataset(ctx: Ctx, dataset_id: str) -> dict[str, Any]:
-    return await load_item(ctx, "dataset", dataset_id)
+def by_column(names: list[str], *row_lists: list[list[Any]]) -> dict[str, list[Any]]:
+    """Rows (one or more lists of them, in order) as {column: values}."""
+    return {n: [r[j] for rows in row_lists for r in rows] for j, n in enumerate(names)}
 
 
-async def dataset_columns(ctx: Ctx, dataset_id: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:
-    """The dataset item and all its values by column: what fitting reads."""
-    item = await load_dataset(ctx, dataset_id)
-    rows = await ctx.store.dataset_all_rows(dataset_id)
-    names = [c["name"] for c in item["body"]["columns"]]
-    return item, {n: [r[j] for r in rows] for j, n in enumerate(names)}
+async def snapshot(ctx: Ctx, dataset_id: str) -> DatasetSnapshot:
+    snap = await ctx.store.dataset_snapshot(ctx.user.id, dataset_id)
+    if snap is None:
+        raise not_found("dataset", dataset_id)
+    return snap
 
 
-async def create_dataset(ctx: Ctx, req: DatasetCreate) -> dict[str, Any]:
+def _parse_create(req: DatasetCreate) -> tuple[list[list[Any]], list[dict[str, str]]]:
     if req.csv is not None:
         names, rows = tables.parse_csv(req.csv)
     else:
         names, rows = tables.parse_columns(req.data or {})
-    columns = tables.infer_columns(names, rows)
+    return rows, tables.infer_columns(names, rows)
+
+
+async def create_dataset(ctx: Ctx, req: DatasetCreate) -> dict[str, Any]:
+    """Parse and store a new dataset (parsing off the event loop); with an Idempotency-Key
+    header a retry answers the first result and creates nothing."""
+    key = None
+    if ctx.idempotency_key is not None:
+        request = await asyncio.to_thread(idempotency.canonical, req.model_dump())
+        key = idempotency.key_use(ctx, CREATE_SCOPE, request)
+    if key is not None and (first := await idempotency.replay(ctx, key)) is not None:
+        return first
+    rows, columns = await asyncio.to_thread(_parse_create, req)
     dataset_id = new_id("dataset")
-    body = {"name": req.name, "notes": req.notes, "columns": columns, "row_count": len(rows), "ingest_keys": {}}
-    await ctx.store.create_dataset(ctx.user.id, dataset_id, req.name, body, rows)
-    return {"id": dataset_id, "name": req.name, "n_rows": len(rows), "columns": columns,
-            "url": dataset_url(ctx, dataset_id)}
+    body = {"name": req.name, "notes": req.notes, "columns": columns, "row_count": len(rows)}
+    answer = {"id": dataset_id, "name": req.name, "n_rows": len(rows), "columns": columns,
+              "url": dataset_url(ctx, dataset_id)}
+    if await ctx.store.create_dataset(ctx.user.id, dataset_id, req.name, body, rows, key, answer) == "key_taken":
+        assert key is not None
+        return await _replay_taken(ctx, key)
+    return answer
+
+
+async def _replay_taken(ctx: Ctx, key: KeyUse) -> dict[str, Any]:
+    """A concurrent request with the same key committed first: answer what it answered."""
+    first = await idempotency.replay(ctx, key)
+    if first is None:  # claimed and already expired: only with a retention of about zero
+        raise ApiError(409, f"{idempotency.HEADER}: {key.key!r} is in use by a concurrent request; retry")
+    return first
 
 
 async def get_dataset(ctx: Ctx, req: DatasetGet) -> dict[str, Any]:
@@ -173,20 +251,32 @@ async def list_datasets(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
     }
 
 
-async def _ingest_source(request: web.Request) -> tuple[list[str] | None, list[Any], str]:
-    """(names or None for row objects, rows, field) from a JSON or text/csv body."""
+async def _ingest_source(request: web.Request) -> tuple[list[str] | None, list[Any], str, bytes]:
+    """(names or None for row objects, rows, field, the request as hashed for its key) from a
+    JSON or text/csv body; CSV is parsed off the event loop."""
     if request.content_type in ("text/csv", "text/plain", "application/csv"):
-        text = (await request.read()).decode("utf-8-sig", errors="strict")
-        names, rows = tables.parse_csv(text, "body")
-        return names, rows, "body"
+        raw = await request.read()
+
+        def parse_text() -> tuple[list[str], list[Any]]:
+            try:
+                text = raw.decode("utf-8-sig", errors="strict")
+            except UnicodeDecodeError:
+                raise ApiError(422, "body: CSV must be UTF-8 text") from None
+            return tables.parse_csv(text, "body")
+
+        names, rows = await asyncio.to_thread(parse_text)
+        return names, rows, "body", b"csv\n" + raw
     req = LivesIngest.model_validate(await read_json(request))
-    if req.csv is not None:
-        names, rows = tables.parse_csv(req.csv)
-        return names, rows, "csv"
-    if req.data is not None:
-        names, rows = tables.parse_columns(req.data)
-        return names, rows, "data"
-    return None, req.rows or [], "rows"
+
+    def parse_json() -> tuple[list[str] | None, list[Any], str, bytes]:
+        request_bytes = b"json\n" + idempotency.canonical(req.model_dump(exclude_none=True))
+        if req.csv is not None:
+            return *tables.parse_csv(req.csv), "csv", request_bytes
+        if req.data is not None:
+            return *tables.parse_columns(req.data), "data", request_bytes
+        return None, req.rows or [], "rows", request_bytes
+
+    return await asyncio.to_thread(parse_json)
 
 
 def _bool_query(request: web.Request, name: str, default: bool) -> bool:
@@ -201,64 +291,161 @@ def _bool_query(request: web.Request, name: str, default: bool) -> bool:
     raise ApiError(422, f"{name}: must be true or false")
 
 
+def _row_error(field: str, e: RowError) -> InputError:
+    """A model's row rule broken by row `e.row` of column `e.field`, named as the request sent it."""
+    return InputError(f"{field}[{e.row}].{e.field}", e.row_rule)
+
+
+def _check_new_rows(snap: DatasetSnapshot, names: list[str] | None, raw: list[Any],
+                    field: str) -> tuple[list[list[Any]], list[dict[str, str]]]:
+    """Rows conformed to the dataset's columns and checked against every role its models map:
+    all of it before anything is written (runs off the event loop)."""
+    col_names = [c["name"] for c in snap.body["columns"]]
+    if names is None:
+        rows = tables.parse_row_objects(raw, col_names, field)
+        rows, columns = tables.conform(snap.body["columns"], col_names, rows, field)
+    else:
+        rows, columns = tables.conform(snap.body["columns"], names, raw, field)
+    if not rows:
+        raise InputError(field, "no rows to append")
+    hooks = MODEL_HOOKS.get("life")
+    if hooks is not None and snap.models:
+        new = by_column(col_names, rows)
+        for model in snap.models:
+            try:
+                hooks.check_rows(model["body"], new)
+            except RowError as e:
+                raise _row_error(field, e) from None
+    return rows, columns
+
+
+async def _refit(ctx: Ctx, snap: DatasetSnapshot, columns: dict[str, list[Any]]) -> dict[str, dict[str, Any]]:
+    """New bodies of every model fitted on the dataset, from `columns` (all rows after the
+    change). A fit the data makes impossible is a 422 naming the model; nothing is applied."""
+    hooks = MODEL_HOOKS.get("life")
+    out: dict[str, dict[str, Any]] = {}
+    if hooks is None:
+        return out
+    for model in snap.models:
+        what = f"refit of model {model['name']!r} ({model['id']})"
+        try:
+            out[model["id"]] = await hooks.refit(ctx, model["body"], columns)
+        except InputError as e:
+            raise ApiError(422, f"{what} failed: {e}; nothing was applied") from None
+        except (ValueError, ArithmeticError) as e:
+            log.warning("%s failed on dataset %s", what, snap.id, exc_info=True)
+            raise ApiError(422, f"{what} failed: {type(e).__name__}: {e}; nothing was applied") from None
+    return out
+
+
+Plan = Callable[[DatasetSnapshot], Awaitable[DatasetChange]]
+
+
+async def change_dataset(ctx: Ctx, dataset_id: str, plan: Plan, *, key: KeyUse | None = None) -> dict[str, Any]:
+    """Plan a change on a snapshot of the dataset (validate, refit: nothing written), then
+    commit it in one transaction if the dataset and its models are unchanged, else plan again
+    on what is there now. Returns the change's answer."""
+    async with dataset_lock(dataset_id):
+        for _ in range(MAX_ATTEMPTS):
+            snap = await snapshot(ctx, dataset_id)
+            change = await plan(snap)
+            outcome = await ctx.store.commit_dataset(ctx.user.id, snap, replace(change, key=key))
+            if outcome == "ok":
+                return change.answer
+            if outcome == "missing":
+                raise not_found("dataset", dataset_id)
+            if outcome == "key_taken":
+                assert key is not None
+                return {**await _replay_taken(ctx, key), "replayed": True}
+    raise ApiError(409, f"dataset {dataset_id} kept changing while this request was applied; nothing was "
+                        "applied, retry")
+
+
 async def ingest_lives(ctx: Ctx, request: web.Request) -> dict[str, Any]:
-    """Append rows atomically; with an Idempotency-Key header a repeat changes nothing."""
+    """Append rows all-or-nothing: checked against the columns and the models' roles, appended
+    and refitted in one commit; with an Idempotency-Key header a retry changes nothing."""
     dataset_id = request.match_info["dataset_id"]
     refit = _bool_query(request, "refit", True)
-    key = request.headers.get("Idempotency-Key")
-    if key is not None and not 1 <= len(key) <= 200:
-        raise ApiError(422, "Idempotency-Key: must be 1 to 200 characters")
-    try:
-        names, raw_rows, field = await _ingest_source(request)
-    except UnicodeDecodeError:
-        raise ApiError(422, "body: CSV must be UTF-8 text") from None
-    replay: dict[str, Any] = {}
-    appended = 0
+    names, raw_rows, field, request_bytes = await _ingest_source(request)
+    key = idempotency.key_use(ctx, ingest_scope(dataset_id), f"refit={refit}\n".encode() + request_bytes)
+    if key is not None and (first := await idempotency.replay(ctx, key)) is not None:
+        return {**first, "replayed": True}
 
-    def prepare(body: dict[str, Any]) -> tuple[list[list[Any]], dict[str, Any]]:
-        nonlocal appended
-        keys = body.get("ingest_keys", {})
-        if key is not None and key in keys:
-            replay.update(keys[key])
-            return [], body
-        col_names = [c["name"] for c in body["columns"]]
-        if names is None:
-            rows = tables.parse_row_objects(raw_rows, col_names, field)
-            rows, columns = tables.conform(body["columns"], col_names, rows, field)
-        else:
-            rows, columns = tables.conform(body["columns"], names, raw_rows, field)
-        if not rows:
-            raise InputError(field, "no rows to append")
-        appended = len(rows)
-        new_body = {**body, "columns": columns, "row_count": body["row_count"] + len(rows)}
-        if key is not None:
-            kept = dict(list(keys.items())[-(MAX_INGEST_KEYS - 1):])
-            kept[key] = {"appended": len(rows), "n_rows": new_body["row_count"]}
-            new_body["ingest_keys"] = kept
-        return rows, new_body
+    async def plan(snap: DatasetSnapshot) -> DatasetChange:
+        rows, columns = await asyncio.to_thread(_check_new_rows, snap, names, raw_rows, field)
+        models: dict[str, dict[str, Any]] = {}
+        if refit and snap.models:
+            old = await ctx.store.dataset_rows(snap.id)
+            names_now = [c["name"] for c in columns]
+            models = await _refit(ctx, snap, await asyncio.to_thread(by_column, names_now, old, rows))
+        n_rows = snap.body["row_count"] + len(rows)
+        body = {k: v for k, v in snap.body.items() if k != "ingest_keys"}  # keys live in their own table now
+        answer = {"appended": len(rows), "n_rows": n_rows,
+                  "refit": [{"id": m["id"], "name": m["name"]} for m in snap.models if m["id"] in models],
+                  "replayed": False}
+        return DatasetChange(body={**body, "columns": columns, "row_count": n_rows}, answer=answer, rows=rows,
+                             models=models)
 
-    new_body = await ctx.store.append_dataset_rows(ctx.user.id, dataset_id, prepare)
-    if new_body is None:
-        raise not_found("dataset", dataset_id)
-    if replay:
-        return {**replay, "refit": [], "replayed": True}
-    refitted = await refit_dataset_models(ctx, dataset_id) if refit else []
-    return {"appended": appended, "n_rows": new_body["row_count"], "refit": refitted, "replayed": False}
+    return await change_dataset(ctx, dataset_id, plan, key=key)
 
 
-async def refit_dataset_models(ctx: Ctx, dataset_id: str) -> list[dict[str, str]]:
-    """Refit, in place, every saved model fitted on this dataset (the life-data tools register
-    the refitter; with none registered no model can have been fitted, so nothing to refit)."""
-    refitter = REFITTERS.get("life")
-    return await refitter(ctx, dataset_id) if refitter else []
+async def delete_rows(ctx: Ctx, req: RowsDelete) -> dict[str, Any]:
+    """Delete rows by index and refit the dataset's models on the rest, all or nothing."""
+
+    async def plan(snap: DatasetSnapshot) -> DatasetChange:
+        rows = await ctx.store.dataset_rows(snap.id)
+        count = len(rows)
+        seen: set[int] = set()
+        for i, r in enumerate(req.rows):
+            if r >= count:
+                raise InputError(f"rows[{i}]", f"row {r} does not exist: the dataset has {count} rows")
+            if r in seen:
+                raise InputError(f"rows[{i}]", f"row {r} is listed twice")
+            seen.add(r)
+        first = min(seen)
+
+        def remove() -> tuple[list[list[Any]], dict[str, list[Any]]]:
+            kept = [row for i, row in enumerate(rows) if i not in seen]
+            return kept, by_column([c["name"] for c in snap.body["columns"]], kept)
+
+        kept, columns = await asyncio.to_thread(remove)
+        models = await _refit(ctx, snap, columns)
+        answer = {"deleted": len(seen), "n_rows": len(kept),
+                  "refit": [{"id": m["id"], "name": m["name"]} for m in snap.models if m["id"] in models]}
+        body = {k: v for k, v in snap.body.items() if k != "ingest_keys"}
+        start = first // CHUNK_ROWS * CHUNK_ROWS
+        return DatasetChange(body={**body, "row_count": len(kept)}, answer=answer, rows=kept[start:],
+                             rewrite_from=first, models=models)
+
+    return await change_dataset(ctx, req.id, plan)
 
 
-REFITTERS: dict[str, Any] = {}
+async def delete_dataset(ctx: Ctx, req: DatasetDelete) -> dict[str, Any]:
+    """Delete a dataset with its rows; models fitted on it stay (they name it as their source)."""
+    async with dataset_lock(req.id):
+        if not await ctx.store.delete_dataset(ctx.user.id, req.id):
+            raise not_found("dataset", req.id)
+    return {"id": req.id, "deleted": True}
+
+
+KEY_NOTE = ("Send an Idempotency-Key header (1 to 200 printable characters) to make retries safe: a "
+            "repeat within the service's key time (24 h by default, Config.idempotency_key_hours) answers "
+            "the first result and changes nothing; the same key with a different request is a 409.")
+REPAIR_NOTE = ("Only the owner's datasets can be changed (anyone else's id is 404); the change and the "
+               "refit of every model fitted on the dataset are applied together or not at all: a refit "
+               "the remaining rows make impossible is a 422 naming the model.")
 
 
 def register(reg: Registry) -> None:
     reg.action("datasets", "create", request=DatasetCreate, response=DatasetCreated, scope="write",
-               summary="Create a dataset from CSV text or column arrays")(create_dataset)
+               summary="Create a dataset from CSV text or column arrays", description=KEY_NOTE)(create_dataset)
+    reg.action("datasets", "delete_rows", request=RowsDelete, response=RowsDeleted, scope="write",
+               summary="Delete rows by 0-based index (later rows move up) and refit the dataset's models",
+               description=REPAIR_NOTE)(delete_rows)
+    reg.action("datasets", "delete", request=DatasetDelete, response=DatasetDeleted, scope="write",
+               summary="Delete a dataset and its rows; models fitted on it stay",
+               description="Only the owner can delete a dataset (anyone else's id is 404). Models fitted on "
+                           "it keep their parameters and name it as their source.")(delete_dataset)
     reg.action("get", "dataset", request=DatasetGet, response=DatasetPage, selector="kind",
                summary="A dataset's columns with types, row count and a page of rows")(get_dataset)
     reg.action("list", "dataset", request=ListRequest, response=DatasetList, selector="kind",
@@ -275,14 +462,22 @@ def register(reg: Registry) -> None:
     async def list_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
         return await list_datasets(ctx, ListRequest())
 
+    async def delete_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
+        return await delete_dataset(ctx, DatasetDelete(id=request.match_info["dataset_id"]))
+
     reg.body_route("POST", "/api/v1/datasets", create_dataset, request=DatasetCreate, response=DatasetCreated,
-                   summary="Create a dataset (original route)", scope="write")
+                   summary="Create a dataset (original route)", scope="write", description=KEY_NOTE)
     reg.route("GET", "/api/v1/datasets", summary="List datasets (original route)", response=DatasetList)(list_route)
     reg.route("GET", "/api/v1/datasets/{dataset_id}", summary="First page of a dataset; query offset, limit",
               response=DatasetPage)(get_route)
+    reg.route("DELETE", "/api/v1/datasets/{dataset_id}", scope="write", response=DatasetDeleted,
+              summary="Delete a dataset and its rows (same as datasets delete)")(delete_route)
     reg.route("POST", "/api/ingest/datasets/{dataset_id}/lives", scope="write", request=LivesIngest,
               response=LivesIngested, content_types=("application/json", "text/csv"),
               summary="Append rows atomically (JSON rows/data/csv, or raw text/csv); query refit",
-              description="One bad row rejects the request with 422 and no change. Send an Idempotency-Key "
-                          "header to make retries safe: a repeated key answers the first result and appends "
-                          "nothing.")(ingest_lives)
+              description="Every row is checked against the dataset's columns and against the roles its "
+                          "models read (times present, finite and >= 0, known censoring codes, whole counts "
+                          ">= 0): a bad row is a 422 naming it (`rows[i].column`) and nothing is appended. "
+                          "The rows are appended and every model fitted on the dataset refitted together: a "
+                          "refit the new rows make impossible is a 422 naming the model, with nothing "
+                          "applied; refit=false appends without refitting. " + KEY_NOTE)(ingest_lives)

@@ -41,9 +41,21 @@ PAGES: dict[str, Page] = {
         "censored suspension), `n` count, `xl`/`xr` for interval data. A model gives each parameter with its "
         "standard error and 95% interval, goodness of fit, and B1-B50 and MTTF with one-sided 90% lower bounds. "
         "Read a model with `get model` or GET /api/v1/models/{id}, and evaluate it with "
-        "POST /api/v1/models/{id}/reliability. Append new lives with POST /api/ingest/datasets/{id}/lives.",
+        "POST /api/v1/models/{id}/reliability. Append new lives with POST /api/ingest/datasets/{id}/lives "
+        "(JSON `rows`, `data` or `csv`, or raw text/csv): every row is checked against the dataset's columns and "
+        "against the roles its models read (times present, finite and >= 0, known censoring codes, whole counts), "
+        "and a bad row is a 422 naming it (`rows[3].time`) with nothing appended. The rows are appended and "
+        "every model fitted on the dataset is refitted in place together, or not at all: a refit the new rows "
+        "make impossible is a 422 naming the model (`?refit=false` appends without refitting). Send an "
+        "`Idempotency-Key` header with an ingest or `datasets create` to make retries safe: a repeat within the "
+        "service's key time (24 h by default) answers the first result and changes nothing, and the same key with "
+        "a different body is a 409. To repair a dataset, `datasets delete_rows` with `id` and `rows` (0-based "
+        "indices, as `get dataset` numbers them; later rows move up) deletes rows and refits its models under the "
+        "same all-or-nothing rule; `datasets delete` (or DELETE /api/v1/datasets/{id}) deletes the dataset and "
+        "its rows, while models fitted on it stay. Only the owner can change a dataset (anyone else gets 404).",
         ("datasets/create", "get/dataset", "list/dataset", "POST /api/v1/fit", "get/model", "GET /api/v1/models",
-         "POST /api/v1/models/{model_id}/reliability", "POST /api/ingest/datasets/{dataset_id}/lives"),
+         "POST /api/v1/models/{model_id}/reliability", "POST /api/ingest/datasets/{dataset_id}/lives",
+         "datasets/delete_rows", "datasets/delete", "DELETE /api/v1/datasets/{dataset_id}"),
     ),
     "units": Page(
         "Units", "Time units travel with data, models and diagrams; nothing is rescaled silently.",

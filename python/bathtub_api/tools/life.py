@@ -3,8 +3,10 @@ model import, demand-data analysis, and the refit that dataset ingest triggers."
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
+import numpy as np
 from aiohttp import web
 from pydantic import Field
 
@@ -12,7 +14,7 @@ from bathtub.distributions import FAMILIES, MIXTURE, Lifetime
 from bathtub.errors import InputError
 from bathtub.life import records, saved
 from bathtub.life.demand import analyse_demands
-from bathtub_api.errors import ApiError
+from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
 from bathtub_api.tools import datasets
@@ -161,42 +163,58 @@ async def saved_lifetime(ctx: Ctx, model_id: str) -> tuple[Lifetime, str | None]
     return Lifetime(dist, values, body.get("base_distribution")), body.get("unit")
 
 
-async def _fit_and_store(ctx: Ctx, name: str, unit: str | None, source: dict[str, Any],
-                         columns: dict[str, list[Any]], model_id: str | None = None) -> dict[str, Any]:
-    record = await ctx.jobs.run_cpu(saved.fit_columns, columns, source["mapping"], source["distribution"],
-                                    source.get("options"))
-    body = {**record, "unit": unit, "source": source}
-    if model_id is None:
-        model_id = new_id("model")
-        await ctx.store.insert_item(ctx.user.id, "model", model_id, name, body)
-    else:
-        await ctx.store.update_item(ctx.user.id, "model", model_id, name, body)
-    item = await load_model(ctx, model_id)
-    return _summary(ctx, item)
+def _used_columns(columns: dict[str, list[Any]], mapping: Any) -> dict[str, Any]:
+    """Only the columns the mapping reads, numeric ones as float arrays: what crosses to the
+    worker process is pickled while holding the GIL, so it is kept small (a large dataset's
+    columns would otherwise stall the event loop for a second)."""
+    if not isinstance(mapping, dict) or not all(isinstance(c, str) and c in columns for c in mapping.values()):
+        return columns  # the fit names what is wrong, listing every column
+    out: dict[str, Any] = {}
+    labels = mapping.get(saved.MODE_ROLE)  # failure modes are labels: 3 must stay "3", not "3.0"
+    for name in set(mapping.values()):
+        values = columns[name]
+        numeric = name != labels and all(type(v) in (int, float) for v in values)
+        arr = np.asarray(values) if numeric else None
+        out[name] = arr.astype(float) if arr is not None and arr.dtype.kind in "iuf" else values
+    return out
+
+
+async def _fit_record(ctx: Ctx, source: dict[str, Any], columns: dict[str, list[Any]]) -> dict[str, Any]:
+    """The fitted record (in a worker process) of a model's `source` on a dataset's columns."""
+    used = await asyncio.to_thread(_used_columns, columns, source["mapping"])
+    return await ctx.jobs.run_cpu(saved.fit_columns, used, source["mapping"], source["distribution"],
+                                  source.get("options"))
 
 
 async def fit(ctx: Ctx, req: FitIn) -> dict[str, Any]:
-    _, columns = await datasets.dataset_columns(ctx, req.dataset_id)
+    """Fit and save, only if the dataset is still the one fitted (else fit its rows again), so
+    no model is saved fitted on rows an ingest or delete has since changed."""
     source = {"dataset_id": req.dataset_id, "mapping": req.mapping, "distribution": req.distribution,
               "options": req.options or {}}
-    return await _fit_and_store(ctx, req.name, req.unit, source, columns)
+    model_id = new_id("model")
+    async with datasets.dataset_lock(req.dataset_id):
+        for _ in range(datasets.MAX_ATTEMPTS):
+            snap = await datasets.snapshot(ctx, req.dataset_id)
+            names = [c["name"] for c in snap.body["columns"]]
+            rows = await ctx.store.dataset_rows(snap.id)
+            columns = await asyncio.to_thread(datasets.by_column, names, rows)
+            body = {**await _fit_record(ctx, source, columns), "unit": req.unit, "source": source}
+            outcome = await ctx.store.insert_item_on_dataset(ctx.user.id, "model", model_id, req.name, body, snap)
+            if outcome == "missing":
+                raise not_found("dataset", req.dataset_id)
+            if outcome == "ok":
+                return _summary(ctx, await load_model(ctx, model_id))
+    raise ApiError(409, f"dataset_id: dataset {req.dataset_id} kept changing while it was fitted; retry")
 
 
-async def refit(ctx: Ctx, dataset_id: str) -> list[dict[str, str]]:
-    """Refit, in place, every model fitted on this dataset (after rows were appended)."""
-    _, columns = await datasets.dataset_columns(ctx, dataset_id)
-    out = []
-    offset = 0
-    while True:
-        page = await ctx.store.list_items(ctx.user.id, "model", 500, offset)
-        for item in page:
-            source = item["body"].get("source") or {}
-            if source.get("dataset_id") == dataset_id:
-                await _fit_and_store(ctx, item["name"], item["body"].get("unit"), source, columns, item["id"])
-                out.append({"id": item["id"], "name": item["name"]})
-        if len(page) < 500:
-            return out
-        offset += 500
+def _check_rows(body: dict[str, Any], columns: dict[str, list[Any]]) -> None:
+    source = body.get("source") or {}
+    saved.check_model_rows(columns, source.get("mapping") or {})
+
+
+async def _refit(ctx: Ctx, body: dict[str, Any], columns: dict[str, list[Any]]) -> dict[str, Any]:
+    source = body["source"]
+    return {**await _fit_record(ctx, source, columns), "unit": body.get("unit"), "source": source}
 
 
 async def get_model(ctx: Ctx, req: ModelGet) -> dict[str, Any]:
@@ -251,7 +269,7 @@ async def demand(ctx: Ctx, req: DemandIn) -> dict[str, Any]:
 
 
 def register(reg: Registry) -> None:
-    datasets.REFITTERS["life"] = refit
+    datasets.MODEL_HOOKS["life"] = datasets.ModelHooks(check_rows=_check_rows, refit=_refit)
     reg.action("fit", "life", request=FitIn, response=FitOut, scope="write",
                summary="Fit a life distribution (or best, mixture, kaplan_meier, turnbull; competing risks with "
                        "a mode column) to a saved dataset and save the model")(fit)
