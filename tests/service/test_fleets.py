@@ -203,3 +203,18 @@ async def test_reader_cannot_ingest(api: Api, client: Any, config: Config) -> No
     reader = Api(client, await token_create(config, "rita", ["read"]))
     assert_refusal(*await reader.post(f"/api/ingest/fleets/{fleet['id']}/usage",
                                       {"readings": [{"name": "P1", "current_use": 1.0}]}), 403)
+
+
+async def test_usage_ingest_is_idempotent(api: Api) -> None:
+    fleet = await make_fleet(api)
+    route = f"/api/ingest/fleets/{fleet['id']}/usage"
+    body = {"readings": [{"name": "P1", "current_use": 500.0, "read_at": "2026-02-01T00:00:00"}]}
+    status, first = await api.post(route, body, headers={"Idempotency-Key": "meter-7"})
+    assert status == 200 and first["replayed"] is False
+    status, again = await api.post(route, body, headers={"Idempotency-Key": "meter-7"})
+    assert status == 200 and again["replayed"] is True
+    assert {k: v for k, v in again.items() if k != "replayed"} == {k: v for k, v in first.items() if k != "replayed"}
+    other = {"readings": [{"name": "P1", "current_use": 900.0}]}
+    assert_refusal(*await api.post(route, other, headers={"Idempotency-Key": "meter-7"}), 409, "Idempotency-Key")
+    status, got = await api.post("get/fleet", {"id": fleet["id"]})
+    assert {i["name"]: i for i in got["items"]}["P1"]["current_use"] == 500.0

@@ -247,25 +247,32 @@ class Store:
         return n > 0
 
     async def update_item_with_outbox(self, owner: str, kind: str, item_id: str, name: str, body: dict[str, Any],
-                                      if_version: int, mails: Sequence[Mapping[str, str]]) -> bool:
-        """Replace an item if nobody updated it since `if_version`, and queue `mails` ({recipient,
-        subject, body}) in the same transaction: both happen or neither does."""
+                                      if_version: int, mails: Sequence[Mapping[str, str]],
+                                      key: KeyUse | None = None, answer: dict[str, Any] | None = None) -> str:
+        """Replace an item if nobody updated it since `if_version`, queue `mails` ({recipient, subject,
+        body}) and record the request's idempotency `key` with its `answer`, in one transaction: "ok",
+        "changed" (the item moved on: nothing written) or "key_taken" (a concurrent retry won)."""
         t = now()
-        async with self.db.transaction() as tx:
-            n = await tx.execute(
-                "UPDATE items SET name = ?, body = ?, updated_at = ?, version = version + 1 "
-                "WHERE id = ? AND owner = ? AND kind = ? AND version = ?",
-                name, dumps(body), t, item_id, owner, kind, if_version,
-            )
-            if n == 0:
-                return False
-            for m in mails:
-                await tx.execute(
-                    "INSERT INTO mail_outbox (id, owner, recipient, subject, body, created_at, next_try) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    "mail_" + secrets.token_hex(10), owner, m["recipient"], m["subject"], m["body"], t, t,
+        try:
+            async with self.db.transaction() as tx:
+                n = await tx.execute(
+                    "UPDATE items SET name = ?, body = ?, updated_at = ?, version = version + 1 "
+                    "WHERE id = ? AND owner = ? AND kind = ? AND version = ?",
+                    name, dumps(body), t, item_id, owner, kind, if_version,
                 )
-        return True
+                if n == 0:
+                    return "changed"
+                for m in mails:
+                    await tx.execute(
+                        "INSERT INTO mail_outbox (id, owner, recipient, subject, body, created_at, next_try) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        "mail_" + secrets.token_hex(10), owner, m["recipient"], m["subject"], m["body"], t, t,
+                    )
+                if key is not None:
+                    await _claim_key(tx, owner, key, answer or {})
+        except _KeyTaken:
+            return "key_taken"
+        return "ok"
 
     async def pending_mails(self, at: float, limit: int = 100) -> list[dict[str, Any]]:
         return await self.db.fetch(

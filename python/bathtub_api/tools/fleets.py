@@ -20,7 +20,7 @@ from pydantic import Field
 from bathtub.errors import InputError
 from bathtub.fleet import ItemUsage, apply_reading, forecast, rate_used
 from bathtub.fleet.forecast import failure_probability
-from bathtub_api import mailer, tables
+from bathtub_api import idempotency, mailer, tables
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, new_id, now
 from bathtub_api.registry import Ctx, Registry, read_json
@@ -254,16 +254,21 @@ def _readings(names: list[str] | None, rows: list[Any], field: str) -> list[dict
     return out
 
 
-async def _ingest_rows(request: web.Request) -> tuple[list[str] | None, list[Any], str]:
+async def _ingest_rows(request: web.Request) -> tuple[list[str] | None, list[Any], str, bytes]:
+    """(CSV names or None, rows, field, the request as bytes for its idempotency key)."""
     if request.content_type in ("text/csv", "text/plain", "application/csv"):
-        text = (await request.read()).decode("utf-8-sig", errors="strict")
+        raw = await request.read()
+        try:
+            text = raw.decode("utf-8-sig", errors="strict")
+        except UnicodeDecodeError:
+            raise InputError("body", "CSV must be UTF-8 text") from None
         names, rows = tables.parse_csv(text, "body")
-        return names, rows, "body"
+        return names, rows, "body", b"csv\n" + raw
     body = await read_json(request)
+    if isinstance(body, dict) and set(body) == {"readings"}:
+        body = body["readings"]
     if isinstance(body, list):
-        return None, body, "readings"
-    if isinstance(body, dict) and isinstance(body.get("readings"), list) and set(body) == {"readings"}:
-        return None, body["readings"], "readings"
+        return None, body, "readings", b"json\n" + idempotency.canonical(body)
     raise InputError("readings", "send {\"readings\": [...]} (or a JSON array, or text/csv)")
 
 
@@ -330,7 +335,10 @@ def _figure(rule: dict[str, Any], fc: dict[str, Any], life: Any, body: dict[str,
 
 async def ingest_usage(ctx: Ctx, request: web.Request) -> dict[str, Any]:
     fleet_id = request.match_info["fleet_id"]
-    names, rows, field = await _ingest_rows(request)
+    names, rows, field, raw = await _ingest_rows(request)
+    key = idempotency.key_use(ctx, f"fleet_usage:{fleet_id}", raw)
+    if key is not None and (first := await idempotency.replay(ctx, key)) is not None:
+        return {**first, "replayed": True}
     readings = _readings(names, rows, field)
     for _ in range(20):
         item = await ctx.store.get_item(ctx.user.id, "fleet", fleet_id)
@@ -342,13 +350,17 @@ async def ingest_usage(ctx: Ctx, request: web.Request) -> dict[str, Any]:
         rules, fired = evaluate_rules(body["alert_rules"], fc, life, body)
         body = {**body, "alert_rules": rules}
         mails = [mailer.alert_mail(item["name"], fleet_id, f, fc) for f in fired]
-        if await ctx.store.update_item_with_outbox(ctx.user.id, "fleet", fleet_id, item["name"], body,
-                                                   item["version"], mails):
-            break
-    else:
-        raise ApiError(409, "fleet_id: the fleet is being changed by others too often; try again")
-    return {"fleet": {"id": fleet_id, "name": item["name"]}, "updated_items": updated, "forecast": fc,
-            "alerts_fired": len(fired)}
+        answer = {"fleet": {"id": fleet_id, "name": item["name"]}, "updated_items": updated, "forecast": fc,
+                  "alerts_fired": len(fired)}
+        outcome = await ctx.store.update_item_with_outbox(ctx.user.id, "fleet", fleet_id, item["name"], body,
+                                                          item["version"], mails, key, answer)
+        if outcome == "ok":
+            return {**answer, "replayed": False}
+        if outcome == "key_taken" and key is not None:
+            first = await idempotency.replay(ctx, key)
+            if first is not None:
+                return {**first, "replayed": True}
+    raise ApiError(409, "fleet_id: the fleet is being changed by others too often; try again")
 
 
 def register(reg: Registry) -> None:
@@ -394,4 +406,5 @@ def register(reg: Registry) -> None:
                           "refuses the whole request naming the row. A reading at least a day after the item's "
                           "baseline updates its estimated rate (EWMA 0.3); a lower one restarts the baseline; an "
                           "older one is ignored. Alert emails go through a durable outbox: a mail problem never "
-                          "fails the ingest.")(ingest_usage)
+                          "fails the ingest. With an Idempotency-Key header a retry replays the first answer and "
+                          "changes nothing (the same key with another body: 409).")(ingest_usage)
