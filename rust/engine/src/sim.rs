@@ -84,7 +84,9 @@ fn ordered(x: f64) -> i64 {
     b ^ (((b >> 63) as u64) >> 1) as i64
 }
 
-/// What one processed event did.
+/// What one processed event did. `failure`: a failure (own, common-cause or uncovered),
+/// not a planned event (replacement, proof test, inspection, phase change, repair end);
+/// the replication loops read `Sim::planned_stop_of` instead, off the per-event path.
 #[derive(Debug, Clone, Copy)]
 pub struct Step {
     pub time: f64,
@@ -241,6 +243,19 @@ pub struct Sim<'a> {
     /// Per maintenance group: members down for maintenance now; renewing by opportunity.
     mg_active: Vec<u32>,
     mg_busy: Vec<bool>,
+    /// Per group: down now for a planned reason (replacement or proof test off-line) that
+    /// began while it worked; planned downtime so far; proof tests made.
+    planned_down: Vec<bool>,
+    pub planned_downtime: Vec<f64>,
+    pub tests: Vec<u64>,
+    /// Instantly renewed failures that took the system down for no time, this replication
+    /// (system failures of zero length: the replication loop never sees the system down).
+    pub instant_system_failures: u64,
+    /// Simultaneous failures in progress (a common-cause event): instantly renewed members
+    /// stay down (`held`) until all are applied; whether the system was up before them.
+    batch: bool,
+    batch_up: bool,
+    held: Vec<u32>,
 }
 
 impl<'a> Sim<'a> {
@@ -339,6 +354,13 @@ impl<'a> Sim<'a> {
             slow_refresh: c.network_source.is_some() || c.has_costs,
             mg_active: vec![0; c.mgroups.len()],
             mg_busy: vec![false; c.mgroups.len()],
+            planned_down: vec![false; g],
+            planned_downtime: vec![0.0; g],
+            tests: vec![0; g],
+            instant_system_failures: 0,
+            batch: false,
+            batch_up: false,
+            held: vec![],
         }
     }
 
@@ -359,6 +381,7 @@ impl<'a> Sim<'a> {
         }
         self.busy = 0;
         self.seq = 0;
+        self.instant_system_failures = 0;
         let c = self.c;
         for (gi, g) in c.groups.iter().enumerate() {
             let life = &c.dists[g.life as usize];
@@ -424,6 +447,13 @@ impl<'a> Sim<'a> {
         self.reach[self.c.output as usize]
     }
 
+    /// Group g is down for a planned stop it entered working (so an outage its event began
+    /// is planned, not a failure).
+    #[inline]
+    pub fn planned_stop_of(&self, g: u32) -> bool {
+        self.planned_down[g as usize]
+    }
+
     /// Time of the next event (infinity when none).
     #[inline]
     pub fn next_time(&self) -> f64 {
@@ -459,7 +489,7 @@ impl<'a> Sim<'a> {
         Some(Step {
             time,
             group: g,
-            failure: kind == FAIL || kind == SHOCK,
+            failure: kind == FAIL || kind == SHOCK || kind == UNCOVERED,
         })
     }
 
@@ -477,7 +507,8 @@ impl<'a> Sim<'a> {
     fn fail_plain<const SPECIAL: bool>(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let c = self.c;
         if self.repairable && self.instant[g] {
-            // Renewed in no time: the block never stops working.
+            // Renewed in no time: the block stops for no time (which may fail the system).
+            self.instant_stop(u, g);
             self.renew_in_place(u, g, rng);
             return;
         }
@@ -500,6 +531,65 @@ impl<'a> Sim<'a> {
                 self.call_crew(u, g, rng);
             }
         }
+    }
+
+    /// An instantly renewed unit fails: if that stops its block (it ran, and no spare takes
+    /// over), the block is down for no time, and so is the system if the block's loss takes
+    /// it down: a system failure of zero length. Inside a common-cause event the block stays
+    /// down until every member has failed (`release_held`), so simultaneous losses count.
+    #[cold]
+    #[inline(never)]
+    fn instant_stop(&mut self, u: usize, g: usize) {
+        if self.status[u] != Status::Running
+            || self.count[g] == 0
+            || self.count[g] > self.need[g]
+        {
+            return;
+        }
+        let grp = &self.c.groups[g];
+        if let GroupKind::Standby { .. } = grp.kind {
+            let first = grp.first_unit as usize;
+            if (first..first + grp.units as usize).any(|v| self.status[v] == Status::Idle) {
+                return;
+            }
+        }
+        if !self.batch {
+            self.batch_up = self.system_up();
+        }
+        self.count[g] -= 1;
+        self.refresh(g);
+        self.held.push(g as u32);
+        if !self.batch {
+            self.release_held();
+        }
+    }
+
+    /// Blocks held down for no time come back; a system they took down failed.
+    #[cold]
+    #[inline(never)]
+    fn release_held(&mut self) {
+        if self.held.is_empty() {
+            return;
+        }
+        if self.batch_up && !self.system_up() {
+            self.instant_system_failures += 1;
+        }
+        while let Some(g) = self.held.pop() {
+            let g = g as usize;
+            self.count[g] += 1;
+            self.refresh(g);
+        }
+    }
+
+    /// Simultaneous failures begin (a common-cause event).
+    fn begin_batch(&mut self) {
+        self.batch = true;
+        self.batch_up = self.system_up();
+    }
+
+    fn end_batch(&mut self) {
+        self.batch = false;
+        self.release_held();
     }
 
     /// A failed unit of a group with its own repairer waits for it; others call a crew.
@@ -539,6 +629,11 @@ impl<'a> Sim<'a> {
     #[inline(never)]
     fn fail_special(&mut self, u: usize, g: usize, rng: &mut Stream, independent: bool) {
         let c = self.c;
+        let ci = c.group_ccf[g];
+        let takes_others = independent && ci != NO_GROUP && !c.ccfs[ci as usize].rate_basis;
+        if takes_others {
+            self.begin_batch();
+        }
         let rq = if self.repairable {
             c.groups[g].rq
         } else {
@@ -576,8 +671,7 @@ impl<'a> Sim<'a> {
         if self.repairable && c.group_mg[g] != NO_GROUP {
             self.maint_down(g, !self.instant[g], rng);
         }
-        let ci = c.group_ccf[g];
-        if independent && ci != NO_GROUP && !c.ccfs[ci as usize].rate_basis {
+        if takes_others {
             let cc = &c.ccfs[ci as usize];
             let k = draw_index(&cc.take, rng.uniform());
             if k >= 2 {
@@ -586,6 +680,7 @@ impl<'a> Sim<'a> {
                     .extend(cc.members.iter().copied().filter(|&h| h as usize != g));
                 self.force_some(k - 1, rng);
             }
+            self.end_batch();
         }
     }
 
@@ -618,6 +713,7 @@ impl<'a> Sim<'a> {
             }
         }
         if self.instant[g] {
+            self.instant_stop(u, g);
             self.restart_aged(u, g, rng);
         } else {
             self.status[u] = Status::Down;
@@ -695,6 +791,9 @@ impl<'a> Sim<'a> {
         self.fails_since.iter_mut().for_each(|x| *x = 0);
         self.cost.iter_mut().for_each(|x| *x = 0.0);
         self.preventive.iter_mut().for_each(|x| *x = 0);
+        self.planned_down.iter_mut().for_each(|x| *x = false);
+        self.planned_downtime.iter_mut().for_each(|x| *x = 0.0);
+        self.tests.iter_mut().for_each(|x| *x = 0);
         for (g, grp) in c.groups.iter().enumerate() {
             if let Some(k) = grp.costs {
                 self.cost[g * KINDS + K_ACQUISITION] += k.acquisition;
@@ -906,7 +1005,7 @@ impl<'a> Sim<'a> {
         if pm.duration > 0.0 {
             self.status[u] = Status::Down;
             self.count[g] -= 1;
-            self.refresh(g);
+            self.planned_stop(g);
             self.push(self.now + pm.duration, u as u32, PM_END);
         } else {
             self.start_life(u, g, rng);
@@ -927,7 +1026,35 @@ impl<'a> Sim<'a> {
             self.status[u] = Status::Running;
             self.count[g] += 1;
             self.start_life(u, g, rng);
-            self.refresh(g);
+            self.planned_end(g);
+        }
+    }
+
+    /// A planned stop (replacement, proof test off-line) takes group g down: if it worked
+    /// until now, the outage is planned while the stop lasts.
+    #[cold]
+    #[inline(never)]
+    fn planned_stop(&mut self, g: usize) {
+        let was = self.ok[g];
+        self.refresh(g);
+        if was && !self.ok[g] {
+            self.planned_down[g] = true;
+        }
+    }
+
+    /// A planned stop of group g ends: its planned downtime closes now (a failure found
+    /// meanwhile keeps it down, unplanned from here).
+    #[cold]
+    #[inline(never)]
+    fn planned_end(&mut self, g: usize) {
+        self.close_planned(g, self.now);
+        self.refresh(g);
+    }
+
+    fn close_planned(&mut self, g: usize, t: f64) {
+        if self.planned_down[g] {
+            self.planned_down[g] = false;
+            self.planned_downtime[g] += t - self.down_since[g];
         }
     }
 
@@ -1061,7 +1188,9 @@ impl<'a> Sim<'a> {
             let k = draw_index(&cc.shock_take, rng.uniform());
             self.pick.clear();
             self.pick.extend_from_slice(&cc.members);
+            self.begin_batch();
             self.force_some(k, rng);
+            self.end_batch();
             let first = self.pick[0];
             let dt = self.shock_gap(cc, rng);
             self.push(self.now + dt, slot as u32, SHOCK);
@@ -1071,6 +1200,7 @@ impl<'a> Sim<'a> {
         let t = c.groups[g].test.expect("a tested group");
         let u = c.groups[g].first_unit as usize;
         if kind == TEST {
+            self.tests[g] += 1;
             let full = self.test_no[i] % t.full_every as u64 == 0;
             if self.costs_on
                 && let Some(k) = c.groups[g].costs
@@ -1080,7 +1210,7 @@ impl<'a> Sim<'a> {
             if t.duration > 0.0 {
                 // Off-line for the test; what it finds is repaired when it ends.
                 self.need[g] = OFF_LINE;
-                self.refresh(g);
+                self.planned_stop(g);
                 self.test_full[i] = full;
                 self.push(self.now + t.duration, slot as u32, TEST_END);
                 return g as u32;
@@ -1088,7 +1218,7 @@ impl<'a> Sim<'a> {
             self.detect(u, g, full, rng);
         } else {
             self.need[g] = self.need_base[g];
-            self.refresh(g);
+            self.planned_end(g);
             self.detect(u, g, self.test_full[i], rng);
         }
         self.test_no[i] += 1;
@@ -1397,6 +1527,7 @@ impl<'a> Sim<'a> {
     pub fn finish(&mut self, t: f64) {
         for g in 0..self.ok.len() {
             if !self.ok[g] {
+                self.close_planned(g, t);
                 self.downtime[g] += t - self.down_since[g];
                 if self.costs_on {
                     self.downtime_cost(g, t);
