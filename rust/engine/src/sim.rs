@@ -540,10 +540,7 @@ impl<'a> Sim<'a> {
     #[cold]
     #[inline(never)]
     fn instant_stop(&mut self, u: usize, g: usize) {
-        if self.status[u] != Status::Running
-            || self.count[g] == 0
-            || self.count[g] > self.need[g]
-        {
+        if self.status[u] != Status::Running || self.count[g] == 0 || self.count[g] > self.need[g] {
             return;
         }
         let grp = &self.c.groups[g];
@@ -761,8 +758,10 @@ impl<'a> Sim<'a> {
     /// Fail `k` members drawn at random from `pick` (those running; the rest are down).
     #[cold]
     #[inline(never)]
-    fn force_some(&mut self, k: usize, rng: &mut Stream) {
+    /// Returns the first member failed (None when none ran).
+    fn force_some(&mut self, k: usize, rng: &mut Stream) -> Option<u32> {
         let n = self.pick.len();
+        let mut first = None;
         for i in 0..k.min(n) {
             let j = i + ((rng.uniform() * (n - i) as f64) as usize).min(n - i - 1);
             self.pick.swap(i, j);
@@ -772,8 +771,10 @@ impl<'a> Sim<'a> {
                 self.agenda.cancel(u);
                 self.failures[h] += 1;
                 self.fail_special(u, h, rng, false);
+                first = first.or(Some(h as u32));
             }
         }
+        first
     }
 
     /// First proof tests and common-cause shocks of a replication.
@@ -1189,9 +1190,11 @@ impl<'a> Sim<'a> {
             self.pick.clear();
             self.pick.extend_from_slice(&cc.members);
             self.begin_batch();
-            self.force_some(k, rng);
+            let failed = self.force_some(k, rng);
             self.end_batch();
-            let first = self.pick[0];
+            // The event's group: a member it failed (what took the system down, if it went
+            // down), not one it found stopped for a test.
+            let first = failed.unwrap_or(self.pick[0]);
             let dt = self.shock_gap(cc, rng);
             self.push(self.now + dt, slot as u32, SHOCK);
             return first;
