@@ -815,6 +815,7 @@ class BlockFigures:
     planned_downtime: float
     preventive_replacements: float
     proof_tests: float
+    condition_inspections: float
     mtbf: float | None
     mttr: float | None
 
@@ -883,8 +884,9 @@ class AvailabilityResult:
     with no downtime), `expected_planned_outages` the outages a planned replacement or proof
     test began; `unplanned_downtime` + `planned_downtime` = (1 - mean availability) *
     horizon, each outage counted by what began it. MTBF = uptime per failure, MTTR =
-    unplanned downtime per failure. `expected_preventive_replacements` and
-    `expected_proof_tests` count those events (all blocks)."""
+    unplanned downtime per failure. `expected_preventive_replacements` (any policy,
+    opportunities included), `expected_proof_tests` and `expected_condition_inspections`
+    count those events (all blocks; per block in `blocks`)."""
 
     mean_availability: float
     mean_availability_std_error: float
@@ -907,6 +909,7 @@ class AvailabilityResult:
     planned_downtime: float
     expected_preventive_replacements: float
     expected_proof_tests: float
+    expected_condition_inspections: float
     blocks: tuple[BlockFigures, ...]
     events: int
     replications: int
@@ -1021,6 +1024,7 @@ def _availability_result(
         planned_downtime=s["planned_downtime"],
         expected_preventive_replacements=s["expected_preventive_replacements"],
         expected_proof_tests=s["expected_proof_tests"],
+        expected_condition_inspections=s["expected_condition_inspections"],
         blocks=tuple(BlockFigures(**b) for b in s["blocks"]),
         events=int(s["events"]),
         replications=int(s["replications"]),

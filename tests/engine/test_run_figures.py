@@ -189,3 +189,22 @@ def test_plant_figures_add_up():
         assert body[key] == getattr(res, key)
     assert body["blocks"][1]["proof_tests"] == v.proof_tests
     assert np.all(np.isin(tau * np.arange(1, 41), res.t))
+
+
+def test_condition_inspections_and_replacements_are_not_failures():
+    """Exponential block inspected every I (in no time), replaced at each inspection (its
+    chance of failing before the next, 1 - exp(-lam I) = 0.095, exceeds 0.05), instant
+    repair: inspections H / I, replacements the same (it always runs), failures still
+    Poisson(lam H) (memoryless), MTBF 1 / lam, no planned outage."""
+    lam, interval, horizon = 1e-3, 100.0, 10_000.0
+    node = block("C", exp_model(lam), instant_repair=True,
+                 preventive={"policy": "condition", "interval": interval, "threshold": 0.05})
+    res = simulate_availability(series(node), horizon=horizon, replications=2000, seed=37, grid=0)
+    (b,) = res.blocks
+    assert res.expected_condition_inspections == b.condition_inspections == horizon / interval
+    assert res.expected_preventive_replacements == b.preventive_replacements == horizon / interval
+    assert res.expected_proof_tests == 0.0 and res.expected_planned_outages == 0.0
+    near(res.expected_failures, res.expected_failures_std_error, lam * horizon)
+    assert b.failures == pytest.approx(res.expected_failures, rel=1e-12)
+    assert res.mtbf == pytest.approx(1 / lam, rel=Z99 * res.expected_failures_std_error / res.expected_failures)
+    assert b.mtbf == pytest.approx(res.mtbf, rel=1e-9) and res.mttr == 0.0

@@ -75,11 +75,14 @@ pub struct AvailabilityAcc {
     pub planned_outages: u64,
     #[serde(default)]
     pub planned_downtime: i128,
-    /// Per block: downtime of planned stops (fraction of the horizon); proof tests made.
+    /// Per block: downtime of planned stops (fraction of the horizon); proof tests and
+    /// condition inspections made.
     #[serde(default)]
     pub block_planned_downtime: Vec<i128>,
     #[serde(default)]
     pub block_tests: Vec<u64>,
+    #[serde(default)]
+    pub block_inspections: Vec<u64>,
     /// Proof-test instants in (0, horizon]: the curve is also read just before each (its
     /// saw-tooth peak), merged into the grid (see `sample_times`).
     #[serde(default)]
@@ -177,6 +180,7 @@ impl AvailabilityAcc {
             planned_downtime: 0,
             block_planned_downtime: vec![0; g],
             block_tests: vec![0; g],
+            block_inspections: vec![0; g],
             test_times: tests,
         }
     }
@@ -207,6 +211,7 @@ impl AvailabilityAcc {
         self.planned_downtime += o.planned_downtime;
         add_vec(&mut self.block_planned_downtime, &o.block_planned_downtime);
         add_vec(&mut self.block_tests, &o.block_tests);
+        add_vec(&mut self.block_inspections, &o.block_inspections);
     }
 
     /// Two runs of the same model and options over adjacent replication ranges, as one.
@@ -362,6 +367,7 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
         for g in 0..acc.blocks.len() {
             acc.block_planned_downtime[g] += fx(sim.planned_downtime[g] / horizon);
             acc.block_tests[g] += sim.tests[g];
+            acc.block_inspections[g] += sim.inspections[g];
         }
     }
     // Instantly renewed failures that stopped the system for no time.
@@ -587,6 +593,7 @@ pub struct BlockSummary {
     pub planned_downtime: f64,
     pub preventive_replacements: f64,
     pub proof_tests: f64,
+    pub condition_inspections: f64,
     pub mtbf: Option<f64>,
     pub mttr: Option<f64>,
 }
@@ -618,9 +625,11 @@ pub struct AvailabilitySummary {
     pub expected_planned_outages: f64,
     pub unplanned_downtime: f64,
     pub planned_downtime: f64,
-    /// Planned replacements and proof tests made, all blocks, per replication.
+    /// Planned replacements (any policy, opportunities included), proof tests and
+    /// condition inspections made, all blocks, per replication.
     pub expected_preventive_replacements: f64,
     pub expected_proof_tests: f64,
+    pub expected_condition_inspections: f64,
     pub blocks: Vec<BlockSummary>,
     pub events: u64,
     pub replications: u64,
@@ -711,6 +720,7 @@ impl AvailabilityAcc {
             planned_downtime: planned_down / nf,
             expected_preventive_replacements: self.block_preventive.iter().sum::<u64>() as f64 / nf,
             expected_proof_tests: self.block_tests.iter().sum::<u64>() as f64 / nf,
+            expected_condition_inspections: self.block_inspections.iter().sum::<u64>() as f64 / nf,
             blocks: (0..self.blocks.len())
                 .map(|g| self.block_summary(g))
                 .collect(),
@@ -755,6 +765,10 @@ impl AvailabilityAcc {
             planned_downtime: planned / nf,
             preventive_replacements: self.block_preventive.get(g).map_or(0.0, |&k| k as f64 / nf),
             proof_tests: self.block_tests.get(g).map_or(0.0, |&k| k as f64 / nf),
+            condition_inspections: self
+                .block_inspections
+                .get(g)
+                .map_or(0.0, |&k| k as f64 / nf),
             mtbf: (failures > 0.0).then(|| up / failures),
             mttr: (failures > 0.0).then(|| (down - planned) / failures),
         }

@@ -244,10 +244,12 @@ pub struct Sim<'a> {
     mg_active: Vec<u32>,
     mg_busy: Vec<bool>,
     /// Per group: down now for a planned reason (replacement or proof test off-line) that
-    /// began while it worked; planned downtime so far; proof tests made.
+    /// began while it worked; planned downtime so far; proof tests and condition
+    /// inspections made.
     planned_down: Vec<bool>,
     pub planned_downtime: Vec<f64>,
     pub tests: Vec<u64>,
+    pub inspections: Vec<u64>,
     /// Instantly renewed failures that took the system down for no time, this replication
     /// (system failures of zero length: the replication loop never sees the system down).
     pub instant_system_failures: u64,
@@ -357,6 +359,7 @@ impl<'a> Sim<'a> {
             planned_down: vec![false; g],
             planned_downtime: vec![0.0; g],
             tests: vec![0; g],
+            inspections: vec![0; g],
             instant_system_failures: 0,
             batch: false,
             batch_up: false,
@@ -795,6 +798,7 @@ impl<'a> Sim<'a> {
         self.planned_down.iter_mut().for_each(|x| *x = false);
         self.planned_downtime.iter_mut().for_each(|x| *x = 0.0);
         self.tests.iter_mut().for_each(|x| *x = 0);
+        self.inspections.iter_mut().for_each(|x| *x = 0);
         for (g, grp) in c.groups.iter().enumerate() {
             if let Some(k) = grp.costs {
                 self.cost[g * KINDS + K_ACQUISITION] += k.acquisition;
@@ -1125,6 +1129,7 @@ impl<'a> Sim<'a> {
         let running = self.status[u] == Status::Running;
         match pm.policy {
             Policy::Condition => {
+                self.inspections[g] += 1;
                 if self.costs_on {
                     self.charge(g, K_INSPECTION, pm.inspection_cost, rng);
                 }
