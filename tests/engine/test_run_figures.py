@@ -208,3 +208,22 @@ def test_condition_inspections_and_replacements_are_not_failures():
     assert b.failures == pytest.approx(res.expected_failures, rel=1e-12)
     assert res.mtbf == pytest.approx(1 / lam, rel=Z99 * res.expected_failures_std_error / res.expected_failures)
     assert b.mtbf == pytest.approx(res.mtbf, rel=1e-9) and res.mttr == 0.0
+
+
+def test_a_failure_that_outlasts_a_planned_stop_turns_the_rest_of_the_outage_unplanned():
+    """Series: A stopped for d at every multiple of T (block replacement; A itself never
+    fails in practice), B exponential lam with repair mu. A stop that finds B working is a
+    planned outage of exactly d: if B fails during it and is still down at its end
+    (chance lam (e^-lam d - e^-mu d) / (mu - lam)), the rest is unplanned downtime of one
+    more system failure. So planned downtime = d per planned outage, and system failures =
+    lam * uptime (B failing while the system is up) + those carried-over failures."""
+    lam, mu, T, d = 2e-3, 0.05, 200.0, 10.0
+    horizon = 100.5 * T  # no stop cut short by the horizon
+    a = block("A", exp_model(1e-12), instant_repair=True, preventive={"policy": "block", "interval": T, "duration": d})
+    res = simulate_availability(series(a, block("B", exp_model(lam), exp_model(mu))), horizon=horizon,
+                                replications=1000, seed=38, grid=0)
+    assert res.planned_downtime == pytest.approx(d * res.expected_planned_outages, rel=1e-9)
+    carried = res.expected_planned_outages * lam * (math.exp(-lam * d) - math.exp(-mu * d)) / (mu - lam)
+    near(res.expected_failures, res.expected_failures_std_error, lam * res.mean_availability * horizon + carried)
+    assert res.unplanned_downtime + res.planned_downtime == pytest.approx((1 - res.mean_availability) * horizon)
+    assert res.expected_preventive_replacements == 100.0

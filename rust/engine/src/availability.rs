@@ -263,6 +263,19 @@ impl Flow {
     }
 }
 
+/// The planned part of an outage a planned stop began over [start, end]: all of it, or
+/// up to the moment failures alone kept the system down (the rest is unplanned downtime
+/// of one more system failure).
+fn planned_part(sim: &Sim, start: f64, end: f64, failures: &mut u32) -> f64 {
+    let switch = sim.planned_switch;
+    if switch.is_nan() {
+        end - start
+    } else {
+        *failures += 1;
+        switch - start
+    }
+}
+
 /// One replication into `acc`.
 fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
     let o = &acc.options;
@@ -320,6 +333,7 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
             planned = sim.planned_stop_of(s.group);
             if planned {
                 planned_outages += 1;
+                sim.planned_switch = f64::NAN;
             } else {
                 failures += 1;
             }
@@ -329,7 +343,7 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
             let d = s.time - down_start;
             down_total += d;
             if planned {
-                planned_down += d;
+                planned_down += planned_part(sim, down_start, s.time, &mut failures);
             }
             if sys_rate > 0.0 {
                 sys_cost += sys_rate * sim.discounted_span(down_start, s.time);
@@ -348,7 +362,7 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
         let d = horizon - down_start;
         down_total += d;
         if planned {
-            planned_down += d;
+            planned_down += planned_part(sim, down_start, horizon, &mut failures);
         }
         if sys_rate > 0.0 {
             sys_cost += sys_rate * sim.discounted_span(down_start, horizon);
@@ -621,7 +635,9 @@ pub struct AvailabilitySummary {
     pub mtbf: Option<f64>,
     pub mttr: Option<f64>,
     /// Outages a planned event began, and downtime per replication split by what began
-    /// the outage (they add up to (1 - mean availability) * horizon).
+    /// the outage (they add up to (1 - mean availability) * horizon); a planned outage
+    /// turns unplanned, one more failure, once a planned stop has ended and failures alone
+    /// keep the system down.
     pub expected_planned_outages: f64,
     pub unplanned_downtime: f64,
     pub planned_downtime: f64,

@@ -253,6 +253,9 @@ pub struct Sim<'a> {
     /// Instantly renewed failures that took the system down for no time, this replication
     /// (system failures of zero length: the replication loop never sees the system down).
     pub instant_system_failures: u64,
+    /// In an outage a planned stop began: when a planned stop ended with failures alone
+    /// keeping the system down (NaN: not since the replication loop cleared it).
+    pub planned_switch: f64,
     /// Simultaneous failures in progress (a common-cause event): instantly renewed members
     /// stay down (`held`) until all are applied; whether the system was up before them.
     batch: bool,
@@ -361,6 +364,7 @@ impl<'a> Sim<'a> {
             tests: vec![0; g],
             inspections: vec![0; g],
             instant_system_failures: 0,
+            planned_switch: f64::NAN,
             batch: false,
             batch_up: false,
             held: vec![],
@@ -385,6 +389,7 @@ impl<'a> Sim<'a> {
         self.busy = 0;
         self.seq = 0;
         self.instant_system_failures = 0;
+        self.planned_switch = f64::NAN;
         let c = self.c;
         for (gi, g) in c.groups.iter().enumerate() {
             let life = &c.dists[g.life as usize];
@@ -1032,6 +1037,7 @@ impl<'a> Sim<'a> {
             self.count[g] += 1;
             self.start_life(u, g, rng);
             self.planned_end(g);
+            self.failures_hold();
         }
     }
 
@@ -1054,6 +1060,26 @@ impl<'a> Sim<'a> {
     fn planned_end(&mut self, g: usize) {
         self.close_planned(g, self.now);
         self.refresh(g);
+    }
+
+    /// After a planned stop ended: if the system is still down and would be even with every
+    /// block still stopped for a plan counted as working, failures alone keep it down now
+    /// (first time since `planned_switch` was cleared).
+    #[cold]
+    #[inline(never)]
+    fn failures_hold(&mut self) {
+        if self.system_up() || !self.planned_switch.is_nan() {
+            return;
+        }
+        let ok: Vec<bool> = self
+            .ok
+            .iter()
+            .zip(&self.planned_down)
+            .map(|(&ok, &p)| ok || p)
+            .collect();
+        if !self.c.evaluate(&ok) {
+            self.planned_switch = self.now;
+        }
     }
 
     fn close_planned(&mut self, g: usize, t: f64) {
@@ -1228,6 +1254,7 @@ impl<'a> Sim<'a> {
             self.need[g] = self.need_base[g];
             self.planned_end(g);
             self.detect(u, g, self.test_full[i], rng);
+            self.failures_hold();
         }
         self.test_no[i] += 1;
         let next = t.offset + self.test_no[i] as f64 * t.interval;
