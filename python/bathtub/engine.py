@@ -834,7 +834,7 @@ def sil_of(pfd_avg: float) -> int:
 class SafetyFigures:
     """A safety function's figures: PFD(t) = 1 - A(t) on the run's curve times (the grid
     and, just before it, each proof test: the saw-tooth peaks), `pfd_max` the highest of
-    them, PFDavg over
+    them (None when the run read no curve: grid 0 and no proof test), PFDavg over
     [0, horizon] with its 95% interval, the SIL PFDavg reaches and the SIL its interval's
     upper end still reaches (the one to claim); `target_met` compares the latter with
     `target_sil` (None without a target). Take the horizon a whole number of full-test
@@ -843,7 +843,7 @@ class SafetyFigures:
     pfd_avg: float
     pfd_avg_std_error: float
     pfd_avg_interval: tuple[float, float]
-    pfd_max: float
+    pfd_max: float | None
     sil: int
     sil_claimed: int
     target_sil: int | None
@@ -864,7 +864,7 @@ def _safety(a: float, se: float, lo: float, hi: float, curve: np.ndarray, target
         pfd_avg=pfd,
         pfd_avg_std_error=se,
         pfd_avg_interval=(max(0.0, 1.0 - hi), upper),
-        pfd_max=float(np.max(1.0 - curve)) if curve.size else pfd,
+        pfd_max=float(np.max(1.0 - curve)) if curve.size else None,
         sil=sil_of(pfd),
         sil_claimed=claimed,
         target_sil=target or None,

@@ -227,3 +227,11 @@ def test_a_failure_that_outlasts_a_planned_stop_turns_the_rest_of_the_outage_unp
     near(res.expected_failures, res.expected_failures_std_error, lam * res.mean_availability * horizon + carried)
     assert res.unplanned_downtime + res.planned_downtime == pytest.approx((1 - res.mean_availability) * horizon)
     assert res.expected_preventive_replacements == 100.0
+
+
+def test_pfd_max_is_none_without_a_curve():
+    """No grid and no proof test: nothing was read at a time, so no maximum is claimed
+    (PFDavg alone; it used to be reported as the maximum)."""
+    d = series(block("V", exp_model(1e-4), exp_model(0.1))) | {"safety_function": True}
+    res = simulate_availability(d, horizon=1000.0, replications=200, seed=39, grid=0)
+    assert res.safety.pfd_max is None and res.safety.pfd_avg > 0 and res.to_dict()["safety"]["pfd_max"] is None
