@@ -885,7 +885,7 @@ class AvailabilityResult:
     test began; `unplanned_downtime` + `planned_downtime` = (1 - mean availability) *
     horizon, each outage counted by what began it, except that an outage a planned stop
     began turns unplanned (one more failure) once a planned stop has ended and failures
-    alone keep the system down. MTBF = uptime per failure, MTTR =
+    alone keep the system down; one a failure began stays unplanned to its end. MTBF = uptime per failure, MTTR =
     unplanned downtime per failure. `expected_preventive_replacements` (any policy,
     opportunities included), `expected_proof_tests` and `expected_condition_inspections`
     count those events (all blocks; per block in `blocks`)."""

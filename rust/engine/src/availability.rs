@@ -637,7 +637,7 @@ pub struct AvailabilitySummary {
     /// Outages a planned event began, and downtime per replication split by what began
     /// the outage (they add up to (1 - mean availability) * horizon); a planned outage
     /// turns unplanned, one more failure, once a planned stop has ended and failures alone
-    /// keep the system down.
+    /// keep the system down (one a failure began stays unplanned to its end).
     pub expected_planned_outages: f64,
     pub unplanned_downtime: f64,
     pub planned_downtime: f64,
