@@ -216,7 +216,12 @@ impl AvailabilityAcc {
 
     /// Two runs of the same model and options over adjacent replication ranges, as one.
     pub fn merge(&self, other: &AvailabilityAcc) -> Result<AvailabilityAcc, EngineError> {
-        let same_run = self.options == other.options && self.blocks == other.blocks;
+        // The curve's reading times too (a state from before proof-test instants were read
+        // has fewer points).
+        let same_run = self.options == other.options
+            && self.blocks == other.blocks
+            && self.test_times == other.test_times
+            && self.point_up.len() == other.point_up.len();
         crate::parallel::merge_adjacent(
             self,
             other,
