@@ -879,16 +879,18 @@ class AvailabilityResult:
     form others. Curves are numpy arrays at the times `t`: the grid's points and, with proof
     tests, each test's instant; A(t) is read just before the events at t (the left limit).
 
-    Per replication on average: `expected_failures` counts system failures only (outages a
-    failure began; an instantly repaired block whose failure takes the system down counts,
-    with no downtime), `expected_planned_outages` the outages a planned replacement or proof
-    test began; `unplanned_downtime` + `planned_downtime` = (1 - mean availability) *
-    horizon, each outage counted by what began it, except that an outage a planned stop
-    began turns unplanned (one more failure) once a planned stop has ended and failures
-    alone keep the system down; one a failure began stays unplanned to its end. MTBF = uptime per failure, MTTR =
-    unplanned downtime per failure. `expected_preventive_replacements` (any policy,
-    opportunities included), `expected_proof_tests` and `expected_condition_inspections`
-    count those events (all blocks; per block in `blocks`)."""
+    Per replication on average: the system is down for a plan while it would work were
+    every block that is stopped only for a plan (a replacement, or a proof test it entered
+    working and did not fail in) working, and down for failures otherwise;
+    `unplanned_downtime` + `planned_downtime` = (1 - mean availability) * horizon.
+    `expected_failures` counts system failures only: turns from up or planned-down to
+    failed (a failure during a planned stop that would have stopped the system counts; so
+    does an instantly repaired block's failure that takes the system down, with no
+    downtime); `expected_planned_outages` the outages that begin planned. MTBF = uptime per
+    failure, MTTR = unplanned downtime per failure. `expected_preventive_replacements` (any
+    policy, opportunities included), `expected_proof_tests` and
+    `expected_condition_inspections` count those events (all blocks; per block in
+    `blocks`)."""
 
     mean_availability: float
     mean_availability_std_error: float

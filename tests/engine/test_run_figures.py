@@ -210,23 +210,34 @@ def test_condition_inspections_and_replacements_are_not_failures():
     assert b.mtbf == pytest.approx(res.mtbf, rel=1e-9) and res.mttr == 0.0
 
 
-def test_a_failure_that_outlasts_a_planned_stop_turns_the_rest_of_the_outage_unplanned():
+def test_planned_and_unplanned_downtime_of_overlapping_stops_and_failures():
     """Series: A stopped for d at every multiple of T (block replacement; A itself never
-    fails in practice), B exponential lam with repair mu. A stop that finds B working is a
-    planned outage of exactly d: if B fails during it and is still down at its end
-    (chance lam (e^-lam d - e^-mu d) / (mu - lam)), the rest is unplanned downtime of one
-    more system failure. So planned downtime = d per planned outage, and system failures =
-    lam * uptime (B failing while the system is up) + those carried-over failures."""
+    fails in practice), B exponential lam with repair mu. The system is down for failures
+    while B is down, and for a plan while A is stopped and B works: so its unplanned
+    downtime is B's downtime, its failures are B's (a failure of B during a stop of A would
+    have stopped the system too), and its planned downtime is the time A is stopped with B
+    working, sum over the stops of int a_B(t) dt over [kT, kT + d], whichever began the
+    outage and whichever ends first."""
     lam, mu, T, d = 2e-3, 0.05, 200.0, 10.0
     horizon = 100.5 * T  # no stop cut short by the horizon
     a = block("A", exp_model(1e-12), instant_repair=True, preventive={"policy": "block", "interval": T, "duration": d})
     res = simulate_availability(series(a, block("B", exp_model(lam), exp_model(mu))), horizon=horizon,
                                 replications=1000, seed=38, grid=0)
-    assert res.planned_downtime == pytest.approx(d * res.expected_planned_outages, rel=1e-9)
-    carried = res.expected_planned_outages * lam * (math.exp(-lam * d) - math.exp(-mu * d)) / (mu - lam)
-    near(res.expected_failures, res.expected_failures_std_error, lam * res.mean_availability * horizon + carried)
+    pa, b = res.blocks
+    assert res.expected_failures == pytest.approx(b.failures, rel=1e-12)
+    assert res.unplanned_downtime == pytest.approx(b.downtime, rel=1e-9)
+    assert res.mttr == pytest.approx(b.mttr, rel=1e-9)
+    assert pa.planned_downtime == pytest.approx(100 * d) and pa.unplanned_downtime == pytest.approx(0.0, abs=1e-9)
+    assert b.planned_downtime == 0.0
+    s = lam + mu
+    stops = T * np.arange(1, 101)
+    # int of a_B(t) = mu/s + lam/s e^(-s t) over [kT, kT + d], summed over the stops.
+    up_in_stops = np.sum(mu / s * d + lam / s**2 * (np.exp(-s * stops) - np.exp(-s * (stops + d))))
+    assert res.planned_downtime == pytest.approx(up_in_stops, rel=0.01)
     assert res.unplanned_downtime + res.planned_downtime == pytest.approx((1 - res.mean_availability) * horizon)
     assert res.expected_preventive_replacements == 100.0
+    # A stop that finds B working opens a planned outage (~a_B of them).
+    assert res.expected_planned_outages == pytest.approx(100 * mu / s, rel=0.01)
 
 
 def test_pfd_max_is_none_without_a_curve():

@@ -68,9 +68,10 @@ pub struct AvailabilityAcc {
     pub production_period: f64,
     #[serde(default)]
     pub demand: f64,
-    /// System outages begun by a planned event (replacement, proof test off-line), and
-    /// their downtime as a fraction of the horizon; `system_failures` counts the outages a
-    /// failure began (with those of zero length an instantly renewed block causes).
+    /// System outages that begin planned (the system would work but for replacements or
+    /// proof tests off-line), and planned downtime as a fraction of the horizon;
+    /// `system_failures` counts turns to failed, from up or from planned-down (with those
+    /// of zero length an instantly renewed block causes).
     #[serde(default)]
     pub planned_outages: u64,
     #[serde(default)]
@@ -268,19 +269,6 @@ impl Flow {
     }
 }
 
-/// The planned part of an outage a planned stop began over [start, end]: all of it, or
-/// up to the moment failures alone kept the system down (the rest is unplanned downtime
-/// of one more system failure).
-fn planned_part(sim: &Sim, start: f64, end: f64, failures: &mut u32) -> f64 {
-    let switch = sim.planned_switch;
-    if switch.is_nan() {
-        end - start
-    } else {
-        *failures += 1;
-        switch - start
-    }
-}
-
 /// One replication into `acc`.
 fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
     let o = &acc.options;
@@ -303,11 +291,11 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
         below: 0.0,
     };
     let mut failures = 0u32;
-    let (mut planned, mut planned_outages, mut planned_down) = (false, 0u64, 0.0);
+    let (mut planned_outages, mut planned_down) = (0u64, 0.0);
     let mut j = 0;
     let mut next_grid = grid.first().copied().unwrap_or(f64::INFINITY);
     let mut events = 0u64;
-    if !up {
+    if !up && !sim.begin_outage(0.0) {
         failures += 1;
     }
     loop {
@@ -333,12 +321,9 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
             if system_stops {
                 sim.system_outage(&mut rng);
             }
-            // The event that took the system down says what the outage is: a planned stop
-            // of its block, or a failure (read here, off the per-event path).
-            planned = sim.planned_stop_of(s.group);
-            if planned {
+            // Planned if the system would work but for planned stops; else a failure.
+            if sim.begin_outage(s.time) {
                 planned_outages += 1;
-                sim.planned_switch = f64::NAN;
             } else {
                 failures += 1;
             }
@@ -347,9 +332,7 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
         } else if !up && now_up {
             let d = s.time - down_start;
             down_total += d;
-            if planned {
-                planned_down += planned_part(sim, down_start, s.time, &mut failures);
-            }
+            planned_down += sim.end_outage(s.time);
             if sys_rate > 0.0 {
                 sys_cost += sys_rate * sim.discounted_span(down_start, s.time);
             }
@@ -366,9 +349,7 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
     if !up {
         let d = horizon - down_start;
         down_total += d;
-        if planned {
-            planned_down += planned_part(sim, down_start, horizon, &mut failures);
-        }
+        planned_down += sim.end_outage(horizon);
         if sys_rate > 0.0 {
             sys_cost += sys_rate * sim.discounted_span(down_start, horizon);
         }
@@ -390,7 +371,7 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
         }
     }
     // Instantly renewed failures that stopped the system for no time.
-    failures += sim.instant_system_failures as u32;
+    failures += (sim.instant_system_failures + sim.switch_failures) as u32;
     acc.planned_outages += planned_outages;
     if planned_down > 0.0 {
         acc.planned_downtime += fx(planned_down / horizon);
@@ -632,17 +613,16 @@ pub struct AvailabilitySummary {
     pub reliability: f64,
     pub reliability_lower: f64,
     pub reliability_upper: f64,
-    /// System failures: outages a failure began (an instantly renewed block's that took
-    /// the system down count, with no downtime). MTBF = uptime per failure, MTTR =
-    /// unplanned downtime per failure.
+    /// System failures: turns to failed, from up or from planned-down (an instantly
+    /// renewed block's failure that took the system down counts, with no downtime). MTBF =
+    /// uptime per failure, MTTR = unplanned downtime per failure.
     pub expected_failures: f64,
     pub expected_failures_std_error: f64,
     pub mtbf: Option<f64>,
     pub mttr: Option<f64>,
-    /// Outages a planned event began, and downtime per replication split by what began
-    /// the outage (they add up to (1 - mean availability) * horizon); a planned outage
-    /// turns unplanned, one more failure, once a planned stop has ended and failures alone
-    /// keep the system down (one a failure began stays unplanned to its end).
+    /// Outages that begin planned, and downtime per replication: planned while the system
+    /// would work were every block stopped only for a plan working, unplanned otherwise
+    /// (they add up to (1 - mean availability) * horizon).
     pub expected_planned_outages: f64,
     pub unplanned_downtime: f64,
     pub planned_downtime: f64,

@@ -85,8 +85,7 @@ fn ordered(x: f64) -> i64 {
 }
 
 /// What one processed event did. `failure`: a failure (own, common-cause or uncovered),
-/// not a planned event (replacement, proof test, inspection, phase change, repair end);
-/// the replication loops read `Sim::planned_stop_of` instead, off the per-event path.
+/// not a planned event (replacement, proof test, inspection, phase change, repair end).
 #[derive(Debug, Clone, Copy)]
 pub struct Step {
     pub time: f64,
@@ -243,19 +242,31 @@ pub struct Sim<'a> {
     /// Per maintenance group: members down for maintenance now; renewing by opportunity.
     mg_active: Vec<u32>,
     mg_busy: Vec<bool>,
-    /// Per group: down now for a planned reason (replacement or proof test off-line) that
-    /// began while it worked; planned downtime so far; proof tests and condition
-    /// inspections made.
+    /// Per group: down now only for a plan (a replacement, or a proof test off-line, it
+    /// entered working and did not fail in); how many are; planned downtime so far; proof
+    /// tests and condition inspections made.
     planned_down: Vec<bool>,
+    planned_n: u32,
     pub planned_downtime: Vec<f64>,
     pub tests: Vec<u64>,
     pub inspections: Vec<u64>,
     /// Instantly renewed failures that took the system down for no time, this replication
     /// (system failures of zero length: the replication loop never sees the system down).
     pub instant_system_failures: u64,
-    /// In an outage a planned stop began: when a planned stop ended with failures alone
-    /// keeping the system down (NaN: not since the replication loop cleared it).
-    pub planned_switch: f64,
+    /// The system outage the replication loop has open (`begin_outage`): whether it is
+    /// planned now (the system would work but for planned stops), since when; planned
+    /// time in its earlier parts; turns from planned to unplanned this replication (each a
+    /// system failure: one that would have stopped the system anyway).
+    outage_open: bool,
+    seg_planned: bool,
+    seg_since: f64,
+    planned_acc: f64,
+    pub switch_failures: u64,
+    /// `slow_refresh` without planned stops in progress; scratch for `failures_hold`.
+    slow_base: bool,
+    ev_live: Vec<u32>,
+    ev_bad: Vec<u32>,
+    ev_reach: Vec<bool>,
     /// Simultaneous failures in progress (a common-cause event): instantly renewed members
     /// stay down (`held`) until all are applied; whether the system was up before them.
     batch: bool,
@@ -364,7 +375,16 @@ impl<'a> Sim<'a> {
             tests: vec![0; g],
             inspections: vec![0; g],
             instant_system_failures: 0,
-            planned_switch: f64::NAN,
+            planned_n: 0,
+            outage_open: false,
+            seg_planned: false,
+            seg_since: 0.0,
+            planned_acc: 0.0,
+            switch_failures: 0,
+            slow_base: c.network_source.is_some() || c.has_costs,
+            ev_live: vec![0; n],
+            ev_bad: vec![0; n],
+            ev_reach: vec![false; n],
             batch: false,
             batch_up: false,
             held: vec![],
@@ -389,7 +409,9 @@ impl<'a> Sim<'a> {
         self.busy = 0;
         self.seq = 0;
         self.instant_system_failures = 0;
-        self.planned_switch = f64::NAN;
+        self.outage_open = false;
+        self.seg_planned = false;
+        self.switch_failures = 0;
         let c = self.c;
         for (gi, g) in c.groups.iter().enumerate() {
             let life = &c.dists[g.life as usize];
@@ -455,11 +477,75 @@ impl<'a> Sim<'a> {
         self.reach[self.c.output as usize]
     }
 
-    /// Group g is down for a planned stop it entered working (so an outage its event began
-    /// is planned, not a failure).
-    #[inline]
-    pub fn planned_stop_of(&self, g: u32) -> bool {
-        self.planned_down[g as usize]
+    /// The system went down at `t`: open an outage; true when it is planned (it would
+    /// work but for planned stops), false when failures keep it down.
+    #[cold]
+    #[inline(never)]
+    pub fn begin_outage(&mut self, t: f64) -> bool {
+        self.outage_open = true;
+        self.seg_since = t;
+        self.planned_acc = 0.0;
+        self.seg_planned = self.planned_n > 0 && !self.failures_hold();
+        self.seg_planned
+    }
+
+    /// The open outage ends at `t`: its planned time.
+    #[cold]
+    #[inline(never)]
+    pub fn end_outage(&mut self, t: f64) -> f64 {
+        let p = self.planned_acc
+            + if self.seg_planned {
+                t - self.seg_since
+            } else {
+                0.0
+            };
+        self.outage_open = false;
+        self.seg_planned = false;
+        p
+    }
+
+    /// While an outage is open, something changed: is it planned now? A turn from planned
+    /// to unplanned is a system failure (a failure that would have stopped the system).
+    #[cold]
+    #[inline(never)]
+    fn classify(&mut self) {
+        if !self.outage_open || self.system_up() {
+            return;
+        }
+        let planned = self.planned_n > 0 && !self.failures_hold();
+        if planned != self.seg_planned {
+            if self.seg_planned {
+                self.planned_acc += self.now - self.seg_since;
+                self.switch_failures += 1;
+            }
+            self.seg_planned = planned;
+            self.seg_since = self.now;
+        }
+    }
+
+    /// Would the system be down with every block that is down only for a plan working?
+    fn failures_hold(&mut self) -> bool {
+        let c = self.c;
+        self.ev_bad.iter_mut().for_each(|x| *x = 0);
+        for (g, grp) in c.groups.iter().enumerate() {
+            self.ev_bad[grp.node as usize] += !(self.ok[g] || self.planned_down[g]) as u32;
+        }
+        if let Some(src) = c.network_source {
+            self.seen.iter_mut().for_each(|x| *x = false);
+            return !c.connected(src, &self.ev_bad, &mut self.seen, &mut self.stack);
+        }
+        self.ev_live.iter_mut().for_each(|x| *x = 0);
+        for &v in &c.order {
+            let v = v as usize;
+            let r = self.ev_bad[v] == 0 && self.ev_live[v] >= self.threshold[v];
+            self.ev_reach[v] = r;
+            if r {
+                for &w in c.successors(v) {
+                    self.ev_live[w as usize] += 1;
+                }
+            }
+        }
+        !self.ev_reach[c.output as usize]
     }
 
     /// Time of the next event (infinity when none).
@@ -760,6 +846,11 @@ impl<'a> Sim<'a> {
             self.status[u] = Status::Down;
             self.count[g] -= 1;
             self.refresh(g);
+            if self.planned_down[g] {
+                // Failed while off-line for a test: down for the failure from now.
+                self.close_planned(g, self.now);
+                self.classify();
+            }
         }
     }
 
@@ -801,6 +892,8 @@ impl<'a> Sim<'a> {
         self.cost.iter_mut().for_each(|x| *x = 0.0);
         self.preventive.iter_mut().for_each(|x| *x = 0);
         self.planned_down.iter_mut().for_each(|x| *x = false);
+        self.planned_n = 0;
+        self.slow_refresh = self.slow_base;
         self.planned_downtime.iter_mut().for_each(|x| *x = 0.0);
         self.tests.iter_mut().for_each(|x| *x = 0);
         self.inspections.iter_mut().for_each(|x| *x = 0);
@@ -1037,7 +1130,7 @@ impl<'a> Sim<'a> {
             self.count[g] += 1;
             self.start_life(u, g, rng);
             self.planned_end(g);
-            self.failures_hold();
+            self.classify();
         }
     }
 
@@ -1046,11 +1139,13 @@ impl<'a> Sim<'a> {
     #[cold]
     #[inline(never)]
     fn planned_stop(&mut self, g: usize) {
-        let was = self.ok[g];
-        self.refresh(g);
-        if was && !self.ok[g] {
+        // Marked before the refresh, so an open outage reads it as planned at once.
+        if self.ok[g] && self.count[g] < self.need[g] {
             self.planned_down[g] = true;
+            self.planned_n += 1;
+            self.slow_refresh = true;
         }
+        self.refresh(g);
     }
 
     /// A planned stop of group g ends: its planned downtime closes now (a failure found
@@ -1062,30 +1157,14 @@ impl<'a> Sim<'a> {
         self.refresh(g);
     }
 
-    /// After a planned stop ended: if the system is still down and would be even with every
-    /// block still stopped for a plan counted as working, failures alone keep it down now
-    /// (first time since `planned_switch` was cleared).
-    #[cold]
-    #[inline(never)]
-    fn failures_hold(&mut self) {
-        if self.system_up() || !self.planned_switch.is_nan() {
-            return;
-        }
-        let ok: Vec<bool> = self
-            .ok
-            .iter()
-            .zip(&self.planned_down)
-            .map(|(&ok, &p)| ok || p)
-            .collect();
-        if !self.c.evaluate(&ok) {
-            self.planned_switch = self.now;
-        }
-    }
-
     fn close_planned(&mut self, g: usize, t: f64) {
         if self.planned_down[g] {
             self.planned_down[g] = false;
             self.planned_downtime[g] += t - self.down_since[g];
+            self.planned_n -= 1;
+            if self.planned_n == 0 {
+                self.slow_refresh = self.slow_base;
+            }
         }
     }
 
@@ -1254,7 +1333,7 @@ impl<'a> Sim<'a> {
             self.need[g] = self.need_base[g];
             self.planned_end(g);
             self.detect(u, g, self.test_full[i], rng);
-            self.failures_hold();
+            self.classify();
         }
         self.test_no[i] += 1;
         let next = t.offset + self.test_no[i] as f64 * t.interval;
@@ -1476,13 +1555,7 @@ impl<'a> Sim<'a> {
             self.bad[node] += 1;
         }
         if self.slow_refresh {
-            if ok && self.costs_on {
-                self.downtime_cost(g, self.now);
-            }
-            if self.net {
-                self.search();
-                return;
-            }
+            return self.refresh_slow(g, ok, node);
         }
         propagate(
             c,
@@ -1493,6 +1566,31 @@ impl<'a> Sim<'a> {
             &mut self.reach,
             &mut self.stack,
         );
+    }
+
+    /// `refresh` with costs, network mode or planned stops in progress.
+    #[cold]
+    #[inline(never)]
+    fn refresh_slow(&mut self, g: usize, ok: bool, node: usize) {
+        if ok && self.costs_on {
+            self.downtime_cost(g, self.now);
+        }
+        if self.net {
+            self.search();
+        } else {
+            propagate(
+                self.c,
+                node,
+                &mut self.live,
+                &self.bad,
+                &self.threshold,
+                &mut self.reach,
+                &mut self.stack,
+            );
+        }
+        if self.planned_n > 0 || self.seg_planned {
+            self.classify();
+        }
     }
 
     #[cold]
