@@ -802,10 +802,10 @@ class BlockFigures:
     """One block, per replication on average: failures (failures only: planned
     replacements and proof tests are counted apart), downtime (diagram unit) =
     `unplanned_downtime` (failed, found or not, and in repair) + `planned_downtime`
-    (off-line for a replacement or proof test it entered working), its share of the
-    system's downtime (the block whose event took the system down), MTBF (time working per
-    failure) and MTTR (unplanned downtime per failure; 0 with instant repair); None
-    without failures."""
+    (off-line for a replacement, or for a proof test it entered working, until the stop
+    ends or the block fails), its share of the system's downtime (the block whose event
+    took the system down), MTBF (time working per failure) and MTTR (unplanned downtime
+    per failure; 0 with instant repair); None without failures."""
 
     id: str
     failures: float

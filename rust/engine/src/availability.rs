@@ -579,10 +579,11 @@ pub fn run_to_precision(
 }
 
 /// One block's figures, per replication on average. Failures are failures only: planned
-/// replacements and proof tests are counted apart, and `downtime` is their sum of
+/// replacements and proof tests are counted apart, and `downtime` is the sum of
 /// `unplanned_downtime` (failed, found or not, and in repair) and `planned_downtime`
-/// (off-line for a replacement or a test it entered working). MTBF = time working per
-/// failure; MTTR = unplanned downtime per failure (0 for instant renewal).
+/// (off-line for a replacement, or for a test it entered working, until the stop ends or
+/// the block fails). MTBF = time working per failure; MTTR = unplanned downtime per
+/// failure (0 for instant renewal).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BlockSummary {
     pub id: String,
