@@ -13,7 +13,8 @@ replication range): the same inputs give bit-identical numbers on any thread cou
 
 Simulation conventions: blocks age and fail whether or not the system is up (independent
 alternating renewal, as the textbook closed forms assume); a repair renews a unit as new;
-`instant_repair` renews it in no time, so its failures never stop the block; standby
+`instant_repair` renews it in no time: its failures count, and one that takes the system
+down is a system failure of no length (no downtime); standby
 switching is perfect and a repaired standby unit goes back on the shelf as a spare.
 
 Proof tests (`inspection` on a repairable component): a failure is hidden (the block does
@@ -100,6 +101,7 @@ __all__ = [
     "engine_version",
     "merge",
     "normalize_diagram",
+    "phases_end",
     "simulate_availability",
     "simulate_mission",
 ]
@@ -797,13 +799,25 @@ def compile_diagram(diagram: Any) -> list[str]:
 
 @dataclass(frozen=True)
 class BlockFigures:
-    """One block, per replication on average: failures, downtime (diagram unit) and its
-    share of the system's downtime (the block whose failure took the system down)."""
+    """One block, per replication on average: failures (failures only: planned
+    replacements and proof tests are counted apart), downtime (diagram unit) =
+    `unplanned_downtime` (failed, found or not, and in repair) + `planned_downtime`
+    (off-line for a replacement, or for a proof test it entered working, until the stop
+    ends or the block fails), its share of the system's downtime (the block whose event
+    took the system down), MTBF (time working per failure) and MTTR (unplanned downtime
+    per failure; 0 with instant repair); None without failures."""
 
     id: str
     failures: float
     downtime: float
     share_of_system_downtime: float
+    unplanned_downtime: float
+    planned_downtime: float
+    preventive_replacements: float
+    proof_tests: float
+    condition_inspections: float
+    mtbf: float | None
+    mttr: float | None
 
 
 def sil_of(pfd_avg: float) -> int:
@@ -818,7 +832,9 @@ def sil_of(pfd_avg: float) -> int:
 
 @dataclass(frozen=True)
 class SafetyFigures:
-    """A safety function's figures: PFD(t) = 1 - A(t) on the run's grid, PFDavg over
+    """A safety function's figures: PFD(t) = 1 - A(t) on the run's curve times (the grid
+    and, just before it, each proof test: the saw-tooth peaks), `pfd_max` the highest of
+    them (None when the run read no curve: grid 0 and no proof test), PFDavg over
     [0, horizon] with its 95% interval, the SIL PFDavg reaches and the SIL its interval's
     upper end still reaches (the one to claim); `target_met` compares the latter with
     `target_sil` (None without a target). Take the horizon a whole number of full-test
@@ -827,7 +843,7 @@ class SafetyFigures:
     pfd_avg: float
     pfd_avg_std_error: float
     pfd_avg_interval: tuple[float, float]
-    pfd_max: float
+    pfd_max: float | None
     sil: int
     sil_claimed: int
     target_sil: int | None
@@ -848,7 +864,7 @@ def _safety(a: float, se: float, lo: float, hi: float, curve: np.ndarray, target
         pfd_avg=pfd,
         pfd_avg_std_error=se,
         pfd_avg_interval=(max(0.0, 1.0 - hi), upper),
-        pfd_max=float(np.max(1.0 - curve)) if curve.size else pfd,
+        pfd_max=float(np.max(1.0 - curve)) if curve.size else None,
         sil=sil_of(pfd),
         sil_claimed=claimed,
         target_sil=target or None,
@@ -860,7 +876,21 @@ def _safety(a: float, se: float, lo: float, hi: float, curve: np.ndarray, target
 @dataclass(frozen=True)
 class AvailabilityResult:
     """A repairable run over [0, horizon]. Intervals are 95%; `*_std_error` lets callers
-    form others. Curves are numpy arrays on the grid `t`."""
+    form others. Curves are numpy arrays at the times `t`: the grid's points and, with proof
+    tests, each test's instant; A(t) is read just before the events at t (the left limit).
+
+    Per replication on average: the system is down for a plan while it would work were
+    every block that is stopped only for a plan (a replacement, or a proof test it entered
+    working and did not fail in) working, and down for failures otherwise;
+    `unplanned_downtime` + `planned_downtime` = (1 - mean availability) * horizon.
+    `expected_failures` counts system failures only: turns from up or planned-down to
+    failed (a failure during a planned stop that would have stopped the system counts; so
+    does an instantly repaired block's failure that takes the system down, with no
+    downtime); `expected_planned_outages` the outages that begin planned. MTBF = uptime per
+    failure, MTTR = unplanned downtime per failure. `expected_preventive_replacements` (any
+    policy, opportunities included), `expected_proof_tests` and
+    `expected_condition_inspections` count those events (all blocks; per block in
+    `blocks`)."""
 
     mean_availability: float
     mean_availability_std_error: float
@@ -878,6 +908,12 @@ class AvailabilityResult:
     expected_failures_std_error: float
     mtbf: float | None
     mttr: float | None
+    expected_planned_outages: float
+    unplanned_downtime: float
+    planned_downtime: float
+    expected_preventive_replacements: float
+    expected_proof_tests: float
+    expected_condition_inspections: float
     blocks: tuple[BlockFigures, ...]
     events: int
     replications: int
@@ -987,6 +1023,12 @@ def _availability_result(
         expected_failures_std_error=s["expected_failures_std_error"],
         mtbf=s["mtbf"],
         mttr=s["mttr"],
+        expected_planned_outages=s["expected_planned_outages"],
+        unplanned_downtime=s["unplanned_downtime"],
+        planned_downtime=s["planned_downtime"],
+        expected_preventive_replacements=s["expected_preventive_replacements"],
+        expected_proof_tests=s["expected_proof_tests"],
+        expected_condition_inspections=s["expected_condition_inspections"],
         blocks=tuple(BlockFigures(**b) for b in s["blocks"]),
         events=int(s["events"]),
         replications=int(s["replications"]),
@@ -1149,7 +1191,9 @@ def simulate_mission(
     its start to its end (the last phase's past its end); `phases` in the result gives
     reliability through each phase's end and given its start. A block failed while not
     needed fails the system when a phase needs it again. With block capacities, `production`
-    gives the capacity read at the diagram's production period (else at mission_time)."""
+    gives the capacity read at the diagram's production period (else at mission_time).
+    With phases, `mission_time` must be the phases' total duration (`phases_end`): the
+    per-phase table and the mission's reliability then describe one mission."""
     _check_int(replications, "replications", 1, 100_000_000)
     _check_int(seed, "seed", 0, MAX_U64)
     _check_int(grid, "grid", 0, 100_000)
@@ -1157,6 +1201,9 @@ def simulate_mission(
     if isinstance(mission_time, bool) or not isinstance(mission_time, (int, float)) or not 0 < mission_time < math.inf:
         raise InputError("mission_time", "must be a finite number > 0")
     norm = normalize_diagram(diagram)
+    end = phases_end(norm)
+    if end is not None and float(mission_time) != end:
+        raise InputError("mission_time", f"must equal the phases' total duration {end:g} (got {float(mission_time):g})")
     if norm.get("costs"):
         raise InputError("diagram.costs", "costs need a repairable (availability) run")
     if any("maintenance_group" in n for n in norm["nodes"]):
@@ -1168,6 +1215,18 @@ def simulate_mission(
         text, float(mission_time), grid, seed, replication_start, replications, threads=_check_threads(threads)
     )
     return _mission_result(state, summary)
+
+
+def phases_end(diagram: Mapping[str, Any]) -> float | None:
+    """End of a phased mission (the sum of the phase durations, added in order as the
+    engine adds them, so the value is the engine's to the bit); None without phases."""
+    phases = diagram.get("phases") or []
+    if not phases:
+        return None
+    end = 0.0
+    for p in phases:
+        end += float(p["duration"])
+    return end
 
 
 def merge(a: AvailabilityResult | MissionResult, b: AvailabilityResult | MissionResult):

@@ -119,3 +119,49 @@ def test_votes_out_of_range_and_repairable_runs_refused():
     assert e.value.field == "diagram.phases[0].votes.vote"
     with pytest.raises(InputError, match="simulate_mission"):
         simulate_availability(d | {"phases": [{"name": "a", "duration": 1.0}]}, horizon=10.0, replications=10)
+
+
+def phased_k_of_n(rates: dict[str, float], phases: list[dict]) -> list[float]:
+    """Exact reliability through each phase's end of a phased knode `vote` over
+    non-repairable exponential blocks, by enumeration: each block fails in one of the phases
+    or after the last (independently); blocks never come back, so a coherent phase holds
+    throughout iff it holds at its end, where a block not needed counts as working."""
+    ends = list(itertools.accumulate(p["duration"] for p in phases))
+    edges = [0.0, *ends, math.inf]
+    ids = list(rates)
+    out = [0.0] * len(phases)
+    for cells in itertools.product(range(len(edges) - 1), repeat=len(ids)):
+        prob = 1.0
+        for b, c in zip(ids, cells, strict=True):
+            prob *= math.exp(-rates[b] * edges[c]) - math.exp(-rates[b] * edges[c + 1])  # exp(-inf) = 0
+        for i, p in enumerate(phases):
+            working = sum(1 for b, c in zip(ids, cells, strict=True) if c > i or b in p.get("not_needed", []))
+            if working < p["votes"]["vote"]:
+                break
+            out[i] += prob
+    return out
+
+
+def test_phased_k_of_n_table_and_mission_agree_with_enumeration():
+    """2-of-3 voting whose votes and needed blocks change by phase: the per-phase table and
+    the mission's reliability are one run's figures and match the exact enumeration."""
+    rates = {"A": 2e-3, "B": 1e-3, "C": 3e-3}
+    phases = [{"name": "start", "duration": 100.0, "votes": {"vote": 1}},
+              {"name": "climb", "duration": 150.0, "not_needed": ["A"], "votes": {"vote": 2}},
+              {"name": "hold", "duration": 120.0, "votes": {"vote": 2}},
+              {"name": "land", "duration": 50.0, "not_needed": ["C"], "votes": {"vote": 3}}]
+    d = parallel(*(block(k, exp_model(v)) for k, v in rates.items()), need=2) | {"phases": phases}
+    res = simulate_mission(d, mission_time=420.0, replications=N, seed=45, grid=0)
+    exact = phased_k_of_n(rates, phases)
+    for p, x in zip(res.phases, exact, strict=True):
+        near(p["reliability"], x, z=3.29)
+    assert res.phases[-1]["reliability"] == 1 - res.probability_of_failure
+    near(1 - res.probability_of_failure, exact[-1])
+
+
+@pytest.mark.parametrize("mission_time", [400.0, 500.0, 420.0 + 1e-9])
+def test_a_mission_time_other_than_the_phases_total_is_refused(mission_time):
+    d = chain() | {"phases": [{"name": "a", "duration": 300.0}, {"name": "b", "duration": 120.0}]}
+    with pytest.raises(InputError) as e:
+        simulate_mission(d, mission_time=mission_time, replications=10)
+    assert e.value.field == "mission_time" and "420" in str(e.value)

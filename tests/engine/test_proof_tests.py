@@ -34,9 +34,10 @@ def test_exponential_block_pfd_avg_and_curve():
     res = simulate_availability(d, horizon=10 * T, replications=20_000, seed=1, grid=41)
     x = lam * T
     within(res, 1 - (1 - math.exp(-x)) / x)  # IEC 61508-6: ~ lam T / 2 for small lam T
-    # PFD(t) restarts at every test: 1 - exp(-lam (t mod T)) (a test at t finds what failed).
+    # PFD(t) restarts at every test: 1 - exp(-lam (t mod T)); at a test's time the curve is
+    # read just before it (the saw-tooth peak, 1 - exp(-lam T)), not after it (~0).
     t = res.t
-    p = 1 - np.exp(-lam * np.where((t % T == 0) & (t > 0), 0.0, t % T))
+    p = 1 - np.exp(-lam * np.where((t % T == 0) & (t > 0), T, t % T))
     se = np.sqrt(p * (1 - p) / res.replications)
     assert np.all(np.abs(np.asarray(res.safety.pfd) - p) <= Z99 * se + 2.0 / res.replications)
     assert res.safety.sil == 1 and res.safety.sil_claimed == 1 and res.safety.target_met is True

@@ -66,3 +66,46 @@ async def test_beta_factor_pair(api: Api) -> None:
     assert lo <= exact <= hi, (lo, exact, hi)
     lt = LAM * T  # the textbook small-λT form, ((1-β)λT)²/3 + βλT/2, is 4% high at λT = 0.18
     assert exact < ((1 - beta) * lt) ** 2 / 3 + beta * lt / 2
+
+
+async def test_pfd_max_is_the_peak_before_each_test(api: Api) -> None:
+    """PFD(t) read just before each yearly test: pfd_max ~ 1 - exp(-lam T), not ~0."""
+    diagram = {"name": "ESD valve", "unit": "hours", "repairable": True,
+               "nodes": [{"id": "in", "type": "input"}, {"id": "out", "type": "output"}, valve("v")],
+               "edges": [{"source": "in", "target": "v"}, {"source": "v", "target": "out"}]}
+    run = await run_of(api, diagram, [{"op": "set", "safety_function": True}], horizon=5 * T,
+                       replications=10_000, seed=12, grid=11)
+    peak = 1 - math.exp(-LAM * T)
+    sd = math.sqrt(peak * (1 - peak) / 10_000)
+    results = run["results"]
+    assert peak - 2.58 * sd <= results["safety"]["pfd_max"] <= peak + 3.5 * sd
+    assert results["expected_proof_tests"] == 5.0 and results["blocks"][0]["proof_tests"] == 5.0
+    assert results["expected_failures"] == results["blocks"][0]["failures"] > 0
+
+
+async def test_a_phased_mission_is_its_phases(api: Api) -> None:
+    """mission_time other than the phases' total is refused (nothing stored); omitted, it is
+    the total, and the per-phase table ends at the mission's reliability."""
+    rate = {"distribution_id": "exponential", "params": [{"name": "failure_rate", "value": 2e-3}]}
+    blocks = [{"id": b, "type": "component", "model": rate} for b in ("a", "b", "c")]
+    nodes = [{"id": "in", "type": "input"}, {"id": "out", "type": "output"},
+             {"id": "vote", "type": "knode", "n": 2, "k": 3}, *blocks]
+    edges = [{"source": "in", "target": b} for b in "abc"] + [{"source": b, "target": "vote"} for b in "abc"]
+    edges.append({"source": "vote", "target": "out"})
+    diagram = {"name": "phased 2oo3", "unit": "hours", "repairable": False, "nodes": nodes, "edges": edges}
+    phases = [{"name": "start", "duration": 100.0, "votes": {"vote": 1}},
+              {"name": "climb", "duration": 150.0, "not_needed": ["a"], "votes": {"vote": 2}}]
+    status, made = await api.post("rbd/create", diagram)
+    assert status == 200, made
+    status, edited = await api.post("rbd/edit", {"id": made["id"], "ops": [{"op": "set", "phases": phases}]})
+    assert status == 200, edited
+    status, body = await api.post("rbd_analysis/analyze", {"id": made["id"], "mission_time": 300.0})
+    assert status == 422 and body["detail"].startswith("mission_time: must equal the phases' total duration 250")
+    assert (await api.post("list/rbd_run", {"rbd_id": made["id"]}))[1]["items"] == []
+    status, queued = await api.post("rbd_analysis/analyze", {"id": made["id"], "replications": 4000, "seed": 3})
+    assert status == 200 and queued["status"] == "queued", queued
+    assert (await poll(api, queued["job_id"]))["status"] == "done"
+    _, run = await api.post("get/rbd_run", {"id": queued["run_id"]})
+    results = run["results"]
+    assert results["mission_time"] == 250.0
+    assert results["phases"][-1]["reliability"] == results["reliability"]

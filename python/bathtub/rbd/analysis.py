@@ -48,8 +48,11 @@ class RunOptions:
         return asdict(self)
 
 
-def check_options(repairable: bool, raw: Mapping[str, Any]) -> RunOptions:
-    """Validated options; the one of horizon / mission_time the diagram needs is required."""
+def check_options(repairable: bool, raw: Mapping[str, Any], phases_end: float | None = None) -> RunOptions:
+    """Validated options; the one of horizon / mission_time the diagram needs is required.
+    A phased mission (`phases_end`: the phases' total duration, `engine.phases_end`) is the
+    phases: mission_time may be omitted (it is their total), and another value is refused,
+    so the per-phase table and the mission's reliability describe one mission."""
     horizon = mission = None
     if repairable:
         if raw.get("mission_time") is not None:
@@ -60,9 +63,15 @@ def check_options(repairable: bool, raw: Mapping[str, Any]) -> RunOptions:
     else:
         if raw.get("horizon") is not None:
             raise InputError("horizon", "a non-repairable diagram is analysed over a mission: give mission_time")
-        if raw.get("mission_time") is None:
+        if raw.get("mission_time") is None and phases_end is not None:
+            mission = phases_end
+        elif raw.get("mission_time") is None:
             raise InputError("mission_time", "required for a non-repairable diagram (in the diagram unit)")
-        mission = number(0.0, lo_open=True)(raw["mission_time"], "mission_time")
+        else:
+            mission = number(0.0, lo_open=True)(raw["mission_time"], "mission_time")
+        if phases_end is not None and mission != phases_end:
+            raise InputError("mission_time", f"must equal the phases' total duration {phases_end:g} "
+                                             f"(got {mission:g}); omit it to use the phases")
     reps = None if raw.get("replications") is None else integer(1, 10_000_000)(raw["replications"], "replications")
     precision = None
     if raw.get("precision") is not None:
@@ -191,7 +200,7 @@ def analyze(
     quote, results, curve, precision}."""
     body = check_diagram(diagram)
     resolved = engine_form(body, models or {}, diagrams or {})
-    opts = check_options(body["repairable"], options)
+    opts = check_options(body["repairable"], options, phases_end=engine.phases_end(resolved))
     what = plan(resolved, body["repairable"], opts)
     if what["method"] == "closed_form":
         out = closed_form(resolved, opts)

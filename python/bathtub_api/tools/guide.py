@@ -124,7 +124,12 @@ PAGES: dict[str, Page] = {
         "The simulation honours preventive maintenance, proof tests (PFD and SIL of a `safety_function`), "
         "repair quality, common-cause groups, maintenance groups, costs with discounting, phases, capacity and "
         "production, initial block states and network mode; covariate schedules are stored but refused by "
-        "analysis.",
+        "analysis. Failures are counted apart from planned events: `expected_failures`, `mtbf` and `mttr` "
+        "(system and per block) are about failures only, and `expected_preventive_replacements`, "
+        "`expected_proof_tests`, `expected_planned_outages` and planned vs unplanned downtime have their own "
+        "fields; an `instant_repair` block's failures count (one that takes the system down is a system failure "
+        "of no length). PFD(t) is read just before each proof test, so `pfd_max` is the saw-tooth peak. A "
+        "phased mission's `mission_time` is the phases' total duration (omit it, or give that value).",
         ("rbd_analysis/analyze", "get/rbd_run", "get/job"),
     ),
     "strategy": Page(

@@ -66,7 +66,8 @@ class RunList(ListRequest):
 
 
 class Analyze(Strict):
-    """`horizon` (repairable) or `mission_time` (non-repairable) in the diagram unit;
+    """`horizon` (repairable) or `mission_time` (non-repairable; a phased mission's is the
+    phases' total duration: omit it, or give that value) in the diagram unit;
     `replications`, or `precision` (relative 95% half-width of mean unavailability to reach,
     up to `max_replications`); `seed`; `grid` curve points; `method` auto (closed form where
     exact) or simulation; `recompute` reruns even when a run of the same inputs exists."""
@@ -251,7 +252,7 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
     body = item["body"]
     diagram = await _resolve(ctx.store, ctx.user.id, body)
     raw = req.model_dump(exclude={"id", "recompute"}, exclude_none=True)
-    opts = rbd.check_options(body["repairable"], raw)
+    opts = rbd.check_options(body["repairable"], raw, phases_end=engine.phases_end(diagram))
     crews = int(body.get("repair_crews", 0))
     inputs = {"diagram": diagram, "repairable": body["repairable"], "unit": body.get("unit"),
               "options": opts.to_dict(), "crews": crews}

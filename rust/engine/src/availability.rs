@@ -68,6 +68,26 @@ pub struct AvailabilityAcc {
     pub production_period: f64,
     #[serde(default)]
     pub demand: f64,
+    /// System outages that begin planned (the system would work but for replacements or
+    /// proof tests off-line), and planned downtime as a fraction of the horizon;
+    /// `system_failures` counts turns to failed, from up or from planned-down (with those
+    /// of zero length an instantly renewed block causes).
+    #[serde(default)]
+    pub planned_outages: u64,
+    #[serde(default)]
+    pub planned_downtime: i128,
+    /// Per block: downtime of planned stops (fraction of the horizon); proof tests and
+    /// condition inspections made.
+    #[serde(default)]
+    pub block_planned_downtime: Vec<i128>,
+    #[serde(default)]
+    pub block_tests: Vec<u64>,
+    #[serde(default)]
+    pub block_inspections: Vec<u64>,
+    /// Proof-test instants in (0, horizon]: the curve is also read just before each (its
+    /// saw-tooth peak), merged into the grid (see `sample_times`).
+    #[serde(default)]
+    pub test_times: Vec<f64>,
 }
 
 pub(crate) fn cap_scale(c: &Compiled) -> f64 {
@@ -121,6 +141,7 @@ fn cost_scale(c: &Compiled, horizon: f64) -> f64 {
 impl AvailabilityAcc {
     fn empty(c: &Compiled, options: &AvailabilityOptions, blocks: &[String], start: u64) -> Self {
         let g = blocks.len();
+        let tests = test_times(c, options.horizon);
         let costs = c.has_costs;
         let pm = c.groups.iter().any(|g| g.pm.is_some());
         AvailabilityAcc {
@@ -131,7 +152,7 @@ impl AvailabilityAcc {
             availability: Moments::default(),
             system_failures: Moments::default(),
             no_failure: 0,
-            point_up: vec![0; options.grid],
+            point_up: vec![0; sample_times(options.horizon, options.grid, &tests).len()],
             block_failures: vec![0; g],
             block_downtime: vec![0; g],
             block_caused_downtime: vec![0; g],
@@ -156,6 +177,12 @@ impl AvailabilityAcc {
             below_demand: Moments::default(),
             production_period: period(c, options.horizon),
             demand: c.demand,
+            planned_outages: 0,
+            planned_downtime: 0,
+            block_planned_downtime: vec![0; g],
+            block_tests: vec![0; g],
+            block_inspections: vec![0; g],
+            test_times: tests,
         }
     }
 
@@ -181,11 +208,21 @@ impl AvailabilityAcc {
         self.throughput.merge(&o.throughput);
         self.production.merge(&o.production);
         self.below_demand.merge(&o.below_demand);
+        self.planned_outages += o.planned_outages;
+        self.planned_downtime += o.planned_downtime;
+        add_vec(&mut self.block_planned_downtime, &o.block_planned_downtime);
+        add_vec(&mut self.block_tests, &o.block_tests);
+        add_vec(&mut self.block_inspections, &o.block_inspections);
     }
 
     /// Two runs of the same model and options over adjacent replication ranges, as one.
     pub fn merge(&self, other: &AvailabilityAcc) -> Result<AvailabilityAcc, EngineError> {
-        let same_run = self.options == other.options && self.blocks == other.blocks;
+        // The curve's reading times too (a state from before proof-test instants were read
+        // has fewer points).
+        let same_run = self.options == other.options
+            && self.blocks == other.blocks
+            && self.test_times == other.test_times
+            && self.point_up.len() == other.point_up.len();
         crate::parallel::merge_adjacent(
             self,
             other,
@@ -254,10 +291,11 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
         below: 0.0,
     };
     let mut failures = 0u32;
+    let (mut planned_outages, mut planned_down) = (0u64, 0.0);
     let mut j = 0;
     let mut next_grid = grid.first().copied().unwrap_or(f64::INFINITY);
     let mut events = 0u64;
-    if !up {
+    if !up && !sim.begin_outage(0.0) {
         failures += 1;
     }
     loop {
@@ -266,8 +304,9 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
             break;
         }
         // The next grid time is kept at hand (infinite past the last): one compare per
-        // event in the usual case that no grid point passes.
-        while next_grid < te {
+        // event in the usual case that no grid point passes. A point is read before the
+        // events at its time (the left limit: the peak just before a proof test).
+        while next_grid <= te {
             acc.point_up[j] += up as u64;
             j += 1;
             next_grid = grid.get(j).copied().unwrap_or(f64::INFINITY);
@@ -282,12 +321,18 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
             if system_stops {
                 sim.system_outage(&mut rng);
             }
-            failures += 1;
+            // Planned if the system would work but for planned stops; else a failure.
+            if sim.begin_outage(s.time) {
+                planned_outages += 1;
+            } else {
+                failures += 1;
+            }
             down_start = s.time;
             cause = s.group as usize;
         } else if !up && now_up {
             let d = s.time - down_start;
             down_total += d;
+            planned_down += sim.end_outage(s.time);
             if sys_rate > 0.0 {
                 sys_cost += sys_rate * sim.discounted_span(down_start, s.time);
             }
@@ -304,6 +349,7 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
     if !up {
         let d = horizon - down_start;
         down_total += d;
+        planned_down += sim.end_outage(horizon);
         if sys_rate > 0.0 {
             sys_cost += sys_rate * sim.discounted_span(down_start, horizon);
         }
@@ -315,6 +361,20 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
     for g in 0..acc.blocks.len() {
         acc.block_failures[g] += sim.failures[g];
         acc.block_downtime[g] += fx(sim.downtime[g] / horizon);
+    }
+    // Planned stops happen only with planned replacements or proof tests.
+    if !acc.block_preventive.is_empty() || !acc.test_times.is_empty() {
+        for g in 0..acc.blocks.len() {
+            acc.block_planned_downtime[g] += fx(sim.planned_downtime[g] / horizon);
+            acc.block_tests[g] += sim.tests[g];
+            acc.block_inspections[g] += sim.inspections[g];
+        }
+    }
+    // Instantly renewed failures that stopped the system for no time.
+    failures += (sim.instant_system_failures + sim.switch_failures) as u32;
+    acc.planned_outages += planned_outages;
+    if planned_down > 0.0 {
+        acc.planned_downtime += fx(planned_down / horizon);
     }
     if cap {
         flow.to(horizon, 0.0);
@@ -350,6 +410,42 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
     acc.replication_count += 1;
 }
 
+/// Each proof test's instant in (0, horizon] (the same arithmetic as the simulation's
+/// schedule, so the times match exactly), sorted, each once.
+fn test_times(c: &Compiled, horizon: f64) -> Vec<f64> {
+    let mut out = vec![];
+    for &g in &c.tested {
+        let t = c.groups[g as usize].test.expect("a tested group");
+        let mut j: u64 = if t.offset > 0.0 { 0 } else { 1 };
+        loop {
+            let x = t.offset + j as f64 * t.interval;
+            if x > horizon || out.len() > MAX_POINTS {
+                break;
+            }
+            out.push(x);
+            j += 1;
+        }
+    }
+    out.sort_by(f64::total_cmp);
+    out.dedup();
+    out
+}
+
+/// Most points a curve may have (grid and proof-test instants together).
+const MAX_POINTS: usize = 100_000;
+
+/// The times the curve is read at: the grid's `n` points and each proof-test instant,
+/// sorted, each once.
+pub fn sample_times(horizon: f64, n: usize, tests: &[f64]) -> Vec<f64> {
+    let mut t = time_grid(horizon, n);
+    if !tests.is_empty() {
+        t.extend_from_slice(tests);
+        t.sort_by(f64::total_cmp);
+        t.dedup();
+    }
+    t
+}
+
 /// Grid of `n` times over [0, horizon], both ends included.
 pub fn time_grid(horizon: f64, n: usize) -> Vec<f64> {
     match n {
@@ -368,8 +464,17 @@ fn check(c: &Compiled, o: &AvailabilityOptions) -> Result<(), EngineError> {
             o.horizon
         )));
     }
-    if o.grid > 100_000 {
+    if o.grid > MAX_POINTS {
         return Err(EngineError("grid must be at most 100000 points".into()));
+    }
+    let tests = test_times(c, o.horizon);
+    if tests.len() + o.grid > MAX_POINTS {
+        return Err(EngineError(format!(
+            "horizon: the curve is read at each proof test and the grid's points, at most \
+             {MAX_POINTS} in all ({} tests over the horizon, grid {}); shorten the horizon",
+            tests.len(),
+            o.grid
+        )));
     }
     if !c.phases.is_empty() {
         return Err(EngineError(
@@ -404,7 +509,7 @@ pub fn run(
 ) -> Result<AvailabilityAcc, EngineError> {
     check(c, o)?;
     let blocks = c.block_ids();
-    let grid = time_grid(o.horizon, o.grid);
+    let grid = sample_times(o.horizon, o.grid, &test_times(c, o.horizon));
     let empty = || AvailabilityAcc::empty(c, o, &blocks, start);
     let acc = over_replications(
         start,
@@ -473,13 +578,25 @@ pub fn run_to_precision(
     }
 }
 
-/// One block's figures, per replication on average.
+/// One block's figures, per replication on average. Failures are failures only: planned
+/// replacements and proof tests are counted apart, and `downtime` is the sum of
+/// `unplanned_downtime` (failed, found or not, and in repair) and `planned_downtime`
+/// (off-line for a replacement, or for a test it entered working, until the stop ends or
+/// the block fails). MTBF = time working per failure; MTTR = unplanned downtime per
+/// failure (0 for instant renewal).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BlockSummary {
     pub id: String,
     pub failures: f64,
     pub downtime: f64,
     pub share_of_system_downtime: f64,
+    pub unplanned_downtime: f64,
+    pub planned_downtime: f64,
+    pub preventive_replacements: f64,
+    pub proof_tests: f64,
+    pub condition_inspections: f64,
+    pub mtbf: Option<f64>,
+    pub mttr: Option<f64>,
 }
 
 /// The figures a caller reads (times in the diagram unit).
@@ -497,10 +614,24 @@ pub struct AvailabilitySummary {
     pub reliability: f64,
     pub reliability_lower: f64,
     pub reliability_upper: f64,
+    /// System failures: turns to failed, from up or from planned-down (an instantly
+    /// renewed block's failure that took the system down counts, with no downtime). MTBF =
+    /// uptime per failure, MTTR = unplanned downtime per failure.
     pub expected_failures: f64,
     pub expected_failures_std_error: f64,
     pub mtbf: Option<f64>,
     pub mttr: Option<f64>,
+    /// Outages that begin planned, and downtime per replication: planned while the system
+    /// would work were every block stopped only for a plan working, unplanned otherwise
+    /// (they add up to (1 - mean availability) * horizon).
+    pub expected_planned_outages: f64,
+    pub unplanned_downtime: f64,
+    pub planned_downtime: f64,
+    /// Planned replacements (any policy, opportunities included), proof tests and
+    /// condition inspections made, all blocks, per replication.
+    pub expected_preventive_replacements: f64,
+    pub expected_proof_tests: f64,
+    pub expected_condition_inspections: f64,
     pub blocks: Vec<BlockSummary>,
     pub events: u64,
     pub replications: u64,
@@ -561,13 +692,13 @@ impl AvailabilityAcc {
         let horizon = self.options.horizon;
         let a = self.availability.mean();
         let se = self.availability.std_error();
-        let t = time_grid(horizon, self.options.grid);
+        let t = sample_times(horizon, self.options.grid, &self.test_times);
         let bands: Vec<(f64, f64)> = self.point_up.iter().map(|&k| wilson(k, n, Z95)).collect();
         let (rl, ru) = wilson(self.no_failure, n, Z95);
         let total_fail = unfx(self.system_failures.sum);
         let up_time = a * horizon * nf;
-        let down_time = (1.0 - a) * horizon * nf;
-        let sys_down: f64 = self.block_caused_downtime.iter().map(|&x| unfx(x)).sum();
+        let planned_down = unfx(self.planned_downtime) * horizon;
+        let down_time = ((1.0 - a) * horizon * nf - planned_down).max(0.0);
         let rel = self.relative_half_width();
         AvailabilitySummary {
             mean_availability: a,
@@ -586,20 +717,14 @@ impl AvailabilityAcc {
             expected_failures_std_error: self.system_failures.std_error(),
             mtbf: (total_fail > 0.0).then(|| up_time / total_fail),
             mttr: (total_fail > 0.0).then(|| down_time / total_fail),
-            blocks: self
-                .blocks
-                .iter()
-                .enumerate()
-                .map(|(g, id)| BlockSummary {
-                    id: id.clone(),
-                    failures: self.block_failures[g] as f64 / nf,
-                    downtime: unfx(self.block_downtime[g]) * horizon / nf,
-                    share_of_system_downtime: if sys_down > 0.0 {
-                        unfx(self.block_caused_downtime[g]) / sys_down
-                    } else {
-                        0.0
-                    },
-                })
+            expected_planned_outages: self.planned_outages as f64 / nf,
+            unplanned_downtime: down_time / nf,
+            planned_downtime: planned_down / nf,
+            expected_preventive_replacements: self.block_preventive.iter().sum::<u64>() as f64 / nf,
+            expected_proof_tests: self.block_tests.iter().sum::<u64>() as f64 / nf,
+            expected_condition_inspections: self.block_inspections.iter().sum::<u64>() as f64 / nf,
+            blocks: (0..self.blocks.len())
+                .map(|g| self.block_summary(g))
                 .collect(),
             events: self.events,
             replications: n,
@@ -613,6 +738,41 @@ impl AvailabilityAcc {
                     .map(|(id, &k)| (id.clone(), k as f64 / nf))
                     .collect()
             }),
+        }
+    }
+
+    fn block_summary(&self, g: usize) -> BlockSummary {
+        let nf = self.replication_count.max(1) as f64;
+        let horizon = self.options.horizon;
+        let sys_down: f64 = self.block_caused_downtime.iter().map(|&x| unfx(x)).sum();
+        let down = unfx(self.block_downtime[g]) * horizon;
+        // Old states carry no planned split: all of it unplanned then.
+        let planned = self
+            .block_planned_downtime
+            .get(g)
+            .map_or(0.0, |&x| unfx(x) * horizon)
+            .min(down);
+        let failures = self.block_failures[g] as f64;
+        let up = (horizon * nf - down).max(0.0);
+        BlockSummary {
+            id: self.blocks[g].clone(),
+            failures: failures / nf,
+            downtime: down / nf,
+            share_of_system_downtime: if sys_down > 0.0 {
+                unfx(self.block_caused_downtime[g]) / sys_down
+            } else {
+                0.0
+            },
+            unplanned_downtime: (down - planned) / nf,
+            planned_downtime: planned / nf,
+            preventive_replacements: self.block_preventive.get(g).map_or(0.0, |&k| k as f64 / nf),
+            proof_tests: self.block_tests.get(g).map_or(0.0, |&k| k as f64 / nf),
+            condition_inspections: self
+                .block_inspections
+                .get(g)
+                .map_or(0.0, |&k| k as f64 / nf),
+            mtbf: (failures > 0.0).then(|| up / failures),
+            mttr: (failures > 0.0).then(|| (down - planned) / failures),
         }
     }
 

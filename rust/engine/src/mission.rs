@@ -178,6 +178,15 @@ pub fn run(
     if o.grid > 100_000 {
         return Err(EngineError("grid must be at most 100000 points".into()));
     }
+    if let Some(last) = c.phases.last()
+        && o.mission_time != last.end
+    {
+        // The per-phase table and the mission's reliability must be about one mission.
+        return Err(EngineError(format!(
+            "mission_time must equal the phases' total duration {} (got {})",
+            last.end, o.mission_time
+        )));
+    }
     if let Some(g) = c
         .groups
         .iter()

@@ -84,7 +84,8 @@ fn ordered(x: f64) -> i64 {
     b ^ (((b >> 63) as u64) >> 1) as i64
 }
 
-/// What one processed event did.
+/// What one processed event did. `failure`: a failure (own, common-cause or uncovered),
+/// not a planned event (replacement, proof test, inspection, phase change, repair end).
 #[derive(Debug, Clone, Copy)]
 pub struct Step {
     pub time: f64,
@@ -241,6 +242,36 @@ pub struct Sim<'a> {
     /// Per maintenance group: members down for maintenance now; renewing by opportunity.
     mg_active: Vec<u32>,
     mg_busy: Vec<bool>,
+    /// Per group: down now only for a plan (a replacement, or a proof test off-line, it
+    /// entered working and did not fail in); how many are; planned downtime so far; proof
+    /// tests and condition inspections made.
+    planned_down: Vec<bool>,
+    planned_n: u32,
+    pub planned_downtime: Vec<f64>,
+    pub tests: Vec<u64>,
+    pub inspections: Vec<u64>,
+    /// Instantly renewed failures that took the system down for no time, this replication
+    /// (system failures of zero length: the replication loop never sees the system down).
+    pub instant_system_failures: u64,
+    /// The system outage the replication loop has open (`begin_outage`): whether it is
+    /// planned now (the system would work but for planned stops), since when; planned
+    /// time in its earlier parts; turns from planned to unplanned this replication (each a
+    /// system failure: one that would have stopped the system anyway).
+    outage_open: bool,
+    seg_planned: bool,
+    seg_since: f64,
+    planned_acc: f64,
+    pub switch_failures: u64,
+    /// `slow_refresh` without planned stops in progress; scratch for `failures_hold`.
+    slow_base: bool,
+    ev_live: Vec<u32>,
+    ev_bad: Vec<u32>,
+    ev_reach: Vec<bool>,
+    /// Simultaneous failures in progress (a common-cause event): instantly renewed members
+    /// stay down (`held`) until all are applied; whether the system was up before them.
+    batch: bool,
+    batch_up: bool,
+    held: Vec<u32>,
 }
 
 impl<'a> Sim<'a> {
@@ -339,6 +370,24 @@ impl<'a> Sim<'a> {
             slow_refresh: c.network_source.is_some() || c.has_costs,
             mg_active: vec![0; c.mgroups.len()],
             mg_busy: vec![false; c.mgroups.len()],
+            planned_down: vec![false; g],
+            planned_downtime: vec![0.0; g],
+            tests: vec![0; g],
+            inspections: vec![0; g],
+            instant_system_failures: 0,
+            planned_n: 0,
+            outage_open: false,
+            seg_planned: false,
+            seg_since: 0.0,
+            planned_acc: 0.0,
+            switch_failures: 0,
+            slow_base: c.network_source.is_some() || c.has_costs,
+            ev_live: vec![0; n],
+            ev_bad: vec![0; n],
+            ev_reach: vec![false; n],
+            batch: false,
+            batch_up: false,
+            held: vec![],
         }
     }
 
@@ -359,6 +408,10 @@ impl<'a> Sim<'a> {
         }
         self.busy = 0;
         self.seq = 0;
+        self.instant_system_failures = 0;
+        self.outage_open = false;
+        self.seg_planned = false;
+        self.switch_failures = 0;
         let c = self.c;
         for (gi, g) in c.groups.iter().enumerate() {
             let life = &c.dists[g.life as usize];
@@ -424,6 +477,77 @@ impl<'a> Sim<'a> {
         self.reach[self.c.output as usize]
     }
 
+    /// The system went down at `t`: open an outage; true when it is planned (it would
+    /// work but for planned stops), false when failures keep it down.
+    #[cold]
+    #[inline(never)]
+    pub fn begin_outage(&mut self, t: f64) -> bool {
+        self.outage_open = true;
+        self.seg_since = t;
+        self.planned_acc = 0.0;
+        self.seg_planned = self.planned_n > 0 && !self.failures_hold();
+        self.seg_planned
+    }
+
+    /// The open outage ends at `t`: its planned time.
+    #[cold]
+    #[inline(never)]
+    pub fn end_outage(&mut self, t: f64) -> f64 {
+        let p = self.planned_acc
+            + if self.seg_planned {
+                t - self.seg_since
+            } else {
+                0.0
+            };
+        self.outage_open = false;
+        self.seg_planned = false;
+        p
+    }
+
+    /// While an outage is open, something changed: is it planned now? A turn from planned
+    /// to unplanned is a system failure (a failure that would have stopped the system).
+    #[cold]
+    #[inline(never)]
+    fn classify(&mut self) {
+        if !self.outage_open || self.system_up() {
+            return;
+        }
+        let planned = self.planned_n > 0 && !self.failures_hold();
+        if planned != self.seg_planned {
+            if self.seg_planned {
+                self.planned_acc += self.now - self.seg_since;
+                self.switch_failures += 1;
+            }
+            self.seg_planned = planned;
+            self.seg_since = self.now;
+        }
+    }
+
+    /// Would the system be down with every block that is down only for a plan working?
+    fn failures_hold(&mut self) -> bool {
+        let c = self.c;
+        self.ev_bad.iter_mut().for_each(|x| *x = 0);
+        for (g, grp) in c.groups.iter().enumerate() {
+            self.ev_bad[grp.node as usize] += !(self.ok[g] || self.planned_down[g]) as u32;
+        }
+        if let Some(src) = c.network_source {
+            self.seen.iter_mut().for_each(|x| *x = false);
+            return !c.connected(src, &self.ev_bad, &mut self.seen, &mut self.stack);
+        }
+        self.ev_live.iter_mut().for_each(|x| *x = 0);
+        for &v in &c.order {
+            let v = v as usize;
+            let r = self.ev_bad[v] == 0 && self.ev_live[v] >= self.threshold[v];
+            self.ev_reach[v] = r;
+            if r {
+                for &w in c.successors(v) {
+                    self.ev_live[w as usize] += 1;
+                }
+            }
+        }
+        !self.ev_reach[c.output as usize]
+    }
+
     /// Time of the next event (infinity when none).
     #[inline]
     pub fn next_time(&self) -> f64 {
@@ -459,7 +583,7 @@ impl<'a> Sim<'a> {
         Some(Step {
             time,
             group: g,
-            failure: kind == FAIL || kind == SHOCK,
+            failure: kind == FAIL || kind == SHOCK || kind == UNCOVERED,
         })
     }
 
@@ -477,7 +601,8 @@ impl<'a> Sim<'a> {
     fn fail_plain<const SPECIAL: bool>(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let c = self.c;
         if self.repairable && self.instant[g] {
-            // Renewed in no time: the block never stops working.
+            // Renewed in no time: the block stops for no time (which may fail the system).
+            self.instant_stop(u, g);
             self.renew_in_place(u, g, rng);
             return;
         }
@@ -500,6 +625,62 @@ impl<'a> Sim<'a> {
                 self.call_crew(u, g, rng);
             }
         }
+    }
+
+    /// An instantly renewed unit fails: if that stops its block (it ran, and no spare takes
+    /// over), the block is down for no time, and so is the system if the block's loss takes
+    /// it down: a system failure of zero length. Inside a common-cause event the block stays
+    /// down until every member has failed (`release_held`), so simultaneous losses count.
+    #[cold]
+    #[inline(never)]
+    fn instant_stop(&mut self, u: usize, g: usize) {
+        if self.status[u] != Status::Running || self.count[g] == 0 || self.count[g] > self.need[g] {
+            return;
+        }
+        let grp = &self.c.groups[g];
+        if let GroupKind::Standby { .. } = grp.kind {
+            let first = grp.first_unit as usize;
+            if (first..first + grp.units as usize).any(|v| self.status[v] == Status::Idle) {
+                return;
+            }
+        }
+        if !self.batch {
+            self.batch_up = self.system_up();
+        }
+        self.count[g] -= 1;
+        self.refresh(g);
+        self.held.push(g as u32);
+        if !self.batch {
+            self.release_held();
+        }
+    }
+
+    /// Blocks held down for no time come back; a system they took down failed.
+    #[cold]
+    #[inline(never)]
+    fn release_held(&mut self) {
+        if self.held.is_empty() {
+            return;
+        }
+        if self.batch_up && !self.system_up() {
+            self.instant_system_failures += 1;
+        }
+        while let Some(g) = self.held.pop() {
+            let g = g as usize;
+            self.count[g] += 1;
+            self.refresh(g);
+        }
+    }
+
+    /// Simultaneous failures begin (a common-cause event).
+    fn begin_batch(&mut self) {
+        self.batch = true;
+        self.batch_up = self.system_up();
+    }
+
+    fn end_batch(&mut self) {
+        self.batch = false;
+        self.release_held();
     }
 
     /// A failed unit of a group with its own repairer waits for it; others call a crew.
@@ -539,6 +720,11 @@ impl<'a> Sim<'a> {
     #[inline(never)]
     fn fail_special(&mut self, u: usize, g: usize, rng: &mut Stream, independent: bool) {
         let c = self.c;
+        let ci = c.group_ccf[g];
+        let takes_others = independent && ci != NO_GROUP && !c.ccfs[ci as usize].rate_basis;
+        if takes_others {
+            self.begin_batch();
+        }
         let rq = if self.repairable {
             c.groups[g].rq
         } else {
@@ -576,8 +762,7 @@ impl<'a> Sim<'a> {
         if self.repairable && c.group_mg[g] != NO_GROUP {
             self.maint_down(g, !self.instant[g], rng);
         }
-        let ci = c.group_ccf[g];
-        if independent && ci != NO_GROUP && !c.ccfs[ci as usize].rate_basis {
+        if takes_others {
             let cc = &c.ccfs[ci as usize];
             let k = draw_index(&cc.take, rng.uniform());
             if k >= 2 {
@@ -586,6 +771,7 @@ impl<'a> Sim<'a> {
                     .extend(cc.members.iter().copied().filter(|&h| h as usize != g));
                 self.force_some(k - 1, rng);
             }
+            self.end_batch();
         }
     }
 
@@ -618,6 +804,7 @@ impl<'a> Sim<'a> {
             }
         }
         if self.instant[g] {
+            self.instant_stop(u, g);
             self.restart_aged(u, g, rng);
         } else {
             self.status[u] = Status::Down;
@@ -659,14 +846,21 @@ impl<'a> Sim<'a> {
             self.status[u] = Status::Down;
             self.count[g] -= 1;
             self.refresh(g);
+            if self.planned_down[g] {
+                // Failed while off-line for a test: down for the failure from now.
+                self.close_planned(g, self.now);
+                self.classify();
+            }
         }
     }
 
     /// Fail `k` members drawn at random from `pick` (those running; the rest are down).
     #[cold]
     #[inline(never)]
-    fn force_some(&mut self, k: usize, rng: &mut Stream) {
+    /// Returns the first member failed (None when none ran).
+    fn force_some(&mut self, k: usize, rng: &mut Stream) -> Option<u32> {
         let n = self.pick.len();
+        let mut first = None;
         for i in 0..k.min(n) {
             let j = i + ((rng.uniform() * (n - i) as f64) as usize).min(n - i - 1);
             self.pick.swap(i, j);
@@ -676,8 +870,10 @@ impl<'a> Sim<'a> {
                 self.agenda.cancel(u);
                 self.failures[h] += 1;
                 self.fail_special(u, h, rng, false);
+                first = first.or(Some(h as u32));
             }
         }
+        first
     }
 
     /// First proof tests and common-cause shocks of a replication.
@@ -695,6 +891,12 @@ impl<'a> Sim<'a> {
         self.fails_since.iter_mut().for_each(|x| *x = 0);
         self.cost.iter_mut().for_each(|x| *x = 0.0);
         self.preventive.iter_mut().for_each(|x| *x = 0);
+        self.planned_down.iter_mut().for_each(|x| *x = false);
+        self.planned_n = 0;
+        self.slow_refresh = self.slow_base;
+        self.planned_downtime.iter_mut().for_each(|x| *x = 0.0);
+        self.tests.iter_mut().for_each(|x| *x = 0);
+        self.inspections.iter_mut().for_each(|x| *x = 0);
         for (g, grp) in c.groups.iter().enumerate() {
             if let Some(k) = grp.costs {
                 self.cost[g * KINDS + K_ACQUISITION] += k.acquisition;
@@ -906,7 +1108,7 @@ impl<'a> Sim<'a> {
         if pm.duration > 0.0 {
             self.status[u] = Status::Down;
             self.count[g] -= 1;
-            self.refresh(g);
+            self.planned_stop(g);
             self.push(self.now + pm.duration, u as u32, PM_END);
         } else {
             self.start_life(u, g, rng);
@@ -927,7 +1129,42 @@ impl<'a> Sim<'a> {
             self.status[u] = Status::Running;
             self.count[g] += 1;
             self.start_life(u, g, rng);
-            self.refresh(g);
+            self.planned_end(g);
+            self.classify();
+        }
+    }
+
+    /// A planned stop (replacement, proof test off-line) takes group g down: if it worked
+    /// until now, the outage is planned while the stop lasts.
+    #[cold]
+    #[inline(never)]
+    fn planned_stop(&mut self, g: usize) {
+        // Marked before the refresh, so an open outage reads it as planned at once.
+        if self.ok[g] && self.count[g] < self.need[g] {
+            self.planned_down[g] = true;
+            self.planned_n += 1;
+            self.slow_refresh = true;
+        }
+        self.refresh(g);
+    }
+
+    /// A planned stop of group g ends: its planned downtime closes now (a failure found
+    /// meanwhile keeps it down, unplanned from here).
+    #[cold]
+    #[inline(never)]
+    fn planned_end(&mut self, g: usize) {
+        self.close_planned(g, self.now);
+        self.refresh(g);
+    }
+
+    fn close_planned(&mut self, g: usize, t: f64) {
+        if self.planned_down[g] {
+            self.planned_down[g] = false;
+            self.planned_downtime[g] += t - self.down_since[g];
+            self.planned_n -= 1;
+            if self.planned_n == 0 {
+                self.slow_refresh = self.slow_base;
+            }
         }
     }
 
@@ -997,6 +1234,7 @@ impl<'a> Sim<'a> {
         let running = self.status[u] == Status::Running;
         match pm.policy {
             Policy::Condition => {
+                self.inspections[g] += 1;
                 if self.costs_on {
                     self.charge(g, K_INSPECTION, pm.inspection_cost, rng);
                 }
@@ -1061,8 +1299,12 @@ impl<'a> Sim<'a> {
             let k = draw_index(&cc.shock_take, rng.uniform());
             self.pick.clear();
             self.pick.extend_from_slice(&cc.members);
-            self.force_some(k, rng);
-            let first = self.pick[0];
+            self.begin_batch();
+            let failed = self.force_some(k, rng);
+            self.end_batch();
+            // The event's group: a member it failed (what took the system down, if it went
+            // down), not one it found stopped for a test.
+            let first = failed.unwrap_or(self.pick[0]);
             let dt = self.shock_gap(cc, rng);
             self.push(self.now + dt, slot as u32, SHOCK);
             return first;
@@ -1071,6 +1313,7 @@ impl<'a> Sim<'a> {
         let t = c.groups[g].test.expect("a tested group");
         let u = c.groups[g].first_unit as usize;
         if kind == TEST {
+            self.tests[g] += 1;
             let full = self.test_no[i] % t.full_every as u64 == 0;
             if self.costs_on
                 && let Some(k) = c.groups[g].costs
@@ -1080,7 +1323,7 @@ impl<'a> Sim<'a> {
             if t.duration > 0.0 {
                 // Off-line for the test; what it finds is repaired when it ends.
                 self.need[g] = OFF_LINE;
-                self.refresh(g);
+                self.planned_stop(g);
                 self.test_full[i] = full;
                 self.push(self.now + t.duration, slot as u32, TEST_END);
                 return g as u32;
@@ -1088,8 +1331,9 @@ impl<'a> Sim<'a> {
             self.detect(u, g, full, rng);
         } else {
             self.need[g] = self.need_base[g];
-            self.refresh(g);
+            self.planned_end(g);
             self.detect(u, g, self.test_full[i], rng);
+            self.classify();
         }
         self.test_no[i] += 1;
         let next = t.offset + self.test_no[i] as f64 * t.interval;
@@ -1311,13 +1555,7 @@ impl<'a> Sim<'a> {
             self.bad[node] += 1;
         }
         if self.slow_refresh {
-            if ok && self.costs_on {
-                self.downtime_cost(g, self.now);
-            }
-            if self.net {
-                self.search();
-                return;
-            }
+            return self.refresh_slow(g, ok, node);
         }
         propagate(
             c,
@@ -1328,6 +1566,31 @@ impl<'a> Sim<'a> {
             &mut self.reach,
             &mut self.stack,
         );
+    }
+
+    /// `refresh` with costs, network mode or planned stops in progress.
+    #[cold]
+    #[inline(never)]
+    fn refresh_slow(&mut self, g: usize, ok: bool, node: usize) {
+        if ok && self.costs_on {
+            self.downtime_cost(g, self.now);
+        }
+        if self.net {
+            self.search();
+        } else {
+            propagate(
+                self.c,
+                node,
+                &mut self.live,
+                &self.bad,
+                &self.threshold,
+                &mut self.reach,
+                &mut self.stack,
+            );
+        }
+        if self.planned_n > 0 || self.seg_planned {
+            self.classify();
+        }
     }
 
     #[cold]
@@ -1397,6 +1660,7 @@ impl<'a> Sim<'a> {
     pub fn finish(&mut self, t: f64) {
         for g in 0..self.ok.len() {
             if !self.ok[g] {
+                self.close_planned(g, t);
                 self.downtime[g] += t - self.down_since[g];
                 if self.costs_on {
                     self.downtime_cost(g, t);
