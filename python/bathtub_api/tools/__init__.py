@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bathtub_api.registry import Registry
-from bathtub_api.tools import datasets, guide, jobs, life, rbd, strategy
+from bathtub_api.tools import datasets, guide, jobs, life, rbd, recurrent, strategy
 
-MODULES = (guide, datasets, jobs, life, strategy, rbd)
+MODULES = (guide, datasets, jobs, life, recurrent, strategy, rbd)
 
 
 def default_registry() -> Registry:

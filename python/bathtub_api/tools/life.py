@@ -12,6 +12,7 @@ from bathtub.distributions import FAMILIES, MIXTURE, Lifetime
 from bathtub.errors import InputError
 from bathtub.life import records, saved
 from bathtub.life.demand import analyse_demands
+from bathtub.recurrent import record as recurrent
 from bathtub_api.errors import ApiError
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
@@ -163,8 +164,9 @@ async def saved_lifetime(ctx: Ctx, model_id: str) -> tuple[Lifetime, str | None]
 
 async def _fit_and_store(ctx: Ctx, name: str, unit: str | None, source: dict[str, Any],
                          columns: dict[str, list[Any]], model_id: str | None = None) -> dict[str, Any]:
-    record = await ctx.jobs.run_cpu(saved.fit_columns, columns, source["mapping"], source["distribution"],
-                                    source.get("options"))
+    # Recurrent-event model ids (crow_amsaa, kijima1, mcf, ...) fit repairable-system records.
+    fitter = recurrent.fit_columns if source["distribution"] in recurrent.MODELS else saved.fit_columns
+    record = await ctx.jobs.run_cpu(fitter, columns, source["mapping"], source["distribution"], source.get("options"))
     body = {**record, "unit": unit, "source": source}
     if model_id is None:
         model_id = new_id("model")
@@ -259,7 +261,7 @@ def register(reg: Registry) -> None:
                summary="Probability of failure on demand from demand batches: exact and Jeffreys intervals, "
                        "homogeneity and trend tests; saved as a model")(demand)
     reg.action("get", "model", request=ModelGet, response=ModelRecord, selector="kind",
-               summary="A saved life model in full")(get_model)
+               summary="A saved life or recurrent model in full")(get_model)
     reg.action("list", "model", request=ListRequest, response=ModelList, selector="kind",
                summary="The caller's models, oldest first")(list_models)
 
