@@ -119,3 +119,21 @@ async def test_unknown_model_id_is_refused_by_the_tool(api: Api) -> None:
     assert_refusal(*await api.post("fit/recurrent", {"name": "x", "dataset_id": ds, "model": "weibull",
                                                      "mapping": {"t": "t"}}), 422, "model")
     assert await _models(api) == []
+
+
+async def test_saved_power_law_is_a_repairable_blocks_life(api: Api) -> None:
+    ds = await _dataset(api, {"t": GROWTH})
+    _, pl = await api.post("fit/recurrent", {"name": "pl", "dataset_id": ds, "model": "crow_amsaa",
+                                             "mapping": {"t": "t"}, "unit": "hours"})
+    _, mcf_model = await api.post("fit/recurrent", {"name": "mcf", "dataset_id": ds, "model": "mcf",
+                                                    "mapping": {"t": "t"}, "unit": "hours"})
+    diagram = {"name": "pump", "unit": "hours", "repairable": True,
+               "nodes": [{"id": "in", "type": "input"}, {"id": "out", "type": "output"},
+                         {"id": "pump", "type": "component", "model": {"saved_model_id": pl["id"]},
+                          "instant_repair": True}],
+               "edges": [{"source": "in", "target": "pump"}, {"source": "pump", "target": "out"}]}
+    status, created = await api.post("rbd/create", diagram)
+    assert status == 200, created
+    diagram["nodes"][2]["model"] = {"saved_model_id": mcf_model["id"]}
+    status, body = await api.post("rbd/create", diagram)
+    assert_refusal(status, body, 422, "nodes.pump.model.saved_model_id", "'mcf'")
