@@ -137,3 +137,12 @@ async def test_saved_power_law_is_a_repairable_blocks_life(api: Api) -> None:
     diagram["nodes"][2]["model"] = {"saved_model_id": mcf_model["id"]}
     status, body = await api.post("rbd/create", diagram)
     assert_refusal(status, body, 422, "nodes.pump.model.saved_model_id", "'mcf'")
+
+
+async def test_guide_repairable_topic_is_live(api: Api) -> None:
+    status, page = await api.post("guide", {"topic": "repairable"})
+    assert status == 200 and all(a["available"] for a in page["actions"])
+    assert "planned" not in page["text"] and "not yet available" not in page["text"]
+    from bathtub.recurrent import MODELS
+
+    assert all(f"`{m}`" in page["text"] for m in MODELS)
