@@ -50,7 +50,7 @@ def fit(data: EventData, confidence: float) -> dict[str, Any]:
 
     pl = power_law(data.scaled(1.0 / scale))
     x0 = np.concatenate([[math.log(pl.beta)], np.zeros(z.shape[1])])
-    res = optimize.minimize(profile, x0, method="BFGS")
+    res = optimize.minimize(profile, x0, method="BFGS", options={"gtol": 1e-10})
     b = math.exp(res.x[0])
     g = res.x[1:]
     log_l = math.log(n / float(np.sum(np.exp(z @ g + b * np.log(e)))))
@@ -64,13 +64,14 @@ def fit(data: EventData, confidence: float) -> dict[str, Any]:
     rows = []
     for k, name in enumerate(names):
         se = math.sqrt(cov[2 + k, 2 + k]) if cov[2 + k, 2 + k] >= 0 else math.nan
-        lo, hi = g[k] - zq * se, g[k] + zq * se
+        lo, hi = float(g[k] - zq * se), float(g[k] + zq * se)
         rows.append({"name": name, "value": float(g[k]), "se": se, "ci": [lo, hi],
                      "intensity_ratio": math.exp(g[k]), "intensity_ratio_ci": [math.exp(lo), math.exp(hi)],
                      "p_value": float(2 * stats.norm.sf(abs(g[k] / se))) if se > 0 else None})
     return {"model": "proportional-intensity power law", "beta": b,
             "lambda": math.exp(log_l) * scale ** (-b), "coefficients": rows,
-            "likelihood_ratio": {"statistic": lr, "dof": int(g.size), "p_value": float(stats.chi2.sf(lr, g.size))},
+            "likelihood_ratio": {"statistic": float(lr), "dof": int(g.size),
+                                 "p_value": float(stats.chi2.sf(lr, g.size))},
             "reading": "exp(coefficient) multiplies the failure intensity per unit of the covariate"}
 
 
