@@ -12,7 +12,6 @@ tabulated M below (its values are the smaller, so the test is not made more leni
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -109,10 +108,13 @@ def chi_square_grouped(data: GroupedData, expected: np.ndarray, n_params: int) -
             "verdict": "rejects the model" if p < 0.05 else "consistent with the model"}
 
 
-def poisson_two_sided(k: int, mu: float) -> float:
-    """Two-sided p of k events against a Poisson mean mu (twice the smaller tail, capped at 1)."""
-    if mu <= 0:
-        return 1.0 if k == 0 else 0.0
-    lo = float(stats.poisson.cdf(k, mu))
-    hi = float(stats.poisson.sf(k - 1, mu))
-    return min(1.0, 2 * min(lo, hi)) if math.isfinite(lo) else math.nan
+def poisson_two_sided(k: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """Two-sided p of counts k against Poisson means mu (twice the smaller tail, capped at 1),
+    element-wise."""
+    k = np.asarray(k, dtype=float)
+    mu = np.asarray(mu, dtype=float)
+    safe = np.where(mu > 0, mu, 1.0)
+    lo = stats.poisson.cdf(k, safe)
+    hi = stats.poisson.sf(k - 1, safe)
+    p = np.minimum(1.0, 2 * np.minimum(lo, hi))
+    return np.where(mu > 0, p, np.where(k == 0, 1.0, 0.0))

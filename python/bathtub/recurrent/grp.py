@@ -135,24 +135,28 @@ def _negative(p: np.ndarray, sp: Spells, kind: str, q: float | None) -> tuple[fl
     return -v, -g[:2]
 
 
-def fit(data: EventData, kind: str, q: float | None = None) -> GrpFit:
-    """Kijima I or II by maximum likelihood; `q` fixed (0 renewal, 1 minimal repair) or free in [0, 1]."""
+def fit(data: EventData, kind: str, q: float | None = None, start: tuple[float, float] | None = None) -> GrpFit:
+    """Kijima I or II by maximum likelihood; `q` fixed (0 renewal, 1 minimal repair) or free in [0, 1].
+    `start`: (alpha, beta) to start from (default: the power law's, minimal repair)."""
     if kind not in KINDS:
         raise InputError("distribution", f"must be one of {', '.join(KINDS)}")
     scale = max(s.end for s in data.systems)
     sp = Spells.of(data, scale)
-    pl = power_law(data.scaled(1.0 / scale))
-    a0 = pl.lam ** (-1.0 / pl.beta)
+    if start is None:
+        pl = power_law(data.scaled(1.0 / scale))
+        a0, b0 = pl.lam ** (-1.0 / pl.beta), pl.beta
+    else:
+        a0, b0 = start[0] / scale, start[1]
     bounds = [(None, None), (math.log(1e-3), math.log(50.0))]
     if q is not None:
-        best = optimize.minimize(_negative, np.array([math.log(a0), math.log(pl.beta)]), args=(sp, kind, q),
+        best = optimize.minimize(_negative, np.array([math.log(a0), math.log(b0)]), args=(sp, kind, q),
                                  jac=True, method="L-BFGS-B", bounds=bounds)
         best.x = np.array([best.x[0], best.x[1], q])
     else:
         # One start mid-way; a result on a bound of q is checked from the other end.
         best = None
         for q0 in (0.5, 0.02, 0.98):
-            res = optimize.minimize(_negative, np.array([math.log(a0), math.log(pl.beta), q0]),
+            res = optimize.minimize(_negative, np.array([math.log(a0), math.log(b0), q0]),
                                     args=(sp, kind, None), jac=True, method="L-BFGS-B", bounds=[*bounds, (0.0, 1.0)])
             if best is None or res.fun < best.fun:
                 best = res

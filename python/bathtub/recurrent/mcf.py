@@ -66,43 +66,35 @@ def mcf(data: EventData, confidence: float = 0.95) -> dict[str, Any]:
 
 def _lawless_nadeau(uniq: np.ndarray, r: np.ndarray, inc: np.ndarray, pt: np.ndarray, ps: np.ndarray,
                     cij: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """sum_i C_i(t)^2 with C_i(t) = D_i(t) - W(min(t, end_i)), D_i the running sum of the
-    system's own d_ij / r_j and W(t) = sum_{t_j <= t} (d_j / r_j) / r_j: kept as running sums
-    over the at-risk set (O(events + systems), no systems-by-times grid)."""
+    """sum_i C_i(t)^2 with C_i(t) = D_i(t) - W(min(t, end_i)): D_i the running sum of the
+    system's own d_ij / r_j, W(t) = sum_{t_j <= t} (d_j / r_j) / r_j. Expanded into running
+    sums that change only at events and departures (vectorised, no systems-by-times grid):
+    sum D_i^2 - 2 W sum_{at risk} D_i - 2 sum_{gone} D_i W(end_i) + n_at_risk W^2 + sum_{gone} W(end_i)^2."""
     k = ends.size
+    m = uniq.size
     w = np.cumsum(inc / r)
-    own = np.zeros(k)
-    at_risk = np.ones(k, dtype=bool)
-    sum_d_risk = 0.0  # sum of D_i over systems still at risk
-    sum_d2 = 0.0  # sum of D_i^2 over all systems
-    frozen_dw = 0.0  # sum D_i W(end_i) over systems gone
-    frozen_w2 = 0.0
-    n_risk = float(k)
-    leave_order = np.argsort(ends, kind="stable")
-    li = 0
-    out = np.empty(uniq.size)
-    starts = np.searchsorted(pt, np.arange(uniq.size), side="left")
-    stops = np.searchsorted(pt, np.arange(uniq.size), side="right")
-    for j in range(uniq.size):
-        # Systems whose observation ended before t_j leave with W frozen at their end.
-        while li < k and ends[leave_order[li]] < uniq[j]:
-            i = leave_order[li]
-            wi = w[j - 1] if j > 0 else 0.0
-            at_risk[i] = False
-            sum_d_risk -= own[i]
-            frozen_dw += own[i] * wi
-            frozen_w2 += wi * wi
-            n_risk -= 1
-            li += 1
-        for e in range(starts[j], stops[j]):
-            i = ps[e]
-            add = cij[e] / r[j]
-            sum_d2 += 2 * own[i] * add + add * add
-            own[i] += add
-            sum_d_risk += add
-        wj = w[j]
-        out[j] = sum_d2 - 2 * (wj * sum_d_risk + frozen_dw) + n_risk * wj * wj + frozen_w2
-    return out
+    add = cij / r[pt]
+    # Each system's running D after each of its events (pairs sorted by system, then time).
+    order = np.lexsort((pt, ps))
+    s_sys, s_add, s_t = ps[order], add[order], pt[order]
+    csum = np.cumsum(s_add)
+    first = np.r_[True, s_sys[1:] != s_sys[:-1]]
+    base = np.maximum.accumulate(np.where(first, csum - s_add, -np.inf))
+    d_after = csum - base
+    d_before = d_after - s_add
+    sum_d2 = np.cumsum(np.bincount(s_t, weights=2 * d_before * s_add + s_add**2, minlength=m))
+    sum_d = np.cumsum(np.bincount(pt, weights=add, minlength=m))
+    d_final = np.bincount(ps, weights=add, minlength=k)
+    # A system leaves the risk set for every t_j > end_i, its W frozen at W(end_i).
+    leave = np.searchsorted(uniq, ends, side="right")
+    w_end = np.where(leave > 0, w[np.maximum(leave - 1, 0)], 0.0)
+    gone = leave < m
+    idx = leave[gone]
+    gone_n = np.cumsum(np.bincount(idx, minlength=m))
+    gone_d = np.cumsum(np.bincount(idx, weights=d_final[gone], minlength=m))
+    gone_dw = np.cumsum(np.bincount(idx, weights=(d_final * w_end)[gone], minlength=m))
+    gone_w2 = np.cumsum(np.bincount(idx, weights=(w_end**2)[gone], minlength=m))
+    return sum_d2 - 2 * (w * (sum_d - gone_d) + gone_dw) + (k - gone_n) * w * w + gone_w2
 
 
 def compare(a: EventData, b: EventData, labels: tuple[str, str], confidence: float = 0.95) -> dict[str, Any]:

@@ -198,8 +198,9 @@ def _power(data: EventData, confidence: float) -> dict[str, Any]:
 
 def _vs_model(data: EventData, expected: Sequence[float]) -> list[dict[str, Any]]:
     rows = []
-    for s, e in zip(data.systems[:NEXT_FAILURE_MAX], expected, strict=False):
-        p = gof.poisson_two_sided(s.n, e)
+    shown = data.systems[:NEXT_FAILURE_MAX]
+    pvals = gof.poisson_two_sided(np.array([s.n for s in shown]), np.asarray(expected[: len(shown)], dtype=float))
+    for s, e, p in zip(shown, expected, pvals.tolist(), strict=False):
         rows.append({"system": s.id, "events": s.n, "expected": e, "end": s.end, "p_value": p,
                      "flag": "more than expected" if p < 0.05 and s.n > e else
                      "fewer than expected" if p < 0.05 else None})
@@ -350,8 +351,8 @@ def _grouped(data: GroupedData, model: str, confidence: float) -> dict[str, Any]
 def _grp(data: EventData, kind: str, confidence: float) -> dict[str, Any]:
     g = grp.fit(data, kind)
     q_lo, q_hi = grp.q_interval(g, confidence)
-    renewal = grp.fit(data, kind, q=0.0)
-    minimal = grp.fit(data, kind, q=1.0)
+    renewal = grp.fit(data, kind, q=0.0, start=(g.alpha, g.beta))
+    minimal = grp.fit(data, kind, q=1.0, start=(g.alpha, g.beta))
     tests = {}
     for name, sub in (("renewal", renewal), ("minimal_repair", minimal)):
         lr = max(0.0, 2 * (g.log_likelihood - sub.log_likelihood))
@@ -423,6 +424,19 @@ def _by_cause(data: EventData, model: str, causes: list[str], confidence: float)
     return out
 
 
+CURVE_POINTS_MAX = 5000  # a stored curve keeps at most this many steps (every k-th and the last)
+
+
+def _thin(curve: dict[str, Any]) -> dict[str, Any]:
+    """Thin a step curve's per-time arrays for storage; figures were computed on the full curve."""
+    size = len(curve["time"])
+    if size <= CURVE_POINTS_MAX:
+        return curve
+    keep = np.unique(np.concatenate([np.linspace(0, size - 1, CURVE_POINTS_MAX).astype(int), [size - 1]]))
+    out = {k: [v[i] for i in keep] if isinstance(v, list) and len(v) == size else v for k, v in curve.items()}
+    return {**out, "thinned_from": size}
+
+
 def _mcf(data: EventData, confidence: float) -> dict[str, Any]:
     groups = sorted({s.group for s in data.systems})
     out: dict[str, Any] = {"params": [], "gof": []}
@@ -433,13 +447,14 @@ def _mcf(data: EventData, confidence: float) -> dict[str, Any]:
         for g, p in zip(groups, parts, strict=True):
             if p.n_events == 0:
                 raise InputError("mapping.group", f"group {g!r} has no events")
-        out["curves"] = {g: mcf.mcf(p, confidence) for g, p in zip(groups, parts, strict=True)}
-        out["comparison"] = mcf.compare(parts[0], parts[1], (groups[0], groups[1]), confidence)
+        out["curves"] = {g: _thin(mcf.mcf(p, confidence)) for g, p in zip(groups, parts, strict=True)}
+        out["comparison"] = _thin(mcf.compare(parts[0], parts[1], (groups[0], groups[1]), confidence))
     curve = mcf.mcf(EventData(data.systems), confidence)
-    out["curve"] = curve
+    out["curve"] = _thin(curve)
     t_end = max(s.end for s in data.systems)
     out["at"] = t_end
     out["metrics"] = {"mcf_at_end": float(mcf.mcf_at(curve, np.array([t_end]))[0])}
     out["trend_tests"] = trend.all_tests(data)
-    out["systems_vs_model"] = _vs_model(data, [float(mcf.mcf_at(curve, np.array([s.end]))[0]) for s in data.systems])
+    ends = np.array([s.end for s in data.systems])
+    out["systems_vs_model"] = _vs_model(data, mcf.mcf_at(curve, ends).tolist())
     return out
