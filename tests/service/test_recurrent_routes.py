@@ -146,3 +146,15 @@ async def test_guide_repairable_topic_is_live(api: Api) -> None:
     from bathtub.recurrent import MODELS
 
     assert all(f"`{m}`" in page["text"] for m in MODELS)
+
+
+async def test_ingest_refits_a_recurrent_model(api: Api) -> None:
+    ds = await _dataset(api, {"t": GROWTH[:-2]})
+    status, fitted = await api.post("/api/v1/fit", {"name": "g", "dataset_id": ds, "distribution": "crow_amsaa",
+                                                    "mapping": {"t": "t"}})
+    assert status == 200 and fitted["n"] == 20
+    status, out = await api.post(f"/api/ingest/datasets/{ds}/lives", {"rows": [{"t": v} for v in GROWTH[-2:]]})
+    assert status == 200 and out["refit"] == [{"id": fitted["id"], "name": "g"}]
+    record = (await api.post("get/model", {"id": fitted["id"]}))[1]
+    assert record["kind"] == "recurrent" and record["n"] == 22
+    assert next(p for p in record["params"] if p["name"] == "beta")["value"] == pytest.approx(0.6142104, abs=1e-7)
