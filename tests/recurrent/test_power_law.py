@@ -117,15 +117,13 @@ def test_crow_failure_terminated_mtbf_bound_law_by_simulation() -> None:
     """The exact law behind the failure-terminated bounds: MTBF_hat / MTBF = G1 G2 / N^2.
     Simulate power-law tests stopped at the N-th failure and check the quantiles used."""
     rng = np.random.default_rng(11)
-    n, beta, lam, reps = 8, 0.7, 0.5, 20000
-    ratios = np.empty(reps)
-    for r in range(reps):
-        big = np.cumsum(rng.exponential(size=n))  # unit-rate arrivals = Lambda(t_i)
-        t = (big / lam) ** (1 / beta)
-        b_hat = n / np.sum(np.log(t[-1] / t[:-1]))
-        m_hat = t[-1] / (n * b_hat)
-        m_true = 1 / (lam * beta * t[-1] ** (beta - 1))
-        ratios[r] = m_hat / m_true
+    n, beta, lam, reps = 8, 0.7, 0.5, 40000
+    big = np.cumsum(rng.exponential(size=(reps, n)), axis=1)  # unit-rate arrivals = Lambda(t_i)
+    t = (big / lam) ** (1 / beta)
+    b_hat = n / np.sum(np.log(t[:, -1:] / t[:, :-1]), axis=1)
+    m_hat = t[:, -1] / (n * b_hat)
+    m_true = 1 / (lam * beta * t[:, -1] ** (beta - 1))
+    ratios = m_hat / m_true
     for p in (0.025, 0.5, 0.975):
         q = bounds.product_quantile(p, n)
         share = float(np.mean(ratios <= q))
@@ -147,3 +145,37 @@ def test_results_transform_exactly_with_the_time_unit(k: float) -> None:
     assert ll_s["rocof"]["value"] == pytest.approx(ll_b["rocof"]["value"] / k, rel=1e-7)
     g = GroupedData(np.array([200.0, 400.0, 600.0, 3000.0]) * k, np.array([2.0, 1.0, 1.0, 7.0]))
     assert nhpp.power_law_grouped(g).beta == pytest.approx(0.63148, abs=1e-4)
+
+
+@pytest.mark.parametrize("systems", [1, 3])
+def test_crow_time_terminated_mtbf_bounds_cover(systems: int) -> None:
+    """Crow's conditional bounds at the end of a time-terminated test: each side misses the true
+    instantaneous MTBF at most alpha/2 of the time (discrete N makes them slightly conservative)."""
+    rng = np.random.default_rng(12 + systems)
+    beta, lam, end, reps = 0.7, 1.0, 40.0, 1200
+    true = 1 / (lam * beta * end ** (beta - 1))
+    low_miss = high_miss = 0
+    done = 0
+    for _ in range(reps):
+        seqs = []
+        for _ in range(systems):
+            n = rng.poisson(lam * end**beta)
+            seqs.append(np.sort(end * rng.uniform(size=n) ** (1 / beta)))  # given N, t/T ~ U^(1/beta)
+        t = np.concatenate(seqs)
+        if t.size < 3:
+            continue
+        s_log = float(np.sum(np.log(end / t)))
+        lower, upper = bounds.crow_time_terminated(s_log, t.size, end, systems, 0.95)
+        low_miss += lower > true
+        high_miss += upper < true
+        done += 1
+    tol = 3 * math.sqrt(0.025 * 0.975 / done)
+    assert low_miss / done <= 0.025 + tol and high_miss / done <= 0.025 + tol, (low_miss / done, high_miss / done)
+    assert low_miss / done >= 0.005 and high_miss / done >= 0.005  # bounds, not the whole half-line
+    # The record uses these bounds, at the fitted MTBF T / (N beta_hat), for a common end.
+    rec = fit_data(events(seqs, ends=[end] * systems), "crow_amsaa")
+    m = rec["mtbf"]["instantaneous"]
+    s_log = float(np.sum(np.log(end / np.concatenate(seqs))))
+    assert m["method"] == "crow_exact"
+    assert [m["lower"], m["upper"]] == pytest.approx(list(bounds.crow_time_terminated(s_log, rec["n"], end, systems,
+                                                                                      0.95)), rel=1e-12)

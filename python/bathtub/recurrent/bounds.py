@@ -7,6 +7,12 @@
 - instantaneous MTBF at the end of a failure-terminated test of one system: exact (Crow
   1982): MTBF_hat / MTBF is distributed as G1 G2 / N^2, G1 ~ Gamma(N), G2 ~ Gamma(N-1)
   independent, so the bounds are MTBF_hat over that law's quantiles.
+- instantaneous MTBF at the end T of a time-terminated test of K systems all ending at T:
+  exact given S (Crow 1982): with V = beta S ~ Gamma(N), the count N given V is distributed as
+  P(N = j) ~ (x/2)^(2j-1) / ((j-1)! j!), j >= 1, x = 2 sqrt(K rho(T) T S), i.e.
+  P(N <= k | S) = H(x | k) = sum_{j<=k} (x/2)^(2j-1) / ((j-1)! j! I_1(x)). Inverting the
+  observed N (N for one side, N - 1 for the other) bounds rho(T) = x^2 / (4 K T S), and the
+  MTBF is its inverse;
 - cumulative MTBF T / Lambda(T) with all systems ending together: N ~ Poisson(K Lambda(T))
   (time-terminated) or K Lambda(T_N) ~ Gamma(N) (failure-terminated): exact chi-squared bounds.
 - otherwise: Fisher-matrix bounds on the log scale (the delta method), named so.
@@ -18,7 +24,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy import integrate, optimize, stats
+from scipy import integrate, optimize, special, stats
 
 
 def beta_chi2(s: float, m: int, confidence: float) -> tuple[float, float]:
@@ -27,13 +33,15 @@ def beta_chi2(s: float, m: int, confidence: float) -> tuple[float, float]:
 
 
 def _product_cdf(r: float, n: int) -> float:
-    """P(G1 G2 / n^2 <= r), G1 ~ Gamma(n), G2 ~ Gamma(n-1), by integrating over G2's quantiles."""
-    g2 = stats.gamma(n - 1)
+    """P(G1 G2 / n^2 <= r), G1 ~ Gamma(n), G2 ~ Gamma(n-1): the integral over G2's density of
+    G1's distribution function (special functions only: the integrand is called many times)."""
+    c = special.gammaln(n - 1)
 
-    def f(u: float) -> float:
-        return float(stats.gamma.cdf(n * n * r / g2.ppf(u), n))
+    def f(g: float) -> float:
+        return math.exp((n - 2) * math.log(g) - g - c) * float(special.gammainc(n, n * n * r / g))
 
-    val, _ = integrate.quad(f, 0.0, 1.0, limit=200, epsabs=1e-12, epsrel=1e-10)
+    top = n + 40.0 * math.sqrt(n) + 60.0  # G2 beyond this has probability far below 1e-15
+    val, _ = integrate.quad(f, 0.0, top, limit=200, epsabs=1e-13, epsrel=1e-11, points=[max(n - 2.0, 1e-9)])
     return val
 
 
@@ -81,3 +89,37 @@ def fisher_log(value: float, grad_log: np.ndarray, cov: np.ndarray, confidence: 
 def wald(value: float, se: float, confidence: float) -> tuple[float, float]:
     z = float(stats.norm.ppf(0.5 + confidence / 2))
     return value - z * se, value + z * se
+
+
+def _h(x: float, k: int) -> float:
+    """H(x | k) = P(N <= k | S), N's conditional law a truncated Bessel series (see above)."""
+    if k < 1:
+        return 0.0
+    j = np.arange(1, k + 1)
+    log_terms = (2 * j - 1) * math.log(x / 2) - special.gammaln(j) - special.gammaln(j + 1)
+    log_i1 = math.log(special.ive(1, x)) + x
+    return float(min(1.0, math.exp(special.logsumexp(log_terms) - log_i1)))
+
+
+def _x_solving(target: float, k: int) -> float:
+    """x with H(x | k) = target (H falls from 1 to 0 as x grows)."""
+    lo, hi = 1e-8, max(4.0 * k, 10.0)
+    while _h(hi, k) > target:
+        hi *= 2
+    return float(optimize.brentq(lambda x: _h(x, k) - target, lo, hi, xtol=1e-12, rtol=1e-12))
+
+
+def crow_time_terminated(s: float, n: int, t: float, k: int, confidence: float,
+                         one_sided: bool = False) -> tuple[float, float]:
+    """Bounds of the instantaneous MTBF at T (time-terminated, K systems ending at T, N events,
+    S = sum ln(T/t)). Two-sided at `confidence`, or (lower, inf) one-sided."""
+    a = 1.0 - confidence
+    tail = a if one_sided else a / 2
+    x_hi = _x_solving(tail, n)  # largest rho: P(N <= n | S) = tail
+    lower = 4 * k * t * s / x_hi**2
+    if one_sided:
+        return lower, math.inf
+    if n < 2:
+        return lower, math.inf
+    x_lo = _x_solving(1 - tail, n - 1)  # smallest rho: P(N >= n | S) = tail
+    return lower, 4 * k * t * s / x_lo**2

@@ -153,9 +153,14 @@ def _power(data: EventData, confidence: float) -> dict[str, Any]:
     m_inst = 1.0 / rho
     g_inst = np.array([-1.0 / pl.beta - math.log(t_end), -1.0 / pl.lam])
     single_ft = k == 1 and data.failure_terminated
+    common_tt = not any(x.failure_terminated for x in data.systems) and bool(np.all(ends == t_end))
     if single_ft:
         lo, hi = bounds.crow_failure_terminated(m_inst, n, confidence)
         low1 = bounds.crow_failure_terminated_lower(m_inst, n, confidence)
+        inst_method = "crow_exact"
+    elif common_tt:
+        lo, hi = bounds.crow_time_terminated(s_inf, n, t_end, k, confidence)
+        low1 = bounds.crow_time_terminated(s_inf, n, t_end, k, confidence, one_sided=True)[0]
         inst_method = "crow_exact"
     else:
         lo, hi = bounds.fisher_log(m_inst, g_inst, cov, confidence)
