@@ -91,14 +91,22 @@ def wald(value: float, se: float, confidence: float) -> tuple[float, float]:
     return value - z * se, value + z * se
 
 
+@lru_cache(maxsize=64)
+def _bessel_terms(k: int) -> tuple[np.ndarray, np.ndarray]:
+    j = np.arange(1, k + 1)
+    return (2 * j - 1).astype(float), -special.gammaln(j) - special.gammaln(j + 1)
+
+
 def _h(x: float, k: int) -> float:
     """H(x | k) = P(N <= k | S), N's conditional law a truncated Bessel series (see above)."""
     if k < 1:
         return 0.0
-    j = np.arange(1, k + 1)
-    log_terms = (2 * j - 1) * math.log(x / 2) - special.gammaln(j) - special.gammaln(j + 1)
-    log_i1 = math.log(special.ive(1, x)) + x
-    return float(min(1.0, math.exp(special.logsumexp(log_terms) - log_i1)))
+    power, const = _bessel_terms(k)
+    log_terms = power * math.log(x / 2) + const
+    top = float(log_terms.max())
+    log_sum = top + math.log(float(np.sum(np.exp(log_terms - top))))
+    log_i1 = math.log(float(special.ive(1, x))) + x
+    return min(1.0, math.exp(log_sum - log_i1))
 
 
 def _x_solving(target: float, k: int) -> float:
