@@ -179,3 +179,20 @@ def test_crow_time_terminated_mtbf_bounds_cover(systems: int) -> None:
     assert m["method"] == "crow_exact"
     assert [m["lower"], m["upper"]] == pytest.approx(list(bounds.crow_time_terminated(s_log, rec["n"], end, systems,
                                                                                       0.95)), rel=1e-12)
+
+
+def test_failure_terminated_fleet_and_grouped_fleet() -> None:
+    """Several failure-terminated systems: each last failure only closes its system's test, so
+    the exact beta interval has 2(N - K) degrees of freedom; grouped counts of K systems
+    observed together give lambda = N / (K e_k^beta) with the same beta."""
+    rec = fit_data(events(FLEET), "crow_amsaa")
+    s = sum(float(np.sum(np.log(f[-1] / np.array(f[:-1])))) for f in FLEET)
+    m = sum(len(f) - 1 for f in FLEET)
+    lo, hi = _param(rec, "beta")["ci"]
+    assert lo == pytest.approx(stats.chi2.ppf(0.025, 2 * m) / (2 * s), rel=1e-12)
+    assert hi == pytest.approx(stats.chi2.ppf(0.975, 2 * m) / (2 * s), rel=1e-12)
+    assert rec["beta_unbiased"]["value"] == pytest.approx((m - 1) / s, rel=1e-12)
+    assert rec["mtbf"]["instantaneous"]["method"] == "fisher"  # no exact law for unequal failure ends
+    one = nhpp.power_law_grouped(GroupedData(np.array([200.0, 400.0, 600.0, 3000.0]), np.array([2.0, 1, 1, 7])))
+    two = nhpp.power_law_grouped(GroupedData(np.array([200.0, 400.0, 600.0, 3000.0]), np.array([2.0, 1, 1, 7]), 2))
+    assert two.beta == pytest.approx(one.beta, rel=1e-12) and two.lam == pytest.approx(one.lam / 2, rel=1e-12)
