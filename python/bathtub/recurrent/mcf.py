@@ -56,6 +56,11 @@ def mcf(data: EventData, confidence: float = 0.95) -> dict[str, Any]:
     out: dict[str, Any] = {"time": uniq.tolist(), "mcf": m.tolist(), "at_risk": r.astype(int).tolist(),
                            "events": d.astype(int).tolist(), "confidence": confidence}
     for name, v in (("nelson", var_nelson), ("lawless_nadeau", var_ln)):
+        if k == 1:
+            # One system has nothing to compare its counts with: both estimates are 0, not a bound.
+            out.update({f"variance_{name}": None, f"lower_{name}": None, f"upper_{name}": None,
+                        "bounds_note": "the MCF's variance needs 2 or more systems"})
+            continue
         v = np.maximum(v, 0.0)
         f = np.exp(z * np.sqrt(v) / m)
         out[f"variance_{name}"] = v.tolist()
