@@ -106,6 +106,10 @@ def compare(a: EventData, b: EventData, labels: tuple[str, str], confidence: flo
     """Difference of two populations' MCFs, MCF_a - MCF_b, at every event time of either up to
     the earlier of their last ends, with bounds from the sum of their Lawless-Nadeau variances
     (independent populations): D +- z sqrt(V_a + V_b)."""
+    for label, part in zip(labels, (a, b), strict=True):
+        if len(part.systems) < 2:
+            raise InputError("mapping.group", f"group {label!r} has {len(part.systems)} system: comparing MCFs "
+                                              "needs 2 or more systems in each group")
     fa, fb = mcf(a, confidence), mcf(b, confidence)
     horizon = min(max(s.end for s in a.systems), max(s.end for s in b.systems))
     grid = np.union1d(fa["time"], fb["time"])
