@@ -108,3 +108,13 @@ def test_comparison_detects_a_threefold_rate() -> None:
     cmp = mcf.compare(fleet(1.0), fleet(3.0), ("slow", "fast"))
     assert cmp["final"]["upper"] < 0 and cmp["final"]["lower"] <= -20 <= cmp["final"]["upper"]
     assert cmp["verdict"].startswith("the MCFs differ")
+
+
+def test_one_system_has_no_bounds_and_cannot_be_a_compared_group() -> None:
+    out = mcf.mcf(events([1.0, 3.0, 7.0]))
+    assert out["mcf"] == [1.0, 2.0, 3.0] and out["upper_nelson"] is None and out["variance_lawless_nadeau"] is None
+    from bathtub.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        mcf.compare(events([1.0, 3.0]), _data(TIMES), ("one", "five"))
+    assert err.value.field == "mapping.group"
