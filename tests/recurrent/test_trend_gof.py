@@ -80,3 +80,21 @@ def test_cvm_rejects_a_process_that_is_not_a_power_law() -> None:
     t = np.concatenate([np.linspace(0.5, 10, 15), np.linspace(990, 1000, 15)])
     cvm = fit_data(events(t, ends=1000.0), "crow_amsaa")["goodness_of_fit"][0]
     assert cvm["verdict"] == "rejects the power law"
+
+
+def test_grouped_chi_square_from_its_formula() -> None:
+    from bathtub.recurrent.data import GroupedData
+    from bathtub.recurrent.nhpp import power_law_grouped
+
+    ends = np.array([100.0, 200.0, 300.0, 400.0, 500.0])
+    counts = np.array([20.0, 12.0, 10.0, 9.0, 8.0])
+    g = GroupedData(ends, counts)
+    rec = fit_data(g, "crow_amsaa")
+    chi = rec["goodness_of_fit"][0]
+    pl = power_law_grouped(g)
+    expected = pl.lam * (ends**pl.beta - np.r_[0.0, ends[:-1]] ** pl.beta)
+    assert expected.min() >= 5  # no pooling needed here
+    x2 = float(np.sum((counts - expected) ** 2 / expected))
+    assert chi["statistic"] == pytest.approx(x2, rel=1e-12) and chi["dof"] == 3
+    assert chi["p_value"] == pytest.approx(stats.chi2.sf(x2, 3), rel=1e-12)
+    assert [r["expected"] for r in rec["intervals"]] == pytest.approx(expected.tolist(), rel=1e-12)
