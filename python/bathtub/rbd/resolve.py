@@ -66,10 +66,40 @@ def check_no_cycle(root_id: str, d: Mapping[str, Any], diagrams: Mapping[str, Ma
     walk(d, (root_id,), "")
 
 
+def recurrent_life(body: Mapping[str, Any], model_id: str, field: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A saved recurrent model as a block's life and repair quality: a power-law NHPP is a
+    Weibull(alpha = lambda^(-1/beta), beta) life under minimal repair (Kijima q = 1); a Kijima
+    GRP is its Weibull baseline with its q; an HPP an exponential life (any repair). Other
+    recurrent models have no such life and are refused."""
+    dist = body.get("distribution")
+    params = {p["name"]: p["value"] for p in body.get("params") or []}
+    if body.get("covariate_effects"):
+        raise InputError(field, f"model {model_id} has covariates: its intensity depends on them, so it is not one "
+                                "block's life")
+    if dist in ("crow_amsaa", "power_law"):
+        alpha = params["lambda"] ** (-1.0 / params["beta"])
+        life = {"distribution_id": "weibull", "params": [{"name": "alpha", "value": alpha},
+                                                          {"name": "beta", "value": params["beta"]}]}
+        return life, {"model": "kijima1", "q": 1.0}
+    if dist in ("kijima1", "kijima2"):
+        life = {"distribution_id": "weibull", "params": [{"name": "alpha", "value": params["alpha"]},
+                                                          {"name": "beta", "value": params["beta"]}]}
+        return life, {"model": dist, "q": params["q"]}
+    if dist == "hpp":
+        return {"distribution_id": "exponential", "params": [{"name": "failure_rate", "value": params["lambda"]}]}, None
+    raise InputError(field, f"model {model_id} is a {dist!r} recurrent model; a block's life can be a saved power-law "
+                            "(crow_amsaa), kijima1/kijima2 or hpp model")
+
+
 def model_from_saved(body: Mapping[str, Any], model_id: str, field: str, unit: str | None) -> dict[str, Any]:
     """A saved life model as an inline BlockModel; refuses what cannot be a block's life."""
     dist = body.get("distribution")
     opts = body.get("options") or {}
+    if body.get("kind") == "recurrent":
+        model_unit = body.get("unit")
+        if unit and model_unit and model_unit != unit:
+            raise InputError(field, f"model {model_id} is in {model_unit!r} but the diagram is in {unit!r}")
+        return recurrent_life(body, model_id, field)[0]
     if body.get("kind", "distribution") != "distribution" or (dist not in FAMILIES and dist != MIXTURE):
         raise InputError(field, f"model {model_id} is {dist!r} ({body.get('kind')}); a saved parametric life "
                                 "model is needed (not a non-parametric one)")
@@ -101,6 +131,22 @@ def _model(
     return out
 
 
+def _recurrent_quality(n: Mapping[str, Any], field: str, models: Mapping[str, Mapping[str, Any]],
+                       repairable: bool) -> dict[str, Any] | None:
+    """The repair quality a saved recurrent life brings (repairable diagrams only: without
+    repair only the first life, Weibull from age 0, is simulated, which is exact)."""
+    mid = (n.get("model") or {}).get("saved_model_id")
+    if not repairable or mid not in models or models[mid].get("kind") != "recurrent":
+        return None
+    _, quality = recurrent_life(models[mid], mid, f"{field}.model.saved_model_id")
+    if quality is None:
+        return None
+    if n.get("repair_quality") is not None:
+        raise InputError(f"{field}.repair_quality", f"the saved recurrent model {mid} sets the repair quality "
+                                                    f"({quality['model']}, q = {quality['q']:g}); remove this one")
+    return quality
+
+
 def engine_form(
     d: Mapping[str, Any],
     models: Mapping[str, Mapping[str, Any]],
@@ -127,10 +173,17 @@ def engine_form(
         if "model" in n:
             out["model"] = _model(n["model"], f"{f}.model", models, d.get("unit"))
         if "repair" in n and d.get("repairable"):
+            repair_id = n["repair"].get("saved_model_id")
+            if repair_id in models and models[repair_id].get("kind") == "recurrent":
+                raise InputError(f"{f}.repair.saved_model_id", f"model {repair_id} is a recurrent (failure) model, "
+                                                               "not a repair-time distribution")
             out["repair"] = _model(n["repair"], f"{f}.repair", models, d.get("unit"))
         for key in NODE_ENGINE_FIELDS:
             if n.get(key) is not None:
                 out[key] = n[key]
+        quality = _recurrent_quality(n, f, models, bool(d.get("repairable")))
+        if quality is not None:
+            out["repair_quality"] = quality
         if d.get("repairable"):
             for key in REPAIRABLE_NODE_FIELDS:
                 if key in n:

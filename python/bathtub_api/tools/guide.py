@@ -95,10 +95,29 @@ PAGES: dict[str, Page] = {
         ("POST /api/v1/strategy/demonstration-test", "strategy/demonstration_test"),
     ),
     "repairable": Page(
-        "Repairable systems", "Recurrent-event models: growth, ROCOF, MTBF.",
-        "Fit recurrent-event histories with `fit recurrent`: a growth verdict on the 95% interval of beta, "
-        "ROCOF and MTBF with bounds, trend and goodness-of-fit tests.",
-        ("fit/recurrent",),
+        "Repairable systems", "Recurrent-event models: growth, ROCOF, MTBF, trend tests, MCF, repair effectiveness.",
+        "Upload one row per failure (`datasets create`), then `fit recurrent` with `dataset_id`, `model` and "
+        "`mapping` (or POST /api/v1/fit with the model id in `distribution`). Models: `crow_amsaa` (= `power_law`, "
+        "power-law NHPP by maximum likelihood), `loglinear` (Cox-Lewis), `hpp`, `duane` (least-squares plot fit), "
+        "`kijima1` / `kijima2` (generalised renewal with a Weibull baseline; q = 0 as good as new, q = 1 as bad as "
+        "old, the engine's repair-quality q) and `mcf` (Nelson's non-parametric mean cumulative function). "
+        "Mapping roles: `t` event time (system age), `system` (omit for one system), `end` each system's end of "
+        "observation (time-terminated; a row with an empty `t` records a system without failures; omit `end` for "
+        "failure-terminated data, each system ending at its last failure), `cause` (adds `by_cause`, one model per "
+        "cause), `group` (mcf only: two populations compared, difference with bounds). Grouped data: `interval_end` "
+        "and `count` (failures per interval from 0), with `options.systems` systems observed together. Options: "
+        "`termination` (time or failure), `covariates` (columns constant per system: proportional-intensity "
+        "`covariate_effects`, power law only), `confidence` (default 0.95). A model of kind `recurrent` (read it "
+        "with `get model` or GET /api/v1/models/{id}) gives the parameters with intervals (beta's exact "
+        "chi-squared interval and the MIL-HDBK-189C unbiased beta), the growth verdict on beta's interval, ROCOF "
+        "and instantaneous and cumulative MTBF at the end of observation with bounds (Crow's exact ones where they "
+        "exist, else Fisher), the demonstrated MTBF's one-sided lower bound, trend tests (Laplace, MIL-HDBK-189, "
+        "Lewis-Robinson, reverse arrangements), Cramér-von Mises with Crow's critical values (chi-squared for "
+        "grouped data), `systems_vs_model`, `next_failure_by_system` (median and 90% prediction interval), and for "
+        "kijima models `repair_effectiveness` (q with its interval) and `repair_test` (renewal and minimal repair "
+        "against the fit). A saved crow_amsaa, kijima1/kijima2 or hpp model can be a block's life in `rbd create` "
+        "(`saved_model_id`): Weibull life with the model's Kijima repair quality.",
+        ("fit/recurrent", "POST /api/v1/fit", "get/model", "GET /api/v1/models/{model_id}"),
     ),
     "rbds": Page(
         "Reliability block diagrams", "Build diagrams from nodes and edges or compact stages.",

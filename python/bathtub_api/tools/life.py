@@ -14,6 +14,7 @@ from bathtub.distributions import FAMILIES, MIXTURE, Lifetime
 from bathtub.errors import InputError
 from bathtub.life import records, saved
 from bathtub.life.demand import analyse_demands
+from bathtub.recurrent import record as recurrent
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
@@ -163,17 +164,21 @@ async def saved_lifetime(ctx: Ctx, model_id: str) -> tuple[Lifetime, str | None]
     return Lifetime(dist, values, body.get("base_distribution")), body.get("unit")
 
 
-def _used_columns(columns: dict[str, list[Any]], mapping: Any) -> dict[str, Any]:
+def _used_columns(columns: dict[str, list[Any]], mapping: Any, extra: Any = None) -> dict[str, Any]:
     """Only the columns the mapping reads, numeric ones as float arrays: what crosses to the
     worker process is pickled while holding the GIL, so it is kept small (a large dataset's
     columns would otherwise stall the event loop for a second)."""
     if not isinstance(mapping, dict) or not all(isinstance(c, str) and c in columns for c in mapping.values()):
         return columns  # the fit names what is wrong, listing every column
     out: dict[str, Any] = {}
-    labels = mapping.get(saved.MODE_ROLE)  # failure modes are labels: 3 must stay "3", not "3.0"
-    for name in set(mapping.values()):
+    # failure modes, causes and system ids are labels: 3 must stay "3", not "3.0"
+    labels = {mapping.get(saved.MODE_ROLE), mapping.get("cause"), mapping.get("system")}
+    wanted = set(mapping.values())
+    if isinstance(extra, list):  # columns named outside the mapping (recurrent covariates)
+        wanted |= {c for c in extra if isinstance(c, str) and c in columns}
+    for name in wanted:
         values = columns[name]
-        numeric = name != labels and all(type(v) in (int, float) for v in values)
+        numeric = name not in labels and all(type(v) in (int, float) for v in values)
         arr = np.asarray(values) if numeric else None
         out[name] = arr.astype(float) if arr is not None and arr.dtype.kind in "iuf" else values
     return out
@@ -181,9 +186,11 @@ def _used_columns(columns: dict[str, list[Any]], mapping: Any) -> dict[str, Any]
 
 async def _fit_record(ctx: Ctx, source: dict[str, Any], columns: dict[str, list[Any]]) -> dict[str, Any]:
     """The fitted record (in a worker process) of a model's `source` on a dataset's columns."""
-    used = await asyncio.to_thread(_used_columns, columns, source["mapping"])
-    return await ctx.jobs.run_cpu(saved.fit_columns, used, source["mapping"], source["distribution"],
-                                  source.get("options"))
+    used = await asyncio.to_thread(_used_columns, columns, source["mapping"],
+                                   (source.get("options") or {}).get("covariates"))
+    # Recurrent-event model ids (crow_amsaa, kijima1, mcf, ...) fit repairable-system records.
+    fitter = recurrent.fit_columns if source["distribution"] in recurrent.MODELS else saved.fit_columns
+    return await ctx.jobs.run_cpu(fitter, used, source["mapping"], source["distribution"], source.get("options"))
 
 
 async def fit(ctx: Ctx, req: FitIn) -> dict[str, Any]:
@@ -277,7 +284,7 @@ def register(reg: Registry) -> None:
                summary="Probability of failure on demand from demand batches: exact and Jeffreys intervals, "
                        "homogeneity and trend tests; saved as a model")(demand)
     reg.action("get", "model", request=ModelGet, response=ModelRecord, selector="kind",
-               summary="A saved life model in full")(get_model)
+               summary="A saved life or recurrent model in full")(get_model)
     reg.action("list", "model", request=ListRequest, response=ModelList, selector="kind",
                summary="The caller's models, oldest first")(list_models)
 
