@@ -78,6 +78,28 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "ALTER TABLE items ADD COLUMN version INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE items DROP COLUMN version",
     ),
+    (
+        5,
+        # Job leases: the instance running a job renews lease_expires_at with a heartbeat
+        # (and publishes progress), so other instances recover only jobs whose lease ran out;
+        # attempts bounds how often a job that keeps killing its instance is requeued.
+        """
+        ALTER TABLE jobs ADD COLUMN lease_owner TEXT;
+        ALTER TABLE jobs ADD COLUMN lease_expires_at DOUBLE PRECISION;
+        ALTER TABLE jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE jobs ADD COLUMN progress DOUBLE PRECISION;
+        ALTER TABLE jobs ADD COLUMN eta_s DOUBLE PRECISION;
+        CREATE INDEX jobs_status_lease ON jobs (status, lease_expires_at);
+        """,
+        """
+        DROP INDEX jobs_status_lease;
+        ALTER TABLE jobs DROP COLUMN eta_s;
+        ALTER TABLE jobs DROP COLUMN progress;
+        ALTER TABLE jobs DROP COLUMN attempts;
+        ALTER TABLE jobs DROP COLUMN lease_expires_at;
+        ALTER TABLE jobs DROP COLUMN lease_owner;
+        """,
+    ),
 ]
 
 
