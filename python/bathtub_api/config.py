@@ -28,6 +28,7 @@ class Config:
     job_lease_seconds: float = 20.0
     job_heartbeat_seconds: float = 2.0
     job_max_attempts: int = 3
+    job_engine_threads: int = field(default_factory=lambda: os.cpu_count() or 1)  # per simulation job
     shutdown_grace_seconds: float = 5.0
 
     def __post_init__(self) -> None:
@@ -35,6 +36,8 @@ class Config:
             raise ValueError("job_cpu_limit_seconds must be > 0")
         if not 0 < self.job_heartbeat_seconds <= self.job_lease_seconds / 3:
             raise ValueError("job_heartbeat_seconds must be > 0 and at most a third of job_lease_seconds")
+        if self.job_engine_threads < 1:
+            raise ValueError("job_engine_threads must be at least 1")
         if self.job_max_attempts < 1:
             raise ValueError("job_max_attempts must be at least 1")
 
@@ -57,6 +60,7 @@ class Config:
             ("job_lease_seconds", "BATHTUB_JOB_LEASE_SECONDS", float),
             ("job_heartbeat_seconds", "BATHTUB_JOB_HEARTBEAT_SECONDS", float),
             ("job_max_attempts", "BATHTUB_JOB_MAX_ATTEMPTS", int),
+            ("job_engine_threads", "BATHTUB_JOB_ENGINE_THREADS", int),
             ("shutdown_grace_seconds", "BATHTUB_SHUTDOWN_GRACE_SECONDS", float),
         ):
             if name in env:

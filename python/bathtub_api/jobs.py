@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -51,6 +52,7 @@ T = TypeVar("T")
 
 PURGE_EVERY_S = 3600.0
 CANCEL_WAIT_S = 5.0  # a cancel answers once the work stopped, or after this long
+ENGINE_STOP_S = 1.0  # the engine stops within a replication; past this, the job's task is cancelled
 STATES = ("queued", "running", "done", "failed", "cancelled")
 
 
@@ -92,7 +94,7 @@ class JobHandle:
 class JobRunner:
     def __init__(self, store: Store, registry: Registry, *, concurrency: int, cpu_workers: int, retention_days: float,
                  cpu_limit_s: float = 600.0, lease_s: float = 20.0, heartbeat_s: float = 2.0, max_attempts: int = 3,
-                 grace_s: float = 5.0):
+                 grace_s: float = 5.0, engine_threads: int | None = None):
         self.store = store
         self.registry = registry
         self.concurrency = concurrency
@@ -103,6 +105,9 @@ class JobRunner:
         self.heartbeat_s = heartbeat_s
         self.max_attempts = max_attempts
         self.grace_s = grace_s
+        # Each engine run gets its own threads (not rayon's shared pool): two jobs then never
+        # wait on each other's replications, so a cancelled job stops at once.
+        self.engine_threads = engine_threads or os.cpu_count() or 1
         # Host and pid make a lease's owner easy to find; the random part keeps it unique.
         self.instance = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._scheduler: aiojobs.Scheduler | None = None
@@ -111,6 +116,7 @@ class JobRunner:
         self._running: dict[str, JobHandle] = {}
         self._spawned: set[str] = set()  # queued here, not finished yet
         self._stopping = False
+        self._stoppers: set[asyncio.Task[None]] = set()  # referenced until done (asyncio keeps weak refs)
 
     async def start(self) -> None:
         self._scheduler = aiojobs.Scheduler(limit=self.concurrency, pending_limit=100_000)
@@ -127,11 +133,8 @@ class JobRunner:
         handles = list(self._running.values())
         for h in handles:
             h.requeue = True
-            h.control.cancel()
         self._stop_pool()  # pure-Python work cannot be interrupted: its workers are stopped
-        tasks = {h.task for h in handles if h.task is not None}
-        if tasks:
-            await asyncio.wait(tasks, timeout=self.grace_s)
+        await asyncio.gather(*(self._stop(h, self.grace_s) for h in handles))
         for h in handles:
             if h.job_id in self._running:  # did not hand back in time: requeue it ourselves
                 await self.store.requeue_job(h.job_id, self.instance)
@@ -214,11 +217,20 @@ class JobRunner:
             here = self._running.get(job_id)
             if here is not None:
                 here.lost = True
-                here.control.cancel()
-                if here.task is not None:
-                    await asyncio.wait({here.task}, timeout=CANCEL_WAIT_S)
+                await self._stop(here, CANCEL_WAIT_S)
             # A job running on another instance stops at that instance's next heartbeat.
         return await self.status(owner, job_id)
+
+    async def _stop(self, h: JobHandle, wait_s: float) -> None:
+        """Stop a job's work: the engine at its next replication (it then raises Cancelled);
+        work that is not the engine's (awaiting something else) by cancelling its task."""
+        h.control.cancel()
+        if h.task is None or h.task is asyncio.current_task():
+            return
+        done, _ = await asyncio.wait({h.task}, timeout=min(ENGINE_STOP_S, wait_s))
+        if not done:
+            h.task.cancel()
+            await asyncio.wait({h.task}, timeout=wait_s)
 
     # -- running -------------------------------------------------------------------------
     async def _spawn(self, job_id: str, owner: str, kind: str, args: dict[str, Any]) -> None:
@@ -245,7 +257,7 @@ class JobRunner:
             if handler is None:
                 raise ApiError(500, f"this service no longer knows job kind {kind!r}")
             result = await handler(JobCtx(owner, self.store, self, h), args)
-        except (Cancelled, asyncio.CancelledError, concurrent.futures.process.BrokenProcessPool) as e:
+        except (Cancelled, asyncio.CancelledError, BrokenProcessPool) as e:
             if h.requeue:
                 await self.store.requeue_job(h.job_id, self.instance)
             elif not h.lost:  # a worker process died under it
@@ -273,7 +285,7 @@ class JobRunner:
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._pool, functools.partial(fn, *args))
-        except concurrent.futures.process.BrokenProcessPool:
+        except BrokenProcessPool:
             # A worker died (killed, out of memory): start a fresh pool for the next call.
             self._stop_pool()
             raise
@@ -307,11 +319,13 @@ class JobRunner:
     async def _heartbeat(self) -> None:
         for h in list(self._running.values()):
             ours = await self.store.renew_lease(h.job_id, self.instance, now() + self.lease_s, h.progress(), h.eta_s())
-            if not ours and not h.requeue:
+            if not ours and not h.requeue and not h.lost:
                 # Cancelled through another instance (or, after a stall, recovered by one):
                 # stop computing something nobody will store.
                 h.lost = True
-                h.control.cancel()
+                stopper = asyncio.create_task(self._stop(h, CANCEL_WAIT_S))
+                self._stoppers.add(stopper)
+                stopper.add_done_callback(self._stoppers.discard)
 
     async def _lease_loop(self) -> None:
         last_recovery = time.monotonic()

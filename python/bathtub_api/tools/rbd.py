@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from typing import Annotated, Any, Literal
 
@@ -264,14 +263,12 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
             "cached": False}
 
 
-def _compute(inputs: dict[str, Any], method: str, control: engine.RunControl | None) -> dict[str, Any]:
+def _compute(inputs: dict[str, Any], method: str, threads: int, control: engine.RunControl | None) -> dict[str, Any]:
     opts = RunOptions(**inputs["options"])
     if method == "closed_form":
         return rbd.closed_form(inputs["diagram"], opts)
-    # Each run on its own engine threads (not rayon's shared pool): two jobs then never wait on
-    # each other's replications, so a cancelled job stops at once even while another runs.
-    return rbd.simulate(inputs["diagram"], inputs["repairable"], opts, crews=inputs["crews"],
-                        threads=os.cpu_count() or 1, control=control)
+    return rbd.simulate(inputs["diagram"], inputs["repairable"], opts, crews=inputs["crews"], threads=threads,
+                        control=control)
 
 
 async def _execute(store: Store, owner: str, jobs: Any, args: dict[str, Any],
@@ -280,7 +277,7 @@ async def _execute(store: Store, owner: str, jobs: Any, args: dict[str, Any],
     cancelled through `control` raises engine.Cancelled and stores nothing."""
     plan = args["plan"]
     start = time.perf_counter()
-    out = await jobs.run_native(_compute, args["inputs"], plan["method"], control)
+    out = await jobs.run_native(_compute, args["inputs"], plan["method"], jobs.engine_threads, control)
     duration = time.perf_counter() - start
     body = {
         "rbd_id": args["rbd_id"],
