@@ -64,10 +64,14 @@ async def test_instances_share_a_store_without_taking_live_jobs(aiohttp_client: 
     GATES[gate].set()
     job = await poll(b, job_id)
     assert job["status"] == "done" and job["result"] == {"sum": sum(i * i for i in range(100))}
-    await asyncio.sleep(0.2)  # let A's stale worker reach its (refused) write
-    row = await job_row(database_url, job_id)
-    assert (row["status"], row["lease_owner"]) == ("done", None)
+    for _ in range(600):  # let A's stale work reach its (refused) write
+        if not runner_a.running:
+            break
+        await asyncio.sleep(0.05)
     assert runner_a.running == frozenset() and runner_b.running == frozenset()
+    row = await job_row(database_url, job_id)
+    assert (row["status"], row["lease_owner"], row["result"]) == ("done", None, job["result"])
+    assert (await b.post("get/job", {"id": job_id}))[1]["finished_at"] == job["finished_at"]  # A wrote nothing
 
 
 async def test_a_job_cancelled_through_another_instance_stops_where_it_runs(aiohttp_client: Any,
