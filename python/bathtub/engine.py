@@ -87,15 +87,18 @@ import numpy as np
 
 from bathtub import _engine
 from bathtub._engine import EngineError
+from bathtub.control import Cancelled, RunControl, call_engine
 from bathtub.distributions import MIXTURE, params_from_mean, parse_params
 from bathtub.errors import InputError, prefixed
 
 __all__ = [
     "AvailabilityResult",
     "BlockFigures",
+    "Cancelled",
     "Distribution",
     "EngineError",
     "MissionResult",
+    "RunControl",
     "SafetyFigures",
     "compile_diagram",
     "engine_version",
@@ -1121,6 +1124,7 @@ def simulate_availability(
     crews: int = 0,
     replication_start: int = 0,
     threads: int | None = None,
+    control: RunControl | None = None,
 ) -> AvailabilityResult:
     """Repairable Monte Carlo over [0, horizon] (diagram unit).
 
@@ -1130,6 +1134,8 @@ def simulate_availability(
     once; otherwise failures wait for one of `crews` crews, higher `crew_priority` first,
     then first come. `grid` points of A(t) over [0, horizon]. `threads` None uses every core.
     A diagram with `safety_function` true gets `safety` figures (PFD, SIL vs `target_sil`).
+    `control` (a RunControl) cancels the run from another thread (raising Cancelled) and
+    counts replications done; Ctrl-C on the main thread cancels it too.
     """
     if replications is not None and target_half_width is not None:
         raise InputError("replications", "give replications or target_half_width, not both")
@@ -1157,18 +1163,11 @@ def simulate_availability(
                                                   "give the same (or omit it)")
     text = json.dumps(norm)
     safety = _safety_settings(diagram)
-    state, summary = _engine.simulate_availability(
-        text,
-        float(horizon),
-        grid,
-        crews,
-        seed,
-        replication_start,
-        replications=replications,
-        target_half_width=None if target_half_width is None else float(target_half_width),
-        max_replications=max_replications,
-        threads=_check_threads(threads),
-    )
+    target = None if target_half_width is None else float(target_half_width)
+    state, summary = call_engine(lambda ctl: _engine.simulate_availability(
+        text, float(horizon), grid, crews, seed, replication_start, replications=replications,
+        target_half_width=target, max_replications=max_replications, threads=_check_threads(threads), control=ctl,
+    ), control)
     return _availability_result(
         state, summary, None if target_half_width is None else float(target_half_width), safety
     )
@@ -1183,6 +1182,7 @@ def simulate_mission(
     grid: int = 101,
     replication_start: int = 0,
     threads: int | None = None,
+    control: RunControl | None = None,
 ) -> MissionResult:
     """Non-repairable Monte Carlo: every replication runs to system failure (repair models
     are ignored); R(t) on `grid` points over [0, mission_time] (diagram unit).
@@ -1193,7 +1193,8 @@ def simulate_mission(
     needed fails the system when a phase needs it again. With block capacities, `production`
     gives the capacity read at the diagram's production period (else at mission_time).
     With phases, `mission_time` must be the phases' total duration (`phases_end`): the
-    per-phase table and the mission's reliability then describe one mission."""
+    per-phase table and the mission's reliability then describe one mission.
+    `control` as in `simulate_availability`."""
     _check_int(replications, "replications", 1, 100_000_000)
     _check_int(seed, "seed", 0, MAX_U64)
     _check_int(grid, "grid", 0, 100_000)
@@ -1211,9 +1212,10 @@ def simulate_mission(
     text = json.dumps(norm)
     if _safety_settings(diagram)[0]:
         raise InputError("diagram.safety_function", "PFD needs a repairable (availability) run with proof tests")
-    state, summary = _engine.simulate_mission(
-        text, float(mission_time), grid, seed, replication_start, replications, threads=_check_threads(threads)
-    )
+    state, summary = call_engine(lambda ctl: _engine.simulate_mission(
+        text, float(mission_time), grid, seed, replication_start, replications, threads=_check_threads(threads),
+        control=ctl,
+    ), control)
     return _mission_result(state, summary)
 
 

@@ -95,7 +95,11 @@ def main(argv: list[str] | None = None) -> int:
 
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         print(f"bathtub: serving on http://{config.host}:{config.port} (store {config.database_url.split('@')[-1]})")
-        web.run_app(create_app(config), host=config.host, port=config.port, print=None, access_log=None)
+        # SIGINT/SIGTERM stop the server: requests in flight get shutdown_grace_seconds to finish,
+        # then the job runner cancels and requeues running jobs and stops its pool workers.
+        web.run_app(create_app(config), host=config.host, port=config.port, print=None, access_log=None,
+                    shutdown_timeout=config.shutdown_grace_seconds)
+        print("bathtub: stopped")
         return 0
     if args.command == "token":
         if args.token_command == "create":

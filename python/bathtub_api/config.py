@@ -45,6 +45,26 @@ class Config:
     # How long an Idempotency-Key is remembered (with its request's hash and first answer):
     # a retry within this time replays the answer; after it the key is purged and free again.
     idempotency_key_hours: float = 24.0
+    # Jobs. A job whose quote (expected seconds on one core) passes the limit is refused
+    # before it is queued. A running job's lease is renewed every heartbeat; another instance
+    # recovers it only once the lease ran out (so a lease must outlive several heartbeats),
+    # requeueing it up to max attempts. Stopping waits this long for running jobs to hand back.
+    job_cpu_limit_seconds: float = 600.0
+    job_lease_seconds: float = 20.0
+    job_heartbeat_seconds: float = 2.0
+    job_max_attempts: int = 3
+    job_engine_threads: int = field(default_factory=lambda: os.cpu_count() or 1)  # per simulation job
+    shutdown_grace_seconds: float = 5.0
+
+    def __post_init__(self) -> None:
+        if not self.job_cpu_limit_seconds > 0:
+            raise ValueError("job_cpu_limit_seconds must be > 0")
+        if not 0 < self.job_heartbeat_seconds <= self.job_lease_seconds / 3:
+            raise ValueError("job_heartbeat_seconds must be > 0 and at most a third of job_lease_seconds")
+        if self.job_engine_threads < 1:
+            raise ValueError("job_engine_threads must be at least 1")
+        if self.job_max_attempts < 1:
+            raise ValueError("job_max_attempts must be at least 1")
 
     @classmethod
     def from_env(cls, **overrides: object) -> Config:
@@ -66,6 +86,12 @@ class Config:
             ("smtp_url", "BATHTUB_SMTP_URL", str),
             ("smtp_from", "BATHTUB_SMTP_FROM", str),
             ("idempotency_key_hours", "BATHTUB_IDEMPOTENCY_KEY_HOURS", float),
+            ("job_cpu_limit_seconds", "BATHTUB_JOB_CPU_LIMIT_SECONDS", float),
+            ("job_lease_seconds", "BATHTUB_JOB_LEASE_SECONDS", float),
+            ("job_heartbeat_seconds", "BATHTUB_JOB_HEARTBEAT_SECONDS", float),
+            ("job_max_attempts", "BATHTUB_JOB_MAX_ATTEMPTS", int),
+            ("job_engine_threads", "BATHTUB_JOB_ENGINE_THREADS", int),
+            ("shutdown_grace_seconds", "BATHTUB_SHUTDOWN_GRACE_SECONDS", float),
         ):
             if name in env:
                 values[key] = conv(env[name])

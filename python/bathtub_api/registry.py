@@ -18,7 +18,7 @@ from bathtub_api.keys import CONFIG, JOBS, STORE, USER
 
 if TYPE_CHECKING:
     from bathtub_api.config import Config
-    from bathtub_api.jobs import JobRunner
+    from bathtub_api.jobs import JobHandle, JobRunner
     from bathtub_api.store import Store
 
 
@@ -111,11 +111,14 @@ class Route:
 
 @dataclass(frozen=True)
 class JobCtx:
-    """What a queued calculation may use: its owner, the store, and the off-loop runners."""
+    """What a queued calculation may use: its owner, the store, the off-loop runners, and its
+    handle (`handle.control` to pass to engine runs: cancel and progress; `handle.report` for
+    progress of pure-Python work)."""
 
     owner: str
     store: Store
     jobs: JobRunner
+    handle: JobHandle
 
 
 @dataclass

@@ -15,7 +15,11 @@ STUB = Path(_engine.__file__).with_name("_engine.pyi")
 def test_stub_matches_module():
     tree = ast.parse(STUB.read_text())
     stubbed = {n.name: [a.arg for a in n.args.args] for n in tree.body if isinstance(n, ast.FunctionDef)}
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     exported = {name for name, obj in vars(_engine).items() if callable(obj) and not name.startswith("_")}
-    assert set(stubbed) | {"EngineError"} == exported
+    assert set(stubbed) | set(classes) == exported
+    for name, cls in classes.items():  # the members a class stub names exist on the class
+        members = {m.name for m in cls.body if isinstance(m, ast.FunctionDef)} - {"__init__"}
+        assert members <= set(dir(getattr(_engine, name))), name
     for name, params in stubbed.items():
         assert list(inspect.signature(getattr(_engine, name)).parameters) == params, name

@@ -13,7 +13,7 @@ from bathtub_api.auth import hash_token
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
 from bathtub_api.ids import now
-from bathtub_api.jobs import ORPHANED
+from bathtub_api.jobs import gave_up
 from bathtub_api.registry import Ctx, JobCtx, Registry
 from bathtub_api.store import open_store
 from bathtub_api.tools import default_registry
@@ -111,22 +111,29 @@ async def test_jobs_are_private(api: Api, other_api: Api) -> None:
     assert status == 404 and list(body) == ["detail"]
 
 
-async def test_startup_fails_orphans_requeues_queued_and_purges(aiohttp_client: Any, database_url: str) -> None:
+async def test_startup_recovers_expired_leases_runs_queued_and_purges(aiohttp_client: Any, database_url: str) -> None:
     config = Config(database_url=database_url, cpu_workers=1)
     token = await token_create(config, "alice", ["read", "write"])
+    args = {"n": 5, "fail": False, "spin": 0.0, "gate": None}
     store = await open_store(database_url)
     try:
         owner = (await store.token_owner(hash_token(token)))["user_id"]
-        orphan = await store.create_job(owner, "testing.crunch", {"n": 5, "fail": False, "spin": 0.0, "gate": None})
-        await store.mark_job_running(orphan)
-        waiting = await store.create_job(owner, "testing.crunch", {"n": 5, "fail": False, "spin": 0.0, "gate": None})
-        old = await store.create_job(owner, "testing.crunch", {"n": 5, "fail": False, "spin": 0.0, "gate": None})
+        # Left running by a dead instance: its lease ran out, so it is requeued and run again.
+        orphan = await store.create_job(owner, "testing.crunch", args)
+        assert await store.claim_job(orphan, "inst_dead", now() - 1.0)
+        # The same, but it already used every attempt (it keeps killing its instance): failed.
+        doomed = await store.create_job(owner, "testing.crunch", args)
+        await store.db.execute("UPDATE jobs SET attempts = ? WHERE id = ?", config.job_max_attempts - 1, doomed)
+        assert await store.claim_job(doomed, "inst_dead", now() - 1.0)
+        waiting = await store.create_job(owner, "testing.crunch", args)
+        old = await store.create_job(owner, "testing.crunch", args)
         await store.db.execute("UPDATE jobs SET created_at = ?, status = 'done' WHERE id = ?", now() - 8 * 86400, old)
     finally:
         await store.close()
     api = Api(await aiohttp_client(create_app(config, jobs_registry())), token)
-    job = await poll(api, orphan)
-    assert job["status"] == "failed" and job["message"] == ORPHANED
+    assert (await poll(api, orphan))["result"] == {"sum": 30}
+    job = await poll(api, doomed)
+    assert job["status"] == "failed" and job["message"] == gave_up(config.job_max_attempts)
     assert (await poll(api, waiting))["result"] == {"sum": 30}
     status, _ = await api.post("get/job", {"id": old})
     assert status == 404  # older than a week: purged

@@ -100,6 +100,28 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         """,
     ),
     (
+        5,
+        # Job leases: the instance running a job renews lease_expires_at with a heartbeat
+        # (and publishes progress), so other instances recover only jobs whose lease ran out;
+        # attempts bounds how often a job that keeps killing its instance is requeued.
+        """
+        ALTER TABLE jobs ADD COLUMN lease_owner TEXT;
+        ALTER TABLE jobs ADD COLUMN lease_expires_at DOUBLE PRECISION;
+        ALTER TABLE jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE jobs ADD COLUMN progress DOUBLE PRECISION;
+        ALTER TABLE jobs ADD COLUMN eta_s DOUBLE PRECISION;
+        CREATE INDEX jobs_status_lease ON jobs (status, lease_expires_at);
+        """,
+        """
+        DROP INDEX jobs_status_lease;
+        ALTER TABLE jobs DROP COLUMN eta_s;
+        ALTER TABLE jobs DROP COLUMN progress;
+        ALTER TABLE jobs DROP COLUMN attempts;
+        ALTER TABLE jobs DROP COLUMN lease_expires_at;
+        ALTER TABLE jobs DROP COLUMN lease_owner;
+        """,
+    ),
+    (
         6,
         # Alert emails wait here until the SMTP server takes them: an outbox written in the same
         # transaction as the change that fired the alert, so no alert is lost or sent twice.

@@ -136,8 +136,12 @@ PAGES: dict[str, Page] = {
         "`rbd_analysis analyze` with `id` and `horizon` (repairable) or `mission_time` (non-repairable), "
         "`replications` or `precision` (relative 95% half-width of mean unavailability), `seed`. A "
         "non-repairable diagram that reduces to series, parallel and k-of-n parts (bridges included) answers at "
-        "once in closed form; otherwise it quotes the run time and queues a job (poll `get job`) that stores an "
-        "`rbd_run`: figures with 95% intervals, per-block figures, inputs, engine versions, precision reached "
+        "once in closed form; otherwise it quotes the run time (CPU-seconds on one core) and queues a job (poll "
+        "`get job`: `progress` 0..1 and `eta_s` while it runs; `jobs cancel` stops it within about a second) "
+        "that stores an `rbd_run`; a run quoted over the per-job limit (10 CPU-minutes unless the operator set "
+        "another) is refused with 422 naming `replications` (or `max_replications`) and `horizon` "
+        "(`mission_time`) with the quote. An `rbd_run` holds "
+        "figures with 95% intervals, per-block figures, inputs, engine versions, precision reached "
         "and the quote. `get rbd_run` with `include_curve` adds A(t) or R(t) with its band and says whether the "
         "diagram changed since; the same inputs answer from the stored run unless `recompute: true`. "
         "The simulation honours preventive maintenance, proof tests (PFD and SIL of a `safety_function`), "
@@ -149,7 +153,7 @@ PAGES: dict[str, Page] = {
         "fields; an `instant_repair` block's failures count (one that takes the system down is a system failure "
         "of no length). PFD(t) is read just before each proof test, so `pfd_max` is the saw-tooth peak. A "
         "phased mission's `mission_time` is the phases' total duration (omit it, or give that value).",
-        ("rbd_analysis/analyze", "get/rbd_run", "get/job"),
+        ("rbd_analysis/analyze", "get/rbd_run", "get/job", "jobs/cancel"),
     ),
     "strategy": Page(
         "Maintenance strategy", "Optimal replacement, failure-finding intervals, shut plans.",
@@ -226,14 +230,16 @@ PAGES: dict[str, Page] = {
         "Every item belongs to the token's user; ids are strings with a kind prefix (ds_, mdl_, rbd_, run_, "
         "job_). Another user's id answers 404. List items with the `list` tool (e.g. `list dataset`), read them "
         "with `get` (`get dataset` pages rows with `offset` and `limit` 1-500). Long calculations answer with a "
-        "`job_id`: poll `get job`. Tokens are created and revoked by the operator with "
+        "`job_id`: poll `get job`; `jobs cancel` stops your queued or running job. Tokens are created and "
+        "revoked by the operator with "
         "`bathtub token create --user NAME --scopes read,write`.",
         ("list/dataset", "get/dataset", "get/job"),
     ),
     "plans": Page(
         "Plans and limits", "What the limits are and what to do when one stops a call.",
         "This service enforces 120 requests a minute per token (429 with Retry-After: wait that many seconds), "
-        "request bodies up to its configured size (413), and 1-500 rows per dataset page. It has no paid plans: "
+        "request bodies up to its configured size (413), 1-500 rows per dataset page, and a per-job limit on a "
+        "simulation's quoted cost (10 CPU-minutes by default; 422 naming the field to lower). It has no paid plans: "
         "402 is never returned by a self-hosted Bathtub.",
         ("guide",),
     ),

@@ -1,4 +1,4 @@
-"""get/job: a queued calculation's status and, when done, its result."""
+"""get/job and jobs cancel: a queued calculation's status, progress and result; stopping one."""
 
 from __future__ import annotations
 
@@ -15,11 +15,13 @@ class JobGet(Strict):
 class JobStatus(Strict):
     id: str
     kind: str
-    status: Literal["queued", "running", "done", "failed"]
+    status: Literal["queued", "running", "done", "failed", "cancelled"]
     created_at: str | None
     started_at: str | None
     finished_at: str | None
     queue_position: int | None = None
+    progress: float | None = None
+    eta_s: float | None = None
     result: Any = None
     message: str | None = None
 
@@ -34,7 +36,15 @@ async def get_job(ctx: Ctx, req: JobGet) -> dict[str, Any]:
     return await ctx.jobs.status(ctx.user.id, req.id)
 
 
+async def cancel_job(ctx: Ctx, req: JobGet) -> dict[str, Any]:
+    return await ctx.jobs.cancel(ctx.user.id, req.id)
+
+
 def register(reg: Registry) -> None:
     reg.action("get", "job", request=JobGet, response=JobStatus, selector="kind",
-               summary="A job's status (queued with queue_position, running, done with result, failed with "
-                       "message). Poll every few seconds; jobs are kept a week.")(get_job)
+               summary="A job's status: queued (with queue_position), running (with progress 0..1 and eta_s, "
+                       "seconds left, once known), done (with result), failed (with message) or cancelled. "
+                       "Poll every few seconds; jobs are kept a week.")(get_job)
+    reg.action("jobs", "cancel", request=JobGet, response=JobStatus, scope="write",
+               summary="Cancel a queued or running job (yours only): a simulation stops within about a second "
+                       "and nothing is stored. A finished job answers 409; cancelling twice is harmless.")(cancel_job)

@@ -269,23 +269,33 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
     if what["method"] == "closed_form":
         run = await _execute(ctx.store, ctx.user.id, ctx.jobs, args)
         return {**run, "cached": False}
+    # The quote is the run's cost on one core: a run over the per-job limit is refused here,
+    # naming what to lower, before anything is queued.
+    if body["repairable"]:
+        ctx.jobs.check_quote(what["quote"], "replications" if opts.precision is None else "max_replications",
+                             "horizon")
+    else:
+        ctx.jobs.check_quote(what["quote"], "replications", "mission_time")
     queued = await ctx.jobs.submit(ctx.user.id, JOB_KIND, args)
     return {**queued, "run_id": run_id, "method": "simulation", "reason": what["reason"], "quote": what["quote"],
             "cached": False}
 
 
-def _compute(inputs: dict[str, Any], method: str) -> dict[str, Any]:
+def _compute(inputs: dict[str, Any], method: str, threads: int, control: engine.RunControl | None) -> dict[str, Any]:
     opts = RunOptions(**inputs["options"])
     if method == "closed_form":
         return rbd.closed_form(inputs["diagram"], opts)
-    return rbd.simulate(inputs["diagram"], inputs["repairable"], opts, crews=inputs["crews"])
+    return rbd.simulate(inputs["diagram"], inputs["repairable"], opts, crews=inputs["crews"], threads=threads,
+                        control=control)
 
 
-async def _execute(store: Store, owner: str, jobs: Any, args: dict[str, Any]) -> dict[str, Any]:
-    """Run an analysis off the event loop, store its rbd_run, answer its summary."""
+async def _execute(store: Store, owner: str, jobs: Any, args: dict[str, Any],
+                   control: engine.RunControl | None = None) -> dict[str, Any]:
+    """Run an analysis off the event loop, store its rbd_run, answer its summary. A run
+    cancelled through `control` raises engine.Cancelled and stores nothing."""
     plan = args["plan"]
     start = time.perf_counter()
-    out = await jobs.run_native(_compute, args["inputs"], plan["method"])
+    out = await jobs.run_native(_compute, args["inputs"], plan["method"], jobs.engine_threads, control)
     duration = time.perf_counter() - start
     body = {
         "rbd_id": args["rbd_id"],
@@ -317,7 +327,7 @@ def _library_version() -> str:
 
 
 async def run_job(ctx: JobCtx, args: dict[str, Any]) -> dict[str, Any]:
-    return await _execute(ctx.store, ctx.owner, ctx.jobs, args)
+    return await _execute(ctx.store, ctx.owner, ctx.jobs, args, ctx.handle.control)
 
 
 async def get_run(ctx: Ctx, req: RunGet) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 //! Repairable availability simulation over [0, T]: mergeable accumulator and summary.
 use crate::diagram::Compiled;
 use crate::error::EngineError;
-use crate::parallel::over_replications;
+use crate::parallel::{Control, over_replications};
 use crate::rng::Stream;
 use crate::sim::{COST_KINDS, K_DOWNTIME, Sim};
 use crate::stats::{Moments, add_vec, fx, unfx, wilson};
@@ -507,6 +507,18 @@ pub fn run(
     count: u64,
     threads: Option<usize>,
 ) -> Result<AvailabilityAcc, EngineError> {
+    run_with(c, o, start, count, threads, &Control::new())
+}
+
+/// [`run`] under a [`Control`]: stoppable between replications, progress counted as it goes.
+pub fn run_with(
+    c: &Compiled,
+    o: &AvailabilityOptions,
+    start: u64,
+    count: u64,
+    threads: Option<usize>,
+    ctl: &Control,
+) -> Result<AvailabilityAcc, EngineError> {
     check(c, o)?;
     let blocks = c.block_ids();
     let grid = sample_times(o.horizon, o.grid, &test_times(c, o.horizon));
@@ -515,6 +527,7 @@ pub fn run(
         start,
         count,
         threads,
+        ctl,
         || (Sim::new(c, true, o.crews), empty()),
         |(sim, acc), rep| replicate(sim, acc, &grid, rep),
         |(_, acc)| acc,
@@ -545,8 +558,23 @@ pub fn run_to_precision(
     p: Precision,
     threads: Option<usize>,
 ) -> Result<AvailabilityAcc, EngineError> {
+    run_to_precision_with(c, o, start, p, threads, &Control::new())
+}
+
+/// [`run_to_precision`] under a [`Control`]; `planned` is revised before each batch.
+pub fn run_to_precision_with(
+    c: &Compiled,
+    o: &AvailabilityOptions,
+    start: u64,
+    p: Precision,
+    threads: Option<usize>,
+    ctl: &Control,
+) -> Result<AvailabilityAcc, EngineError> {
     match p {
-        Precision::Replications(n) => run(c, o, start, n, threads),
+        Precision::Replications(n) => {
+            ctl.plan(n);
+            run_with(c, o, start, n, threads, ctl)
+        }
         Precision::Target {
             relative_half_width: target,
             max_replications: cap,
@@ -557,7 +585,8 @@ pub fn run_to_precision(
             if cap < 2 {
                 return Err(EngineError("max_replications must be at least 2".into()));
             }
-            let mut acc = run(c, o, start, cap.min(200), threads)?;
+            ctl.plan(cap.min(200));
+            let mut acc = run_with(c, o, start, cap.min(200), threads, ctl)?;
             loop {
                 let done = acc.replication_count;
                 let rel = acc.relative_half_width();
@@ -571,7 +600,8 @@ pub fn run_to_precision(
                     done * 4
                 };
                 let next = need.clamp(done + done / 4, done * 4).min(cap) - done;
-                let more = run(c, o, start + done, next, threads)?;
+                ctl.plan(done + next);
+                let more = run_with(c, o, start + done, next, threads, ctl)?;
                 acc = acc.merge(&more)?;
             }
         }

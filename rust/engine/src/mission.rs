@@ -2,7 +2,7 @@
 use crate::availability::time_grid;
 use crate::diagram::Compiled;
 use crate::error::EngineError;
-use crate::parallel::over_replications;
+use crate::parallel::{Control, over_replications};
 use crate::rng::Stream;
 use crate::sim::Sim;
 use crate::stats::{Moments, add_vec, wilson};
@@ -169,6 +169,18 @@ pub fn run(
     count: u64,
     threads: Option<usize>,
 ) -> Result<MissionAcc, EngineError> {
+    run_with(c, o, start, count, threads, &Control::new())
+}
+
+/// [`run`] under a [`Control`]: stoppable between replications, progress counted as it goes.
+pub fn run_with(
+    c: &Compiled,
+    o: &MissionOptions,
+    start: u64,
+    count: u64,
+    threads: Option<usize>,
+    ctl: &Control,
+) -> Result<MissionAcc, EngineError> {
     if !(o.mission_time.is_finite() && o.mission_time > 0.0) {
         return Err(EngineError(format!(
             "mission_time must be a finite number > 0 (got {})",
@@ -216,10 +228,12 @@ pub fn run(
     let blocks = c.block_ids();
     let grid = time_grid(o.mission_time, o.grid);
     let empty = || MissionAcc::empty(c, o, &blocks, start);
+    ctl.plan(count);
     over_replications(
         start,
         count,
         threads,
+        ctl,
         || (Sim::new(c, false, 0), empty()),
         |(sim, acc), rep| replicate(sim, acc, &grid, rep),
         |(_, acc)| acc,

@@ -1,42 +1,128 @@
 //! Replications spread over rayon: each worker keeps its own workspace and accumulator,
 //! and accumulators are exact integer sums, so the thread count never changes a number.
+//!
+//! A run can be watched and stopped from another thread through a [`Control`]: the run
+//! loop reads its cancel flag before each replication (one relaxed load of a line nobody
+//! writes while the run goes, nothing per event) and adds the replications it finished to
+//! a shared counter once per chunk of [`CHUNK`], so the counter costs no contention.
 use crate::error::EngineError;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+/// Replications per rayon task (a workspace is built once per chunk) and per progress report.
+pub const CHUNK: u64 = 32;
+
+/// What the message of a run stopped by [`Control::cancel`] says.
+pub const CANCELLED: &str = "the run was cancelled";
+
+/// Shared between a run and whoever started it: a cancel flag, the replications finished
+/// and the replications planned (which a precision run revises as it learns how many it needs).
+#[derive(Debug, Default)]
+pub struct Control {
+    cancel: AtomicBool,
+    done: AtomicU64,
+    planned: AtomicU64,
+}
+
+impl Control {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Ask the run to stop; it returns an error (naming [`CANCELLED`]) within one replication per thread.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// Replications finished so far (counted by chunks, so it lags by less than a chunk per thread).
+    pub fn done(&self) -> u64 {
+        self.done.load(Ordering::Relaxed)
+    }
+
+    /// Replications the run expects to do in all.
+    pub fn planned(&self) -> u64 {
+        self.planned.load(Ordering::Relaxed)
+    }
+
+    pub fn plan(&self, replications: u64) {
+        self.planned.store(replications, Ordering::Relaxed);
+    }
+
+    fn finished(&self, replications: u64) {
+        if replications > 0 {
+            self.done.fetch_add(replications, Ordering::Relaxed);
+        }
+    }
+
+    /// Err(CANCELLED) once the flag is up.
+    pub fn check(&self) -> Result<(), EngineError> {
+        if self.is_cancelled() {
+            Err(EngineError(CANCELLED.into()))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Replications [start, start + count): `make` a workspace per chunk, run `body` for each
+/// replication, `finish` the workspace into an accumulator and `merge` them. A cancelled
+/// run skips its remaining replications and answers Err(CANCELLED) (partial sums are dropped).
 #[allow(clippy::too_many_arguments)]
 pub fn over_replications<W: Send, A: Send>(
     start: u64,
     count: u64,
     threads: Option<usize>,
+    ctl: &Control,
     make: impl Fn() -> W + Sync + Send,
     body: impl Fn(&mut W, u64) + Sync + Send,
     finish: impl Fn(W) -> A + Sync + Send,
     merge: impl Fn(A, A) -> A + Sync + Send,
     empty: impl Fn() -> A + Sync + Send,
 ) -> Result<A, EngineError> {
-    // Whole chunks of replications per task, so a workspace is built once per chunk.
+    ctl.check()?;
+    // Whole chunks of replications per task, so a workspace is built once per chunk; the
+    // count of finished replications rides in the fold state and is published per chunk.
     let (lo, hi) = (start as usize, (start + count) as usize);
     let work = || {
         (lo..hi)
             .into_par_iter()
-            .with_min_len(32)
-            .fold(&make, |mut w, rep| {
-                body(&mut w, rep as u64);
-                w
+            .with_min_len(CHUNK as usize)
+            .fold(
+                || (make(), 0u64),
+                |(mut w, mut unreported), rep| {
+                    if !ctl.is_cancelled() {
+                        body(&mut w, rep as u64);
+                        unreported += 1;
+                        if unreported == CHUNK {
+                            ctl.finished(CHUNK);
+                            unreported = 0;
+                        }
+                    }
+                    (w, unreported)
+                },
+            )
+            .map(|(w, unreported)| {
+                ctl.finished(unreported);
+                finish(w)
             })
-            .map(&finish)
             .reduce(&empty, &merge)
     };
-    match threads {
-        None => Ok(work()),
+    let acc = match threads {
+        None => work(),
         Some(n) => {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(n.max(1))
                 .build()
                 .map_err(|e| EngineError(format!("cannot start {n} threads: {e}")))?;
-            Ok(pool.install(work))
+            pool.install(work)
         }
-    }
+    };
+    ctl.check()?;
+    Ok(acc)
 }
 
 /// The merge both run accumulators share: the same model and options (`same_run`), ranges of
@@ -69,4 +155,72 @@ pub fn merge_adjacent<T: Clone>(
     let mut out = a.clone();
     absorb(&mut out, b);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    /// Sum of replication numbers over [start, start + count), counting the bodies run.
+    fn sum(
+        start: u64,
+        count: u64,
+        threads: Option<usize>,
+        ctl: &Control,
+        ran: &AtomicU64,
+    ) -> Result<u64, EngineError> {
+        over_replications(
+            start,
+            count,
+            threads,
+            ctl,
+            || 0u64,
+            |w, rep| {
+                ran.fetch_add(1, Ordering::Relaxed);
+                if rep == 100 && ctl.planned() == u64::MAX {
+                    ctl.cancel(); // the marker plan: cancel from inside the run
+                }
+                *w += rep;
+            },
+            |w| w,
+            |a, b| a + b,
+            || 0,
+        )
+    }
+
+    #[test]
+    fn counts_every_replication_it_runs() {
+        for threads in [Some(1), Some(3), None] {
+            let (ctl, ran) = (Control::new(), AtomicU64::new(0));
+            assert_eq!(sum(5, 1000, threads, &ctl, &ran), Ok((5..1005).sum()));
+            assert_eq!(ctl.done(), 1000);
+            assert_eq!(ran.load(Ordering::Relaxed), 1000);
+        }
+    }
+
+    #[test]
+    fn a_cancelled_control_runs_nothing() {
+        let (ctl, ran) = (Control::new(), AtomicU64::new(0));
+        ctl.cancel();
+        assert_eq!(
+            sum(0, 1000, Some(2), &ctl, &ran),
+            Err(EngineError(CANCELLED.into()))
+        );
+        assert_eq!(ran.load(Ordering::Relaxed), 0);
+        assert_eq!(ctl.done(), 0);
+    }
+
+    #[test]
+    fn cancelling_stops_the_remaining_replications() {
+        let (ctl, ran) = (Control::new(), AtomicU64::new(0));
+        ctl.plan(u64::MAX);
+        assert_eq!(
+            sum(0, 100_000, Some(1), &ctl, &ran),
+            Err(EngineError(CANCELLED.into()))
+        );
+        // One thread: replications 0..=100 ran, then the flag stopped every later one.
+        assert_eq!(ran.load(Ordering::Relaxed), 101);
+        assert_eq!(ctl.done(), 101);
+    }
 }

@@ -5,11 +5,13 @@ use bathtub_engine::availability::{self, AvailabilityAcc, AvailabilityOptions, P
 use bathtub_engine::diagram::{Compiled, DiagramSpec};
 use bathtub_engine::dist::{Dist, DistSpec, Lifetime};
 use bathtub_engine::mission::{self, MissionAcc, MissionOptions};
+use bathtub_engine::parallel::Control;
 use bathtub_engine::rng::Stream;
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 create_exception!(
     bathtub._engine,
@@ -17,9 +19,70 @@ create_exception!(
     PyValueError,
     "The engine refused its input (a ValueError)."
 );
+create_exception!(
+    bathtub._engine,
+    Cancelled,
+    PyException,
+    "The run was stopped through its RunControl before it finished."
+);
 
 fn err(e: impl std::fmt::Display) -> PyErr {
     EngineError::new_err(e.to_string())
+}
+
+/// A run's cancel flag and progress counters, shared with the engine's worker threads: any
+/// Python thread may cancel or read it while the run goes on without the GIL.
+#[pyclass(frozen, module = "bathtub._engine")]
+struct RunControl {
+    inner: Arc<Control>,
+}
+
+#[pymethods]
+impl RunControl {
+    #[new]
+    fn new() -> Self {
+        RunControl {
+            inner: Arc::new(Control::new()),
+        }
+    }
+
+    /// Stop the run: it raises Cancelled within one replication per thread.
+    fn cancel(&self) {
+        self.inner.cancel();
+    }
+
+    #[getter]
+    fn cancelled(&self) -> bool {
+        self.inner.is_cancelled()
+    }
+
+    /// Replications finished so far.
+    #[getter]
+    fn done(&self) -> u64 {
+        self.inner.done()
+    }
+
+    /// Replications the run expects to do (revised by precision runs).
+    #[getter]
+    fn planned(&self) -> u64 {
+        self.inner.planned()
+    }
+}
+
+/// The engine's control for a call: the caller's, or a private one.
+fn control(c: Option<&Bound<'_, RunControl>>) -> Arc<Control> {
+    c.map_or_else(|| Arc::new(Control::new()), |c| c.get().inner.clone())
+}
+
+/// An engine error, or Cancelled when the run stopped because its control was cancelled.
+fn run_err(ctl: &Control) -> impl Fn(bathtub_engine::error::EngineError) -> PyErr + '_ {
+    move |e| {
+        if ctl.is_cancelled() {
+            Cancelled::new_err(e.to_string())
+        } else {
+            err(e)
+        }
+    }
 }
 
 fn dist(
@@ -114,7 +177,7 @@ fn compile_diagram(py: Python<'_>, diagram_json: &str) -> PyResult<Vec<String>> 
 
 /// Repairable run; returns (accumulator JSON, summary JSON).
 #[pyfunction]
-#[pyo3(signature = (diagram_json, horizon, grid, crews, seed, replication_start, replications=None, target_half_width=None, max_replications=100_000, threads=None))]
+#[pyo3(signature = (diagram_json, horizon, grid, crews, seed, replication_start, replications=None, target_half_width=None, max_replications=100_000, threads=None, control=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_availability(
     py: Python<'_>,
@@ -128,8 +191,10 @@ fn simulate_availability(
     target_half_width: Option<f64>,
     max_replications: u64,
     threads: Option<usize>,
+    control: Option<&Bound<'_, RunControl>>,
 ) -> PyResult<(String, String)> {
     let owned = diagram_json.to_string();
+    let ctl = self::control(control);
     let precision = match (replications, target_half_width) {
         (Some(n), None) => Precision::Replications(n),
         (None, Some(t)) => Precision::Target {
@@ -146,15 +211,22 @@ fn simulate_availability(
             crews,
             seed,
         };
-        let acc = availability::run_to_precision(&c, &o, replication_start, precision, threads)
-            .map_err(err)?;
+        let acc = availability::run_to_precision_with(
+            &c,
+            &o,
+            replication_start,
+            precision,
+            threads,
+            &ctl,
+        )
+        .map_err(run_err(&ctl))?;
         Ok((to_json(&acc)?, to_json(&acc.summary())?))
     })
 }
 
 /// Non-repairable mission run; returns (accumulator JSON, summary JSON).
 #[pyfunction]
-#[pyo3(signature = (diagram_json, mission_time, grid, seed, replication_start, replications, threads=None))]
+#[pyo3(signature = (diagram_json, mission_time, grid, seed, replication_start, replications, threads=None, control=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_mission(
     py: Python<'_>,
@@ -165,8 +237,10 @@ fn simulate_mission(
     replication_start: u64,
     replications: u64,
     threads: Option<usize>,
+    control: Option<&Bound<'_, RunControl>>,
 ) -> PyResult<(String, String)> {
     let owned = diagram_json.to_string();
+    let ctl = self::control(control);
     py.detach(|| {
         let c = diagram(&owned)?;
         let o = MissionOptions {
@@ -174,7 +248,8 @@ fn simulate_mission(
             grid,
             seed,
         };
-        let acc = mission::run(&c, &o, replication_start, replications, threads).map_err(err)?;
+        let acc = mission::run_with(&c, &o, replication_start, replications, threads, &ctl)
+            .map_err(run_err(&ctl))?;
         Ok((to_json(&acc)?, to_json(&acc.summary())?))
     })
 }
@@ -201,6 +276,8 @@ fn merge_mission(a: &str, b: &str) -> PyResult<(String, String)> {
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", bathtub_engine::VERSION)?;
     m.add("EngineError", m.py().get_type::<EngineError>())?;
+    m.add("Cancelled", m.py().get_type::<Cancelled>())?;
+    m.add_class::<RunControl>()?;
     m.add_function(wrap_pyfunction!(dist_eval, m)?)?;
     m.add_function(wrap_pyfunction!(dist_mean, m)?)?;
     m.add_function(wrap_pyfunction!(dist_sample, m)?)?;
