@@ -96,6 +96,7 @@ __all__ = [
     "EngineError",
     "MissionResult",
     "SafetyFigures",
+    "check_run_kind",
     "compile_diagram",
     "engine_version",
     "merge",
@@ -203,6 +204,13 @@ def _model(model: Any, field: str) -> dict[str, Any]:
             params = parse_params(dist_id, model["params"], base_distribution_id=base)
     except InputError as e:
         raise prefixed(field, e) from None
+    try:
+        # Built as the simulator will build it: a family the library knows but the engine
+        # does not sample is refused here, naming the field, not deep in the compile.
+        _engine.dist_eval(dist_id, params, "sf", [], base if dist_id == MIXTURE else None)
+    except EngineError as e:
+        which = "base_distribution_id" if dist_id == MIXTURE else "distribution_id"
+        raise InputError(f"{field}.{which}", f"not simulated by engine {engine_version} ({e})") from None
     out: dict[str, Any] = {"distribution_id": dist_id, "params": params}
     if dist_id == MIXTURE:
         out["base_distribution_id"] = base
@@ -785,6 +793,25 @@ def _safety_settings(diagram: Any) -> tuple[bool, int]:
     return bool(sf), int(target or 0)
 
 
+def check_run_kind(diagram: Any, *, repairable: bool) -> dict[str, Any]:
+    """The normalised diagram, refused where a setting needs the other kind of run
+    (availability for repairable, mission for non-repairable): the rules both simulators
+    apply, in one place so a caller can check a diagram before any run is asked for."""
+    norm = normalize_diagram(diagram)
+    if repairable:
+        if norm.get("phases"):
+            raise InputError("diagram.phases", "phased missions are simulated by simulate_mission (non-repairable)")
+        _safety_settings(diagram)
+        return norm
+    if norm.get("costs"):
+        raise InputError("diagram.costs", "costs need a repairable (availability) run")
+    if any("maintenance_group" in n for n in norm["nodes"]):
+        raise InputError("diagram.maintenance_groups", "maintenance groups need a repairable (availability) run")
+    if _safety_settings(diagram)[0]:
+        raise InputError("diagram.safety_function", "PFD needs a repairable (availability) run with proof tests")
+    return norm
+
+
 def compile_diagram(diagram: Any) -> list[str]:
     """Validate a diagram as the engine compiles it; returns its block ids (subsystem
     blocks as `outer/inner`). Raises InputError (bad fields) or EngineError (bad shape)."""
@@ -1106,9 +1133,7 @@ def simulate_availability(
     _check_int(replication_start, "replication_start", 0, MAX_U64 // 2)
     if isinstance(horizon, bool) or not isinstance(horizon, (int, float)) or not 0 < horizon < math.inf:
         raise InputError("horizon", "must be a finite number > 0")
-    norm = normalize_diagram(diagram)
-    if norm.get("phases"):
-        raise InputError("diagram.phases", "phased missions are simulated by simulate_mission (non-repairable)")
+    norm = check_run_kind(diagram, repairable=True)
     own = norm.get("costs", {}).get("horizon")
     if own is not None and own != float(horizon):
         raise InputError("diagram.costs.horizon", f"is {own:g} but the run's horizon is {float(horizon):g}; "
@@ -1156,14 +1181,8 @@ def simulate_mission(
     _check_int(replication_start, "replication_start", 0, MAX_U64 // 2)
     if isinstance(mission_time, bool) or not isinstance(mission_time, (int, float)) or not 0 < mission_time < math.inf:
         raise InputError("mission_time", "must be a finite number > 0")
-    norm = normalize_diagram(diagram)
-    if norm.get("costs"):
-        raise InputError("diagram.costs", "costs need a repairable (availability) run")
-    if any("maintenance_group" in n for n in norm["nodes"]):
-        raise InputError("diagram.maintenance_groups", "maintenance groups need a repairable (availability) run")
+    norm = check_run_kind(diagram, repairable=False)
     text = json.dumps(norm)
-    if _safety_settings(diagram)[0]:
-        raise InputError("diagram.safety_function", "PFD needs a repairable (availability) run with proof tests")
     state, summary = _engine.simulate_mission(
         text, float(mission_time), grid, seed, replication_start, replications, threads=_check_threads(threads)
     )

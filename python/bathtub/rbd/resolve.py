@@ -126,7 +126,12 @@ def engine_form(
         out: dict[str, Any] = {"id": n["id"], "type": n["type"]}
         if "model" in n:
             out["model"] = _model(n["model"], f"{f}.model", models, d.get("unit"))
-        if "repair" in n and d.get("repairable"):
+        if "repair" in n:
+            if not d.get("repairable"):
+                # Stored diagrams may hold one (switched to non-repairable); a mission run
+                # would ignore it, so it is refused rather than silently dropped.
+                raise InputError(f"{f}.repair", "a block of a non-repairable diagram is never repaired: clear the "
+                                                "repair model or make the diagram repairable")
             out["repair"] = _model(n["repair"], f"{f}.repair", models, d.get("unit"))
         for key in NODE_ENGINE_FIELDS:
             if n.get(key) is not None:

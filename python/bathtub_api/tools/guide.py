@@ -97,8 +97,9 @@ PAGES: dict[str, Page] = {
         "diagram changed since; the same inputs answer from the stored run unless `recompute: true`. "
         "The simulation honours preventive maintenance, proof tests (PFD and SIL of a `safety_function`), "
         "repair quality, common-cause groups, maintenance groups, costs with discounting, phases, capacity and "
-        "production, initial block states and network mode; covariate schedules are stored but refused by "
-        "analysis.",
+        "production, initial block states and network mode. Covariate schedules and condition-based "
+        "(`joint_unit`) blocks are not simulated yet. `rbd create` and `rbd edit` run the analysis's own checks, "
+        "so anything an analysis would refuse is refused there, with the same detail, and never stored.",
         ("rbd_analysis/analyze", "get/rbd_run", "get/job"),
     ),
     "strategy": Page(

@@ -32,7 +32,9 @@ SCAN_PAGE = 500
 
 
 class RbdCreate(Strict):
-    """A diagram from `nodes` + `edges` (RbdNode, RbdEdge) or from compact `stages`."""
+    """A diagram from `nodes` + `edges` (RbdNode, RbdEdge) or from compact `stages`, with
+    any of the diagram settings an edit `set` takes (so a diagram whose blocks name a
+    maintenance group, say, can be created whole: what is stored must analyse)."""
 
     name: Name
     unit: Annotated[str, Field(max_length=40)] | None = None
@@ -41,6 +43,14 @@ class RbdCreate(Strict):
     edges: list[dict[str, Any]] | None = None
     stages: list[dict[str, Any]] | None = None
     repair_crews: int | None = None
+    ccf: list[dict[str, Any]] | None = None
+    maintenance_groups: dict[str, Any] | None = None
+    safety_function: bool | None = None
+    target_sil: int | None = None
+    costs: dict[str, Any] | None = None
+    production: dict[str, Any] | None = None
+    phases: list[dict[str, Any]] | None = None
+    network: bool | dict[str, Any] | None = None
 
 
 class RbdEdit(Strict):
@@ -125,8 +135,13 @@ async def _references(store: Store, owner: str, body: dict[str, Any]) -> tuple[d
 
 
 async def _checked(ctx: Ctx, rbd_id: str, body: dict[str, Any]) -> None:
-    _, diagrams = await _references(ctx.store, ctx.user.id, body)
+    """What analyze would refuse is refused before storing, by the very checks analyze runs
+    (resolution, then `rbd.check_runnable` off the event loop): create, edit and analyze
+    cannot drift apart, and a stored diagram is one that analyses."""
+    models, diagrams = await _references(ctx.store, ctx.user.id, body)
     rbd.check_no_cycle(rbd_id, body, diagrams)
+    form = rbd.engine_form(body, models, diagrams)
+    await ctx.jobs.run_native(rbd.check_runnable, form, body["repairable"])
 
 
 def _record(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
@@ -146,9 +161,8 @@ async def create(ctx: Ctx, req: RbdCreate) -> dict[str, Any]:
         raw.update(nodes=req.nodes, edges=req.edges or [])
     else:
         raise InputError("nodes", "give nodes and edges, or stages")
-    if req.repair_crews is not None:
-        raw["repair_crews"] = req.repair_crews
-    body = rbd.check_diagram(raw)
+    settings = req.model_dump(include={"repair_crews", "ccf", *rbd.SETTINGS}, exclude_none=True)
+    body = rbd.check_diagram({**raw, **settings})
     rbd_id = new_id("rbd")
     await _checked(ctx, rbd_id, body)
     await ctx.store.insert_item(ctx.user.id, "rbd", rbd_id, body["name"], body)
