@@ -112,6 +112,10 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     return await handler(request)
 
 
-def require_scope(user: User, scope: str) -> None:
+def require_scope(user: User, scope: str, why: str | None = None) -> None:
     if scope not in user.scopes:
-        raise ApiError(403, f"this token lacks the {scope!r} scope")
+        raise scope_refusal(scope, why)
+
+
+def scope_refusal(scope: str, why: str | None = None) -> ApiError:
+    return ApiError(403, f"this token lacks the {scope!r} scope" + (f" ({why})" if why else ""))

@@ -140,7 +140,9 @@ PAGES: dict[str, Page] = {
         "job_). Another user's id answers 404. List items with the `list` tool (e.g. `list dataset`), read them "
         "with `get` (`get dataset` pages rows with `offset` and `limit` 1-500). Long calculations answer with a "
         "`job_id`: poll `get job`. Tokens are created and revoked by the operator with "
-        "`bathtub token create --user NAME --scopes read,write`.",
+        "`bathtub token create --user NAME --scopes read,write`. A `read` token reads and calculates; anything "
+        "that stores (create, edit, fit, ingest, analyze, a calculator's `save: true`) needs `write` (403 "
+        "naming the scope).",
         ("list/dataset", "get/dataset", "get/job"),
     ),
     "plans": Page(

@@ -214,16 +214,22 @@ CALCULATORS: list[Calculator] = [
 ]
 
 
+def _writes_if(req: Any) -> str | None:
+    """A calculation stores only with save: true, and then needs the write scope."""
+    return "save: true stores a strategy_analysis item" if getattr(req, "save", False) else None
+
+
 def register(reg: Registry) -> None:
     for action, path, request, response, run, life, summary in CALCULATORS:
         handler = _calculator(action, run, life)
-        reg.action("strategy", action, request=request, response=response, summary=summary,
-                   description=summary + ". With save: true the analysis is stored as a strategy_analysis "
-                                         "item and the answer carries its analysis_id.")(handler)
+        reg.action("strategy", action, request=request, response=response, summary=summary, writes_if=_writes_if,
+                   description=summary + ". With save: true (needs the write scope) the analysis is stored as a "
+                                         "strategy_analysis item and the answer carries its analysis_id.")(handler)
 
         if path is None:  # a tool action only: the original routes are the spec's three
             continue
-        reg.body_route("POST", path, handler, request=request, response=response, summary=f"{summary} (original route)")
+        reg.body_route("POST", path, handler, request=request, response=response, writes_if=_writes_if,
+                       summary=f"{summary} (original route)")
     reg.action("get", "strategy_analysis", request=AnalysisGet, response=AnalysisOut, selector="kind",
                summary="A saved strategy analysis: calculator, inputs and result")(get_analysis)
     reg.action("list", "strategy_analysis", request=ListRequest, response=AnalysisList, selector="kind",
