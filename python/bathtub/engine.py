@@ -88,6 +88,7 @@ from bathtub import _engine
 from bathtub._engine import EngineError
 from bathtub.distributions import MIXTURE, params_from_mean, parse_params
 from bathtub.errors import InputError, prefixed
+from bathtub.units import years_per_unit
 
 __all__ = [
     "AvailabilityResult",
@@ -113,8 +114,6 @@ NODE_TYPES = ("input", "output", "component", "series", "parallel", "knode", "st
 NOT_YET_SIMULATED = ("covariate_schedules",)
 # Diagram settings not simulated yet (refused, never ignored).
 DIAGRAM_NOT_YET_SIMULATED: tuple[str, ...] = ()
-# Diagram units that convert to years (for discount_rate, percent per year).
-YEARS_PER_UNIT = {"hour": 1 / 8766.0, "day": 1 / 365.25, "week": 7 / 365.25, "month": 1 / 12.0, "year": 1.0}
 COST_KINDS = ("repair", "replacement", "preventive", "inspection", "set_up", "downtime", "acquisition")
 MAX_U64 = 2**64 - 1
 # IEC 61508 low-demand bands: SIL n while PFDavg < SIL_UPPER[n - 1].
@@ -446,12 +445,12 @@ def _diagram_costs(k: Any, unit: Any, field: str) -> dict[str, float]:
         rate = _finite(k["discount_rate"], f"{field}.discount_rate")
         if not 0 <= rate <= 100:
             raise InputError(f"{field}.discount_rate", "must be between 0 and 100 (percent per year)")
-        u = str(unit or "").lower().rstrip("s")
-        if u not in YEARS_PER_UNIT:
-            raise InputError(f"{field}.discount_rate", "needs a calendar diagram unit (hours, days, weeks, months, "
-                                                       "years)")
+        years = years_per_unit(unit)
+        if years is None:
+            raise InputError(f"{field}.discount_rate", "needs a calendar diagram unit (seconds, minutes, hours, days, "
+                                                       "weeks, months, years)")
         # (1 + r)^-years as exp(-discount * t), t in the diagram unit.
-        out["discount"] = math.log1p(rate / 100.0) * YEARS_PER_UNIT[u]
+        out["discount"] = math.log1p(rate / 100.0) * years
     return out
 
 

@@ -49,9 +49,18 @@ PAGES: dict[str, Page] = {
         "Units", "Time units travel with data, models and diagrams; nothing is rescaled silently.",
         "Every model, dataset fit and diagram carries a `unit` label (hours, cycles, km, ...). Parameters are in "
         "that unit: a Weibull alpha of 1000 with unit hours is a characteristic life of 1000 h. Changing a "
-        "diagram's unit with `rbd edit` op `set` relabels it without rescaling parameters. Discounting "
-        "(`discount_rate`) needs a calendar unit (hours, days, weeks, months, years).",
-        ("POST /api/v1/fit", "rbd/edit"),
+        "diagram's unit with `rbd edit` op `set` relabels it without rescaling parameters. Where units are "
+        "compared (a saved model as a block's life, a subsystem, a strategy calculation on a saved model) common "
+        "spellings are one unit, in any case: h/hr/hrs/hour/hours, min/minutes, s/sec/seconds, d/day/days, "
+        "wk/week/weeks, mo/month/months, y/yr/year/years, cycle/cycles, km/kilometres, mi/miles; other units "
+        "must match as written (case aside). Discounting (`discount_rate`) needs a calendar unit (seconds to "
+        "years). POST /api/import/models takes a Bathtub id in any case or another tool's name with that "
+        "tool's parameters: reliability's Weibull_2P/3P, Lognormal_2P/3P, Exponential_1P/2P (Lambda), "
+        "Normal_2P, Gamma_2P (alpha the scale, beta the shape), Loglogistic_2P/3P, Gumbel_2P, Beta_2P, "
+        "Weibull_ZI/DS/Mixture, and lifelines' WeibullFitter (lambda_, rho_), ExponentialFitter (lambda_, a "
+        "mean life), LogNormalFitter, LogLogisticFitter; a 3P name carries the location `gamma` (fitted as an "
+        "offset when importing data). Gamma_3P is refused: a gamma location is not supported.",
+        ("POST /api/v1/fit", "rbd/edit", "POST /api/import/models"),
     ),
     "accelerated": Page(
         "Accelerated life tests", "Life-stress models fitted across stress levels.",

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from bathtub import strategy
 from bathtub.errors import InputError
+from bathtub.units import units_clash
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
@@ -146,6 +147,10 @@ async def _life_kwargs(ctx: Ctx, req: LifeModelIn) -> dict[str, Any]:
         if req.distribution_id is not None or req.params is not None:
             raise InputError("saved_model_id", "give saved_model_id or distribution_id with params, not both")
         lifetime, unit = await saved_lifetime(ctx, req.saved_model_id)
+        if units_clash(req.unit, unit):
+            # The saved model's times are in its unit; another label would mislabel every figure.
+            raise InputError("unit", f"model {req.saved_model_id} is in {unit!r}, not {req.unit!r}: omit unit or "
+                                     "give the model's")
         return {"lifetime": lifetime, "unit": req.unit or unit}
     params = None if req.params is None else [p.model_dump() if isinstance(p, ParamIn) else p for p in req.params]
     return {"distribution_id": req.distribution_id, "params": params,
