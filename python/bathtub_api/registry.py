@@ -190,7 +190,7 @@ class Registry:
 
 def ctx_of(request: web.Request) -> Ctx:
     app = request.app
-    base = app[CONFIG].base_url or f"{request.scheme}://{request.host}"
+    base = app[CONFIG].public_base_url
     user = request[USER]
     store = app[STORE]
     # A token without `write` gets a store that cannot write: whatever path a handler takes,

@@ -156,7 +156,8 @@ PAGES: dict[str, Page] = {
     ),
     "plans": Page(
         "Plans and limits", "What the limits are and what to do when one stops a call.",
-        "This service enforces 120 requests a minute per token (429 with Retry-After: wait that many seconds), "
+        "This service enforces 120 requests a minute per token (429 with Retry-After: wait that many seconds) "
+        "and 30 bad-token requests a minute per client address (then 429 for that address), "
         "request bodies up to its configured size (413), and 1-500 rows per dataset page. It has no paid plans: "
         "402 is never returned by a self-hosted Bathtub.",
         ("guide",),
