@@ -30,11 +30,16 @@ SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-st
 
 
 def log_request(method: str, path: str, status: int, user: str, started: float) -> None:
+    """One line per request; the fields also as record attributes (method, path, status,
+    user_id, duration_ms) for structured formatters."""
     if access_log.isEnabledFor(logging.INFO):
         ms = (time.perf_counter() - started) * 1000.0
-        access_log.info("%s %s %d user=%s %.1fms", method, path, status, user, ms,
-                        extra={"method": method, "path": path, "status": status, "user_id": user,
-                               "duration_ms": ms})
+        # makeRecord + handle: the same record `info` would make, without its stack walk
+        # for the caller's file and line (a third of the cost on the hot path).
+        record = access_log.makeRecord(
+            access_log.name, logging.INFO, __file__, 0, "%s %s %d user=%s %.1fms", (method, path, status, user, ms),
+            None, extra={"method": method, "path": path, "status": status, "user_id": user, "duration_ms": ms})
+        access_log.handle(record)
 
 
 @web.middleware
