@@ -87,7 +87,9 @@ PAGES: dict[str, Page] = {
         "Reliability block diagrams", "Build diagrams from nodes and edges or compact stages.",
         "`rbd create` takes `name`, `unit`, `repairable` and either nodes (input, output, component, series, "
         "parallel, knode, standby, subsystem) with edges, or compact `stages` (components in parallel, stages in "
-        "series, `k_of_n`, `common_cause_beta`). Each block has a model: inline `distribution_id` + `params`, "
+        "series, `k_of_n`, `common_cause_beta`), and any diagram setting an edit `set` takes (`ccf`, "
+        "`maintenance_groups`, `costs`, `production`, `phases`, `network`, `safety_function`, `target_sil`, "
+        "`repair_crews`). Each block has a model: inline `distribution_id` + `params`, "
         "`mean` with `given` shape (stored as params), a mixture with weights, or a `saved_model_id` (a saved "
         "parametric model in the diagram's unit). Repairable diagrams take component, standby and knode blocks, "
         "each with a `repair` model or `instant_repair`. Refusals name the node and field. `rbd edit` applies a "

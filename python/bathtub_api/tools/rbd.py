@@ -140,8 +140,11 @@ async def _checked(ctx: Ctx, rbd_id: str, body: dict[str, Any]) -> None:
     cannot drift apart, and a stored diagram is one that analyses."""
     models, diagrams = await _references(ctx.store, ctx.user.id, body)
     rbd.check_no_cycle(rbd_id, body, diagrams)
-    form = rbd.engine_form(body, models, diagrams)
-    await ctx.jobs.run_native(rbd.check_runnable, form, body["repairable"])
+    await ctx.jobs.run_native(_check_runnable, body, models, diagrams)
+
+
+def _check_runnable(body: dict[str, Any], models: dict[str, Any], diagrams: dict[str, Any]) -> None:
+    rbd.check_runnable(rbd.engine_form(body, models, diagrams), body["repairable"])
 
 
 def _record(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
