@@ -5,12 +5,14 @@ SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Any
 
 import numpy as np
 import pytest
 from reliability import Distributions as R
+from reliability.Fitters import Fit_Gamma_3P
 from scipy import stats
 
 from bathtub import engine
@@ -150,6 +152,8 @@ FOREIGN = [
     ("Normal_2P", {"mu": 400.0, "sigma": 90.0}, _sf(R.Normal_Distribution(mu=400.0, sigma=90.0))),
     # reliability's gamma: alpha the scale, beta the shape (Bathtub's the other way round).
     ("Gamma_2P", {"alpha": 100.0, "beta": 2.0}, _sf(R.Gamma_Distribution(alpha=100.0, beta=2.0))),
+    ("Gamma_3P", {"alpha": 100.0, "beta": 2.0, "gamma": 15.0},
+     _sf(R.Gamma_Distribution(alpha=100.0, beta=2.0, gamma=15.0))),
     ("LOGLOGISTIC_2P", {"alpha": 200.0, "beta": 3.0}, _sf(R.Loglogistic_Distribution(alpha=200.0, beta=3.0))),
     ("Loglogistic_3P", {"alpha": 200.0, "beta": 3.0, "gamma": 4.0},
      _sf(R.Loglogistic_Distribution(alpha=200.0, beta=3.0, gamma=4.0))),
@@ -192,9 +196,10 @@ async def test_import_names_any_case_and_refuses_unknown_naming_what_is_accepted
                                                                     {"name": "beta", "value": 2.0}]})
     assert (status, body["detail"]) == (422, "params.gamma: required for Weibull_3P (its location); without one "
                                              "use Weibull_2P")
-    status, body = await api.post("/api/import/models", {"name": "w", "distribution": "Gamma_3P",
-                                                         "params": [{"name": "alpha", "value": 10.0}]})
-    assert status == 422 and body["detail"].startswith("distribution: Gamma_3P has a location"), body
+    status, body = await api.post("/api/import/models", {"name": "w", "distribution": "Normal_2P",
+                                                         "params": [{"name": k, "value": v} for k, v in
+                                                                    (("mu", 1.0), ("sigma", 2.0), ("gamma", 1.0))]})
+    assert (status, body["detail"]) == (422, "params.gamma: Normal_2P has no location")
 
 
 async def test_a_3p_name_refits_data_with_the_offset(api: Api) -> None:
@@ -212,6 +217,53 @@ async def test_a_3p_name_refits_data_with_the_offset(api: Api) -> None:
     assert (status, body["detail"]) == (422, "options.offset: Weibull_2P means offset false; leave it out")
 
 
+def test_gamma_3p_refit_matches_reliability_and_the_engine_samples_it() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.gamma(2.5, 40.0, 60) + 30.0
+    rec = records.import_model("Gamma_3P", data={"x": x.tolist()})
+    ours = {p["name"]: p["value"] for p in rec["params"]}
+    ref = Fit_Gamma_3P(failures=x, show_probability_plot=False, print_results=False)
+    # reliability's alpha is the scale, beta the shape; its optimiser stops at ~1e-5.
+    assert ours["alpha"] == pytest.approx(ref.beta, rel=1e-3) and ours["beta"] == pytest.approx(ref.alpha, rel=1e-3)
+    assert ours["gamma"] == pytest.approx(ref.gamma, rel=1e-3) and rec["log_likelihood"] >= ref.loglik - 1e-6
+    # The engine's gamma with a location, against scipy's, and its sampling mean.
+    d = engine.Distribution.from_input("gamma", {"alpha": 2.5, "beta": 40.0, "gamma": 30.0})
+    ref_dist = stats.gamma(2.5, loc=30.0, scale=40.0)
+    t = np.array([10.0, 30.0, 31.0, 80.0, 400.0])
+    assert np.allclose(d.sf(t), ref_dist.sf(t), rtol=1e-10, atol=1e-300)
+    assert np.allclose(d.pdf(t), ref_dist.pdf(t), rtol=1e-10, atol=1e-300)
+    q = np.array([0.0, 1e-6, 0.3, 0.9])
+    assert np.allclose(d.quantile(q), ref_dist.ppf(q), rtol=1e-10)
+    assert d.mean() == pytest.approx(30.0 + 2.5 * 40.0, rel=1e-14)
+    draws = d.sample(100_000, seed=4)
+    assert draws.min() > 30.0 and abs(draws.mean() - 130.0) < 4 * ref_dist.std() / math.sqrt(draws.size)
+
+
 def test_library_import_translates_reliability_gamma() -> None:
     rec = records.import_model("Gamma_2P", params={"alpha": 100.0, "beta": 2.0})
     assert [(p["name"], p["value"]) for p in rec["params"]] == [("alpha", 2.0), ("beta", 100.0)]
+
+
+async def test_a_gamma_3p_import_is_a_block_life(api: Api) -> None:
+    status, model = await api.post("/api/import/models", {
+        "name": "g3", "unit": "hrs", "distribution": "Gamma_3P",
+        "params": [{"name": "alpha", "value": 40.0}, {"name": "beta", "value": 2.5}, {"name": "gamma", "value": 30.0}]})
+    assert status == 200, model
+    status, made = await api.post("rbd/create", _one_block("hours", {"saved_model_id": model["id"]}))
+    assert status == 200, made
+    exact = float(stats.gamma(2.5, loc=30.0, scale=40.0).sf(150.0))
+    status, run = await api.post("rbd_analysis/analyze", {"id": made["id"], "mission_time": 150.0})
+    assert status == 200 and run["method"] == "closed_form", run
+    assert run["results"]["reliability"] == pytest.approx(exact, rel=1e-9)
+    status, queued = await api.post("rbd_analysis/analyze", {"id": made["id"], "mission_time": 150.0,
+                                                             "method": "simulation", "replications": 20_000,
+                                                             "seed": 5})
+    assert status == 200, queued
+    for _ in range(600):
+        status, job = await api.post("get/job", {"id": queued["job_id"]})
+        if job["status"] in ("done", "failed"):
+            break
+        await asyncio.sleep(0.05)
+    assert job["status"] == "done", job
+    lo, hi = job["result"]["results"]["reliability_interval"]
+    assert lo <= exact <= hi, (lo, exact, hi)

@@ -20,7 +20,7 @@ from typing import Any
 
 from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.errors import InputError
-from bathtub.life.model import DISCRETE_WEIBULL, LOCATION_FAMILIES
+from bathtub.life.model import DISCRETE_WEIBULL
 
 Transform = Callable[[float], float]
 
@@ -128,9 +128,6 @@ def resolve(name: Any, *, params: Any = None, extras: Mapping[str, Any] | None =
     if foreign is None:
         raise InputError(field_name, f"unknown distribution {name!r}; accepted (any case): "
                                      f"{', '.join(accepted_names())}")
-    if foreign.location and foreign.distribution not in LOCATION_FAMILIES:
-        raise InputError(field_name, f"{foreign.name} has a location, and a location (offset) applies to "
-                                     f"{', '.join(LOCATION_FAMILIES)} only: import {foreign.alt}")
     if params is not None:  # params-only: the name's zi/lfp come as extras (ZI, DS)
         ex = dict(extras or {})
         values = _translate(foreign, params, ex)

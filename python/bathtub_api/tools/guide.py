@@ -56,10 +56,10 @@ PAGES: dict[str, Page] = {
         "must match as written (case aside). Discounting (`discount_rate`) needs a calendar unit (seconds to "
         "years). POST /api/import/models takes a Bathtub id in any case or another tool's name with that "
         "tool's parameters: reliability's Weibull_2P/3P, Lognormal_2P/3P, Exponential_1P/2P (Lambda), "
-        "Normal_2P, Gamma_2P (alpha the scale, beta the shape), Loglogistic_2P/3P, Gumbel_2P, Beta_2P, "
+        "Normal_2P, Gamma_2P/3P (alpha the scale, beta the shape), Loglogistic_2P/3P, Gumbel_2P, Beta_2P, "
         "Weibull_ZI/DS/Mixture, and lifelines' WeibullFitter (lambda_, rho_), ExponentialFitter (lambda_, a "
         "mean life), LogNormalFitter, LogLogisticFitter; a 3P name carries the location `gamma` (fitted as an "
-        "offset when importing data). Gamma_3P is refused: a gamma location is not supported.",
+        "offset when importing data).",
         ("POST /api/v1/fit", "rbd/edit", "POST /api/import/models"),
     ),
     "accelerated": Page(
