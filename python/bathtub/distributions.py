@@ -106,7 +106,7 @@ def _families() -> dict[str, Family]:
         Family(
             "gamma", "Gamma",
             (Param("alpha", "shape", **POSITIVE), Param("beta", "scale", **POSITIVE)),
-            lambda p: stats.gamma(p["alpha"], scale=p["beta"]),
+            lambda p: stats.gamma(p["alpha"], loc=loc(p), scale=p["beta"]), location=True,
         ),
         Family(
             "loglogistic", "Log-logistic",

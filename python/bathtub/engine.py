@@ -90,6 +90,7 @@ from bathtub._engine import EngineError
 from bathtub.control import Cancelled, RunControl, call_engine
 from bathtub.distributions import MIXTURE, params_from_mean, parse_params
 from bathtub.errors import InputError, prefixed
+from bathtub.units import years_per_unit
 
 __all__ = [
     "AvailabilityResult",
@@ -100,6 +101,7 @@ __all__ = [
     "MissionResult",
     "RunControl",
     "SafetyFigures",
+    "check_run_kind",
     "compile_diagram",
     "engine_version",
     "merge",
@@ -117,8 +119,6 @@ NODE_TYPES = ("input", "output", "component", "series", "parallel", "knode", "st
 NOT_YET_SIMULATED = ("covariate_schedules",)
 # Diagram settings not simulated yet (refused, never ignored).
 DIAGRAM_NOT_YET_SIMULATED: tuple[str, ...] = ()
-# Diagram units that convert to years (for discount_rate, percent per year).
-YEARS_PER_UNIT = {"hour": 1 / 8766.0, "day": 1 / 365.25, "week": 7 / 365.25, "month": 1 / 12.0, "year": 1.0}
 COST_KINDS = ("repair", "replacement", "preventive", "inspection", "set_up", "downtime", "acquisition")
 MAX_U64 = 2**64 - 1
 # IEC 61508 low-demand bands: SIL n while PFDavg < SIL_UPPER[n - 1].
@@ -208,6 +208,13 @@ def _model(model: Any, field: str) -> dict[str, Any]:
             params = parse_params(dist_id, model["params"], base_distribution_id=base)
     except InputError as e:
         raise prefixed(field, e) from None
+    try:
+        # Built as the simulator will build it: a family the library knows but the engine
+        # does not sample is refused here, naming the field, not deep in the compile.
+        _engine.dist_eval(dist_id, params, "sf", [], base if dist_id == MIXTURE else None)
+    except EngineError as e:
+        which = "base_distribution_id" if dist_id == MIXTURE else "distribution_id"
+        raise InputError(f"{field}.{which}", f"not simulated by engine {engine_version} ({e})") from None
     out: dict[str, Any] = {"distribution_id": dist_id, "params": params}
     if dist_id == MIXTURE:
         out["base_distribution_id"] = base
@@ -443,12 +450,12 @@ def _diagram_costs(k: Any, unit: Any, field: str) -> dict[str, float]:
         rate = _finite(k["discount_rate"], f"{field}.discount_rate")
         if not 0 <= rate <= 100:
             raise InputError(f"{field}.discount_rate", "must be between 0 and 100 (percent per year)")
-        u = str(unit or "").lower().rstrip("s")
-        if u not in YEARS_PER_UNIT:
-            raise InputError(f"{field}.discount_rate", "needs a calendar diagram unit (hours, days, weeks, months, "
-                                                       "years)")
+        years = years_per_unit(unit)
+        if years is None:
+            raise InputError(f"{field}.discount_rate", "needs a calendar diagram unit (seconds, minutes, hours, days, "
+                                                       "weeks, months, years)")
         # (1 + r)^-years as exp(-discount * t), t in the diagram unit.
-        out["discount"] = math.log1p(rate / 100.0) * YEARS_PER_UNIT[u]
+        out["discount"] = math.log1p(rate / 100.0) * years
     return out
 
 
@@ -788,6 +795,25 @@ def _safety_settings(diagram: Any) -> tuple[bool, int]:
     if target and not sf:
         raise InputError("diagram.target_sil", "needs safety_function true")
     return bool(sf), int(target or 0)
+
+
+def check_run_kind(diagram: Any, *, repairable: bool) -> dict[str, Any]:
+    """The normalised diagram, refused where a setting needs the other kind of run
+    (availability for repairable, mission for non-repairable): the rules both simulators
+    apply, in one place so a caller can check a diagram before any run is asked for."""
+    norm = normalize_diagram(diagram)
+    if repairable:
+        if norm.get("phases"):
+            raise InputError("diagram.phases", "phased missions are simulated by simulate_mission (non-repairable)")
+        _safety_settings(diagram)
+        return norm
+    if norm.get("costs"):
+        raise InputError("diagram.costs", "costs need a repairable (availability) run")
+    if any("maintenance_group" in n for n in norm["nodes"]):
+        raise InputError("diagram.maintenance_groups", "maintenance groups need a repairable (availability) run")
+    if _safety_settings(diagram)[0]:
+        raise InputError("diagram.safety_function", "PFD needs a repairable (availability) run with proof tests")
+    return norm
 
 
 def compile_diagram(diagram: Any) -> list[str]:
@@ -1154,9 +1180,7 @@ def simulate_availability(
     _check_int(replication_start, "replication_start", 0, MAX_U64 // 2)
     if isinstance(horizon, bool) or not isinstance(horizon, (int, float)) or not 0 < horizon < math.inf:
         raise InputError("horizon", "must be a finite number > 0")
-    norm = normalize_diagram(diagram)
-    if norm.get("phases"):
-        raise InputError("diagram.phases", "phased missions are simulated by simulate_mission (non-repairable)")
+    norm = check_run_kind(diagram, repairable=True)
     own = norm.get("costs", {}).get("horizon")
     if own is not None and own != float(horizon):
         raise InputError("diagram.costs.horizon", f"is {own:g} but the run's horizon is {float(horizon):g}; "
@@ -1201,17 +1225,11 @@ def simulate_mission(
     _check_int(replication_start, "replication_start", 0, MAX_U64 // 2)
     if isinstance(mission_time, bool) or not isinstance(mission_time, (int, float)) or not 0 < mission_time < math.inf:
         raise InputError("mission_time", "must be a finite number > 0")
-    norm = normalize_diagram(diagram)
+    norm = check_run_kind(diagram, repairable=False)
     end = phases_end(norm)
     if end is not None and float(mission_time) != end:
         raise InputError("mission_time", f"must equal the phases' total duration {end:g} (got {float(mission_time):g})")
-    if norm.get("costs"):
-        raise InputError("diagram.costs", "costs need a repairable (availability) run")
-    if any("maintenance_group" in n for n in norm["nodes"]):
-        raise InputError("diagram.maintenance_groups", "maintenance groups need a repairable (availability) run")
     text = json.dumps(norm)
-    if _safety_settings(diagram)[0]:
-        raise InputError("diagram.safety_function", "PFD needs a repairable (availability) run with proof tests")
     state, summary = call_engine(lambda ctl: _engine.simulate_mission(
         text, float(mission_time), grid, seed, replication_start, replications, threads=_check_threads(threads),
         control=ctl,

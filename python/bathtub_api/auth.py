@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from bathtub_api.errors import ApiError, Handler
-from bathtub_api.keys import LIMITER, STORE, TOKENS, USER
+from bathtub_api.keys import BAD_TOKENS, LIMITER, STORE, TOKENS, USER
 
 if TYPE_CHECKING:
     from bathtub_api.store import Store
@@ -42,23 +42,46 @@ def hash_token(token: str) -> str:
 
 
 class RateLimiter:
-    """A token bucket per API token: `per_minute` requests a minute, bursts up to that."""
+    """A token bucket per key (an API token, or a client address for bad tokens):
+    `per_minute` requests a minute, bursts up to that."""
 
-    def __init__(self, per_minute: int) -> None:
+    def __init__(self, per_minute: int, max_keys: int = 100_000) -> None:
         self.capacity = float(per_minute)
         self.rate = per_minute / 60.0
+        self.max_keys = max_keys
         self._buckets: dict[str, tuple[float, float]] = {}
 
-    def check(self, key: str, at: float | None = None) -> float:
-        """0 if the request may go, else the seconds to wait before retrying."""
-        t = time.monotonic() if at is None else at
+    def _tokens(self, key: str, t: float) -> float:
         tokens, last = self._buckets.get(key, (self.capacity, t))
-        tokens = min(self.capacity, tokens + (t - last) * self.rate)
+        return min(self.capacity, tokens + (t - last) * self.rate)
+
+    def check(self, key: str, at: float | None = None) -> float:
+        """0 if the request may go (and it is counted), else the seconds to wait before retrying."""
+        t = time.monotonic() if at is None else at
+        tokens = self._tokens(key, t)
+        if key not in self._buckets and len(self._buckets) >= self.max_keys:
+            self._prune(t)
         if tokens >= 1.0:
             self._buckets[key] = (tokens - 1.0, t)
             return 0.0
         self._buckets[key] = (tokens, t)
         return (1.0 - tokens) / self.rate
+
+    def wait(self, key: str, at: float | None = None) -> float:
+        """The seconds before a request under `key` may go (0: now), without counting one."""
+        if key not in self._buckets:
+            return 0.0
+        tokens = self._tokens(key, time.monotonic() if at is None else at)
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self.rate
+
+    def _prune(self, t: float) -> None:
+        """Forget keys whose buckets have refilled (they behave as new ones), so many keys
+        (addresses) cannot grow the table without bound; if none have, forget them all."""
+        full = [k for k in self._buckets if self._tokens(k, t) >= self.capacity]
+        for k in full:
+            del self._buckets[k]
+        if not full:
+            self._buckets.clear()
 
 
 class TokenCache:
@@ -90,6 +113,14 @@ def _protected(path: str) -> bool:
     return path not in PUBLIC_PATHS and (path.startswith(PROTECTED_PREFIXES) or path == "/mcp")
 
 
+def _too_many(limiter: RateLimiter, wait: float, what: str) -> ApiError:
+    return ApiError(
+        429,
+        f"rate limit exceeded ({int(limiter.capacity)} {what} a minute); retry in {wait:.1f} s",
+        {"Retry-After": str(max(1, math.ceil(wait)))},
+    )
+
+
 @web.middleware
 async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     if not _protected(request.path):
@@ -98,20 +129,29 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise ApiError(401, "missing token: send Authorization: Bearer <token>", {"WWW-Authenticate": "Bearer"})
+    # An address that keeps sending bad tokens is slowed down before any lookup: guessing
+    # tokens (or flooding the store with lookups) costs it time. Good tokens are not counted.
+    bad = request.app[BAD_TOKENS]
+    address = request.remote or "-"
+    wait = bad.wait(address)
+    if wait > 0:
+        raise _too_many(bad, wait, "bad-token requests per client address")
     owner = await request.app[TOKENS].owner(request.app[STORE], hash_token(token))
     if owner is None:
+        bad.check(address)
         raise ApiError(401, "bad or revoked token", {"WWW-Authenticate": 'Bearer error="invalid_token"'})
-    wait = request.app[LIMITER].check(owner["token_id"])
+    limiter = request.app[LIMITER]
+    wait = limiter.check(owner["token_id"])
     if wait > 0:
-        raise ApiError(
-            429,
-            f"rate limit exceeded ({int(request.app[LIMITER].capacity)} requests a minute); retry in {wait:.1f} s",
-            {"Retry-After": str(max(1, math.ceil(wait)))},
-        )
+        raise _too_many(limiter, wait, "requests")
     request[USER] = User(owner["user_id"], owner["name"], owner["scopes"], owner["token_id"])
     return await handler(request)
 
 
-def require_scope(user: User, scope: str) -> None:
+def require_scope(user: User, scope: str, why: str | None = None) -> None:
     if scope not in user.scopes:
-        raise ApiError(403, f"this token lacks the {scope!r} scope")
+        raise scope_refusal(scope, why)
+
+
+def scope_refusal(scope: str, why: str | None = None) -> ApiError:
+    return ApiError(403, f"this token lacks the {scope!r} scope" + (f" ({why})" if why else ""))

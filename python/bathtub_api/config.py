@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import socket
 from dataclasses import dataclass, field
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -18,7 +20,7 @@ class Config:
     job_concurrency: int = 2
     job_retention_days: float = 7.0
     cpu_workers: int = field(default_factory=lambda: max(1, (os.cpu_count() or 2) - 1))
-    base_url: str = ""
+    base_url: str = ""  # the public URL returned links start with; default from host and port
     token_cache_seconds: float = 2.0  # how long a token lookup is trusted; bounds revocation delay
     # Where uploaded files wait for import (deleted once imported or after upload_retention_s) and
     # cleaned photos live. Empty: beside the SQLite file, or ./bathtub-files for PostgreSQL.
@@ -65,6 +67,20 @@ class Config:
             raise ValueError("job_engine_threads must be at least 1")
         if self.job_max_attempts < 1:
             raise ValueError("job_max_attempts must be at least 1")
+    bad_token_limit_per_minute: int = 30  # per client address: guessing tokens is slowed to this
+
+    @cached_property
+    def public_base_url(self) -> str:
+        """Where returned URLs point: `base_url`, else this service's own host and port —
+        never the request's Host header, which the client chooses."""
+        if self.base_url:
+            return self.base_url.rstrip("/")
+        host = self.host
+        if host in ("", "0.0.0.0", "::"):  # listening everywhere: name the machine
+            host = socket.getfqdn()
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
 
     @classmethod
     def from_env(cls, **overrides: object) -> Config:
@@ -76,6 +92,7 @@ class Config:
             values["database_url"] = "sqlite:///" + env["BATHTUB_DB_PATH"]
         for key, name, conv in (
             ("rate_limit_per_minute", "BATHTUB_RATE_LIMIT", int),
+            ("bad_token_limit_per_minute", "BATHTUB_BAD_TOKEN_LIMIT", int),
             ("max_body_bytes", "BATHTUB_MAX_BODY_BYTES", int),
             ("job_concurrency", "BATHTUB_JOB_CONCURRENCY", int),
             ("host", "BATHTUB_HOST", str),

@@ -14,5 +14,6 @@ STORE = web.AppKey("store", "Store")
 JOBS = web.AppKey("jobs", "JobRunner")
 REGISTRY = web.AppKey("registry", "Registry")
 LIMITER = web.AppKey("limiter", "RateLimiter")
+BAD_TOKENS = web.AppKey("bad_tokens", "RateLimiter")  # bad-token attempts, per client address
 TOKENS = web.AppKey("tokens", "TokenCache")
 USER = web.RequestKey("user", "User")

@@ -49,7 +49,8 @@ def tool_list(reg: Registry) -> list[dict[str, Any]]:
             "name": tool,
             "description": description,
             "inputSchema": schema,
-            "annotations": {"readOnlyHint": all(a.scope == "read" for a in actions)},
+            # Read-only only if no action ever stores (a `save: true` calculator does).
+            "annotations": {"readOnlyHint": all(a.stores == "never" for a in actions)},
         })
     return out
 

@@ -71,7 +71,7 @@ def build(reg: Registry) -> dict[str, Any]:
             "description": r.description or r.summary,
             "tags": ["original"],
             "responses": _responses(r.response),
-            "x-bathtub": {"scope": r.scope, "rest_only": True},
+            "x-bathtub": {"scope": r.scope, "stores": r.stores, "rest_only": True},
         }
         params = [
             {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from bathtub_api.auth import User, require_scope
 from bathtub_api.errors import ApiError, json_response
 from bathtub_api.keys import CONFIG, JOBS, STORE, USER
+from bathtub_api.store.readonly import ReadOnlyStore
 
 if TYPE_CHECKING:
     from bathtub_api.config import Config
@@ -45,6 +46,9 @@ class Ctx:
 BIG_BODY = 1 << 20  # bytes of JSON parsed off the event loop
 
 ActionHandler = Callable[[Ctx, Any], Awaitable[Any]]
+# A read-scoped action that stores only for some requests says which: given the validated
+# request, the reason it stores (naming the field, e.g. "save: true stores ...") or None.
+WritesIf = Callable[[Any], "str | None"]
 RouteHandler = Callable[[Ctx, web.Request], Awaitable[Any]]
 JobHandler = Callable[["JobCtx", dict[str, Any]], Awaitable[Any]]
 
@@ -63,6 +67,12 @@ class Action:
     pro_only: bool = False
     heavy: bool = False
     rest_only: bool = False
+    writes_if: WritesIf | None = None
+
+    @property
+    def stores(self) -> str:
+        """Whether a call may store: always (write scope), sometimes (the request says), never."""
+        return "always" if self.scope == "write" else "sometimes" if self.writes_if else "never"
 
     @property
     def path(self) -> str:
@@ -78,6 +88,7 @@ class Action:
             "selector": self.selector if self.action else None,
             "action": self.action,
             "scope": self.scope,
+            "stores": self.stores,
             "pro_only": self.pro_only,
             "heavy": self.heavy,
             "rest_only": self.rest_only,
@@ -102,6 +113,11 @@ class Route:
     # A public route's credential is not a user's token (an upload link's own secret): no
     # Authorization header, the handler checks its own credential; `scope` is then unused.
     public: bool = False
+    writes_if: WritesIf | None = None
+
+    @property
+    def stores(self) -> str:
+        return "always" if self.scope == "write" else "sometimes" if self.writes_if else "never"
 
     @property
     def operation_id(self) -> str:
@@ -159,8 +175,12 @@ class Registry:
         """An original route whose JSON body is an action's request: validate it, call the
         action's handler. The adapter the original routes share."""
 
+        writes_if = meta.get("writes_if")
+
         async def adapter(ctx: Ctx, http: web.Request) -> Any:
-            return await handler(ctx, request.model_validate(await read_json(http)))
+            model = request.model_validate(await read_json(http))
+            require_write_if(ctx.user, writes_if, model)
+            return await handler(ctx, model)
 
         self.routes.append(Route(method, path, adapter, summary, request=request, **meta))
 
@@ -190,11 +210,25 @@ class Registry:
 ANONYMOUS = User(id="", name="", scopes=frozenset(), token_id="")
 
 
-def ctx_of(request: web.Request) -> Ctx:
+def ctx_of(request: web.Request, public: bool = False) -> Ctx:
     app = request.app
-    base = app[CONFIG].base_url or f"{request.scheme}://{request.host}"
-    return Ctx(request.get(USER, ANONYMOUS), app[STORE], app[JOBS], base, app[CONFIG],
-               request.headers.get("Idempotency-Key"))
+    base = app[CONFIG].public_base_url
+    user = request.get(USER, ANONYMOUS)
+    store = app[STORE]
+    # A token without `write` gets a store that cannot write: whatever path a handler takes,
+    # a read token stores nothing (403 naming the scope), declared or not. A public route's
+    # credential is its own (an upload link's secret), checked by its handler.
+    if not public and "write" not in user.scopes:
+        store = ReadOnlyStore(store)  # type: ignore[assignment]
+    return Ctx(user, store, app[JOBS], base, app[CONFIG], request.headers.get("Idempotency-Key"))
+
+
+def require_write_if(user: User, writes_if: WritesIf | None, model: Any) -> None:
+    """Refuse a read token a request that would store (e.g. `save: true`), before any work."""
+    if writes_if is not None:
+        why = writes_if(model)
+        if why:
+            require_scope(user, "write", why)
 
 
 async def invoke(action: Action, ctx: Ctx, body: Any) -> Any:
@@ -203,6 +237,7 @@ async def invoke(action: Action, ctx: Ctx, body: Any) -> Any:
     if not isinstance(body, dict):
         raise ApiError(422, "body: must be a JSON object")
     model = action.request.model_validate(body)
+    require_write_if(ctx.user, action.writes_if, model)
     return await action.handler(ctx, model)
 
 
@@ -229,7 +264,7 @@ def _action_view(action: Action) -> Callable[[web.Request], Awaitable[web.Respon
 
 def _route_view(route: Route) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     async def view(request: web.Request) -> web.StreamResponse:
-        ctx = ctx_of(request)
+        ctx = ctx_of(request, public=route.public)
         if not route.public:
             require_scope(ctx.user, route.scope)
         result = await route.handler(ctx, request)

@@ -309,22 +309,32 @@ async def test_tool_protocol_builds_and_refuses_like_rest(api: Api) -> None:
 
 
 async def test_every_spec_field_round_trips_through_create_edit_get(api: Api) -> None:
-    full = FULL_REPAIRABLE
-    create = {k: full[k] for k in ("name", "unit", "repairable", "nodes", "edges", "repair_crews")}
-    status, made = await api.post("rbd/create", create)
-    assert status == 200, made
-    settings = {k: full[k] for k in ("maintenance_groups", "safety_function", "target_sil", "costs", "production",
-                                     "phases", "network")}
-    ccf = full["ccf"][0]
-    status, edited = await api.post("rbd/edit", {"id": made["id"], "ops": [
-        {"op": "set", **settings},
-        {"op": "add_ccf", "id": ccf["id"], "members": ccf["members"], "beta": ccf["beta"], "basis": ccf["basis"],
-         "mgl": ccf["mgl"]},
-    ]})
-    assert status == 200, edited
-    _, got = await api.post("get/rbd", {"id": made["id"]})
-    for key, value in full.items():
-        assert got[key] == value, key
-    # Every field reaches the engine, which refuses this combination, naming the node and field.
-    status, body = await api.post("rbd_analysis/analyze", {"id": made["id"], "horizon": 10.0})
-    assert status == 422 and "ccf[0].members[2]" in body["detail"] and "standby" in body["detail"], body
+    # Every field of the full diagram, in the combinations the engine runs (a stored diagram
+    # must analyse): common cause on two components, a capacity on every path; phases and the
+    # network mode in a non-repairable diagram of their own.
+    full = {k: v for k, v in FULL_REPAIRABLE.items() if k not in ("phases", "network")}
+    full["ccf"] = [{"id": "pumps", "members": ["a", "b"], "beta": 0.1, "basis": "probability"}]
+    full["nodes"] = [{**n, "capacity": 60.0} if n["id"] == "s" else n for n in full["nodes"]]
+    phased = {"name": "phased", "unit": "hours", "repairable": False, "nodes": [
+        {"id": "in", "type": "input"}, {"id": "out", "type": "output"},
+        *({"id": x, "type": "component", "model": exp_model(0.01)} for x in "abc")],
+        "edges": [{"source": s, "target": t} for s, t in (("in", "a"), ("a", "b"), ("a", "c"), ("b", "out"),
+                                                          ("c", "out"))],
+        "ccf": [],
+        "phases": [{"name": "start", "duration": 10.0, "not_needed": ["b"]}, {"name": "run", "duration": 1000.0}],
+        "network": {"source": "in", "target": "out"}}
+    settings = ("maintenance_groups", "safety_function", "target_sil", "costs", "production", "phases", "network")
+    for d, run in ((full, {"horizon": 87600.0, "replications": 20}), (phased, {"mission_time": 1010.0})):
+        status, made = await api.post("rbd/create", d)
+        assert status == 200, made
+        status, edited = await api.post("rbd/edit", {"id": made["id"], "ops": [
+            {"op": "set", **{k: d[k] for k in settings if k in d}},
+            *({"op": "remove_ccf", "id": g["id"]} for g in d["ccf"]),
+            *({"op": "add_ccf", **g} for g in d["ccf"]),
+        ]})
+        assert status == 200, edited
+        _, got = await api.post("get/rbd", {"id": made["id"]})
+        for key, value in d.items():
+            assert got[key] == value, key
+        status, body = await api.post("rbd_analysis/analyze", {"id": made["id"], **run})
+        assert status == 200, body

@@ -88,7 +88,7 @@ def model_from_params(
 ) -> dict[str, Any]:
     """A params-only model record (spec's model import): validated params, extras gamma/p/f0.
 
-    gamma is a location (weibull, exponential, lognormal, loglogistic), p the susceptible
+    gamma is a location (weibull, exponential, lognormal, loglogistic, gamma), p the susceptible
     share of a limited failure population (0 < p <= 1), f0 a zero-inflation mass (0 <= f0 < 1).
     Returns a record that `reliability_at`/`reliability_curves` accept, with life metrics
     (no bounds: there are no data).

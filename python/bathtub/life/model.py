@@ -39,7 +39,7 @@ FIT_FAMILIES = (
     "weibull", "exponential", "normal", "lognormal", "gamma", "loglogistic", "expo_weibull",
     "gumbel", "logistic", "beta", "uniform", DISCRETE_WEIBULL,
 )
-LOCATION_FAMILIES = ("weibull", "exponential", "lognormal", "loglogistic")
+LOCATION_FAMILIES = ("weibull", "exponential", "lognormal", "loglogistic", "gamma")
 # Families on the whole real line: their quantiles may be negative, so bounds are linear.
 REAL_LINE = ("normal", "gumbel", "logistic")
 

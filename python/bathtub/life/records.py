@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bathtub.errors import InputError
+from bathtub.life import names
 from bathtub.life.data import LifeData
 from bathtub.life.evaluate import model_from_params
 from bathtub.life.fit import fit
@@ -63,10 +64,14 @@ def import_model(
 ) -> dict[str, Any]:
     """A model record from `data` {x, c?, n?} (refitted, with options) or from `params` (with extras).
 
+    `distribution` is a Bathtub id in any case or a name from another tool (`Weibull_3P`,
+    `WeibullFitter`, ...; `bathtub.life.names`), its parameters in that tool's convention.
     A params-only mixture names its `base_distribution_id` (default weibull).
     """
     if (data is None) == (params is None):
         raise InputError("data", "give data or params, not both or neither")
+    named = names.resolve(distribution, params=params, extras=extras, options=options)
+    distribution, params, extras, options = named.distribution, named.params, named.extras, named.options
     if data is not None:
         if extras:
             raise InputError("extras", "extras go with params; with data use options")

@@ -3,8 +3,8 @@ atomic edit operations, resolution to the engine's input, exact closed forms whe
 exist, and the run-time quote. Pure functions on plain dicts; no I/O.
 """
 
-from bathtub.rbd.analysis import RunOptions, analyze, check_options, closed_form, plan, simulate
-from bathtub.rbd.diagram import check_diagram, content_hash, placeholders, revision, view
+from bathtub.rbd.analysis import RunOptions, analyze, check_options, check_runnable, closed_form, plan, simulate
+from bathtub.rbd.diagram import SETTINGS, check_diagram, content_hash, placeholders, revision, view
 from bathtub.rbd.edits import apply_edits
 from bathtub.rbd.exact import Exactness, reliability, structure
 from bathtub.rbd.quote import Quote, quote
@@ -12,6 +12,7 @@ from bathtub.rbd.resolve import check_no_cycle, engine_form, referenced_ids
 from bathtub.rbd.stages import stages_to_diagram
 
 __all__ = [
+    "SETTINGS",
     "Exactness",
     "Quote",
     "RunOptions",
@@ -20,6 +21,7 @@ __all__ = [
     "check_diagram",
     "check_no_cycle",
     "check_options",
+    "check_runnable",
     "closed_form",
     "content_hash",
     "engine_form",

@@ -98,13 +98,22 @@ def check_options(repairable: bool, raw: Mapping[str, Any], phases_end: float | 
     )
 
 
-def plan(d: Mapping[str, Any], repairable: bool, opts: RunOptions) -> dict[str, Any]:
-    """What an analysis will do: {method: closed_form | simulation, reason, quote}.
-    Compiles the diagram in the engine first, so a bad shape is refused before queueing."""
+def check_runnable(d: Mapping[str, Any], repairable: bool) -> None:
+    """Everything an analysis refuses about a resolved (engine-form) diagram whatever its run
+    options: the engine's field checks, its compile (shape) and the settings the diagram's
+    kind of run cannot honour. `plan` starts with it, and the service runs it on every create
+    and edit, so a diagram that is stored is one that analyses, with the same refusals."""
+    engine.check_run_kind(d, repairable=repairable)
     try:
         engine.compile_diagram(d)
     except engine.EngineError as e:
         raise InputError("diagram", str(e)) from None
+
+
+def plan(d: Mapping[str, Any], repairable: bool, opts: RunOptions) -> dict[str, Any]:
+    """What an analysis will do: {method: closed_form | simulation, reason, quote}.
+    Checks the diagram first (`check_runnable`), so a bad one is refused before queueing."""
+    check_runnable(d, repairable)
     if not repairable:
         ex = exact.structure(d)
         if ex.exact and opts.method == "auto":

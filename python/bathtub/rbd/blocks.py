@@ -1,7 +1,8 @@
 """One node of a diagram: the spec's RbdNode and BlockModel, checked field by field.
 
 Every field the spec names is stored (so a diagram round-trips, including the maintenance
-fields the engine does not simulate yet); analyses refuse those later (`bathtub.rbd.resolve`).
+fields the engine does not simulate yet); analyses refuse those (`bathtub.rbd.resolve`,
+`bathtub.rbd.check_runnable`), and the service runs the same checks before storing.
 Errors name the node: `nodes.pump-a.model.params.beta: must be > 0`.
 """
 
@@ -46,8 +47,9 @@ FIELD_TYPES: dict[str, tuple[str, ...]] = {
 # Fields that only mean something in a repairable diagram.
 REPAIRABLE_ONLY = ("repair", "instant_repair", "costs", "preventive", "inspection", "maintenance_group",
                    "crew_priority", "repair_one_at_a_time", "repair_quality")
-# Fields `update_node` may `clear`.
-CLEARABLE = ("costs", "preventive", "inspection", "maintenance_group", "crew_priority", "instant_repair",
+# Fields `update_node` may `clear` (`repair` too: a diagram made non-repairable must drop its
+# repair models, which analyses refuse there).
+CLEARABLE = ("repair", "costs", "preventive", "inspection", "maintenance_group", "crew_priority", "instant_repair",
              "repair_one_at_a_time", "repair_quality", "capacity", "covariate_schedules")
 
 _FIELD_CHECKS: dict[str, s.Check] = {

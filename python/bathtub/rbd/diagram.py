@@ -16,6 +16,7 @@ from typing import Any
 from bathtub.errors import InputError
 from bathtub.rbd import schema as s
 from bathtub.rbd.blocks import BLOCK_TYPES, LIFE_TYPES, check_node, node_field, on_placeholder
+from bathtub.units import years_per_unit
 
 MAX_NODES = 5000
 SETTINGS: dict[str, s.Check] = {
@@ -29,8 +30,6 @@ SETTINGS: dict[str, s.Check] = {
     "network": s.NETWORK,
 }
 CCF_BASES = ("rate", "probability")
-# Discounting is per year: the diagram unit must convert to years.
-CALENDAR_UNITS = ("hour", "hours", "day", "days", "week", "weeks", "month", "months", "year", "years")
 
 
 def _ccf_group(g: Any, field: str) -> dict[str, Any]:
@@ -226,9 +225,10 @@ def _check_ccf(raw: Any, nodes: Mapping[str, dict[str, Any]]) -> list[dict[str, 
 
 
 def _check_settings_refs(d: Mapping[str, Any], nodes: Mapping[str, dict[str, Any]]) -> None:
-    if d.get("costs", {}).get("discount_rate") and str(d.get("unit") or "").lower() not in CALENDAR_UNITS:
-        raise InputError("costs.discount_rate", "needs a calendar time unit (hours, days, weeks, months, years); "
-                                                f"the diagram's unit is {d.get('unit')!r}")
+    # Discounting is per year: the diagram unit must convert to years.
+    if d.get("costs", {}).get("discount_rate") and years_per_unit(d.get("unit")) is None:
+        raise InputError("costs.discount_rate", "needs a calendar time unit (seconds, minutes, hours, days, weeks, "
+                                                f"months, years); the diagram's unit is {d.get('unit')!r}")
     for i, phase in enumerate(d.get("phases", [])):
         for b in phase.get("not_needed", []):
             if b not in nodes or nodes[b]["type"] not in BLOCK_TYPES:

@@ -13,6 +13,7 @@ from typing import Any
 from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.engine import DIAGRAM_NOT_YET_SIMULATED, NOT_YET_SIMULATED, engine_version
 from bathtub.errors import InputError
+from bathtub.units import units_clash
 
 # What an analysis must honour but the engine does not simulate: the engine's own lists, so
 # the service can never accept what the engine would ignore.
@@ -106,7 +107,7 @@ def model_from_saved(body: Mapping[str, Any], model_id: str, field: str, unit: s
     if opts.get("zi") or opts.get("lfp"):
         raise InputError(field, f"model {model_id} is zero-inflated or limited-population; it cannot be a block's life")
     model_unit = body.get("unit")
-    if unit and model_unit and model_unit != unit:
+    if units_clash(model_unit, unit):
         raise InputError(field, f"model {model_id} is in {model_unit!r} but the diagram is in {unit!r}")
     out: dict[str, Any] = {"distribution_id": dist, "params": [{"name": p["name"], "value": p["value"]}
                                                                for p in body["params"]]}
@@ -172,7 +173,12 @@ def engine_form(
         out: dict[str, Any] = {"id": n["id"], "type": n["type"]}
         if "model" in n:
             out["model"] = _model(n["model"], f"{f}.model", models, d.get("unit"))
-        if "repair" in n and d.get("repairable"):
+        if "repair" in n:
+            if not d.get("repairable"):
+                # Stored diagrams may hold one (switched to non-repairable); a mission run
+                # would ignore it, so it is refused rather than silently dropped.
+                raise InputError(f"{f}.repair", "a block of a non-repairable diagram is never repaired: clear the "
+                                                "repair model or make the diagram repairable")
             repair_id = n["repair"].get("saved_model_id")
             if repair_id in models and models[repair_id].get("kind") == "recurrent":
                 raise InputError(f"{f}.repair.saved_model_id", f"model {repair_id} is a recurrent (failure) model, "
@@ -193,7 +199,7 @@ def engine_form(
             if sub not in diagrams:
                 raise InputError(f"{f}.subsystem_rbd_id", f"no rbd with id {sub!r}")
             inner = diagrams[sub]
-            if inner.get("unit") and d.get("unit") and inner["unit"] != d["unit"]:
+            if units_clash(inner.get("unit"), d.get("unit")):
                 raise InputError(f"{f}.subsystem_rbd_id", f"diagram {sub} is in {inner['unit']!r}, this one in "
                                                           f"{d['unit']!r}")
             out["diagram"] = engine_form(inner, models, diagrams, field=f"{f}.subsystem", depth=depth + 1)

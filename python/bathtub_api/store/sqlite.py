@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
+import stat
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -12,6 +14,22 @@ from typing import Any
 import aiosqlite
 
 READERS = 2
+FILE_MODE = 0o600  # the database holds everyone's data and token hashes: owner only
+
+
+def _private_files(path: str) -> None:
+    """Create the database file owner-only before SQLite opens it (SQLite gives its -wal and
+    -shm files the database file's mode), and tighten files an older version left readable."""
+    if path == ":memory:" or path.startswith("file:"):
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    os.close(fd)
+    for p in (path, f"{path}-wal", f"{path}-shm", f"{path}-journal"):
+        try:
+            if stat.S_IMODE(os.stat(p).st_mode) & 0o077:
+                os.chmod(p, FILE_MODE)
+        except FileNotFoundError:
+            pass
 
 
 class _Conn:
@@ -53,6 +71,7 @@ class SqliteDriver:
                 await conn.execute(f"PRAGMA {pragma}")
             return conn
 
+        await asyncio.to_thread(_private_files, path)
         writer = await connect()
         readers = [await connect() for _ in range(READERS)]
         return cls(writer, readers)

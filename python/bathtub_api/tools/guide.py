@@ -61,9 +61,18 @@ PAGES: dict[str, Page] = {
         "Units", "Time units travel with data, models and diagrams; nothing is rescaled silently.",
         "Every model, dataset fit and diagram carries a `unit` label (hours, cycles, km, ...). Parameters are in "
         "that unit: a Weibull alpha of 1000 with unit hours is a characteristic life of 1000 h. Changing a "
-        "diagram's unit with `rbd edit` op `set` relabels it without rescaling parameters. Discounting "
-        "(`discount_rate`) needs a calendar unit (hours, days, weeks, months, years).",
-        ("POST /api/v1/fit", "rbd/edit"),
+        "diagram's unit with `rbd edit` op `set` relabels it without rescaling parameters. Where units are "
+        "compared (a saved model as a block's life, a subsystem, a strategy calculation on a saved model) common "
+        "spellings are one unit, in any case: h/hr/hrs/hour/hours, min/minutes, s/sec/seconds, d/day/days, "
+        "wk/week/weeks, mo/month/months, y/yr/year/years, cycle/cycles, km/kilometres, mi/miles; other units "
+        "must match as written (case aside). Discounting (`discount_rate`) needs a calendar unit (seconds to "
+        "years). POST /api/import/models takes a Bathtub id in any case or another tool's name with that "
+        "tool's parameters: reliability's Weibull_2P/3P, Lognormal_2P/3P, Exponential_1P/2P (Lambda), "
+        "Normal_2P, Gamma_2P/3P (alpha the scale, beta the shape), Loglogistic_2P/3P, Gumbel_2P, Beta_2P, "
+        "Weibull_ZI/DS/Mixture, and lifelines' WeibullFitter (lambda_, rho_), ExponentialFitter (lambda_, a "
+        "mean life), LogNormalFitter, LogLogisticFitter; a 3P name carries the location `gamma` (fitted as an "
+        "offset when importing data).",
+        ("POST /api/v1/fit", "rbd/edit", "POST /api/import/models"),
     ),
     "accelerated": Page(
         "Accelerated life tests", "Life-stress models fitted across stress levels.",
@@ -123,7 +132,9 @@ PAGES: dict[str, Page] = {
         "Reliability block diagrams", "Build diagrams from nodes and edges or compact stages.",
         "`rbd create` takes `name`, `unit`, `repairable` and either nodes (input, output, component, series, "
         "parallel, knode, standby, subsystem) with edges, or compact `stages` (components in parallel, stages in "
-        "series, `k_of_n`, `common_cause_beta`). Each block has a model: inline `distribution_id` + `params`, "
+        "series, `k_of_n`, `common_cause_beta`), and any diagram setting an edit `set` takes (`ccf`, "
+        "`maintenance_groups`, `costs`, `production`, `phases`, `network`, `safety_function`, `target_sil`, "
+        "`repair_crews`). Each block has a model: inline `distribution_id` + `params`, "
         "`mean` with `given` shape (stored as params), a mixture with weights, or a `saved_model_id` (a saved "
         "parametric model in the diagram's unit). Repairable diagrams take component, standby and knode blocks, "
         "each with a `repair` model or `instant_repair`. Refusals name the node and field. `rbd edit` applies a "
@@ -146,8 +157,10 @@ PAGES: dict[str, Page] = {
         "diagram changed since; the same inputs answer from the stored run unless `recompute: true`. "
         "The simulation honours preventive maintenance, proof tests (PFD and SIL of a `safety_function`), "
         "repair quality, common-cause groups, maintenance groups, costs with discounting, phases, capacity and "
-        "production, initial block states and network mode; covariate schedules are stored but refused by "
-        "analysis. Failures are counted apart from planned events: `expected_failures`, `mtbf` and `mttr` "
+        "production, initial block states and network mode. Covariate schedules and condition-based "
+        "(`joint_unit`) blocks are not simulated yet. `rbd create` and `rbd edit` run the analysis's own checks, "
+        "so anything an analysis would refuse is refused there, with the same detail, and never stored. "
+        "Failures are counted apart from planned events: `expected_failures`, `mtbf` and `mttr` "
         "(system and per block) are about failures only, and `expected_preventive_replacements`, "
         "`expected_proof_tests`, `expected_planned_outages` and planned vs unplanned downtime have their own "
         "fields; an `instant_repair` block's failures count (one that takes the system down is a system failure "
@@ -231,13 +244,15 @@ PAGES: dict[str, Page] = {
         "job_). Another user's id answers 404. List items with the `list` tool (e.g. `list dataset`), read them "
         "with `get` (`get dataset` pages rows with `offset` and `limit` 1-500). Long calculations answer with a "
         "`job_id`: poll `get job`; `jobs cancel` stops your queued or running job. Tokens are created and "
-        "revoked by the operator with "
-        "`bathtub token create --user NAME --scopes read,write`.",
+        "revoked by the operator with `bathtub token create --user NAME --scopes read,write`. A `read` token reads "
+        "and calculates; anything that stores (create, edit, fit, ingest, analyze, a calculator's `save: true`) "
+        "needs `write` (403 naming the scope).",
         ("list/dataset", "get/dataset", "get/job"),
     ),
     "plans": Page(
         "Plans and limits", "What the limits are and what to do when one stops a call.",
-        "This service enforces 120 requests a minute per token (429 with Retry-After: wait that many seconds), "
+        "This service enforces 120 requests a minute per token (429 with Retry-After: wait that many seconds) "
+        "and 30 bad-token requests a minute per client address (then 429 for that address), "
         "request bodies up to its configured size (413), 1-500 rows per dataset page, and a per-job limit on a "
         "simulation's quoted cost (10 CPU-minutes by default; 422 naming the field to lower). It has no paid plans: "
         "402 is never returned by a self-hosted Bathtub.",

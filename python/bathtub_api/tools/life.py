@@ -253,7 +253,7 @@ async def import_model(ctx: Ctx, req: ImportIn) -> dict[str, Any]:
     record = await ctx.jobs.run_cpu(_import, req.distribution, data, params, req.options, req.extras,
                                     req.base_distribution_id)
     model_id = new_id("model")
-    body = {**record, "unit": req.unit, "source": {"import": True}}
+    body = {**record, "unit": req.unit, "source": {"import": True, "distribution_name": req.distribution}}
     await ctx.store.insert_item(ctx.user.id, "model", model_id, req.name, body)
     return {"id": model_id, "name": req.name, "distribution": record["distribution"],
             "params_only": bool(record.get("params_only")), "url": model_url(ctx, model_id)}

@@ -32,7 +32,9 @@ SCAN_PAGE = 500
 
 
 class RbdCreate(Strict):
-    """A diagram from `nodes` + `edges` (RbdNode, RbdEdge) or from compact `stages`."""
+    """A diagram from `nodes` + `edges` (RbdNode, RbdEdge) or from compact `stages`, with
+    any of the diagram settings an edit `set` takes (so a diagram whose blocks name a
+    maintenance group, say, can be created whole: what is stored must analyse)."""
 
     name: Name
     unit: Annotated[str, Field(max_length=40)] | None = None
@@ -41,6 +43,14 @@ class RbdCreate(Strict):
     edges: list[dict[str, Any]] | None = None
     stages: list[dict[str, Any]] | None = None
     repair_crews: int | None = None
+    ccf: list[dict[str, Any]] | None = None
+    maintenance_groups: dict[str, Any] | None = None
+    safety_function: bool | None = None
+    target_sil: int | None = None
+    costs: dict[str, Any] | None = None
+    production: dict[str, Any] | None = None
+    phases: list[dict[str, Any]] | None = None
+    network: bool | dict[str, Any] | None = None
 
 
 class RbdEdit(Strict):
@@ -126,8 +136,16 @@ async def _references(store: Store, owner: str, body: dict[str, Any]) -> tuple[d
 
 
 async def _checked(ctx: Ctx, rbd_id: str, body: dict[str, Any]) -> None:
-    _, diagrams = await _references(ctx.store, ctx.user.id, body)
+    """What analyze would refuse is refused before storing, by the very checks analyze runs
+    (resolution, then `rbd.check_runnable` off the event loop): create, edit and analyze
+    cannot drift apart, and a stored diagram is one that analyses."""
+    models, diagrams = await _references(ctx.store, ctx.user.id, body)
     rbd.check_no_cycle(rbd_id, body, diagrams)
+    await ctx.jobs.run_native(_check_runnable, body, models, diagrams)
+
+
+def _check_runnable(body: dict[str, Any], models: dict[str, Any], diagrams: dict[str, Any]) -> None:
+    rbd.check_runnable(rbd.engine_form(body, models, diagrams), body["repairable"])
 
 
 def _record(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
@@ -147,9 +165,8 @@ async def create(ctx: Ctx, req: RbdCreate) -> dict[str, Any]:
         raw.update(nodes=req.nodes, edges=req.edges or [])
     else:
         raise InputError("nodes", "give nodes and edges, or stages")
-    if req.repair_crews is not None:
-        raw["repair_crews"] = req.repair_crews
-    return (await store_diagrams(ctx, [raw]))[0]
+    settings = req.model_dump(include={"repair_crews", "ccf", *rbd.SETTINGS}, exclude_none=True)
+    return (await store_diagrams(ctx, [{**raw, **settings}]))[0]
 
 
 async def store_diagrams(ctx: Ctx, raws: list[dict[str, Any]]) -> list[dict[str, Any]]:

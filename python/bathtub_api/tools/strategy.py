@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from bathtub import strategy
 from bathtub.errors import InputError
+from bathtub.units import units_clash
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
@@ -181,6 +182,10 @@ async def _life_kwargs(ctx: Ctx, req: LifeModelIn) -> dict[str, Any]:
         if req.distribution_id is not None or req.params is not None:
             raise InputError("saved_model_id", "give saved_model_id or distribution_id with params, not both")
         lifetime, unit = await saved_lifetime(ctx, req.saved_model_id)
+        if units_clash(req.unit, unit):
+            # The saved model's times are in its unit; another label would mislabel every figure.
+            raise InputError("unit", f"model {req.saved_model_id} is in {unit!r}, not {req.unit!r}: omit unit or "
+                                     "give the model's")
         return {"lifetime": lifetime, "unit": req.unit or unit}
     params = None if req.params is None else [p.model_dump() if isinstance(p, ParamIn) else p for p in req.params]
     return {"distribution_id": req.distribution_id, "params": params,
@@ -249,16 +254,22 @@ CALCULATORS: list[Calculator] = [
 ]
 
 
+def _writes_if(req: Any) -> str | None:
+    """A calculation stores only with save: true, and then needs the write scope."""
+    return "save: true stores a strategy_analysis item" if getattr(req, "save", False) else None
+
+
 def register(reg: Registry) -> None:
     for action, path, request, response, run, life, summary in CALCULATORS:
         handler = _calculator(action, run, life)
-        reg.action("strategy", action, request=request, response=response, summary=summary,
-                   description=summary + ". With save: true the analysis is stored as a strategy_analysis "
-                                         "item and the answer carries its analysis_id.")(handler)
+        reg.action("strategy", action, request=request, response=response, summary=summary, writes_if=_writes_if,
+                   description=summary + ". With save: true (needs the write scope) the analysis is stored as a "
+                                         "strategy_analysis item and the answer carries its analysis_id.")(handler)
 
         if path is None:  # a tool action only: the original routes are the spec's three
             continue
-        reg.body_route("POST", path, handler, request=request, response=response, summary=f"{summary} (original route)")
+        reg.body_route("POST", path, handler, request=request, response=response, writes_if=_writes_if,
+                       summary=f"{summary} (original route)")
     reg.action("get", "strategy_analysis", request=AnalysisGet, response=AnalysisOut, selector="kind",
                summary="A saved strategy analysis: calculator, inputs and result")(get_analysis)
     reg.action("list", "strategy_analysis", request=ListRequest, response=AnalysisList, selector="kind",

@@ -181,7 +181,7 @@ def register(reg: Registry) -> None:
         return await _receive(ctx, request, request.match_info["upload_id"], request.query.get("t", ""))
 
     for method in ("PUT", "POST"):
-        reg.route(method, "/api/uploads/{upload_id}", public=True,
+        reg.route(method, "/api/uploads/{upload_id}", public=True, scope="write",
                   content_types=("application/octet-stream",),
                   query=(("t", True, "the link's token: its only credential, single use"),),
                   response=UploadSent,

@@ -1,7 +1,8 @@
-//! Gamma life: shape `alpha`, scale `beta` (mean alpha * beta), as the service names them.
+//! Gamma life: shape `alpha`, scale `beta` (mean gamma + alpha * beta), as the service names
+//! them, with an optional location `gamma` (reliability's Gamma_3P).
 use super::normal::phi_c_inv;
 use super::solve::root_with_tol;
-use super::{DistError, Lifetime, positive};
+use super::{DistError, Lifetime, location, positive};
 use crate::rng::Stream;
 use statrs::function::gamma::{gamma_lr, gamma_ur, ln_gamma};
 
@@ -10,13 +11,14 @@ pub struct Gamma {
     shape: f64,
     scale: f64,
     ln_gamma_shape: f64,
+    loc: f64,
     // Marsaglia-Tsang constants for shape max(alpha, alpha + 1).
     d: f64,
     c: f64,
 }
 
 impl Gamma {
-    pub fn new(alpha: f64, beta: f64) -> Result<Self, DistError> {
+    pub fn new(alpha: f64, beta: f64, gamma: f64) -> Result<Self, DistError> {
         let shape = positive("gamma", "alpha", alpha)?;
         let scale = positive("gamma", "beta", beta)?;
         let a = if shape < 1.0 { shape + 1.0 } else { shape };
@@ -25,6 +27,7 @@ impl Gamma {
             shape,
             scale,
             ln_gamma_shape: ln_gamma(shape),
+            loc: location("gamma", gamma)?,
             d,
             c: 1.0 / (9.0 * d).sqrt(),
         })
@@ -76,38 +79,38 @@ impl Gamma {
                 step *= 2.0;
             }
         }
-        root_with_tol(f, df, lo, hi, y0, 4.0 * f64::EPSILON).exp() * self.scale
+        self.loc + root_with_tol(f, df, lo, hi, y0, 4.0 * f64::EPSILON).exp() * self.scale
     }
 }
 
 impl Lifetime for Gamma {
     fn sf(&self, t: f64) -> f64 {
-        if t <= 0.0 {
+        if t <= self.loc {
             1.0
         } else {
-            gamma_ur(self.shape, t / self.scale)
+            gamma_ur(self.shape, (t - self.loc) / self.scale)
         }
     }
     fn cdf(&self, t: f64) -> f64 {
-        if t <= 0.0 {
+        if t <= self.loc {
             0.0
         } else {
-            gamma_lr(self.shape, t / self.scale)
+            gamma_lr(self.shape, (t - self.loc) / self.scale)
         }
     }
     fn pdf(&self, t: f64) -> f64 {
-        if t < 0.0 {
+        if t < self.loc {
             return 0.0;
         }
-        let y = t / self.scale;
+        let y = (t - self.loc) / self.scale;
         ((self.shape - 1.0) * y.ln() - y - self.ln_gamma_shape).exp() / self.scale
     }
     fn mean(&self) -> f64 {
-        self.shape * self.scale
+        self.loc + self.shape * self.scale
     }
     fn quantile(&self, p: f64) -> f64 {
         if p <= 0.0 {
-            return 0.0;
+            return self.loc;
         }
         if p >= 1.0 {
             return f64::INFINITY;
@@ -120,7 +123,7 @@ impl Lifetime for Gamma {
     }
     fn isf(&self, q: f64) -> f64 {
         if q >= 1.0 {
-            return 0.0;
+            return self.loc;
         }
         if q <= 0.0 {
             return f64::INFINITY;
@@ -151,6 +154,6 @@ impl Lifetime for Gamma {
         } else {
             x
         };
-        x * self.scale
+        self.loc + x * self.scale
     }
 }

@@ -274,8 +274,8 @@ impl Dist {
                 Dist::LogNormal(LogNormal::new(g("mu"), g("sigma"), loc())?)
             }
             "gamma" => {
-                take(id, p, &["alpha", "beta"], &["alpha", "beta"])?;
-                Dist::Gamma(Gamma::new(g("alpha"), g("beta"))?)
+                take(id, p, &["alpha", "beta", "gamma"], &["alpha", "beta"])?;
+                Dist::Gamma(Gamma::new(g("alpha"), g("beta"), loc())?)
             }
             "loglogistic" => {
                 take(id, p, &["alpha", "beta", "gamma"], &["alpha", "beta"])?;
@@ -400,6 +400,7 @@ mod tests {
         let dists = [
             spec("gamma", &[("alpha", 0.7), ("beta", 3.0)]),
             spec("gamma", &[("alpha", 4.5), ("beta", 2.0)]),
+            spec("gamma", &[("alpha", 2.5), ("beta", 2.0), ("gamma", 30.0)]),
             spec("lognormal", &[("mu", 1.0), ("sigma", 0.5)]),
             spec("loglogistic", &[("alpha", 2.0), ("beta", 4.0)]),
         ];

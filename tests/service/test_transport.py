@@ -1,0 +1,159 @@
+"""Below and around the handlers: tokens never reach logs or bodies, malformed HTTP answers
+JSON, bad tokens are rate-limited per client address, the request log, owner-only SQLite
+files, links on the configured base URL, and the headers every answer carries."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import stat
+from typing import Any
+
+import orjson
+import pytest
+
+from bathtub_api.app import create_app
+from bathtub_api.auth import RateLimiter, hash_token
+from bathtub_api.cli import token_create
+from bathtub_api.config import Config
+from bathtub_api.keys import STORE
+from bathtub_api.store import open_store
+from tests.conftest import Api
+
+
+async def raw(client: Any, data: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send bytes as they are (no client library to tidy them) and read the whole answer."""
+    reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+    writer.write(data)
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    return int(lines[0].split()[1]), headers, body
+
+
+def everything_logged(caplog: pytest.LogCaptureFixture) -> str:
+    return "\n".join(f"{r.getMessage()} {r.exc_text or ''} {r.__dict__}" for r in caplog.records)
+
+
+@pytest.mark.parametrize("fold", ["Authorization: Bearer\r\n {token}", "Authorization: Bearer {half}\r\n\t{rest}"])
+async def test_a_folded_authorization_header_leaks_the_token_nowhere(
+    client: Any, api: Api, caplog: pytest.LogCaptureFixture, fold: str
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    token = api.token
+    header = fold.format(token=token, half=token[:20], rest=token[20:])
+    status, headers, body = await raw(client, f"POST /api/v1/guide HTTP/1.1\r\nHost: x\r\n{header}\r\n"
+                                              "Content-Length: 2\r\n\r\n{}".encode())
+    assert status == 400 and headers["content-type"].startswith("application/json")
+    assert orjson.loads(body) == {"detail": "malformed HTTP request (for example a header folded over two lines, "
+                                            "or a control character)"}
+    assert headers["x-content-type-options"] == "nosniff" and headers["cache-control"] == "no-store"
+    logged = everything_logged(caplog)
+    assert "malformed" in logged
+    for part in (token, token[:20], token[20:]):
+        assert part not in logged and part.encode() not in body
+
+
+@pytest.mark.parametrize(("request_bytes", "status", "detail"), [
+    (b"GARBAGE\r\n\r\n", 400, "malformed HTTP request line"),
+    (b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n", 431,
+     "the request line or a header line is longer than 8190 bytes"),
+    (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 431,
+     "the request line or a header line is longer than 8190 bytes"),
+    (b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Ctl: a\x01b\r\n\r\n", 400,
+     "malformed HTTP request (for example a header folded over two lines, or a control character)"),
+])
+async def test_protocol_errors_answer_json(client: Any, request_bytes: bytes, status: int, detail: str) -> None:
+    got, headers, body = await raw(client, request_bytes)
+    assert (got, orjson.loads(body)) == (status, {"detail": detail})
+    assert headers["content-type"].startswith("application/json") and headers["x-content-type-options"] == "nosniff"
+
+
+async def test_bad_tokens_are_rate_limited_per_client_address(aiohttp_client: Any, database_url: str) -> None:
+    config = Config(database_url=database_url, bad_token_limit_per_minute=3, token_cache_seconds=0.0)
+    client = await aiohttp_client(create_app(config))
+    good = Api(client, await token_create(config, "alice", ["read"]))
+    assert (await good.post("guide"))[0] == 200  # good tokens are not counted
+    guesser = Api(client, "bt_" + "x" * 43)
+    assert [(await guesser.post("guide"))[0] for _ in range(3)] == [401] * 3
+    async with client.post("/api/v1/guide", json={}, headers=guesser.headers) as resp:
+        body = await resp.json()
+        assert resp.status == 429 and int(resp.headers["Retry-After"]) >= 1
+        assert body == {"detail": f"rate limit exceeded (3 bad-token requests per client address a minute); "
+                                  f"retry in {body['detail'].split('retry in ')[1]}"}
+    # The address is slowed down before any lookup: its good token waits too.
+    assert (await good.post("guide"))[0] == 429
+    assert (await Api(client, "").post("guide"))[0] == 401  # no token at all: nothing to guess, not counted
+
+
+def test_the_bad_token_limiter_is_per_address_refills_and_stays_bounded() -> None:
+    lim = RateLimiter(60, max_keys=4)  # one a second
+    assert [lim.check("10.0.0.1", at=0.0) for _ in range(60)] == [0.0] * 60
+    assert lim.wait("10.0.0.1", at=0.0) == pytest.approx(1.0) and lim.wait("10.0.0.2", at=0.0) == 0.0
+    assert lim.wait("10.0.0.1", at=1.0) == 0.0  # a second later one more may go
+    for i in range(10):
+        lim.check(f"10.0.1.{i}", at=100.0)
+    assert len(lim._buckets) <= 4
+
+
+async def test_the_request_log_has_no_query_and_no_token(client: Any, api: Api, caplog: pytest.LogCaptureFixture
+                                                         ) -> None:
+    caplog.set_level(logging.INFO, logger="bathtub_api.access")
+    status, _ = await api.post(f"/api/v1/list/dataset?token={api.token}&x=1", {})
+    assert status == 200
+    status, _ = await Api(client, "bt_wrong").post("guide")
+    assert status == 401
+    records = [r for r in caplog.records if r.name == "bathtub_api.access"]
+    ok, refused = records[-2], records[-1]
+    owner = (await client.app[STORE].token_owner(hash_token(api.token)))["user_id"]
+    assert (ok.method, ok.path, ok.status, ok.user_id) == ("POST", "/api/v1/list/dataset", 200, owner)
+    assert ok.duration_ms >= 0 and ok.getMessage().startswith(f"POST /api/v1/list/dataset 200 user={owner} ")
+    assert (refused.path, refused.status, refused.user_id) == ("/api/v1/guide", 401, "-")
+    assert api.token not in everything_logged(caplog) and "token=" not in everything_logged(caplog)
+
+
+async def test_sqlite_files_are_owner_only(tmp_path: Any) -> None:
+    path = tmp_path / "bathtub.sqlite3"
+    old = tmp_path / "old.sqlite3"
+    old.touch(mode=0o644)
+    os.chmod(old, 0o644)
+    for p in (path, old):
+        store = await open_store(f"sqlite:///{p}")
+        await store.ensure_user("alice")  # a write: the WAL and shared-memory files exist now
+        try:
+            for f in (p, p.with_name(p.name + "-wal"), p.with_name(p.name + "-shm")):
+                assert stat.S_IMODE(os.stat(f).st_mode) == 0o600, f
+        finally:
+            await store.close()
+
+
+async def test_returned_urls_use_the_configured_base_url_not_the_host_header(
+    aiohttp_client: Any, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert Config(host="10.1.2.3", port=9000).public_base_url == "http://10.1.2.3:9000"
+    monkeypatch.setenv("BATHTUB_BASE_URL", "https://bathtub.example.com/")
+    config = Config.from_env(database_url=database_url)
+    assert config.public_base_url == "https://bathtub.example.com"
+    client = await aiohttp_client(create_app(config))
+    api = Api(client, await token_create(config, "alice", ["read", "write"]))
+    status, made = await api.post("datasets/create", {"name": "d", "data": {"x": [1.0, 2.0]}},
+                                  headers={"Host": "evil.example", "X-Forwarded-Host": "evil.example"})
+    assert status == 200, made
+    assert made["url"].startswith("https://bathtub.example.com/api/v1/") and "evil" not in orjson.dumps(made).decode()
+    default = await aiohttp_client(create_app(Config(database_url=database_url)))
+    status, made = await Api(default, api.token).post("datasets/create", {"name": "d", "data": {"x": [1.0]}},
+                                                      headers={"Host": "evil.example"})
+    assert status == 200 and made["url"].startswith("http://127.0.0.1:8080/api/v1/"), made
+
+
+async def test_every_answer_carries_nosniff_and_no_store(client: Any, api: Api) -> None:
+    for method, path, headers in (("POST", "/api/v1/guide", api.headers), ("POST", "/api/v1/guide", {}),
+                                  ("GET", "/api/v1/openapi.json", {}), ("GET", "/healthz", {}),
+                                  ("GET", "/nowhere", {}), ("POST", "/mcp", api.headers)):
+        async with client.request(method, path, headers=headers, json={}) as resp:
+            assert resp.headers["X-Content-Type-Options"] == "nosniff", (method, path)
+            assert resp.headers["Cache-Control"] == "no-store", (method, path)
