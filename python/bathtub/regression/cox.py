@@ -45,7 +45,7 @@ class CoxFit:
     baseline: list[dict[str, list[float]]]  # per stratum {time, cumhaz} at the means
     linear_predictor: np.ndarray  # (x − means)·β per row
     strata_index: np.ndarray  # stratum number per row
-    extras: dict[str, object] = field(default_factory=dict)
+    prepared: list[Stratum] = field(default_factory=list)  # the risk sets, for diagnostics at β̂
 
 
 def _strata(labels: Sequence[object] | None, n: int) -> tuple[np.ndarray, list[str] | None]:
@@ -190,4 +190,4 @@ def fit_cox(
             steps = s.deaths / s0
         baseline.append({"time": s.times.tolist(), "cumhaz": np.cumsum(steps).tolist()})
     return CoxFit(list(names), beta, var, robust_var, n_clusters, ll, ll0, score, iterations, ties, means, n,
-                  int(event.sum()), levels, baseline, xc @ beta, sidx)
+                  int(event.sum()), levels, baseline, xc @ beta, sidx, prepared)

@@ -157,7 +157,12 @@ def from_formula(columns: Mapping[str, Sequence[Any]], formula: str, field: str 
     df = pd.DataFrame(frame, index=range(n))
     categorical = {k: sorted(set(v), key=_sort_key) for k, v in frame.items() if not isinstance(v, np.ndarray)}
     for k, levels in categorical.items():
+        if len(levels) > MAX_LEVELS:
+            raise InputError(field, f"column {k!r} has {len(levels)} levels (at most {MAX_LEVELS})")
         df[k] = pd.Categorical(df[k], categories=levels)
+    # Few-valued numeric columns keep their values: C(x) of a numeric x needs every level to rebuild a row.
+    anchors = {k: np.unique(v).tolist() for k, v in frame.items()
+               if isinstance(v, np.ndarray) and np.unique(v).size <= MAX_LEVELS}
     try:
         mm = parsed.get_model_matrix(df, ensure_full_rank=True, na_action="raise")
     except Exception as exc:
@@ -168,10 +173,9 @@ def from_formula(columns: Mapping[str, Sequence[Any]], formula: str, field: str 
     x = np.asarray(mm[cols], dtype=float)
     if not np.all(np.isfinite(x)):
         raise InputError(field, "a term is not finite on some row (log of 0? division by 0?)")
-    rhs_full = rhs if "-1" in rhs.replace(" ", "") or "+0" in rhs.replace(" ", "") else f"{rhs} + 1"
     return Design(x, [str(c) for c in cols],
-                  {"formula": rhs.strip(), "formula_full": rhs_full, "categorical": categorical,
-                   "numeric": sorted(k for k in frame if k not in categorical)})
+                  {"formula": rhs.strip(), "categorical": categorical, "anchors": anchors,
+                   "numeric": sorted(k for k in frame if k not in categorical), "names": [str(c) for c in cols]})
 
 
 def design(
@@ -248,6 +252,10 @@ def row(spec: Mapping[str, Any], values: Mapping[str, Any], field: str = "covari
     for k in values:
         if k not in needed:
             raise InputError(f"{field}.{k}", f"not a variable of this model's formula (variables: {', '.join(needed)})")
+    anchors = spec.get("anchors", {})
+    # The unit's row followed by anchor rows that carry every level of every categorical and few-valued
+    # numeric variable, so C(x) and treatment coding see the levels of the fit; row 0 is the answer.
+    count = 1 + max([len(v) for v in (*categorical.values(), *anchors.values())] or [0])
     frame: dict[str, Any] = {}
     for k in needed:
         if k not in values:
@@ -257,10 +265,21 @@ def row(spec: Mapping[str, Any], values: Mapping[str, Any], field: str = "covari
             lv = _level(v)
             if lv not in categorical[k]:
                 raise InputError(f"{field}.{k}", f"level {lv!r} not seen in the fit (levels: {categorical[k]})")
-            frame[k] = pd.Categorical([lv], categories=categorical[k])
+            levels = categorical[k]
+            frame[k] = pd.Categorical([lv, *(levels[i % len(levels)] for i in range(count - 1))], categories=levels)
         else:
             if not _is_number(v) or not math.isfinite(float(v)):
                 raise InputError(f"{field}.{k}", "must be a finite number")
-            frame[k] = [float(v)]
+            if k in anchors:
+                if float(v) not in anchors[k] and len(anchors[k]) <= 2:
+                    # a two-valued numeric is a flag: another value is outside what the fit saw
+                    raise InputError(f"{field}.{k}", f"must be one of {anchors[k]} (the values seen in the fit)")
+                vals = anchors[k]
+                frame[k] = [float(v), *(float(vals[i % len(vals)]) for i in range(count - 1))]
+            else:
+                frame[k] = [float(v)] * count
     mm = Formula(spec["formula"]).get_model_matrix(pd.DataFrame(frame), ensure_full_rank=True)
-    return np.asarray(mm[[c for c in mm.columns if c != "Intercept"]], dtype=float)[0]
+    names = spec.get("names") or [c for c in mm.columns if c != "Intercept"]
+    if list(names) != [c for c in mm.columns if c != "Intercept"]:
+        raise InputError(field, "these values give a design with other terms than the fit's")
+    return np.asarray(mm[list(names)], dtype=float)[0]
