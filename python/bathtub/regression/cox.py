@@ -22,6 +22,7 @@ from bathtub.regression.risksets import Stratum
 TIES = ("efron", "breslow", "exact", "kalbfleisch-prentice")
 MAX_ITER = 60
 SEPARATION = 25.0  # |β|·sd beyond this: a hazard ratio above e^25 per standard deviation is a diverging fit
+SE_SEPARATION = 1e3  # se·sd beyond this: the likelihood is flat along that covariate (its β runs off)
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,18 +150,22 @@ def fit_cox(
             converged = True
             break
     sd = xc.std(axis=0)
-    spread = np.abs(beta) * sd
+    try:
+        var = np.linalg.inv(-hess)
+        se_sd = np.sqrt(np.abs(np.diag(var))) * sd
+    except np.linalg.LinAlgError:
+        var, se_sd = None, np.full(p, np.inf)
+    # Monotone likelihood: the coefficient runs off and its information vanishes (se grows like e^{β/2}).
+    spread = np.maximum(np.abs(beta) * sd / SEPARATION, se_sd / SE_SEPARATION)
     worst = int(np.argmax(spread)) if p else 0
-    if p and (spread[worst] > SEPARATION or not np.all(np.isfinite(beta))):
+    if p and (spread[worst] > 1.0 or not np.all(np.isfinite(beta))):
         raise InputError(fields["design"], f"covariate {names[worst]!r} separates failures from survivors "
                                            "(monotone likelihood): its coefficient runs to infinity; drop it or "
                                            "merge its levels")
     if not converged:
         raise InputError(fields["design"], f"the partial likelihood did not converge in {MAX_ITER} Newton steps")
-    try:
-        var = np.linalg.inv(-hess)
-    except np.linalg.LinAlgError:
-        raise InputError(fields["design"], "the information matrix is singular at the fit") from None
+    if var is None:
+        raise InputError(fields["design"], "the information matrix is singular at the fit")
     var = (var + var.T) / 2
     _, _, _, terms = _evaluate(prepared, beta, ties, hessian=False)
     robust_var, n_clusters = None, None

@@ -149,6 +149,8 @@ def from_formula(columns: Mapping[str, Sequence[Any]], formula: str, field: str 
         if name in columns:
             col = _column(columns, name, field)
             values = _numeric(col)
+            if values is not None and np.all(values == np.round(values)) and np.all(np.abs(values) < 2**53):
+                values = values.astype(np.int64)  # C(k) of an integer column names its levels 1, not 1.0
             frame[name] = values if values is not None else [_level(v) for v in col]
         elif name not in ("np", "pi", "e"):
             known = ", ".join(map(str, columns))
@@ -275,7 +277,8 @@ def row(spec: Mapping[str, Any], values: Mapping[str, Any], field: str = "covari
                     # a two-valued numeric is a flag: another value is outside what the fit saw
                     raise InputError(f"{field}.{k}", f"must be one of {anchors[k]} (the values seen in the fit)")
                 vals = anchors[k]
-                frame[k] = [float(v), *(float(vals[i % len(vals)]) for i in range(count - 1))]
+                own = int(v) if float(v).is_integer() and all(isinstance(a, int) for a in vals) else float(v)
+                frame[k] = [own, *(vals[i % len(vals)] for i in range(count - 1))]
             else:
                 frame[k] = [float(v)] * count
     mm = Formula(spec["formula"]).get_model_matrix(pd.DataFrame(frame), ensure_full_rank=True)

@@ -97,9 +97,13 @@ def _kp_group(w: np.ndarray, x: np.ndarray, dead_mask: np.ndarray) -> tuple[floa
         y = rate * v
         # Π (1 − e^{−y_i}) / r_i, in logs: it behaves like v^d near 0 whatever the r_i
         core = np.exp(-v + float(np.log(-np.expm1(-y)).sum()) - log_rate)
-        em1 = np.expm1(y)
-        phi = y / em1
-        dphi = (em1 - y * (em1 + 1.0)) / (em1 * em1)
+        # φ = y q/(1−q), φ' = q/(1−q) − y q/(1−q)², q = e^{−y}: no overflow for large y; a series near 0
+        small = y < 1e-5
+        ys = np.where(small, 1.0, y)
+        q = np.exp(-ys)
+        one_q = -np.expm1(-ys)
+        phi = np.where(small, 1.0 - y / 2 + y * y / 12, ys * q / one_q)
+        dphi = np.where(small, -0.5 + y / 6, q / one_q - ys * q / (one_q * one_q))
         a = phi @ dx
         second = np.outer(a, a) + np.einsum("i,ijk->jk", dphi * y, outer) - phi.sum() * vc
         out[0] = core

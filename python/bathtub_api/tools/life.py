@@ -3,7 +3,7 @@ model import, demand-data analysis, and the refit that dataset ingest triggers."
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from aiohttp import web
 from pydantic import Field
@@ -12,6 +12,8 @@ from bathtub.distributions import FAMILIES, MIXTURE, Lifetime
 from bathtub.errors import InputError
 from bathtub.life import records, saved
 from bathtub.life.demand import analyse_demands
+from bathtub.regression import models as regression_models
+from bathtub.regression.records import fit_regression
 from bathtub_api.errors import ApiError
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
@@ -27,9 +29,21 @@ class ParamIn(Strict):
     value: float
 
 
+class CoxOptions(Strict):
+    """Cox model options: tie handling, a stratum column (own baseline, no coefficient), a cluster
+    column (robust standard errors clustered by it)."""
+
+    tie_method: Literal["efron", "breslow", "exact", "kalbfleisch-prentice"] = "efron"
+    strata_column: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    cluster_column: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+
+
 class FitIn(Strict):
     """Fit a life model to a saved dataset. `mapping` roles: `x` time, `c` censoring code,
-    `n` count, `xl`/`xr` interval ends, `mode` failure mode (fits competing risks)."""
+    `n` count, `xl`/`xr` interval ends, `mode` failure mode (fits competing risks). With
+    `covariates` or `formula` a regression model (`cox`, `weibull_ph`, `lognormal_aft`,
+    `loglogistic_aft`, or `best` by AIC): roles `x`, `c`, and `i` (item) with `xl`/`xr` start/stop
+    rows (or successive stop times in `x`) for time-varying covariates."""
 
     name: Name
     dataset_id: str
@@ -37,6 +51,10 @@ class FitIn(Strict):
     mapping: dict[str, str]
     unit: Unit | None = None
     options: dict[str, Any] | None = None
+    covariates: Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]],
+                          Field(min_length=1, max_length=100)] | None = None
+    formula: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
+    cox_options: CoxOptions | None = None
 
 
 class FitOut(Strict):
@@ -84,7 +102,7 @@ class ModelGet(Strict):
 
 class ReliabilityIn(Strict):
     t: Annotated[float, Field(ge=0)] | None = None
-    covariates: dict[str, float] | None = None
+    covariates: dict[str, float | str] | None = None
     points: Annotated[int, Field(ge=2, le=5000)] = 200
 
 
@@ -161,10 +179,17 @@ async def saved_lifetime(ctx: Ctx, model_id: str) -> tuple[Lifetime, str | None]
     return Lifetime(dist, values, body.get("base_distribution")), body.get("unit")
 
 
+def _fit_source(columns: dict[str, list[Any]], source: dict[str, Any]) -> dict[str, Any]:
+    """The record a saved `source` fits to: a regression model when it names covariates or a formula."""
+    if source.get("covariates") is not None or source.get("formula") is not None or source.get("cox_options"):
+        return fit_regression(columns, source["mapping"], source["distribution"], source.get("covariates"),
+                              source.get("formula"), source.get("cox_options"), source.get("options"))
+    return saved.fit_columns(columns, source["mapping"], source["distribution"], source.get("options"))
+
+
 async def _fit_and_store(ctx: Ctx, name: str, unit: str | None, source: dict[str, Any],
                          columns: dict[str, list[Any]], model_id: str | None = None) -> dict[str, Any]:
-    record = await ctx.jobs.run_cpu(saved.fit_columns, columns, source["mapping"], source["distribution"],
-                                    source.get("options"))
+    record = await ctx.jobs.run_cpu(_fit_source, columns, source)
     body = {**record, "unit": unit, "source": source}
     if model_id is None:
         model_id = new_id("model")
@@ -179,6 +204,9 @@ async def fit(ctx: Ctx, req: FitIn) -> dict[str, Any]:
     _, columns = await datasets.dataset_columns(ctx, req.dataset_id)
     source = {"dataset_id": req.dataset_id, "mapping": req.mapping, "distribution": req.distribution,
               "options": req.options or {}}
+    if req.covariates is not None or req.formula is not None or req.cox_options is not None:
+        source |= {"covariates": req.covariates, "formula": req.formula,
+                   "cox_options": None if req.cox_options is None else req.cox_options.model_dump(exclude_none=True)}
     return await _fit_and_store(ctx, req.name, req.unit, source, columns)
 
 
@@ -211,10 +239,18 @@ async def list_models(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
 async def reliability(ctx: Ctx, model_id: str, req: ReliabilityIn) -> dict[str, Any]:
     item = await load_model(ctx, model_id)
     body = item["body"]
-    if req.covariates:
-        raise InputError("covariates", f"model {model_id} has no covariates")
     out: dict[str, Any] = {"model": {"id": model_id, "name": item["name"], "distribution": body.get("distribution")},
                            "unit": body.get("unit")}
+    if body.get("kind") == "regression":
+        if req.t is not None:
+            out["at"] = await ctx.jobs.run_cpu(regression_models.evaluate_at, body, req.t, req.covariates)
+        else:
+            out["curves"] = await ctx.jobs.run_cpu(regression_models.evaluate_curves, body, req.points,
+                                                   req.covariates)
+        out["covariates"] = req.covariates
+        return out
+    if req.covariates:
+        raise InputError("covariates", f"model {model_id} has no covariates")
     if req.t is not None:
         out["at"] = await ctx.jobs.run_cpu(saved.evaluate_at, body, req.t)
     else:
