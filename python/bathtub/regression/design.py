@@ -143,7 +143,7 @@ def from_formula(columns: Mapping[str, Sequence[Any]], formula: str, field: str 
         parsed = Formula(rhs)
     except Exception as exc:  # formulaic raises several parser error types
         raise InputError(field, f"cannot parse: {exc}") from None
-    used = sorted(parsed.required_variables)
+    used = sorted(str(v) for v in parsed.required_variables)
     frame: dict[str, Any] = {}
     for name in used:
         if name in columns:

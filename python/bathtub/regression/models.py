@@ -134,11 +134,16 @@ def cox_record(fit: cox.CoxFit, d: design.Design, rows: Rows, confidence: float,
 
     robust: dict[str, Any]
     if fit.robust_var is not None:
-        rwald = float(beta @ np.linalg.solve(fit.robust_var, beta))
         by = options.get("cluster_column") or ("item column" if rows.item is not None else "row")
         robust = {"available": True, "clustered_by": by, "n_clusters": fit.n_clusters,
-                  "method": "sandwich V·(Σ_clusters D_cᵀD_c)·V from score residuals, as R's coxph robust variance",
-                  "wald_test": {"statistic": rwald, "df": p, "p": float(stats.chi2.sf(rwald, p))}}
+                  "method": "sandwich V·(Σ_clusters D_cᵀD_c)·V from score residuals, as R's coxph robust variance"}
+        if fit.n_clusters is not None and fit.n_clusters > p:
+            rwald = float(beta @ np.linalg.solve(fit.robust_var, beta))
+            robust["wald_test"] = {"statistic": rwald, "df": p, "p": float(stats.chi2.sf(rwald, p))}
+        else:
+            robust["wald_test"] = None
+            robust["note"] = (f"{fit.n_clusters} clusters for {p} coefficients: the robust covariance has rank at "
+                              "most the cluster count, so no joint robust test; few clusters make robust SEs rough")
     else:
         robust = {"available": False, "reason": "robust standard errors are computed for efron and breslow ties"}
     tied_times = sum(int(np.sum(s.deaths > 1)) for s in fit.prepared)
