@@ -56,7 +56,8 @@ def _gof(ll: float, ll0: float, k: int, n_bic: int, coef: np.ndarray, var: np.nd
     what = "partial " if partial else ""
     out = [{"id": "log_likelihood", "label": f"Log {what}likelihood", "value": ll},
            {"id": "aic", "label": f"AIC ({what}likelihood)", "value": -2 * ll + 2 * k},
-           {"id": "bic", "label": f"BIC ({'events' if partial else 'rows'} as n)", "value": -2 * ll + k * math.log(n_bic)},
+           {"id": "bic", "label": f"BIC ({'events' if partial else 'rows'} as n)",
+            "value": -2 * ll + k * math.log(n_bic)},
            _test("lr_test", "Likelihood-ratio test (all coefficients 0)", 2 * (ll - ll0), p),
            _test("wald_test", "Wald test (all coefficients 0)", wald, p)]
     if score is not None:

@@ -146,7 +146,7 @@ def fit_parametric(distribution: str, x: np.ndarray, stop: np.ndarray, event: np
         with np.errstate(divide="ignore"):
             logs = np.where(start > 0, np.log(np.maximum(start, 1e-300)), -np.inf)
     theta, cov, ll, iterations = _maximise(kind, xc, logt, event, logs, field)
-    theta0, _, ll0, _ = _maximise(kind, np.empty((x.shape[0], 0)), logt, event, logs, field)
+    _, _, ll0, _ = _maximise(kind, np.empty((x.shape[0], 0)), logt, event, logs, field)
     # back to uncentred covariates: μ_raw = μ_c − means·γ
     k = theta.size
     jac = np.eye(k)

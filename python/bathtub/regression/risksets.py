@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
 PAIRS_MAX = 40_000_000  # precompute the x_a·x_b products up to this many numbers (320 MB)
 
 
