@@ -87,11 +87,12 @@ def fit_cox(
     strata: Sequence[object] | None = None,
     cluster: Sequence[object] | None = None,
     ties: str = "efron",
+    robust: bool = True,
     field_names: dict[str, str] | None = None,
 ) -> CoxFit:
     """Fit h(t|x) = h0_s(t)·exp(xβ). `event` true for an observed failure at `stop`; `start` gives
     counting-process rows (start, stop]; `strata` a baseline per level; `cluster` groups rows for
-    the robust variance (each row its own cluster when None)."""
+    the robust variance (each row its own cluster when None); `robust` False skips that variance."""
     fields = {"ties": "cox_options.tie_method", "strata": "cox_options.strata_column", "time": "mapping.x",
               "design": "covariates"} | dict(field_names or {})
     if ties not in TIES:
@@ -122,7 +123,7 @@ def fit_cox(
                                                "needs at least one failure for its baseline")
         prepared.append(s)
     beta = np.zeros(p)
-    ll0, grad0, hess0, _ = _evaluate(prepared, beta, ties)
+    ll0, grad0, hess0, terms = _evaluate(prepared, beta, ties)
     try:
         score = float(grad0 @ np.linalg.solve(-hess0, grad0))
     except np.linalg.LinAlgError:
@@ -137,19 +138,19 @@ def fit_cox(
         except np.linalg.LinAlgError:
             break
         new = beta + step
-        ll_new, grad_new, hess_new, _ = _evaluate(prepared, new, ties)
+        ll_new, grad_new, hess_new, terms_new = _evaluate(prepared, new, ties)
         halvings = 0
         while not (math.isfinite(ll_new) and ll_new >= ll - 1e-12 * abs(ll)) and halvings < 30:
             step = step / 2
             new = beta + step
-            ll_new, grad_new, hess_new, _ = _evaluate(prepared, new, ties)
+            ll_new, grad_new, hess_new, terms_new = _evaluate(prepared, new, ties)
             halvings += 1
         change = ll_new - ll
-        beta, ll, grad, hess = new, ll_new, grad_new, hess_new
+        beta, ll, grad, hess, terms = new, ll_new, grad_new, hess_new, terms_new
         if abs(change) <= 1e-11 * (abs(ll) + 1.0) and float(np.max(np.abs(step))) < 1e-6 * (1 + np.max(np.abs(beta))):
             converged = True
             break
-    sd = xc.std(axis=0)
+    sd = np.sqrt(np.einsum("ij,ij->j", xc, xc) / n)
     try:
         var = np.linalg.inv(-hess)
         se_sd = np.sqrt(np.abs(np.diag(var))) * sd
@@ -167,13 +168,16 @@ def fit_cox(
     if var is None:
         raise InputError(fields["design"], "the information matrix is singular at the fit")
     var = (var + var.T) / 2
-    _, _, _, terms = _evaluate(prepared, beta, ties, hessian=False)
+    # `terms` are those of the last evaluation, at the β we stopped at
     robust_var, n_clusters = None, None
-    if ties in ("efron", "breslow"):
+    if robust and ties in ("efron", "breslow"):
         u = np.zeros((n, p))
         for s, t in zip(prepared, terms):
             assert t is not None
-            u[s.rows] = risksets.score_residuals(s, t)
+            if len(prepared) == 1 and s.rows.size == n:
+                u = risksets.score_residuals(s, t)
+            else:
+                u[s.rows] = risksets.score_residuals(s, t)
         dfbeta = u @ var
         if cluster is not None:
             _, cidx = np.unique(np.array([str(v) for v in cluster], dtype=object), return_inverse=True)

@@ -40,6 +40,7 @@ class Stratum:
     death_bins: np.ndarray  # start of each time's run in death_pos
     death_f: np.ndarray  # Efron's l/d of each death within its time
     x_dead: np.ndarray  # x of the dying rows (in death_pos order)
+    x_dead_t: np.ndarray  # the same transposed (p × deaths, contiguous)
     xd: np.ndarray  # Σ x over all events (p)
     xt: np.ndarray  # x transposed (p × rows, contiguous: each covariate one stream)
     xx: np.ndarray | None  # upper-triangle products x_a·x_b (q × rows), when they fit in memory
@@ -69,10 +70,14 @@ def prepare(x: np.ndarray, start: np.ndarray | None, stop: np.ndarray, event: np
     xt = np.ascontiguousarray(xs.T)
     iu, ju = np.triu_indices(xs.shape[1])
     small = iu.size * xs.shape[0] <= PAIRS_MAX
-    xx = xt[iu] * xt[ju] if small else None
+    xx = None
+    if small:
+        xx = np.empty((iu.size, xs.shape[0]))
+        for k, (a, b) in enumerate(zip(iu, ju)):
+            np.multiply(xt[a], xt[b], out=xx[k])
     xxd = np.ascontiguousarray(xx[:, death_pos]) if xx is not None else None
     return Stratum(rows, xs, k_stop, k_start, times, deaths, death_pos, death_time, first, f, x_dead,
-                   x_dead.sum(axis=0), xt, xx, xxd)
+                   np.ascontiguousarray(x_dead.T), x_dead.sum(axis=0), xt, xx, xxd)
 
 
 def _at_risk(s: Stratum, weights: np.ndarray) -> np.ndarray:
@@ -123,7 +128,7 @@ def evaluate(s: Stratum, eta: np.ndarray, efron: bool,
     g = d.size
     wd = w[s.death_pos]
     d0 = np.add.reduceat(wd, s.death_bins)
-    d1 = np.column_stack([np.add.reduceat(wd * s.x_dead[:, j], s.death_bins) for j in range(p)])
+    d1 = np.column_stack([np.add.reduceat(wd * s.x_dead_t[j], s.death_bins) for j in range(p)])
     if efron:
         f = s.death_f
         s0l = s0[s.death_time] - f * d0[s.death_time]

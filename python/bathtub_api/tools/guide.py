@@ -41,7 +41,22 @@ PAGES: dict[str, Page] = {
         "censored suspension), `n` count, `xl`/`xr` for interval data. A model gives each parameter with its "
         "standard error and 95% interval, goodness of fit, and B1-B50 and MTTF with one-sided 90% lower bounds. "
         "Read a model with `get model` or GET /api/v1/models/{id}, and evaluate it with "
-        "POST /api/v1/models/{id}/reliability. Append new lives with POST /api/ingest/datasets/{id}/lives.",
+        "POST /api/v1/models/{id}/reliability. Append new lives with POST /api/ingest/datasets/{id}/lives. "
+        "Regression on covariates: add `covariates` (column names; a text column becomes dummies against its "
+        "first level in sorted order, or the level named in `options.reference`) or a `formula` such as "
+        "`age + C(site) + age:load` or `np.log(load)`, with `distribution` `cox`, `weibull_ph`, `lognormal_aft`, "
+        "`loglogistic_aft` or `best` (the parametric ones ranked by AIC; Cox is not ranked, its partial "
+        "likelihood is not comparable). Time-varying covariates: one row per interval with `i` (item) and "
+        "`xl`/`xr` start/stop, or `i` with successive stop times in `x`; `c` says whether the interval ends in "
+        "a failure. `cox_options`: `tie_method` (efron default, breslow, exact, kalbfleisch-prentice), "
+        "`strata_column` (a baseline per level, no coefficient) and `cluster_column` (standard errors clustered "
+        "by it). The record's `coefficients` give coef, exp_coef (a hazard ratio for PH models, a time ratio "
+        "for AFT), se, robust_se, z, p and ci; `gof` the log-likelihood, AIC, BIC and the likelihood-ratio, "
+        "Wald and score tests; `validation` the concordance (0.5 is chance, above 0.7 good), the integrated "
+        "Brier score against the plain Kaplan-Meier curve and time-dependent AUC, in-sample; "
+        "`diagnostics.ph_test` the scaled-Schoenfeld test of each covariate and overall (as R's cox.zph): "
+        "'violated' means an effect drifts with time, so stratify on it or split time. Evaluate one unit with "
+        "POST /api/v1/models/{id}/reliability and `covariates` (and the stratum column for a stratified Cox).",
         ("datasets/create", "get/dataset", "list/dataset", "POST /api/v1/fit", "get/model", "GET /api/v1/models",
          "POST /api/v1/models/{model_id}/reliability", "POST /api/ingest/datasets/{dataset_id}/lives"),
     ),
