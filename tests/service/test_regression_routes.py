@@ -187,3 +187,27 @@ async def test_refusals_save_nothing(api: Api) -> None:
                                                   "cox_options": {"strata_column": "wexp"}})
     assert_refusal(status, body, 422, "cox_options.strata_column", "no event")
     assert await _models(api) == before
+
+
+async def test_additive_hazards(api: Api) -> None:
+    from bathtub.regression.additive import baseline_at, fit_additive
+
+    ds = await _dataset(api, _rossi_frame())
+    body = {"name": "add", "dataset_id": ds, "distribution": "additive_hazards",
+            "mapping": {"x": "week", "c": "state"}, "covariates": ["fin", "age", "prio"]}
+    status, fitted = await api.post("/api/v1/fit", body)
+    assert status == 200, fitted
+    record = (await api.get(f"/api/v1/models/{fitted['id']}"))[1]
+    ref = fit_additive(ROSSI[["fin", "age", "prio"]].to_numpy(float), ROSSI["week"].to_numpy(float),
+                       ROSSI["arrest"].to_numpy(bool))  # itself pinned to the textbook sums in tests/regression
+    assert np.allclose([c["coef"] for c in record["coefficients"]], ref.beta, rtol=1e-12)
+    assert all(c["exp_coef"] is None and c["exp_coef_kind"] == "excess hazard rate" for c in record["coefficients"])
+    assert record["diagnostics"]["ph_test"]["available"] is False and record["validation"]["available"]
+    unit = {"fin": 1, "age": 30, "prio": 2}
+    status, at = await api.post(f"/api/v1/models/{fitted['id']}/reliability", {"t": 20, "covariates": unit})
+    h = float(baseline_at(ref.grid, ref.drift, ref.times, ref.jumps, np.array([20.0]))[0]) + 20 * float(
+        np.array([1, 30, 2]) @ ref.beta)
+    assert status == 200 and math.isclose(at["at"]["reliability"], math.exp(-h), rel_tol=1e-12)
+    status, best = await api.post("/api/v1/fit", {**body, "distribution": "best", "name": "best"})
+    record = (await api.get(f"/api/v1/models/{best['id']}"))[1]
+    assert "additive_hazards" not in [r["distribution"] for r in record["ranking"]]

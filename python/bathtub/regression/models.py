@@ -15,14 +15,14 @@ import numpy as np
 from scipy import special, stats
 
 from bathtub.errors import InputError
-from bathtub.regression import cox, design, parametric, validation, zph
+from bathtub.regression import additive, cox, design, parametric, validation, zph
 
 if TYPE_CHECKING:
     from bathtub.regression.records import Rows
 
 BASELINE_MAX = 5000  # steps kept per stratum in a stored baseline
-NO_HAZARD = ("the Cox baseline is a step function (Breslow): it has no hazard rate or density; "
-             "fit weibull_ph for those")
+NO_HAZARD = ("the baseline is a step function (Breslow for Cox, Lin–Ying for additive hazards): it has no "
+             "hazard rate or density; fit weibull_ph for those")
 
 
 def units_of(rows: Rows) -> np.ndarray:
@@ -215,6 +215,43 @@ def parametric_record(distribution: str, d: design.Design, rows: Rows, confidenc
     return record
 
 
+def additive_record(d: design.Design, rows: Rows, confidence: float, formula: bool) -> dict[str, Any]:
+    field = "formula" if formula else "covariates"
+    fit = additive.fit_additive(d.x, rows.stop, rows.event, rows.start, field)
+    coefficients = _coefficients(d.names, fit.beta, fit.cov, None, confidence, "excess hazard rate")
+    for c in coefficients:  # an additive effect is a rate per unit time, not a ratio
+        c["exp_coef"] = None
+        c["exp_ci"] = None
+        c["reading"] = (f"each unit of {c['name']} changes the hazard rate by {c['coef']:+.4g} failures per "
+                        "unit time, whatever the age")
+    p = fit.beta.size
+    wald = float(fit.beta @ np.linalg.solve(fit.cov, fit.beta))
+    grid, drift = fit.grid, fit.drift
+    thinned = None
+    if grid.size > 4 * BASELINE_MAX:
+        keep = np.unique(np.concatenate([np.linspace(0, grid.size - 1, 4 * BASELINE_MAX).astype(int),
+                                         [grid.size - 1]]))
+        grid, drift, thinned = grid[keep], drift[keep], int(fit.grid.size)
+    lp = d.x @ fit.beta
+
+    def surv_at(keep: np.ndarray, t: np.ndarray) -> np.ndarray:
+        base = additive.baseline_at(fit.grid, fit.drift, fit.times, fit.jumps, t)
+        return np.clip(np.exp(-(base[None, :] + lp[keep][:, None] * t[None, :])), 0.0, 1.0)
+
+    record = {"kind": "regression", "distribution": "additive_hazards", "n": fit.n, "n_events": fit.n_events,
+              "params": [], "coefficients": coefficients, "metrics": None,
+              "gof": [_test("wald_test", "Wald test (all coefficients 0), Lin–Ying sandwich variance", wald, p)],
+              "validation": _validation(lp, rows, np.zeros(fit.n, dtype=np.int64), surv_at),
+              "diagnostics": {"ph_test": {"available": False, "reason": "an additive hazards model adds effects to "
+                                                                      "the hazard; it does not assume proportional "
+                                                                      "hazards"}},
+              "design": d.spec, "beta": fit.beta.tolist(),
+              "baseline": {"time": fit.times.tolist(), "jumps": fit.jumps.tolist(), "grid": grid.tolist(),
+                           "drift": drift.tolist(), **({"thinned_from": thinned} if thinned else {})},
+              "baseline_estimator": "Lin–Ying: Σ dN/Y − ∫ z̄β dt", "counting_process": rows.start is not None}
+    return record
+
+
 # ---- use ----------------------------------------------------------------------------------------------
 
 def _unit(record: Mapping[str, Any], covariates: Mapping[str, Any] | None) -> tuple[np.ndarray, int]:
@@ -255,6 +292,14 @@ def _cox_curve(record: Mapping[str, Any], covariates: Mapping[str, Any] | None) 
     return np.asarray(b["time"], dtype=float), np.asarray(b["cumhaz"], dtype=float) * risk
 
 
+def _additive_cum(record: Mapping[str, Any], covariates: Mapping[str, Any] | None, t: np.ndarray) -> np.ndarray:
+    xrow, _ = _unit(record, covariates)
+    b = record["baseline"]
+    base = additive.baseline_at(np.asarray(b["grid"]), np.asarray(b["drift"]), np.asarray(b["time"]),
+                                np.asarray(b["jumps"]), t)
+    return base + float(xrow @ np.asarray(record["beta"])) * t
+
+
 def _param_fit(record: Mapping[str, Any]) -> parametric.ParametricFit:
     return parametric.ParametricFit(record["distribution"], record["mu"], record["sigma"],
                                     np.asarray(record["gamma"]), np.zeros((0, 0)), 0.0, 0.0, 0, 0, 0)
@@ -263,6 +308,15 @@ def _param_fit(record: Mapping[str, Any]) -> parametric.ParametricFit:
 def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
     """{t, reliability, failure, hazard, cumulative_hazard, density} of a regression record for one unit."""
     t = _check_t(t)
+    if record["distribution"] == "additive_hazards":
+        h = float(_additive_cum(record, covariates, np.array([t]))[0])
+        s = min(1.0, math.exp(-h))
+        out = {"t": t, "reliability": s, "failure": 1.0 - s, "hazard": None, "cumulative_hazard": h,
+               "density": None, "null_reason": {"hazard": NO_HAZARD, "density": NO_HAZARD}}
+        if h < 0:
+            out["warning"] = ("the fitted cumulative hazard is negative here for these covariates (an additive "
+                              "model can go below zero outside the data): reliability shown as 1")
+        return out
     if record["distribution"] == "cox":
         times, cum = _cox_curve(record, covariates)
         idx = int(np.searchsorted(times, t, side="right")) - 1
@@ -295,6 +349,14 @@ def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[
     """Whole curves {x, sf, ff, hf, Hf, df} of a regression record for one unit."""
     if isinstance(points, bool) or not isinstance(points, int) or not 2 <= points <= 10_000:
         raise InputError("points", "must be an integer in 2..10000")
+    if record["distribution"] == "additive_hazards":
+        b = record["baseline"]
+        x = np.unique(np.concatenate([[0.0], b["time"], np.linspace(0.0, b["grid"][-1], points)]))
+        cum = _additive_cum(record, covariates, x)
+        s = np.clip(np.exp(-cum), 0.0, 1.0)
+        nulls = [None] * x.size
+        return {"x": x.tolist(), "sf": s.tolist(), "ff": (1 - s).tolist(), "hf": nulls, "Hf": cum.tolist(),
+                "df": nulls, "null_reason": {"hf": NO_HAZARD, "df": NO_HAZARD}}
     if record["distribution"] == "cox":
         times, cum = _cox_curve(record, covariates)
         x = [0.0, *times.tolist()] if times.size == 0 or times[0] > 0 else times.tolist()

@@ -2,8 +2,8 @@
 
 `fit_regression` is `POST /api/v1/fit` with `covariates` or `formula`: it reads the mapping
 (x, c; i with xl/xr start/stop rows, or i with x as successive stop times), builds the design,
-fits `cox`, `weibull_ph`, `lognormal_aft` or `loglogistic_aft` (or ranks the parametric ones by
-AIC for `best`) and returns the record: coefficients, gof, validation and diagnostics.
+fits `cox`, `weibull_ph`, `lognormal_aft`, `loglogistic_aft` or `additive_hazards` (or ranks the
+parametric ones by AIC for `best`) and returns the record: coefficients, gof, validation and diagnostics.
 `evaluate` answers `POST /api/v1/models/{id}/reliability` with `covariates`.
 """
 
@@ -18,9 +18,9 @@ import numpy as np
 from bathtub.errors import InputError
 from bathtub.life.data import _codes, _numbers
 from bathtub.regression import cox, design, parametric, zph
-from bathtub.regression.models import cox_record, parametric_record
+from bathtub.regression.models import additive_record, cox_record, parametric_record
 
-MODELS = ("cox", *parametric.FAMILIES)
+MODELS = ("cox", *parametric.FAMILIES, "additive_hazards")
 ROLES = ("x", "c", "i", "xl", "xr")
 COX_OPTIONS = ("tie_method", "strata_column", "cluster_column")
 OPTIONS = ("reference", "confidence", "ph_transform")
@@ -40,7 +40,8 @@ def read_rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str]) 
     for role, col in mapping.items():
         if role == "group":
             raise InputError("mapping.group", "is the shared-frailty role; the regression models here are cox, "
-                                              "weibull_ph, lognormal_aft and loglogistic_aft (for standard errors "
+                                              "weibull_ph, lognormal_aft, loglogistic_aft and additive_hazards (for "
+                                              "standard errors "
                                               "clustered by a column use cox_options.cluster_column)")
         if role not in ROLES:
             raise InputError(f"mapping.{role}", f"unknown role for a regression model; roles are {', '.join(ROLES)}")
@@ -199,6 +200,8 @@ def fit_regression(
         if refusals:
             best["ranking_refused"] = refusals
         return best
+    if distribution == "additive_hazards":
+        return additive_record(d, rows, confidence, covariates is None)
     return parametric_record(distribution, d, rows, confidence, transform, covariates is None)
 
 

@@ -42,7 +42,7 @@ class FitIn(Strict):
     """Fit a life model to a saved dataset. `mapping` roles: `x` time, `c` censoring code,
     `n` count, `xl`/`xr` interval ends, `mode` failure mode (fits competing risks). With
     `covariates` or `formula` a regression model (`cox`, `weibull_ph`, `lognormal_aft`,
-    `loglogistic_aft`, or `best` by AIC): roles `x`, `c`, and `i` (item) with `xl`/`xr` start/stop
+    `loglogistic_aft`, `additive_hazards`, or `best` by AIC): roles `x`, `c`, and `i` (item) with `xl`/`xr` start/stop
     rows (or successive stop times in `x`) for time-varying covariates."""
 
     name: Name
