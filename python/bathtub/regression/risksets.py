@@ -22,8 +22,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-PAIRS_MAX = 40_000_000  # precompute the x_a·x_b products up to this many numbers (320 MB)
-
 
 @dataclass(frozen=True, eq=False)
 class Stratum:
@@ -43,8 +41,6 @@ class Stratum:
     x_dead_t: np.ndarray  # the same transposed (p × deaths, contiguous)
     xd: np.ndarray  # Σ x over all events (p)
     xt: np.ndarray  # x transposed (p × rows, contiguous: each covariate one stream)
-    xx: np.ndarray | None  # upper-triangle products x_a·x_b (q × rows), when they fit in memory
-    xxd: np.ndarray | None  # the same for the dying rows
 
 
 def prepare(x: np.ndarray, start: np.ndarray | None, stop: np.ndarray, event: np.ndarray,
@@ -68,16 +64,8 @@ def prepare(x: np.ndarray, start: np.ndarray | None, stop: np.ndarray, event: np
     f = (np.arange(death_time.size) - first[death_time]) / deaths[death_time]
     x_dead = xs[death_pos]
     xt = np.ascontiguousarray(xs.T)
-    iu, ju = np.triu_indices(xs.shape[1])
-    small = iu.size * xs.shape[0] <= PAIRS_MAX
-    xx = None
-    if small:
-        xx = np.empty((iu.size, xs.shape[0]))
-        for k, (a, b) in enumerate(zip(iu, ju)):
-            np.multiply(xt[a], xt[b], out=xx[k])
-    xxd = np.ascontiguousarray(xx[:, death_pos]) if xx is not None else None
     return Stratum(rows, xs, k_stop, k_start, times, deaths, death_pos, death_time, first, f, x_dead,
-                   np.ascontiguousarray(x_dead.T), x_dead.sum(axis=0), xt, xx, xxd)
+                   np.ascontiguousarray(x_dead.T), x_dead.sum(axis=0), xt)
 
 
 def _at_risk(s: Stratum, weights: np.ndarray) -> np.ndarray:
@@ -156,24 +144,13 @@ def evaluate(s: Stratum, eta: np.ndarray, efron: bool,
 def information(s: Stratum, t: Terms, efron: bool, by_time: np.ndarray | None = None) -> np.ndarray:
     """Σ over event times of by_time_g · V_g, V_g the (Efron-averaged) risk-set covariance of x at t_g;
     by_time None is 1 (the observed information). cox.zph needs it weighted by g(t) and g(t)²."""
-    p = s.xt.shape[0]
     one = np.ones(s.times.size) if by_time is None else by_time
     c1, c2, e1, e2, e3 = (one * a for a in (t.c1, t.c2, t.e1, t.e2, t.e3))
     # Σ_g c1_g S2_g − c2_g D2_g, minus Σ_l a_l a_lᵀ expanded with e1, e2, e3
     v = t.w * _span(s, c1)
-    vd = t.w[s.death_pos] * c2[s.death_time] if efron else None
-    if s.xx is not None and s.xxd is not None:
-        up = s.xx @ v
-        if vd is not None:
-            up -= s.xxd @ vd
-        iu, ju = np.triu_indices(p)
-        second = np.empty((p, p))
-        second[iu, ju] = up
-        second[ju, iu] = up
-    else:
-        second = (s.xt * v) @ s.x
-        if vd is not None:
-            second -= (s.x_dead * vd[:, None]).T @ s.x_dead
+    second = (s.xt * v) @ s.x  # Xᵀ diag(v) X: one BLAS product
+    if efron:
+        second -= (s.x_dead_t * (t.w[s.death_pos] * c2[s.death_time])) @ s.x_dead
     cross = (t.s1 * e2[:, None]).T @ t.d1
     outer = (t.s1 * e1[:, None]).T @ t.s1 - cross - cross.T + (t.d1 * e3[:, None]).T @ t.d1
     return second - outer
