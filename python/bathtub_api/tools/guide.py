@@ -52,7 +52,23 @@ PAGES: dict[str, Page] = {
         "a different body is a 409. To repair a dataset, `datasets delete_rows` with `id` and `rows` (0-based "
         "indices, as `get dataset` numbers them; later rows move up) deletes rows and refits its models under the "
         "same all-or-nothing rule; `datasets delete` (or DELETE /api/v1/datasets/{id}) deletes the dataset and "
-        "its rows, while models fitted on it stay. Only the owner can change a dataset (anyone else gets 404).",
+        "its rows, while models fitted on it stay. Only the owner can change a dataset (anyone else gets 404). "
+        "Regression on covariates: add `covariates` (column names; a text column becomes dummies against its "
+        "first level in sorted order, or the level named in `options.reference`) or a `formula` such as "
+        "`age + C(site) + age:load` or `np.log(load)`, with `distribution` `cox`, `weibull_ph`, `lognormal_aft`, "
+        "`loglogistic_aft`, `additive_hazards` (Lin-Ying: each covariate adds a constant to the hazard rate) "
+        "or `best` (the parametric ones ranked by AIC; Cox and additive hazards are not ranked, having no "
+        "comparable full likelihood). Time-varying covariates: one row per interval with `i` (item) and "
+        "`xl`/`xr` start/stop, or `i` with successive stop times in `x`; `c` says whether the interval ends in "
+        "a failure. `cox_options`: `tie_method` (efron default, breslow, exact, kalbfleisch-prentice), "
+        "`strata_column` (a baseline per level, no coefficient) and `cluster_column` (standard errors clustered "
+        "by it). The record's `coefficients` give coef, exp_coef (a hazard ratio for PH models, a time ratio "
+        "for AFT), se, robust_se, z, p and ci; `gof` the log-likelihood, AIC, BIC and the likelihood-ratio, "
+        "Wald and score tests; `validation` the concordance (0.5 is chance, above 0.7 good), the integrated "
+        "Brier score against the plain Kaplan-Meier curve and time-dependent AUC, in-sample; "
+        "`diagnostics.ph_test` the scaled-Schoenfeld test of each covariate and overall (as R's cox.zph): "
+        "'violated' means an effect drifts with time, so stratify on it or split time. Evaluate one unit with "
+        "POST /api/v1/models/{id}/reliability and `covariates` (and the stratum column for a stratified Cox).",
         ("datasets/create", "get/dataset", "list/dataset", "POST /api/v1/fit", "get/model", "GET /api/v1/models",
          "POST /api/v1/models/{model_id}/reliability", "POST /api/ingest/datasets/{dataset_id}/lives",
          "datasets/delete_rows", "datasets/delete", "DELETE /api/v1/datasets/{dataset_id}"),

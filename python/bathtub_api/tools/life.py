@@ -4,7 +4,7 @@ model import, demand-data analysis, and the refit that dataset ingest triggers."
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from aiohttp import web
@@ -15,6 +15,8 @@ from bathtub.errors import InputError
 from bathtub.life import records, saved
 from bathtub.life.demand import analyse_demands
 from bathtub.recurrent import record as recurrent
+from bathtub.regression import models as regression_models
+from bathtub.regression.records import fit_regression
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
@@ -30,9 +32,21 @@ class ParamIn(Strict):
     value: float
 
 
+class CoxOptions(Strict):
+    """Cox model options: tie handling, a stratum column (own baseline, no coefficient), a cluster
+    column (robust standard errors clustered by it)."""
+
+    tie_method: Literal["efron", "breslow", "exact", "kalbfleisch-prentice"] = "efron"
+    strata_column: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    cluster_column: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+
+
 class FitIn(Strict):
     """Fit a life model to a saved dataset. `mapping` roles: `x` time, `c` censoring code,
-    `n` count, `xl`/`xr` interval ends, `mode` failure mode (fits competing risks)."""
+    `n` count, `xl`/`xr` interval ends, `mode` failure mode (fits competing risks). With
+    `covariates` or `formula` a regression model (`cox`, `weibull_ph`, `lognormal_aft`,
+    `loglogistic_aft`, `additive_hazards`, or `best` by AIC): roles `x`, `c`, and `i` (item) with `xl`/`xr` start/stop
+    rows (or successive stop times in `x`) for time-varying covariates."""
 
     name: Name
     dataset_id: str
@@ -40,6 +54,10 @@ class FitIn(Strict):
     mapping: dict[str, str]
     unit: Unit | None = None
     options: dict[str, Any] | None = None
+    covariates: Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]],
+                          Field(min_length=1, max_length=100)] | None = None
+    formula: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
+    cox_options: CoxOptions | None = None
 
 
 class FitOut(Strict):
@@ -87,7 +105,7 @@ class ModelGet(Strict):
 
 class ReliabilityIn(Strict):
     t: Annotated[float, Field(ge=0)] | None = None
-    covariates: dict[str, float] | None = None
+    covariates: dict[str, float | str] | None = None
     points: Annotated[int, Field(ge=2, le=5000)] = 200
 
 
@@ -184,13 +202,29 @@ def _used_columns(columns: dict[str, list[Any]], mapping: Any, extra: Any = None
     return out
 
 
+def _is_regression(source: dict[str, Any]) -> bool:
+    return source.get("covariates") is not None or source.get("formula") is not None or bool(source.get("cox_options"))
+
+
+def _fit_source(columns: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+    """The record a saved `source` fits to (in a worker process): a regression model when it names
+    covariates or a formula, a recurrent-event model for those ids (crow_amsaa, kijima1, mcf, ...),
+    else a life distribution."""
+    mapping, dist, options = source["mapping"], source["distribution"], source.get("options")
+    if _is_regression(source):
+        return fit_regression(columns, mapping, dist, source.get("covariates"), source.get("formula"),
+                              source.get("cox_options"), options)
+    if dist in recurrent.MODELS:
+        return recurrent.fit_columns(columns, mapping, dist, options)
+    return saved.fit_columns(columns, mapping, dist, options)
+
+
 async def _fit_record(ctx: Ctx, source: dict[str, Any], columns: dict[str, list[Any]]) -> dict[str, Any]:
-    """The fitted record (in a worker process) of a model's `source` on a dataset's columns."""
-    used = await asyncio.to_thread(_used_columns, columns, source["mapping"],
-                                   (source.get("options") or {}).get("covariates"))
-    # Recurrent-event model ids (crow_amsaa, kijima1, mcf, ...) fit repairable-system records.
-    fitter = recurrent.fit_columns if source["distribution"] in recurrent.MODELS else saved.fit_columns
-    return await ctx.jobs.run_cpu(fitter, used, source["mapping"], source["distribution"], source.get("options"))
+    """The fitted record of a model's `source` on a dataset's columns. A regression model reads
+    columns named in its formula, strata and clusters too, so it is sent them all."""
+    used = columns if _is_regression(source) else await asyncio.to_thread(
+        _used_columns, columns, source["mapping"], (source.get("options") or {}).get("covariates"))
+    return await ctx.jobs.run_cpu(_fit_source, used, source)
 
 
 async def fit(ctx: Ctx, req: FitIn) -> dict[str, Any]:
@@ -198,6 +232,9 @@ async def fit(ctx: Ctx, req: FitIn) -> dict[str, Any]:
     no model is saved fitted on rows an ingest or delete has since changed."""
     source = {"dataset_id": req.dataset_id, "mapping": req.mapping, "distribution": req.distribution,
               "options": req.options or {}}
+    if req.covariates is not None or req.formula is not None or req.cox_options is not None:
+        source |= {"covariates": req.covariates, "formula": req.formula,
+                   "cox_options": None if req.cox_options is None else req.cox_options.model_dump(exclude_none=True)}
     model_id = new_id("model")
     async with datasets.dataset_lock(req.dataset_id):
         for _ in range(datasets.MAX_ATTEMPTS):
@@ -236,10 +273,18 @@ async def list_models(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
 async def reliability(ctx: Ctx, model_id: str, req: ReliabilityIn) -> dict[str, Any]:
     item = await load_model(ctx, model_id)
     body = item["body"]
-    if req.covariates:
-        raise InputError("covariates", f"model {model_id} has no covariates")
     out: dict[str, Any] = {"model": {"id": model_id, "name": item["name"], "distribution": body.get("distribution")},
                            "unit": body.get("unit")}
+    if body.get("kind") == "regression":
+        if req.t is not None:
+            out["at"] = await ctx.jobs.run_cpu(regression_models.evaluate_at, body, req.t, req.covariates)
+        else:
+            out["curves"] = await ctx.jobs.run_cpu(regression_models.evaluate_curves, body, req.points,
+                                                   req.covariates)
+        out["covariates"] = req.covariates
+        return out
+    if req.covariates:
+        raise InputError("covariates", f"model {model_id} has no covariates")
     if req.t is not None:
         out["at"] = await ctx.jobs.run_cpu(saved.evaluate_at, body, req.t)
     else:

@@ -1,0 +1,381 @@
+"""Model records of fitted regression models, and their reliability for given covariates.
+
+A record is plain JSON: coefficients, params, gof, validation, diagnostics, the design spec
+that rebuilds a unit's covariate row, and what the curves need (Cox: the Breslow baseline
+cumulative hazard per stratum at the covariate means; parametric: μ, σ and γ).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from scipy import special, stats
+
+from bathtub.errors import InputError
+from bathtub.regression import additive, cox, design, parametric, validation, zph
+
+if TYPE_CHECKING:
+    from bathtub.regression.records import Rows
+
+BASELINE_MAX = 5000  # steps kept per stratum in a stored baseline
+NO_HAZARD = ("the baseline is a step function (Breslow for Cox, Lin–Ying for additive hazards): it has no "
+             "hazard rate or density; fit weibull_ph for those")
+
+
+def units_of(rows: Rows) -> np.ndarray:
+    return rows.item if rows.item is not None else np.arange(rows.stop.size)
+
+
+def _coefficients(names: list[str], coef: np.ndarray, var: np.ndarray, robust: np.ndarray | None,
+                  confidence: float, kind: str) -> list[dict[str, Any]]:
+    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    out = []
+    se = np.sqrt(np.diag(var))
+    rse = np.sqrt(np.diag(robust)) if robust is not None else None
+    for j, name in enumerate(names):
+        z = float(coef[j] / se[j])
+        lo, hi = float(coef[j] - zq * se[j]), float(coef[j] + zq * se[j])
+        out.append({"name": name, "coef": float(coef[j]), "exp_coef": math.exp(coef[j]), "exp_coef_kind": kind,
+                    "se": float(se[j]), "robust_se": None if rse is None else float(rse[j]), "z": z,
+                    "p": float(2 * stats.norm.sf(abs(z))), "ci": [lo, hi], "exp_ci": [math.exp(lo), math.exp(hi)],
+                    "confidence": confidence})
+    return out
+
+
+def _test(id_: str, label: str, stat: float, df: int) -> dict[str, Any]:
+    return {"id": id_, "label": label, "value": float(stat), "df": df, "p": float(stats.chi2.sf(stat, df))}
+
+
+def _gof(ll: float, ll0: float, k: int, n_bic: int, coef: np.ndarray, var: np.ndarray,
+         score: float | None, partial: bool) -> list[dict[str, Any]]:
+    p = coef.size
+    wald = float(coef @ np.linalg.solve(var, coef))
+    what = "partial " if partial else ""
+    out = [{"id": "log_likelihood", "label": f"Log {what}likelihood", "value": ll},
+           {"id": "aic", "label": f"AIC ({what}likelihood)", "value": -2 * ll + 2 * k},
+           {"id": "bic", "label": f"BIC ({'events' if partial else 'rows'} as n)",
+            "value": -2 * ll + k * math.log(n_bic)},
+           _test("lr_test", "Likelihood-ratio test (all coefficients 0)", 2 * (ll - ll0), p),
+           _test("wald_test", "Wald test (all coefficients 0)", wald, p)]
+    if score is not None:
+        out.append(_test("score_test", "Score (log-rank) test (all coefficients 0)", score, p))
+    return out
+
+
+def _validation(risk: np.ndarray, rows: Rows, strata: np.ndarray,
+                surv_at: Callable[[np.ndarray, np.ndarray], np.ndarray] | None) -> dict[str, Any]:
+    keep, n_units, sampled = validation.sample_units(units_of(rows))
+    start = rows.start[keep] if rows.start is not None else None
+    c, pairs = validation.concordance(risk[keep], start, rows.stop[keep], rows.event[keep], strata[keep])
+    if pairs == 0:
+        return {"available": False, "reason": "no comparable pairs (every unit failed at the same time?)"}
+    rating, reading = validation.rating(c)
+    out: dict[str, Any] = {"available": True, "concordance": {"value": c, "rating": rating, "reading": reading,
+                                                              "pairs": pairs},
+                           "n_units": n_units, "sampled": sampled}
+    note = [f"computed on a fixed-seed sample of {validation.SAMPLE} of {n_units} units"] if sampled else []
+    if surv_at is None or start is not None:
+        out["brier"] = None
+        out["auc"] = []
+        note.append("Brier score and time-dependent AUC need each unit's survival from time 0 under fixed "
+                    "covariates; with start/stop rows only the concordance is given")
+    else:
+        b = validation.brier_auc(lambda t: surv_at(keep, t), risk[keep], rows.stop[keep], rows.event[keep])
+        imp = b["improvement"]
+        reading = ("the covariates add nothing over the plain Kaplan–Meier curve" if imp is None or imp <= 0 else
+                   f"the model's integrated Brier score is {100 * imp:.1f}% below the covariate-free "
+                   "Kaplan–Meier's (lower is better; 0.25 is a coin toss)")
+        out["brier"] = {"model": b["model"], "baseline": b["baseline"], "improvement": imp, "from": b["from"],
+                        "to": b["to"], "reading": reading, "weights": "inverse probability of censoring (Graf 1999)"}
+        out["auc"] = b["auc"]
+    note.append("in-sample: measured on the rows the model was fitted to")
+    out["note"] = "; ".join(note)
+    return out
+
+
+def _thin(time: list[float], cumhaz: list[float]) -> tuple[list[float], list[float], int | None]:
+    if len(time) <= BASELINE_MAX:
+        return time, cumhaz, None
+    keep = np.unique(np.concatenate([np.linspace(0, len(time) - 1, BASELINE_MAX).astype(int), [len(time) - 1]]))
+    return [time[i] for i in keep], [cumhaz[i] for i in keep], len(time)
+
+
+def cox_record(fit: cox.CoxFit, d: design.Design, rows: Rows, confidence: float, transform: str,
+               options: dict[str, Any]) -> dict[str, Any]:
+    p = fit.beta.size
+    coefficients = _coefficients(fit.names, fit.beta, fit.var, fit.robust_var, confidence, "hazard ratio")
+    gof = _gof(fit.loglik, fit.loglik0, p, fit.n_events, fit.beta, fit.var, fit.score_test, partial=True)
+    efron = fit.ties == "efron"
+    gtime = zph.transform_times(transform, rows.start, rows.stop, rows.event)
+    ph = zph.verdict(zph.ph_test(fit.prepared, fit.beta, fit.names, efron, gtime), transform)
+    if fit.ties in ("exact", "kalbfleisch-prentice"):
+        ph["note"] = "residuals at the fitted coefficients with Breslow's risk-set averages (as cox.zph does)"
+    baseline = []
+    levels = fit.strata or [None]
+    for level, b in zip(levels, fit.baseline):
+        time, cumhaz, thinned = _thin(b["time"], b["cumhaz"])
+        entry = {"stratum": level, "time": time, "cumhaz": cumhaz}
+        if thinned:
+            entry["thinned_from"] = thinned
+        baseline.append(entry)
+    beta = fit.beta
+    means = fit.means
+
+    def surv_at(keep: np.ndarray, t: np.ndarray) -> np.ndarray:
+        h0 = np.zeros((keep.size, t.size))
+        for k, b in enumerate(fit.baseline):
+            mine = fit.strata_index[keep] == k
+            idx = np.searchsorted(b["time"], t, side="right") - 1
+            h = np.where(idx >= 0, np.asarray(b["cumhaz"])[np.maximum(idx, 0)], 0.0)
+            h0[mine] = h[None, :]
+        return np.exp(-h0 * np.exp(fit.linear_predictor[keep])[:, None])
+
+    robust: dict[str, Any]
+    if fit.robust_var is not None:
+        by = options.get("cluster_column") or ("item column" if rows.item is not None else "row")
+        robust = {"available": True, "clustered_by": by, "n_clusters": fit.n_clusters,
+                  "method": "sandwich V·(Σ_clusters D_cᵀD_c)·V from score residuals, as R's coxph robust variance"}
+        if fit.n_clusters is not None and fit.n_clusters > p:
+            rwald = float(beta @ np.linalg.solve(fit.robust_var, beta))
+            robust["wald_test"] = {"statistic": rwald, "df": p, "p": float(stats.chi2.sf(rwald, p))}
+        else:
+            robust["wald_test"] = None
+            robust["note"] = (f"{fit.n_clusters} clusters for {p} coefficients: the robust covariance has rank at "
+                              "most the cluster count, so no joint robust test; few clusters make robust SEs rough")
+    else:
+        robust = {"available": False, "reason": "robust standard errors are computed for efron and breslow ties"}
+    tied_times = sum(int(np.sum(s.deaths > 1)) for s in fit.prepared)
+    tied_events = sum(int(np.sum(s.deaths[s.deaths > 1])) for s in fit.prepared)
+    diagnostics = {"ph_test": ph, "robust": robust,
+                   "ties": {"method": fit.ties, "tied_event_times": tied_times, "events_in_ties": tied_events,
+                            "reading": "no tied event times: every tie method gives the same fit" if not tied_times
+                            else f"{tied_events} events share {tied_times} times; {fit.ties} handles them"}}
+    if fit.strata:
+        diagnostics["strata"] = {"column": options.get("strata_column"), "levels": [
+            {"level": lv, "n": int(np.sum(fit.strata_index == k)),
+             "events": int(np.sum(rows.event[fit.strata_index == k]))} for k, lv in enumerate(fit.strata)]}
+    return {"kind": "regression", "distribution": "cox", "n": fit.n, "n_events": fit.n_events,
+            "params": [], "coefficients": coefficients, "metrics": None, "gof": gof,
+            "validation": _validation(fit.linear_predictor, rows, fit.strata_index, surv_at),
+            "diagnostics": diagnostics, "design": d.spec, "means": means.tolist(),
+            "baseline": baseline, "baseline_estimator": "breslow", "cox_options": options,
+            "strata_column": options.get("strata_column"), "iterations": fit.iterations,
+            "counting_process": rows.start is not None}
+
+
+def parametric_record(distribution: str, d: design.Design, rows: Rows, confidence: float, transform: str,
+                      formula: bool) -> dict[str, Any]:
+    field = "formula" if formula else "covariates"
+    fit = parametric.fit_parametric(distribution, d.x, rows.stop, rows.event, rows.start, field)
+    p = fit.gamma.size
+    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    cov = fit.cov
+    if distribution == "weibull_ph":
+        coef, var = parametric.ph_coefficients(fit)
+        kind = "hazard ratio"
+        risk = d.x @ coef
+    else:
+        coef, var = fit.gamma, cov[2:, 2:]
+        kind = "time ratio"
+        risk = -(d.x @ coef)
+    coefficients = _coefficients(d.names, coef, var, None, confidence, kind)
+    se_mu, se_ls = math.sqrt(cov[0, 0]), math.sqrt(cov[1, 1])
+    if distribution == "lognormal_aft":
+        params = [{"name": "mu", "value": fit.mu, "se": se_mu, "ci": [fit.mu - zq * se_mu, fit.mu + zq * se_mu]},
+                  {"name": "sigma", "value": fit.sigma, "se": fit.sigma * se_ls,
+                   "ci": [fit.sigma * math.exp(-zq * se_ls), fit.sigma * math.exp(zq * se_ls)]}]
+    else:
+        alpha, beta = math.exp(fit.mu), 1.0 / fit.sigma
+        params = [{"name": "alpha", "value": alpha, "se": alpha * se_mu,
+                   "ci": [alpha * math.exp(-zq * se_mu), alpha * math.exp(zq * se_mu)]},
+                  {"name": "beta", "value": beta, "se": beta * se_ls,
+                   "ci": [beta * math.exp(-zq * se_ls), beta * math.exp(zq * se_ls)]}]
+    for prm in params:
+        prm["at"] = "every covariate 0"
+    gof = _gof(fit.loglik, fit.loglik0, p + 2, fit.n, coef, var, None, partial=False)
+    eta = d.x @ fit.gamma
+    strata = np.zeros(fit.n, dtype=np.int64)
+    record = {"kind": "regression", "distribution": distribution, "n": fit.n, "n_events": fit.n_events,
+              "params": params, "coefficients": coefficients, "metrics": None, "gof": gof,
+              "validation": _validation(risk, rows, strata, lambda keep, t: parametric.survival(fit, eta[keep], t)),
+              "design": d.spec, "mu": fit.mu, "sigma": fit.sigma, "gamma": fit.gamma.tolist(),
+              "counting_process": rows.start is not None}
+    if distribution == "weibull_ph":
+        # The same proportional-hazards assumption, tested on the Cox fit of the same design.
+        cfit = cox.fit_cox(d.x, d.names, rows.stop, rows.event, start=rows.start, field_names={"design": field})
+        gtime = zph.transform_times(transform, rows.start, rows.stop, rows.event)
+        ph = zph.verdict(zph.ph_test(cfit.prepared, cfit.beta, d.names, True, gtime), transform)
+        ph["note"] = "tested on the Cox model of the same covariates (Efron ties): the assumption Weibull PH shares"
+    else:
+        ph = {"available": False, "reason": "an accelerated-failure-time model does not assume proportional hazards"}
+    record["diagnostics"] = {"ph_test": ph}
+    return record
+
+
+def additive_record(d: design.Design, rows: Rows, confidence: float, formula: bool) -> dict[str, Any]:
+    field = "formula" if formula else "covariates"
+    fit = additive.fit_additive(d.x, rows.stop, rows.event, rows.start, field)
+    coefficients = _coefficients(d.names, fit.beta, fit.cov, None, confidence, "excess hazard rate")
+    for c in coefficients:  # an additive effect is a rate per unit time, not a ratio
+        c["exp_coef"] = None
+        c["exp_ci"] = None
+        c["reading"] = (f"each unit of {c['name']} changes the hazard rate by {c['coef']:+.4g} failures per "
+                        "unit time, whatever the age")
+    p = fit.beta.size
+    wald = float(fit.beta @ np.linalg.solve(fit.cov, fit.beta))
+    grid, drift = fit.grid, fit.drift
+    thinned = None
+    if grid.size > 4 * BASELINE_MAX:
+        keep = np.unique(np.concatenate([np.linspace(0, grid.size - 1, 4 * BASELINE_MAX).astype(int),
+                                         [grid.size - 1]]))
+        grid, drift, thinned = grid[keep], drift[keep], int(fit.grid.size)
+    lp = d.x @ fit.beta
+
+    def surv_at(keep: np.ndarray, t: np.ndarray) -> np.ndarray:
+        base = additive.baseline_at(fit.grid, fit.drift, fit.times, fit.jumps, t)
+        return np.clip(np.exp(-(base[None, :] + lp[keep][:, None] * t[None, :])), 0.0, 1.0)
+
+    record = {"kind": "regression", "distribution": "additive_hazards", "n": fit.n, "n_events": fit.n_events,
+              "params": [], "coefficients": coefficients, "metrics": None,
+              "gof": [_test("wald_test", "Wald test (all coefficients 0), Lin–Ying sandwich variance", wald, p)],
+              "validation": _validation(lp, rows, np.zeros(fit.n, dtype=np.int64), surv_at),
+              "diagnostics": {"ph_test": {"available": False, "reason": "an additive hazards model adds effects to "
+                                                                      "the hazard; it does not assume proportional "
+                                                                      "hazards"}},
+              "design": d.spec, "beta": fit.beta.tolist(),
+              "baseline": {"time": fit.times.tolist(), "jumps": fit.jumps.tolist(), "grid": grid.tolist(),
+                           "drift": drift.tolist(), **({"thinned_from": thinned} if thinned else {})},
+              "baseline_estimator": "Lin–Ying: Σ dN/Y − ∫ z̄β dt", "counting_process": rows.start is not None}
+    return record
+
+
+# ---- use ----------------------------------------------------------------------------------------------
+
+def _unit(record: Mapping[str, Any], covariates: Mapping[str, Any] | None) -> tuple[np.ndarray, int]:
+    """The unit's design row and stratum number from {column: value}."""
+    if not covariates:
+        spec = record["design"]
+        names = [t["column"] for t in spec["terms"]] if "terms" in spec else \
+            [*spec.get("numeric", []), *spec.get("categorical", {})]
+        strata = record.get("strata_column")
+        extra = f" and {strata!r} (the stratum)" if strata else ""
+        raise InputError("covariates", f"required for a regression model: values for {', '.join(names)}{extra}")
+    values = dict(covariates)
+    k = 0
+    strata = record.get("strata_column")
+    if strata:
+        if strata not in values:
+            raise InputError(f"covariates.{strata}", "required: the stratum of the unit (its own baseline)")
+        level = values.pop(strata)
+        levels = [b["stratum"] for b in record["baseline"]]
+        key = design._level(level)
+        if key not in levels:
+            raise InputError(f"covariates.{strata}", f"stratum {level!r} not in the fit (strata: {levels})")
+        k = levels.index(key)
+    return design.row(record["design"], values), k
+
+
+def _check_t(t: Any) -> float:
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
+        raise InputError("t", "must be a finite number >= 0")
+    return float(t)
+
+
+def _cox_curve(record: Mapping[str, Any], covariates: Mapping[str, Any] | None) -> tuple[np.ndarray, np.ndarray]:
+    xrow, k = _unit(record, covariates)
+    coef = np.array([c["coef"] for c in record["coefficients"]])
+    risk = math.exp(float((xrow - np.asarray(record["means"])) @ coef))
+    b = record["baseline"][k]
+    return np.asarray(b["time"], dtype=float), np.asarray(b["cumhaz"], dtype=float) * risk
+
+
+def _additive_cum(record: Mapping[str, Any], covariates: Mapping[str, Any] | None, t: np.ndarray) -> np.ndarray:
+    xrow, _ = _unit(record, covariates)
+    b = record["baseline"]
+    base = additive.baseline_at(np.asarray(b["grid"]), np.asarray(b["drift"]), np.asarray(b["time"]),
+                                np.asarray(b["jumps"]), t)
+    return base + float(xrow @ np.asarray(record["beta"])) * t
+
+
+def _param_fit(record: Mapping[str, Any]) -> parametric.ParametricFit:
+    return parametric.ParametricFit(record["distribution"], record["mu"], record["sigma"],
+                                    np.asarray(record["gamma"]), np.zeros((0, 0)), 0.0, 0.0, 0, 0, 0)
+
+
+def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
+    """{t, reliability, failure, hazard, cumulative_hazard, density} of a regression record for one unit."""
+    t = _check_t(t)
+    if record["distribution"] == "additive_hazards":
+        h = float(_additive_cum(record, covariates, np.array([t]))[0])
+        s = min(1.0, math.exp(-h))
+        out = {"t": t, "reliability": s, "failure": 1.0 - s, "hazard": None, "cumulative_hazard": h,
+               "density": None, "null_reason": {"hazard": NO_HAZARD, "density": NO_HAZARD}}
+        if h < 0:
+            out["warning"] = ("the fitted cumulative hazard is negative here for these covariates (an additive "
+                              "model can go below zero outside the data): reliability shown as 1")
+        return out
+    if record["distribution"] == "cox":
+        times, cum = _cox_curve(record, covariates)
+        idx = int(np.searchsorted(times, t, side="right")) - 1
+        h = float(cum[idx]) if idx >= 0 else 0.0
+        s = math.exp(-h)
+        return {"t": t, "reliability": s, "failure": 1.0 - s, "hazard": None, "cumulative_hazard": h,
+                "density": None, "null_reason": {"hazard": NO_HAZARD, "density": NO_HAZARD}}
+    xrow, _ = _unit(record, covariates)
+    fit = _param_fit(record)
+    eta = float(xrow @ fit.gamma)
+    s = float(parametric.survival(fit, np.array([eta]), np.array([t]))[0, 0])
+    if t > 0:
+        hz, dens = parametric.hazard_density(fit, eta, np.array([t]))
+        hazard, density = float(hz[0]), float(dens[0])
+    else:
+        hz, dens = parametric.hazard_density(fit, eta, np.array([1e-300]))
+        hazard, density = float(hz[0]), float(dens[0])
+    return {"t": t, "reliability": s, "failure": 1.0 - s, "hazard": hazard,
+            "cumulative_hazard": -math.log(s) + 0.0 if s > 0 else math.inf, "density": density}
+
+
+def _quantile(record: Mapping[str, Any], eta: float, q: float) -> float:
+    dist = parametric.FAMILIES[record["distribution"]]
+    z = {"extreme": math.log(-math.log(1 - q)), "normal": float(special.ndtri(q)),
+         "logistic": math.log(q / (1 - q))}[dist]
+    return math.exp(record["mu"] + eta + record["sigma"] * z)
+
+
+def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Whole curves {x, sf, ff, hf, Hf, df} of a regression record for one unit."""
+    if isinstance(points, bool) or not isinstance(points, int) or not 2 <= points <= 10_000:
+        raise InputError("points", "must be an integer in 2..10000")
+    if record["distribution"] == "additive_hazards":
+        b = record["baseline"]
+        x = np.unique(np.concatenate([[0.0], b["time"], np.linspace(0.0, b["grid"][-1], points)]))
+        cum = _additive_cum(record, covariates, x)
+        s = np.clip(np.exp(-cum), 0.0, 1.0)
+        nulls = [None] * x.size
+        return {"x": x.tolist(), "sf": s.tolist(), "ff": (1 - s).tolist(), "hf": nulls, "Hf": cum.tolist(),
+                "df": nulls, "null_reason": {"hf": NO_HAZARD, "df": NO_HAZARD}}
+    if record["distribution"] == "cox":
+        times, cum = _cox_curve(record, covariates)
+        x = [0.0, *times.tolist()] if times.size == 0 or times[0] > 0 else times.tolist()
+        hx = np.concatenate([[0.0], cum]) if len(x) > times.size else cum
+        s = np.exp(-hx)
+        nulls = [None] * len(x)
+        return {"step": "post", "x": x, "sf": s.tolist(), "ff": (1 - s).tolist(), "hf": nulls, "Hf": hx.tolist(),
+                "df": nulls, "null_reason": {"hf": NO_HAZARD, "df": NO_HAZARD}}
+    xrow, _ = _unit(record, covariates)
+    fit = _param_fit(record)
+    eta = float(xrow @ fit.gamma)
+    x = np.linspace(0.0, _quantile(record, eta, 0.999), points)
+    s = parametric.survival(fit, np.array([eta]), x)[0]
+    with np.errstate(all="ignore"):
+        hz, dens = parametric.hazard_density(fit, eta, np.where(x > 0, x, 1e-300))
+        cum = -np.log(s) + 0.0
+
+    def clean(a: np.ndarray) -> list[float | None]:
+        return [float(v) if math.isfinite(v) else None for v in a]
+
+    return {"x": x.tolist(), "sf": s.tolist(), "ff": (1 - s).tolist(), "hf": clean(hz), "Hf": clean(cum),
+            "df": clean(dens)}
