@@ -171,3 +171,22 @@ def test_cost_rate_at_the_interval_matches_renewal_reward() -> None:
         assert math.isclose(out["excess"], excess, abs_tol=2e-3)
         if abs(excess - 0.05) > 5e-3:
             assert out["state"] == ("supported" if excess <= 0.05 else "contradicted"), (factor, excess)
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1e-1, 1.0, 1e2, 1e4, 1e6])
+def test_checks_transform_with_the_time_scale(scale: float) -> None:
+    """Times ×scale in the analysis and the decision: the same states, the same cost excess."""
+    rep = strategy.optimal_replacement(distribution_id="weibull", params=[1000.0 * scale, 2.5], unit="h",
+                                       planned_cost=100.0, unplanned_cost=1000.0)
+    ff = strategy.failure_finding_interval(distribution_id="exponential", params=[0.001 / scale],
+                                           target_availability=0.99, unit="h")
+    for factor in (0.7, 1.0, 1.4):
+        d = decision("fixed_interval", "strategy_analysis", factor * T_OPT * scale / 24, "days")
+        base = check_evidence(decision("fixed_interval", "strategy_analysis", factor * T_OPT / 24, "days"),
+                              analysis("optimal_replacement", REPLACE), changed=False)
+        out = check_evidence(d, analysis("optimal_replacement", rep), changed=False)
+        assert out["state"] == base["state"] and math.isclose(out["excess"], base["excess"], abs_tol=1e-4)
+    for days, state in ((0.8, "supported"), (1.0, "contradicted")):
+        out = check_evidence(decision("failure_finding", "strategy_analysis", days * scale, "days"),
+                             analysis("failure_finding", ff), changed=False)
+        assert out["state"] == state, (scale, out)
