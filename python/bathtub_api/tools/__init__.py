@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bathtub_api.registry import Registry
-from bathtub_api.tools import datasets, fleets, guide, jobs, life, photos, rbd, recurrent, strategy, uploads
+from bathtub_api.tools import datasets, fleets, guide, jobs, life, photos, rbd, rcm, recurrent, strategy, uploads
 
-MODULES = (guide, datasets, jobs, life, recurrent, strategy, rbd, uploads, photos, fleets)
+MODULES = (guide, datasets, jobs, life, recurrent, strategy, rbd, uploads, photos, fleets, rcm)
 
 
 def default_registry() -> Registry:

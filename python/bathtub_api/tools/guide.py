@@ -245,9 +245,33 @@ PAGES: dict[str, Page] = {
     ),
     "rcm": Page(
         "RCM studies", "Functions, failures, modes and decisions as a worksheet.",
-        "`rcm create` stores a worksheet of functions, functional failures, failure modes and decisions; "
-        "`get rcm_study` returns it with node ids and each decision's evidence check.",
-        ("rcm/create", "get/rcm_study"),
+        "`rcm create` {name, functions} stores a worksheet: functions {text, standard?, failures} → functional "
+        "failures {text, modes} → failure modes {text, effects?, consequence (safety, environmental, operational, "
+        "non_operational, hidden)?, notes?, decision?}; texts at most 2000 characters. A decision has `outcome` "
+        "(on_condition, fixed_interval, rtf, failure_finding, redesign, accept), `rtf_basis` (random or "
+        "uneconomic; required for rtf), `task`, `interval` with its `interval_unit` (on_condition, fixed_interval "
+        "and failure_finding only; these are listed as `scheduled_tasks`), `notes` and `evidence` {type, id} "
+        "citing your saved item. Rules from SAE JA1011 practice: failure_finding only for hidden consequences; "
+        "no rtf with safety or environmental consequences; a decision with evidence on a task needs its interval. "
+        "Evidence by outcome: rtf random cites a `model` (a Weibull or gamma life model whose shape interval "
+        "reaches 1 or below, an exponential model, or a recurrent model whose growth verdict is not "
+        "deteriorating); fixed_interval cites an optimal_replacement `strategy_analysis` (saved with save: true; "
+        "supported when replacement pays and the cost rate at the decision's interval is within 5% of the "
+        "optimum); failure_finding cites a failure_finding analysis (the interval must not exceed the one meeting "
+        "its availability target); rtf uneconomic cites an optimal_replacement analysis that finds replacement "
+        "does not pay; on_condition cites a `degradation_model` (its P–F interval must be longer than the "
+        "inspection interval). Intervals convert between hours, days, weeks, months (30.44 days) and years "
+        "(365.25 days); other units (cycles, km) compare only with themselves. `get rcm_study` {id} returns the "
+        "worksheet in the form create takes, with node ids and, on each decision, a read-only `check` {state, "
+        "reason}: supported, contradicted, stale (the item was refitted or re-saved after the decision was "
+        "written; the check's `current` says what it shows now), missing (no such item of yours) or wrong_type. "
+        "A study over 300 failure modes comes back as an outline (functions and failures with counts, modes' ids, "
+        "texts and outcomes, and per function how many checks are in each state); `function_id` returns one "
+        "function in full. `rcm update` {id, mode: merge, name?, functions?, remove?}: nodes with an id update "
+        "that node (fields given replace, null clears an optional field such as a decision), nodes without one "
+        "are added, and `remove` lists node ids deleted with everything under them. Sending a decision again "
+        "re-takes its evidence's current version, which clears stale. `list rcm_study` lists your studies.",
+        ("rcm/create", "rcm/update", "get/rcm_study", "list/rcm_study"),
     ),
     "sharing": Page(
         "Sharing", "Read-only share links and reports.",
