@@ -171,7 +171,10 @@ def fit_alt(model_id: str, t: Sequence[float], failed: Sequence[bool] | None, st
     opts = _options(options)
     confidence = float(opts.get("confidence", 0.95))
     data = alt_data(spec, t, failed, stress, stress2, fields)
-    theta, cov, ll = fit_internal(spec, data)
+    try:
+        theta, cov, ll = fit_internal(spec, data)
+    except InputError as e:  # the optimiser's refusals are about the data as a whole
+        raise InputError(fields[0], e.rule) from None
     model = AltModel(spec, theta, cov)
     n, k = data.t.size, theta.size
     nf = int(data.failed.sum())

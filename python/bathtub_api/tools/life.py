@@ -17,7 +17,7 @@ from bathtub.life.demand import analyse_demands
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
-from bathtub_api.tools import datasets
+from bathtub_api.tools import alt, datasets
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
@@ -31,7 +31,8 @@ class ParamIn(Strict):
 
 class FitIn(Strict):
     """Fit a life model to a saved dataset. `mapping` roles: `x` time, `c` censoring code,
-    `n` count, `xl`/`xr` interval ends, `mode` failure mode (fits competing risks)."""
+    `n` count, `xl`/`xr` interval ends, `mode` failure mode (fits competing risks); an ALT
+    `distribution` (life_relationship, e.g. weibull_arrhenius) reads `stress` (and `stress2`)."""
 
     name: Name
     dataset_id: str
@@ -88,6 +89,8 @@ class ReliabilityIn(Strict):
     t: Annotated[float, Field(ge=0)] | None = None
     covariates: dict[str, float] | None = None
     points: Annotated[int, Field(ge=2, le=5000)] = 200
+    stress: float | None = Field(None, description="use stress of an ALT model (required for one)")
+    stress2: float | None = Field(None, description="second use stress of a two-stress ALT model")
 
 
 class ImportData(Strict):
@@ -231,6 +234,8 @@ async def reliability(ctx: Ctx, model_id: str, req: ReliabilityIn) -> dict[str, 
     body = item["body"]
     if req.covariates:
         raise InputError("covariates", f"model {model_id} has no covariates")
+    if body.get("kind") == "alt" or req.stress is not None or req.stress2 is not None:
+        return await alt.reliability(ctx, item, req.t, req.points, req.stress, req.stress2)
     out: dict[str, Any] = {"model": {"id": model_id, "name": item["name"], "distribution": body.get("distribution")},
                            "unit": body.get("unit")}
     if req.t is not None:
