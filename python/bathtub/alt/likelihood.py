@@ -80,8 +80,9 @@ def newton(theta0: np.ndarray, y: np.ndarray, fail: np.ndarray, x: np.ndarray, o
                 lam = max(1e-6, lam * 10.0)
                 continue
             cand = theta + step
-            ll_new, g_new, h_new = loglik(cand, y, fail, x, offset, life, fixed_sigma)
-            if math.isfinite(ll_new) and ll_new >= ll - 1e-12 * (1.0 + abs(ll)):
+            with np.errstate(all="ignore"):  # a wild trial step overflows; it is then refused below
+                ll_new, g_new, h_new = loglik(cand, y, fail, x, offset, life, fixed_sigma)
+            if math.isfinite(ll_new) and np.isfinite(h_new).all() and ll_new >= ll - 1e-12 * (1.0 + abs(ll)):
                 break
             lam = max(1e-6, lam * 10.0)
             if lam > 1e12:
