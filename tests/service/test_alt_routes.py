@@ -125,3 +125,27 @@ async def test_bootstrap_job_stores_bounds_on_the_model(api: Api) -> None:
         assert r["bca"]["lower"] < r["value"] < r["bca"]["upper"]
         assert math.isclose(r["value"], fisher[name]["value"], rel_tol=1e-12)
         assert 0.5 < r["se"] / fisher[name]["se"] < 2.0
+
+
+async def test_ingest_refits_an_alt_model_and_drops_stale_bounds(api: Api) -> None:
+    dataset_id = await _dataset(api)
+    status, fitted = await api.post("/api/v1/fit", _body(dataset_id))
+    status, queued = await api.post("alt/bootstrap", {"model_id": fitted["id"], "replicates": 100})
+    assert (await poll(api, queued["job_id"]))["status"] == "done"
+    assert "bootstrap" in (await api.post("get/model", {"id": fitted["id"]}))[1]
+    extra = [(700.0, "F", 80), (900.0, "F", 60)]
+    status, out = await api.post(f"/api/ingest/datasets/{dataset_id}/lives",
+                                 {"rows": [{"time": t, "state": c, "temp": s} for t, c, s in extra]})
+    assert status == 200 and out["refit"] == [{"id": fitted["id"], "name": fitted["name"]}], out
+    status, record = await api.post("get/model", {"id": fitted["id"]})
+    assert record["n"] == len(ROWS) + 2 and "bootstrap" not in record
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = ROWS + extra
+        f = [r for r in rows if r[1] == "F"]
+        rc = [r for r in rows if r[1] == "S"]
+        ref = R.Fit_Weibull_Exponential(failures=[r[0] for r in f], failure_stress=[r[2] for r in f],
+                                        right_censored=[r[0] for r in rc], right_censored_stress=[r[2] for r in rc],
+                                        show_probability_plot=False, show_life_stress_plot=False,
+                                        print_results=False)
+    assert math.isclose({p["name"]: p["value"] for p in record["params"]}["beta"], ref.beta, rel_tol=1e-4)
