@@ -60,3 +60,25 @@ def simulate_mission(
 ) -> tuple[str, str]: ...
 def merge_availability(a: str, b: str) -> tuple[str, str]: ...
 def merge_mission(a: str, b: str) -> tuple[str, str]: ...
+def alt_fit(
+    life: str,
+    relationship: str,
+    t: list[float],
+    failed: list[bool],
+    stresses: list[list[float]],
+    start: list[float],
+) -> tuple[list[float], float]: ...
+def alt_bootstrap(
+    life: str,
+    relationship: str,
+    t: list[float],
+    failed: list[bool],
+    stresses: list[list[float]],
+    theta: list[float],
+    kind: str,
+    seed: int,
+    start: int,
+    count: int,
+    threads: int | None = None,
+    jackknife: bool = False,
+) -> tuple[list[float], list[float]]: ...

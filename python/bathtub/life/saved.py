@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from bathtub.alt import columns as alt_columns
+from bathtub.alt.relationships import is_alt_model
 from bathtub.errors import InputError, RowError
 from bathtub.life.competing import fit_competing_risks
 from bathtub.life.data import FAILURE, ROLES, LifeData, _codes, check_rows
@@ -101,6 +103,8 @@ def fit_columns(
     options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The saved-model record of `distribution` fitted to a dataset's columns."""
+    if is_alt_model(distribution):  # accelerated life tests read stress roles: their own module
+        return alt_columns.fit_columns(columns, mapping, distribution, options)
     _check_mapping(columns, mapping)
     options = dict(options or {})
     if MODE_ROLE in mapping:

@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 from bathtub_api.registry import Registry
-from bathtub_api.tools import datasets, fleets, guide, jobs, life, photos, rbd, rcm, recurrent, strategy, uploads
+from bathtub_api.tools import (
+    alt,
+    datasets,
+    fleets,
+    guide,
+    jobs,
+    life,
+    photos,
+    rbd,
+    rcm,
+    recurrent,
+    strategy,
+    uploads,
+)
 
-MODULES = (guide, datasets, jobs, life, recurrent, strategy, rbd, uploads, photos, fleets, rcm)
+MODULES = (guide, datasets, jobs, life, recurrent, alt, strategy, rbd, uploads, photos, fleets, rcm)
 
 
 def default_registry() -> Registry:

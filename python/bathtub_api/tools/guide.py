@@ -91,10 +91,29 @@ PAGES: dict[str, Page] = {
         ("POST /api/v1/fit", "rbd/edit", "POST /api/import/models"),
     ),
     "accelerated": Page(
-        "Accelerated life tests", "Life-stress models fitted across stress levels.",
-        "Fit a life-stress relationship across stress levels with `fit accelerated`; bootstrap bounds are "
-        "queued as jobs (poll `get job`).",
-        ("fit/accelerated",),
+        "Accelerated life tests", "Life-stress models fitted across stress levels, with use-level life and "
+        "bootstrap bounds.",
+        "Upload the test as a dataset with a time column, a censoring column (0/F failure, 1/S right-censored) "
+        "and a stress column (a second for two-stress models), then POST /api/v1/fit with `distribution` "
+        "life_relationship and `mapping` {x, c, stress, stress2}. Lives: weibull (L = alpha), lognormal "
+        "(L = median), exponential (L = mean). Relationships: arrhenius L = A exp(B/T) (T in kelvin; the record "
+        "adds the activation energy B*k in eV), eyring L = (1/T) exp(-(A - B/T)), power (inverse power law) "
+        "L = A S^-n, exponential L = A exp(B S); two stresses: dual_exponential (temperature-humidity) "
+        "L = A exp(B/T + C/H), peck L = A exp(B/T) H^-n, temperature_nonthermal L = A exp(B/T) U^-n, dual_power "
+        "L = A S1^-m S2^-n. E.g. weibull_arrhenius, lognormal_power, exponential_eyring, weibull_peck. The fit "
+        "is maximum likelihood with right censoring at each level (a level may be all censored; some failure "
+        "is needed, and at least two stress levels); `options` {confidence, use_stress, use_stress2, b_lives}. "
+        "The model (kind alt; `get model` or GET /api/v1/models/{id}) has the parameters with Fisher bounds, "
+        "each level's fitted life, the stress-life plot's data (`stress_life`: points per level, life and B10 "
+        "lines with bounds) and, with a use stress, the use-level distribution, B-lives, MTTF and the "
+        "acceleration factor of each level. POST /api/v1/models/{id}/reliability with `stress` (and `stress2`) "
+        "evaluates the life at that use stress (`t` for one time, else whole curves). Bootstrap bounds: "
+        "`alt bootstrap` {model_id, replicates (default 2000), kind parametric (simulate from the fit, each unit "
+        "keeping its censoring time) or nonparametric (resample units within each level), seed, use_stress, "
+        "confidence, b_lives} queues a job (poll `get job`) whose percentile and BCa intervals on the "
+        "parameters, use-level life, B-lives and MTTF are stored on the model as `bootstrap`; the same seed "
+        "gives the same numbers on any machine.",
+        ("POST /api/v1/fit", "alt/bootstrap"),
     ),
     "test_planning": Page(
         "Demonstration-test planning", "Plan or read a test any way round: units, test time, MTBF or reliability "

@@ -20,7 +20,7 @@ from bathtub.regression.records import fit_regression
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
-from bathtub_api.tools import datasets
+from bathtub_api.tools import alt, datasets
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
@@ -46,7 +46,8 @@ class FitIn(Strict):
     `n` count, `xl`/`xr` interval ends, `mode` failure mode (fits competing risks). With
     `covariates` or `formula` a regression model (`cox`, `weibull_ph`, `lognormal_aft`,
     `loglogistic_aft`, `additive_hazards`, or `best` by AIC): roles `x`, `c`, and `i` (item) with `xl`/`xr` start/stop
-    rows (or successive stop times in `x`) for time-varying covariates."""
+    rows (or successive stop times in `x`) for time-varying covariates. An ALT `distribution`
+    (life_relationship, e.g. weibull_arrhenius) reads `stress` (and `stress2`)."""
 
     name: Name
     dataset_id: str
@@ -107,6 +108,8 @@ class ReliabilityIn(Strict):
     t: Annotated[float, Field(ge=0)] | None = None
     covariates: dict[str, float | str] | None = None
     points: Annotated[int, Field(ge=2, le=5000)] = 200
+    stress: float | None = Field(None, description="use stress of an ALT model (required for one)")
+    stress2: float | None = Field(None, description="second use stress of a two-stress ALT model")
 
 
 class ImportData(Strict):
@@ -273,6 +276,8 @@ async def list_models(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
 async def reliability(ctx: Ctx, model_id: str, req: ReliabilityIn) -> dict[str, Any]:
     item = await load_model(ctx, model_id)
     body = item["body"]
+    if body.get("kind") == "alt" or req.stress is not None or req.stress2 is not None:
+        return await alt.reliability(ctx, item, req.t, req.points, req.stress, req.stress2)
     out: dict[str, Any] = {"model": {"id": model_id, "name": item["name"], "distribution": body.get("distribution")},
                            "unit": body.get("unit")}
     if body.get("kind") == "regression":

@@ -6,6 +6,7 @@
 //! mergeable accumulators), `parallel` (rayon over replications), `rng` (streams).
 
 pub mod agenda;
+pub mod alt;
 pub mod availability;
 pub mod diagram;
 pub mod dist;

@@ -1,6 +1,8 @@
 //! `bathtub._engine`: the PyO3 face of bathtub-engine. No logic lives here: each function
 //! extracts owned Rust data, calls the engine with the GIL released, and wraps the result
 //! (JSON text for structured results, lists of floats for curves).
+use bathtub_engine::alt::bootstrap::{Kind, Plan, Replicates};
+use bathtub_engine::alt::{self as alt_engine, AltData, Model, Relationship, parse_life};
 use bathtub_engine::availability::{self, AvailabilityAcc, AvailabilityOptions, Precision};
 use bathtub_engine::diagram::{Compiled, DiagramSpec};
 use bathtub_engine::dist::{Dist, DistSpec, Lifetime};
@@ -272,6 +274,83 @@ fn merge_mission(a: &str, b: &str) -> PyResult<(String, String)> {
     Ok((to_json(&m)?, to_json(&m.summary())?))
 }
 
+fn alt_inputs(
+    life: &str,
+    relationship: &str,
+    t: Vec<f64>,
+    failed: Vec<bool>,
+    stresses: Vec<Vec<f64>>,
+) -> PyResult<(Model, AltData)> {
+    let model = Model {
+        life: parse_life(life).map_err(err)?,
+        relationship: Relationship::parse(relationship).map_err(err)?,
+    };
+    Ok((
+        model,
+        AltData {
+            t,
+            failed,
+            stresses,
+        },
+    ))
+}
+
+/// ALT maximum-likelihood fit from natural coefficients `start`; (theta, log-likelihood).
+#[pyfunction]
+fn alt_fit(
+    py: Python<'_>,
+    life: &str,
+    relationship: &str,
+    t: Vec<f64>,
+    failed: Vec<bool>,
+    stresses: Vec<Vec<f64>>,
+    start: Vec<f64>,
+) -> PyResult<(Vec<f64>, f64)> {
+    let (model, data) = alt_inputs(life, relationship, t, failed, stresses)?;
+    py.detach(|| {
+        let mut s = [0.0; 4];
+        let k = model.k().min(start.len());
+        s[..k].copy_from_slice(&start[..k]);
+        let f = alt_engine::fit(&model, &data, &s).map_err(err)?;
+        Ok((f.theta[..model.k()].to_vec(), f.loglik))
+    })
+}
+
+/// Bootstrap replicates [start, start + count) of an ALT fit `theta` (`kind` parametric or
+/// nonparametric); with `jackknife` the n leave-one-out refits instead. Returns
+/// (coefficients, k per replicate, NaN where a refit failed; log-likelihoods).
+#[pyfunction]
+#[pyo3(signature = (life, relationship, t, failed, stresses, theta, kind, seed, start, count, threads=None, jackknife=false))]
+#[allow(clippy::too_many_arguments)]
+fn alt_bootstrap(
+    py: Python<'_>,
+    life: &str,
+    relationship: &str,
+    t: Vec<f64>,
+    failed: Vec<bool>,
+    stresses: Vec<Vec<f64>>,
+    theta: Vec<f64>,
+    kind: &str,
+    seed: u64,
+    start: u64,
+    count: u64,
+    threads: Option<usize>,
+    jackknife: bool,
+) -> PyResult<(Vec<f64>, Vec<f64>)> {
+    let (model, data) = alt_inputs(life, relationship, t, failed, stresses)?;
+    let kind = Kind::parse(kind).map_err(err)?;
+    py.detach(|| {
+        let plan = Plan::new(model, data, &theta, kind, seed).map_err(err)?;
+        let reps: Replicates = if jackknife {
+            plan.jackknife(threads)
+        } else {
+            plan.run(start, count, threads)
+        }
+        .map_err(err)?;
+        Ok((reps.theta, reps.loglik))
+    })
+}
+
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", bathtub_engine::VERSION)?;
@@ -286,5 +365,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_mission, m)?)?;
     m.add_function(wrap_pyfunction!(merge_availability, m)?)?;
     m.add_function(wrap_pyfunction!(merge_mission, m)?)?;
+    m.add_function(wrap_pyfunction!(alt_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(alt_bootstrap, m)?)?;
     Ok(())
 }

@@ -1,0 +1,214 @@
+"""Maximum-likelihood fit of an ALT model to right-censored times at stress levels.
+
+Scale-true by construction: the optimiser works on y = ln t centred by its mean and on
+standardised transformed stresses, so multiplying every time by k moves only the intercept
+(by ln k) and leaves every other estimate unchanged. Bounds come from the observed
+information at the optimum (Fisher bounds).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from bathtub.alt.likelihood import loglik, newton
+from bathtub.alt.model import AltModel, use_level
+from bathtub.alt.plot import stress_life
+from bathtub.alt.relationships import BOLTZMANN_EV, AltSpec, check_stresses, parse_model
+from bathtub.errors import InputError
+
+FIELDS = ("x", "c", "stress", "stress2")  # the names bad input is reported under
+
+
+@dataclass(frozen=True)
+class AltData:
+    """Units of an ALT: times t > 0, failed (else right-censored), one or two stresses each."""
+
+    t: np.ndarray
+    failed: np.ndarray
+    stresses: tuple[np.ndarray, ...]
+
+    def levels(self) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct stress rows, level index of each unit)."""
+        rows = np.column_stack(self.stresses)
+        uniq, inv = np.unique(rows, axis=0, return_inverse=True)
+        return uniq, np.asarray(inv).ravel()
+
+
+def alt_data(spec: AltSpec, t: Sequence[float], failed: Sequence[bool] | None, stress: Sequence[float],
+             stress2: Sequence[float] | None = None, fields: Sequence[str] = FIELDS) -> AltData:
+    """Checked arrays: times finite > 0, stresses finite (> 0 where logs or reciprocals are
+    taken), at least two stress levels (three distinct points with two stresses), a failure."""
+    fx, fc, fs, fs2 = fields
+    tt = np.asarray(t, dtype=float)
+    n = tt.size
+    if n == 0:
+        raise InputError(fx, "no units")
+    bad = ~np.isfinite(tt) | (tt <= 0)
+    if bad.any():
+        raise InputError(fx, f"row {int(np.argmax(bad))}: times must be finite and > 0")
+    ff = np.ones(n, bool) if failed is None else np.asarray(failed, dtype=bool)
+    rel = spec.relationship
+    given = (stress, stress2)[: rel.stresses]
+    if rel.stresses == 2 and stress2 is None:
+        raise InputError(fs2, f"{spec.id} takes two stresses: map a stress2 column")
+    if rel.stresses == 1 and stress2 is not None:
+        raise InputError(fs2, f"{spec.id} takes one stress")
+    arrays = tuple(np.asarray(s, dtype=float) for s in given)
+    for a, f in zip(arrays, (fs, fs2)):
+        if a.size != n or ff.size != n:
+            raise InputError(f, f"{a.size} values for {n} times")
+    check_stresses(spec, arrays, (fs, fs2)[: rel.stresses])
+    data = AltData(tt, ff, arrays)
+    uniq, _ = data.levels()
+    need = 1 + rel.stresses
+    g = rel.design(tuple(uniq[:, j] for j in range(rel.stresses)))
+    if uniq.shape[0] < need or np.linalg.matrix_rank(np.column_stack([np.ones(len(g)), g])) < need:
+        what = "stress levels" if rel.stresses == 1 else "(stress, stress2) combinations, not all on one line"
+        raise InputError(fs if rel.stresses == 1 else fs2,
+                         f"{spec.id} needs at least {need} distinct {what}; got {uniq.shape[0]} level(s)")
+    if not ff.any():
+        raise InputError(fc, "no failures: an ALT fit needs at least one failure (all censored at some "
+                             "levels is fine)")
+    return data
+
+
+@dataclass(frozen=True)
+class Standardised:
+    """y centred by `shift`, transformed stresses as z-scores (mean `m`, sd `s`)."""
+
+    y: np.ndarray
+    x: np.ndarray
+    offset: np.ndarray
+    shift: float
+    m: np.ndarray
+    s: np.ndarray
+
+    def to_natural(self, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(linear map J, constant c) with natural theta = J @ internal + c."""
+        k = self.m.size + 1
+        size = beta.size
+        jac = np.eye(size)
+        jac[0, 1:k] = -self.m / self.s
+        jac[np.arange(1, k), np.arange(1, k)] = 1.0 / self.s
+        const = np.zeros(size)
+        const[0] = self.shift
+        return jac, const
+
+
+def standardise(spec: AltSpec, data: AltData) -> Standardised:
+    g = spec.relationship.design(data.stresses)
+    m = g.mean(axis=0)
+    s = g.std(axis=0)
+    s = np.where(s > 0, s, 1.0)
+    y = np.log(data.t)
+    shift = float(y.mean())
+    x = np.column_stack([np.ones(y.size), (g - m) / s])
+    return Standardised(y - shift, x, spec.relationship.offset(data.stresses[0]), shift, m, s)
+
+
+def _start(spec: AltSpec, st: Standardised, failed: np.ndarray) -> np.ndarray:
+    """Least squares of log time on the design (failures if they identify it, else all units)."""
+    use = failed if failed.sum() > st.x.shape[1] and np.linalg.matrix_rank(st.x[failed]) == st.x.shape[1] \
+        else np.ones(failed.size, bool)
+    coef, *_ = np.linalg.lstsq(st.x[use], st.y[use] - st.offset[use], rcond=None)
+    if not spec.has_sigma:
+        return coef
+    resid = st.y[use] - st.offset[use] - st.x[use] @ coef
+    sd = float(np.std(resid)) if resid.size > 1 else 1.0
+    return np.append(coef, math.log(min(max(sd, 0.05), 5.0)))
+
+
+def fit_internal(spec: AltSpec, data: AltData) -> tuple[np.ndarray, np.ndarray, float]:
+    """(natural theta, covariance, log-likelihood) of the MLE."""
+    st = standardise(spec, data)
+    fixed = not spec.has_sigma
+    theta, ll, hess = newton(_start(spec, st, data.failed), st.y, data.failed, st.x, st.offset, spec.life, fixed)
+    try:
+        cov = np.linalg.inv(-hess)
+        np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        raise InputError("x", "the data do not identify the model (singular information matrix)") from None
+    jac, const = st.to_natural(theta)
+    natural = jac @ theta + const
+    # the likelihood of the uncentred times: the density of t picks up -ln k per failure
+    ll_t = ll - float(data.failed.sum()) * st.shift
+    return natural, jac @ cov @ jac.T, ll_t
+
+
+def loglik_natural(spec: AltSpec, data: AltData, theta: np.ndarray) -> float:
+    """The log-likelihood at natural coefficients (for checks against other tools)."""
+    g = spec.relationship.design(data.stresses)
+    x = np.column_stack([np.ones(data.t.size), g])
+    return loglik(np.asarray(theta, float), np.log(data.t), data.failed, x,
+                  spec.relationship.offset(data.stresses[0]), spec.life, not spec.has_sigma)[0]
+
+
+def _options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    known = {"confidence", "use_stress", "use_stress2", "b_lives"}
+    opts = dict(options or {})
+    for k in opts:
+        if k not in known:
+            raise InputError(f"options.{k}", f"unknown option for an ALT fit; known: {', '.join(sorted(known))}")
+    b = opts.get("b_lives", [0.01, 0.1])
+    if not isinstance(b, list) or not b or len(b) > 20:
+        raise InputError("options.b_lives", "a list of 1 to 20 probabilities in (0, 1)")
+    return opts
+
+
+def fit_alt(model_id: str, t: Sequence[float], failed: Sequence[bool] | None, stress: Sequence[float],
+            stress2: Sequence[float] | None = None, options: Mapping[str, Any] | None = None,
+            fields: Sequence[str] = FIELDS) -> dict[str, Any]:
+    """Fit `model_id` (e.g. `weibull_arrhenius`) and return the saved-model record: reported
+    parameters with Fisher bounds, natural coefficients and covariance, metrics, the levels
+    with their fitted lives, the stress–life plot's data and, with `use_stress`, the
+    use-level distribution, B-lives, MTTF and acceleration factors."""
+    spec = parse_model(model_id)
+    opts = _options(options)
+    confidence = float(opts.get("confidence", 0.95))
+    data = alt_data(spec, t, failed, stress, stress2, fields)
+    try:
+        theta, cov, ll = fit_internal(spec, data)
+    except InputError as e:  # the optimiser's refusals are about the data as a whole
+        raise InputError(fields[0], e.rule) from None
+    model = AltModel(spec, theta, cov)
+    n, k = data.t.size, theta.size
+    nf = int(data.failed.sum())
+    metrics = {"log_likelihood": ll, "aic": 2 * k - 2 * ll, "bic": k * math.log(n) - 2 * ll,
+               "aicc": 2 * k - 2 * ll + (2 * k * (k + 1) / (n - k - 1) if n - k - 1 > 0 else math.inf)}
+    uniq, inv = data.levels()
+    levels = []
+    for j, row in enumerate(uniq):
+        s1, s2 = float(row[0]), (float(row[1]) if row.size > 1 else None)
+        mask = inv == j
+        levels.append({"stress": s1, "stress2": s2, "n": int(mask.sum()), "failures": int(data.failed[mask].sum()),
+                       "life": model.life(s1, s2, confidence).to_dict()})
+    record: dict[str, Any] = {
+        "kind": "alt", "distribution": spec.id, "life": spec.life, "relationship": spec.relationship.id,
+        "relationship_title": spec.relationship.title, "stresses": spec.relationship.stresses,
+        "n": n, "failures": nf, "confidence": confidence,
+        "params": model.reported(confidence),
+        "coefficients": [{"name": nm, "value": float(v)} for nm, v in zip(model.coefficient_names(), theta)],
+        "covariance": cov.tolist(),
+        "metrics": {k2: (float(v) if math.isfinite(v) else None) for k2, v in metrics.items()},
+        "gof": [], "levels": levels,
+    }
+    if spec.relationship.id in ("arrhenius", "peck", "temperature_nonthermal", "dual_exponential"):
+        b = next(p for p in record["params"] if p["name"] == "B")
+        record["activation_energy_ev"] = {k2: (None if v is None else v * BOLTZMANN_EV)
+                                          for k2, v in b.items() if k2 != "name"}
+    use = opts.get("use_stress")
+    if use is not None:
+        try:
+            record["use"] = use_level(model, use, opts.get("use_stress2"), confidence=confidence,
+                                      b_lives=opts.get("b_lives", [0.01, 0.1]),
+                                      levels=[(lv["stress"], lv["stress2"]) for lv in levels])
+        except InputError as e:
+            field = f"use_{e.field}" if e.field in ("stress", "stress2") else e.field
+            raise InputError(f"options.{field}", e.rule) from None
+    record["stress_life"] = stress_life(model, data, confidence, use, opts.get("use_stress2"))
+    return record

@@ -1,0 +1,321 @@
+//! Accelerated life tests: maximum-likelihood refits of log-linear life–stress models with
+//! Weibull, lognormal or exponential lives, and bootstrap replicates of a fit spread over
+//! rayon (`bootstrap`). The model and its parametrisation are those of Python's
+//! `bathtub.alt`: ln L(S) = offset(S) + a + sum_j b_j g_j(S), ln T = ln L + sigma W.
+
+pub mod bootstrap;
+pub mod likelihood;
+
+use crate::error::EngineError;
+use likelihood::{Life, MAX_K, Problem, newton};
+
+/// The transforms of a life–stress relationship (see `bathtub.alt.relationships`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Relationship {
+    Arrhenius,
+    Eyring,
+    Power,
+    Exponential,
+    DualExponential,
+    Peck,
+    TemperatureNonthermal,
+    DualPower,
+}
+
+#[derive(Clone, Copy)]
+enum Transform {
+    Inverse,
+    Log,
+    Identity,
+}
+
+impl Transform {
+    fn apply(self, s: f64) -> f64 {
+        match self {
+            Transform::Inverse => 1.0 / s,
+            Transform::Log => s.ln(),
+            Transform::Identity => s,
+        }
+    }
+}
+
+impl Relationship {
+    pub fn parse(id: &str) -> Result<Self, EngineError> {
+        Ok(match id {
+            "arrhenius" => Relationship::Arrhenius,
+            "eyring" => Relationship::Eyring,
+            "power" => Relationship::Power,
+            "exponential" => Relationship::Exponential,
+            "dual_exponential" => Relationship::DualExponential,
+            "peck" => Relationship::Peck,
+            "temperature_nonthermal" => Relationship::TemperatureNonthermal,
+            "dual_power" => Relationship::DualPower,
+            other => return Err(EngineError(format!("relationship: unknown {other:?}"))),
+        })
+    }
+
+    fn transforms(self) -> &'static [Transform] {
+        use Transform::*;
+        match self {
+            Relationship::Arrhenius | Relationship::Eyring => &[Inverse],
+            Relationship::Power => &[Log],
+            Relationship::Exponential => &[Identity],
+            Relationship::DualExponential => &[Inverse, Inverse],
+            Relationship::Peck | Relationship::TemperatureNonthermal => &[Inverse, Log],
+            Relationship::DualPower => &[Log, Log],
+        }
+    }
+
+    pub fn stresses(self) -> usize {
+        self.transforms().len()
+    }
+
+    fn needs_positive(self) -> bool {
+        self != Relationship::Exponential
+    }
+}
+
+pub fn parse_life(id: &str) -> Result<Life, EngineError> {
+    Ok(match id {
+        "weibull" => Life::Weibull,
+        "lognormal" => Life::Lognormal,
+        "exponential" => Life::Exponential,
+        other => return Err(EngineError(format!("life: unknown {other:?}"))),
+    })
+}
+
+/// An ALT data set: per unit a time > 0, failed or right-censored, and its stresses.
+#[derive(Clone, Debug)]
+pub struct AltData {
+    pub t: Vec<f64>,
+    pub failed: Vec<bool>,
+    /// stresses[j][i]: stress j of unit i
+    pub stresses: Vec<Vec<f64>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Model {
+    pub life: Life,
+    pub relationship: Relationship,
+}
+
+impl Model {
+    /// Coefficients: intercept, one per stress, ln sigma unless the life is exponential.
+    pub fn k(&self) -> usize {
+        1 + self.relationship.stresses() + usize::from(self.life != Life::Exponential)
+    }
+
+    fn check(&self, data: &AltData) -> Result<(), EngineError> {
+        let n = data.t.len();
+        if n == 0 || data.failed.len() != n {
+            return Err(EngineError(
+                "data: times and failure flags differ in length or are empty".into(),
+            ));
+        }
+        if data.stresses.len() != self.relationship.stresses()
+            || data.stresses.iter().any(|s| s.len() != n)
+        {
+            return Err(EngineError(format!(
+                "stress: {} stress column(s) of {n} values are needed",
+                self.relationship.stresses()
+            )));
+        }
+        if data.t.iter().any(|&t| !(t > 0.0 && t.is_finite())) {
+            return Err(EngineError("t: times must be finite and > 0".into()));
+        }
+        for s in &data.stresses {
+            if s.iter()
+                .any(|&v| !v.is_finite() || (self.relationship.needs_positive() && v <= 0.0))
+            {
+                return Err(EngineError(
+                    "stress: stresses must be finite (and > 0 where logs or reciprocals are taken)"
+                        .into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One data set on the optimiser's scale: y = ln t - shift, design rows (1, (g - m) / s).
+pub struct Standardised {
+    pub y: Vec<f64>,
+    pub x: Vec<[f64; MAX_K]>,
+    pub offset: Vec<f64>,
+    pub shift: f64,
+    pub m: [f64; 2],
+    pub s: [f64; 2],
+    pub p: usize,
+}
+
+impl Standardised {
+    pub fn new(model: &Model, data: &AltData) -> Self {
+        let n = data.t.len();
+        let tr = model.relationship.transforms();
+        let p = 1 + tr.len();
+        let mut g = vec![[0.0; 2]; n];
+        let (mut m, mut s) = ([0.0; 2], [1.0; 2]);
+        for (j, f) in tr.iter().enumerate() {
+            for (row, &v) in g.iter_mut().zip(&data.stresses[j]) {
+                row[j] = f.apply(v);
+            }
+            let mean = g.iter().map(|r| r[j]).sum::<f64>() / n as f64;
+            let var = g.iter().map(|r| (r[j] - mean) * (r[j] - mean)).sum::<f64>() / n as f64;
+            m[j] = mean;
+            s[j] = if var > 0.0 { var.sqrt() } else { 1.0 };
+        }
+        let logs: Vec<f64> = data.t.iter().map(|t| t.ln()).collect();
+        let shift = logs.iter().sum::<f64>() / n as f64;
+        let y = logs.iter().map(|v| v - shift).collect();
+        let x = g
+            .iter()
+            .map(|r| {
+                let mut row = [0.0; MAX_K];
+                row[0] = 1.0;
+                for j in 0..tr.len() {
+                    row[1 + j] = (r[j] - m[j]) / s[j];
+                }
+                row
+            })
+            .collect();
+        let offset = match model.relationship {
+            Relationship::Eyring => data.stresses[0].iter().map(|v| -v.ln()).collect(),
+            _ => vec![0.0; n],
+        };
+        Standardised {
+            y,
+            x,
+            offset,
+            shift,
+            m,
+            s,
+            p,
+        }
+    }
+
+    /// Natural coefficients from internal ones.
+    pub fn to_natural(&self, b: &[f64; MAX_K]) -> [f64; MAX_K] {
+        let mut out = *b;
+        out[0] = b[0] + self.shift;
+        for j in 1..self.p {
+            out[j] = b[j] / self.s[j - 1];
+            out[0] -= b[j] * self.m[j - 1] / self.s[j - 1];
+        }
+        out
+    }
+
+    /// Internal coefficients from natural ones (a start from a known fit).
+    pub fn to_internal(&self, a: &[f64; MAX_K]) -> [f64; MAX_K] {
+        let mut out = *a;
+        out[0] = a[0] - self.shift;
+        for j in 1..self.p {
+            out[j] = a[j] * self.s[j - 1];
+            out[0] += a[j] * self.m[j - 1];
+        }
+        out
+    }
+}
+
+/// A fit: natural coefficients (a, b.., [ln sigma]) and the log-likelihood of the times.
+#[derive(Clone, Copy, Debug)]
+pub struct Fit {
+    pub theta: [f64; MAX_K],
+    pub loglik: f64,
+}
+
+const MAX_ITER: usize = 100;
+
+/// Maximum-likelihood fit from natural coefficients `start`; None when the data do not
+/// identify the model (no failures, a singular information, no finite optimum).
+pub fn fit_from(model: &Model, data: &AltData, start: &[f64; MAX_K]) -> Option<Fit> {
+    if !data.failed.iter().any(|&f| f) {
+        return None;
+    }
+    let st = Standardised::new(model, data);
+    let pb = Problem {
+        y: &st.y,
+        failed: &data.failed,
+        x: &st.x,
+        offset: &st.offset,
+        p: st.p,
+        life: model.life,
+    };
+    let (theta, ll) = newton(&pb, st.to_internal(start), MAX_ITER)?;
+    let nf = data.failed.iter().filter(|&&f| f).count() as f64;
+    Some(Fit {
+        theta: st.to_natural(&theta),
+        loglik: ll - nf * st.shift,
+    })
+}
+
+/// A checked fit of `data` from `start` (natural coefficients, e.g. Python's estimate).
+pub fn fit(model: &Model, data: &AltData, start: &[f64; MAX_K]) -> Result<Fit, EngineError> {
+    model.check(data)?;
+    fit_from(model, data, start)
+        .ok_or_else(|| EngineError("data: the ALT likelihood has no finite maximum".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Exponential life at two levels is saturated: the MLE life at each level is its total
+    /// time on test over its failures (Nelson 1990, ch. 3), so the line through the two
+    /// levels' ln(TTT / r) against 1/T is the fit.
+    #[test]
+    fn exponential_two_levels_is_total_time_over_failures() {
+        let t = vec![
+            120.0, 340.0, 800.0, 1000.0, 1000.0, 30.0, 75.0, 160.0, 210.0, 400.0,
+        ];
+        let failed = vec![
+            true, true, true, false, false, true, true, true, true, false,
+        ];
+        let s = vec![
+            350.0, 350.0, 350.0, 350.0, 350.0, 400.0, 400.0, 400.0, 400.0, 400.0,
+        ];
+        let data = AltData {
+            t: t.clone(),
+            failed,
+            stresses: vec![s],
+        };
+        let model = Model {
+            life: Life::Exponential,
+            relationship: Relationship::Arrhenius,
+        };
+        let fit = fit(&model, &data, &[0.0; MAX_K]).unwrap();
+        let l1: f64 = t[..5].iter().sum::<f64>() / 3.0;
+        let l2: f64 = t[5..].iter().sum::<f64>() / 4.0;
+        let b = (l1.ln() - l2.ln()) / (1.0 / 350.0 - 1.0 / 400.0);
+        let a = l1.ln() - b / 350.0;
+        assert!(
+            (fit.theta[1] - b).abs() < 1e-7 * b.abs(),
+            "{} {}",
+            fit.theta[1],
+            b
+        );
+        assert!((fit.theta[0] - a).abs() < 1e-7 * a.abs());
+        // ln L = sum over levels of r ln(1/L) - TTT/L
+        let want = -3.0 * l1.ln() - 3.0 - 4.0 * l2.ln() - 4.0;
+        assert!((fit.loglik - want).abs() < 1e-9);
+    }
+
+    #[test]
+    fn refuses_bad_data() {
+        let model = Model {
+            life: Life::Weibull,
+            relationship: Relationship::Power,
+        };
+        let data = AltData {
+            t: vec![1.0, 2.0],
+            failed: vec![true, true],
+            stresses: vec![vec![1.0, -1.0]],
+        };
+        assert!(fit(&model, &data, &[0.0; MAX_K]).is_err());
+        let data = AltData {
+            t: vec![1.0, 2.0],
+            failed: vec![false, false],
+            stresses: vec![vec![1.0, 2.0]],
+        };
+        assert!(fit(&model, &data, &[0.0; MAX_K]).is_err());
+    }
+}
