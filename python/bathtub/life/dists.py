@@ -45,6 +45,11 @@ class Dist(ABC):
     @abstractmethod
     def mean(self) -> float: ...
 
+    def ppf_real(self, q: float) -> float:
+        """The quantile as a smooth function of the parameters (what bounds differentiate);
+        `ppf` itself except for a discrete family, whose `ppf` is a whole cycle."""
+        return self.ppf(q)
+
     def sf(self, t: ArrayLike) -> np.ndarray:
         return np.exp(self.logsf(t))
 
@@ -312,6 +317,9 @@ class LogLogistic(Dist):
         return self.alpha * b / math.sin(b)
 
 
+_DIRECT_TERMS = 100_000  # discrete Weibull mean: terms summed one by one before the tail formula
+
+
 class DiscreteWeibull(Dist):
     """Discrete Weibull (Nakagawa–Osaki type I) on cycles k = 1, 2, ...: P(T > k) = q^(k^beta).
 
@@ -340,22 +348,48 @@ class DiscreteWeibull(Dist):
             out = a + log1mexp(b - a)
         return np.where((k >= 1) & (k == np.floor(k)), out, -np.inf)
 
-    def ppf(self, q: float) -> float:
+    def ppf_real(self, q: float) -> float:
+        """The real root t of q^(t^beta) = 1 - q: (ln(1 - q) / ln q)^(1/beta)."""
         if q >= 1.0:
             return math.inf
-        # smallest integer k with 1 - q^(k^beta) >= q
-        k = math.ceil((math.log1p(-q) / self.lq) ** (1.0 / self.beta) - 1e-12)
-        return float(max(k, 1))
+        if q <= 0.0:
+            return 0.0
+        return math.exp(math.log(math.log1p(-q) / self.lq) / self.beta)
+
+    def ppf(self, q: float) -> float:
+        """The smallest cycle k with F(k) >= q, i.e. ceil of the real root (at least 1)."""
+        t = self.ppf_real(q)
+        if not math.isfinite(t):
+            return t
+        return float(max(math.ceil(t - 1e-12), 1))
 
     def mean(self) -> float:
-        # E[T] = sum_{k>=0} P(T > k); the terms fall like q^(k^beta), so sum until negligible
-        total, k = 0.0, 0
-        while True:
-            term = math.exp(self.lq * k**self.beta)
-            total += term
-            k += 1
-            if term < 1e-16 * total or k > 10_000_000:
-                return total
+        """E[T] = sum_{k>=0} P(T > k) = sum_k q^(k^beta).
+
+        Summed directly while the terms matter; a slowly decaying tail (q near 1, small beta)
+        is closed by Euler–Maclaurin from K on: the integral of f(x) = exp(-c x^beta),
+        c^(-1/beta) Gamma(1/beta, c K^beta) / beta, plus f(K)/2 - f'(K)/12 + f(3)(K)/720.
+        """
+        c, b = -self.lq, self.beta
+        k = np.arange(_DIRECT_TERMS, dtype=float)
+        terms = np.exp(-c * k**b)
+        total = math.fsum(terms)
+        if terms[-1] < 1e-17 * total:
+            return total
+        big = float(_DIRECT_TERMS)
+        a = 1.0 / b
+        x = c * big**b
+        upper = float(special.gammaincc(a, x))
+        f = math.exp(-x)
+        # f' = d1 f, f''' = (d1^3 + 3 d1 d2 + d3) f with d_n the n-th derivative of -c t^b at K
+        d1 = -c * b * big ** (b - 1)
+        d2 = -c * b * (b - 1) * big ** (b - 2)
+        d3 = -c * b * (b - 1) * (b - 2) * big ** (b - 3)
+        try:
+            integral = math.exp(-a * math.log(c) + special.gammaln(a) + math.log(upper) - math.log(b))
+        except (OverflowError, ValueError):
+            return math.inf if upper > 0 else total
+        return total + integral + f / 2.0 - d1 * f / 12.0 + (d1**3 + 3 * d1 * d2 + d3) * f / 720.0
 
 
 class Shifted(Dist):
@@ -381,6 +415,9 @@ class Shifted(Dist):
 
     def ppf(self, q: float) -> float:
         return self.gamma + self.base.ppf(q)
+
+    def ppf_real(self, q: float) -> float:
+        return self.gamma + self.base.ppf_real(q)
 
     def mean(self) -> float:
         return self.gamma + self.base.mean()
@@ -414,6 +451,11 @@ class ZeroInflated(Dist):
             return 0.0
         return self.base.ppf((q - self.f0) / (1.0 - self.f0))
 
+    def ppf_real(self, q: float) -> float:
+        if q <= self.f0:
+            return 0.0
+        return self.base.ppf_real((q - self.f0) / (1.0 - self.f0))
+
     def mean(self) -> float:
         return (1.0 - self.f0) * self.base.mean()
 
@@ -440,6 +482,11 @@ class LimitedPopulation(Dist):
         if q >= self.p:
             return math.inf  # that share of units never fails
         return self.base.ppf(q / self.p)
+
+    def ppf_real(self, q: float) -> float:
+        if q >= self.p:
+            return math.inf
+        return self.base.ppf_real(q / self.p)
 
     def mean(self) -> float:
         return math.inf if self.p < 1.0 else self.base.mean()

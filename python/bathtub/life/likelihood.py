@@ -78,9 +78,12 @@ def maximise(
             continue
         if not math.isfinite(neg(u0)) or neg(u0) >= 1e300:
             continue
+        # the first simplex is the same in every time unit (coordinates move by constants)
+        simplex = u0 + np.vstack([np.zeros(len(u0)), 0.1 * np.eye(len(u0))])
         r = optimize.minimize(
             neg, u0, method="Nelder-Mead",
-            options={"xatol": 1e-9, "fatol": 1e-12, "maxiter": 400 * len(u0), "maxfev": 600 * len(u0)},
+            options={"xatol": 1e-9, "fatol": 1e-12, "maxiter": 400 * len(u0), "maxfev": 600 * len(u0),
+                     "initial_simplex": simplex},
         )
         if r.fun < best:
             best_u, best = r.x, r.fun
@@ -92,11 +95,9 @@ def maximise(
     return spec.from_u(best_u, scale, tmin), -best
 
 
-def hessian(fun: Callable[[np.ndarray], float], x: np.ndarray, rel: float = 1e-4) -> np.ndarray:
-    """Central-difference Hessian of a scalar function (step relative to |x|, at least `rel`)."""
-    x = np.asarray(x, dtype=float)
+def _hessian(fun: Callable[[np.ndarray], float], x: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """Central-difference Hessian with per-coordinate steps h (nan if a probe is not finite)."""
     k = x.size
-    h = rel * np.maximum(np.abs(x), 1.0)
     f0 = fun(x)
     out = np.empty((k, k))
     for i in range(k):
@@ -108,4 +109,94 @@ def hessian(fun: Callable[[np.ndarray], float], x: np.ndarray, rel: float = 1e-4
             ej[j] = h[j]
             v = (fun(x + ei + ej) - fun(x + ei - ej) - fun(x - ei + ej) + fun(x - ei - ej)) / (4 * h[i] * h[j])
             out[i, j] = out[j, i] = v
-    return out
+    return out if np.all(np.isfinite(out)) else np.full((k, k), np.nan)
+
+
+def observed_information(
+    fun: Callable[[np.ndarray], float], u: np.ndarray, pilot: float = 1e-3, frac: float = 0.02
+) -> np.ndarray | None:
+    """-Hessian of a log-likelihood at its maximum u, each step a fraction of that coordinate's sd.
+
+    A step must follow the parameter's own natural scale, not its magnitude: |ln alpha| or a
+    location's value says nothing about how sharply the likelihood bends (a lognormal mu of
+    ln(1e5) would get a step 10x too wide). So a pilot Hessian (fixed step `pilot` in the
+    optimiser's coordinates, which are logs, logits or times over the data's scale) gives each
+    coordinate's standard error, and the Hessian is then taken with steps `frac` of it and
+    Richardson-extrapolated from steps h and h/2 (error O(h^4)). Steps defined this way are the
+    same in every time unit, so the information transforms exactly with the data.
+    Returns None when the likelihood is not finite around u.
+    """
+    u = np.asarray(u, dtype=float)
+    k = u.size
+    h0 = _hessian(fun, u, np.full(k, pilot))
+    if not np.all(np.isfinite(h0)):
+        return None
+    sd = np.full(k, pilot / frac)
+    try:
+        cov0 = np.linalg.inv(-h0)
+        ok = np.all(np.linalg.eigvalsh((cov0 + cov0.T) / 2) > 0)
+    except np.linalg.LinAlgError:
+        ok = False
+    if ok:
+        sd = np.sqrt(np.diag(cov0))
+    else:  # a flat or saddle direction: each coordinate's own curvature, where it has one
+        d = -np.diag(h0)
+        sd = np.where(d > 0, 1.0 / np.sqrt(np.where(d > 0, d, 1.0)), sd)
+    sd = np.clip(sd, 1e-10, 10.0)
+    for shrink in (1.0, 0.1, 0.01):
+        h = frac * shrink * sd
+        coarse, fine = _hessian(fun, u, h), _hessian(fun, u, h / 2)
+        if np.all(np.isfinite(coarse)) and np.all(np.isfinite(fine)):
+            return -(4.0 * fine - coarse) / 3.0
+    return None
+
+
+def _gradient(fun: Callable[[np.ndarray], float], u: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """Central differences with steps h and h/2, Richardson-extrapolated (error O(h^4))."""
+    def central(step: np.ndarray) -> np.ndarray:
+        g = np.empty(u.size)
+        for i in range(u.size):
+            e = np.zeros(u.size)
+            e[i] = step[i]
+            g[i] = (fun(u + e) - fun(u - e)) / (2 * step[i])
+        return g
+
+    return (4.0 * central(h / 2) - central(h)) / 3.0
+
+
+def polish(fun: Callable[[np.ndarray], float], u: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Newton steps on the observed information from a maximiser's end point u.
+
+    Direct-search and quasi-Newton ends stop at a tolerance on their own coordinates (~1e-7 of
+    a standard error or worse on a flat likelihood); Newton with differences on each
+    coordinate's own scale converges quadratically to where the gradient vanishes, in any time
+    unit alike. A step longer than one standard error means the point is not near a regular
+    maximum (a boundary, a ridge): u is then kept. Returns (u, information at u or None).
+    """
+    u = np.asarray(u, dtype=float)
+    info = observed_information(fun, u)
+    f_u = fun(u)
+    for _ in range(4):
+        if info is None:
+            return u, None
+        try:
+            cov = np.linalg.inv(info)
+        except np.linalg.LinAlgError:
+            return u, info
+        sd2 = np.diag(cov)
+        if not np.all(np.isfinite(cov)) or np.any(sd2 <= 0):
+            return u, info
+        sd = np.sqrt(sd2)
+        g = _gradient(fun, u, 1e-3 * sd)
+        du = cov @ g
+        size = float(np.max(np.abs(du) / sd)) if np.all(np.isfinite(du)) else math.inf
+        if size > 1.0:
+            return u, info
+        f_new = fun(u + du)
+        if not math.isfinite(f_new) or f_new < f_u - 1e-12 * max(1.0, abs(f_u)):
+            return u, info
+        u, f_u = u + du, f_new
+        info = observed_information(fun, u)
+        if size < 1e-9:
+            break
+    return u, info
