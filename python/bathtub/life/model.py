@@ -24,6 +24,8 @@ from bathtub.life.dists import (
     DiscreteWeibull,
     Dist,
     Exponential,
+    ExpoWeibull,
+    Gamma,
     LimitedPopulation,
     Logistic,
     LogLogistic,
@@ -82,6 +84,10 @@ def build_base(distribution: str, values: Mapping[str, float]) -> Dist:
         return SmallestExtremeValue(values["mu"], values["sigma"])
     if distribution == "loglogistic":
         return LogLogistic(values["alpha"], values["beta"])
+    if distribution == "gamma":
+        return Gamma(values["alpha"], values["beta"])
+    if distribution == "expo_weibull":
+        return ExpoWeibull(values["alpha"], values["beta"], values["theta"])
     if distribution == DISCRETE_WEIBULL:
         return DiscreteWeibull(values["q"], values["beta"])
     return Scipy(distribution, {n: values[n] for n in base_names(distribution)})
