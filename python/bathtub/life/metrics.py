@@ -77,7 +77,7 @@ def life_items(
             "value": value if math.isfinite(value) else None,
             "lower": lower, "confidence": 0.9,
         })
-    _flag_negative(spec, dist, out)
+    flag_negative(spec.id if spec.modes == 1 else f"mixture of {spec.distribution}", dist, out)
     return out
 
 
@@ -139,13 +139,13 @@ def _lr_lower(
     return float(metric(r.x))
 
 
-def _flag_negative(spec: ModelSpec, dist: Dist, items: list[dict[str, Any]]) -> None:
-    """Add `warning` to items whose value or bound lies below t = 0 (values are kept)."""
+def flag_negative(name: str, dist: Dist, items: list[dict[str, Any]]) -> None:
+    """Add `warning` to life items whose value or bound lies below t = 0 (values are kept);
+    `name` names the model in the sentence."""
     try:
         below = float(dist.cdf(np.array([0.0]))[0])
     except (ValueError, OverflowError):
         below = 0.0
-    name = spec.id if spec.modes == 1 else f"mixture of {spec.distribution}"
     mass = f"the {name} model puts {below:.3g} of its failures before t = 0"
     for it in items:
         v, lo = it["value"], it["lower"]

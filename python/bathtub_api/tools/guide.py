@@ -39,7 +39,10 @@ PAGES: dict[str, Page] = {
         "then fit with POST /api/v1/fit: `dataset_id`, `distribution` (an id such as weibull, or `best`) and "
         "`mapping` from roles to columns: `x` time, `c` censoring code (0 or F = failure, 1 or S = right-"
         "censored suspension), `n` count, `xl`/`xr` for interval data. A model gives each parameter with its "
-        "standard error and 95% interval, goodness of fit, and B1-B50 and MTTF with one-sided 90% lower bounds. "
+        "standard error and 95% interval, goodness of fit, and B1-B50 and MTTF with one-sided 90% lower bounds "
+        "(the same in any time unit). A B-life or bound below t = 0 (a normal, Gumbel or logistic model with mass "
+        "before 0) keeps its number and carries a `warning`, also listed in the model's `warnings`; a "
+        "discrete_weibull model gives whole cycles and `metrics` {median, mttf, b10}. "
         "Read a model with `get model` or GET /api/v1/models/{id}, and evaluate it with "
         "POST /api/v1/models/{id}/reliability. Append new lives with POST /api/ingest/datasets/{id}/lives.",
         ("datasets/create", "get/dataset", "list/dataset", "POST /api/v1/fit", "get/model", "GET /api/v1/models",
