@@ -76,12 +76,21 @@ class Dist(ABC):
         return np.where(slo < math.log(0.5), upper, lower)
 
     def _invert(self, q: float, lo: float, hi: float) -> float:
-        """Root of cdf(t) = q by bracketing (for wrappers without a closed quantile)."""
+        """Root of cdf(t) = q by bracketing (for wrappers without a closed quantile).
+
+        lo must be at or below the quantile (as the smallest component quantile is for a
+        mixture); if rounding puts cdf(lo) at q already, lo is the answer. A cdf that is flat or
+        stepped in floating point may keep Brent from its tolerance: its last iterate, inside
+        the bracket, is then as good as the arithmetic allows.
+        """
+        if float(self.cdf(lo)) >= q:
+            return lo
         while float(self.cdf(hi)) < q:
             hi = hi * 2.0 + 1.0
             if hi > 1e300:
                 return math.inf
-        return float(optimize.brentq(lambda t: float(self.cdf(t)) - q, lo, hi, xtol=1e-13, rtol=1e-13))
+        return float(optimize.brentq(lambda t: float(self.cdf(t)) - q, lo, hi, xtol=1e-300, rtol=1e-13,
+                                     maxiter=500, disp=False))
 
 
 class Scipy(Dist):
@@ -402,8 +411,10 @@ class ExpoWeibull(Dist):
             return (-math.log1p(-u) / u) ** ib if u > 0 else 1.0
 
         head = integrate.quad(g, 0.0, 0.5, weight="alg", wvar=(th - 1.0 + ib, 0.0), epsabs=0.0, epsrel=1e-12)[0]
-        tail = integrate.quad(lambda u: u ** (th - 1.0) * (-math.log1p(-u)) ** ib, 0.5, 1.0,
-                              epsabs=0.0, epsrel=1e-12, limit=200)[0]
+        def h(u: float) -> float:  # -ln(1 - u) at u = 1 in floating point: -ln of the least double
+            return u ** (th - 1.0) * (-math.log1p(-u) if u < 1.0 else 744.44) ** ib
+
+        tail = integrate.quad(h, 0.5, 1.0, epsabs=0.0, epsrel=1e-12, limit=200)[0]
         return self.alpha * th * (head + tail)
 
 

@@ -38,7 +38,7 @@ from bathtub.life.data import LifeData
 from bathtub.life.dists import Dist
 from bathtub.life.likelihood import data_scale, maximise, observed_information, polish, spec_loglik
 from bathtub.life.metrics import discrete_metrics, life_items, life_warnings
-from bathtub.life.model import DISCRETE_WEIBULL, FIT_FAMILIES, LOC, POS, UNIT, WEIGHT, ModelSpec
+from bathtub.life.model import DISCRETE_WEIBULL, FIT_FAMILIES, LOC, POS, REAL_LINE, UNIT, WEIGHT, ModelSpec
 from bathtub.life.ranks import anderson_darling, rank_regression
 from bathtub.life.starts import starts
 from bathtub.life.weibull import weibull_mle
@@ -243,8 +243,11 @@ def _fit_spec_inner(
         theta, ll = _uniform_mle(data)
         notes.append("uniform end points are non-regular: no Fisher bounds")
     elif method == "mle":
-        theta, ll = maximise(spec, data, starts(spec, data), scale, tmin)
+        reject = (lambda th: _collapsed_mode(spec, th, scale)) if spec.modes > 1 else None
+        theta, ll = maximise(spec, data, starts(spec, data), scale, tmin, reject)
         theta, ll, info = _polish(spec, theta, ll, data, scale, tmin)
+        if reject is not None and (why := reject(theta)) is not None:
+            raise InputError("modes", why)
         if spec.offset and theta[spec.names.index("gamma")] > (1.0 - 1e-6) * tmin:
             # a density that is infinite at the location (Weibull shape < 1, ...) makes the
             # likelihood grow without bound as gamma reaches the first time: no MLE exists
@@ -290,6 +293,32 @@ def _fit_spec_inner(
         warnings=tuple(life_warnings(life)),
         metrics=discrete_metrics(spec.build(theta)) if spec.distribution == DISCRETE_WEIBULL else None,
     )
+
+
+def _collapsed_mode(spec: ModelSpec, theta: np.ndarray, scale: float) -> str | None:
+    """Why a mixture end point is no fit, or None.
+
+    A mode whose quartiles meet (a spike on one failure time) makes the mixture likelihood grow
+    without bound, so the optimiser's end there is an artefact, not an estimate; so is a mode
+    spread beyond floating point. The spike test is relative to the mode's own median (to the
+    data's spread for a median at 0), so it is unit-free and blind to how far apart modes lie:
+    a quartile spread of 1e-6 of the median is a Weibull shape of ~1e6, which no data support.
+    """
+    comps = spec.build(theta).components  # a Mixture
+    for i, comp in enumerate(comps, start=1):
+        try:
+            q1, q2, q3 = (comp.ppf(p) for p in (0.25, 0.5, 0.75))
+        except (ValueError, OverflowError, ZeroDivisionError):
+            q1 = q2 = q3 = math.nan
+        what = f"no {spec.modes}-mode {spec.distribution} mixture fits these data"
+        if not all(math.isfinite(q) for q in (q1, q2, q3)) or (q1 <= 0 < q3 and not spec.real_line
+                                                                and spec.distribution not in REAL_LINE):
+            return (f"{what}: mode {i} spreads beyond floating point (its quartiles are not finite numbers); "
+                    "fit fewer modes or a single distribution")
+        if q3 - q1 <= 1e-6 * (abs(q2) if q2 != 0 else scale):
+            return (f"{what}: mode {i} collapses onto the single time {q2:.6g}, where the likelihood grows "
+                    "without bound; fit fewer modes or a single distribution")
+    return None
 
 
 def _uniform_mle(data: LifeData) -> tuple[np.ndarray, float]:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import optimize
 
+from bathtub.errors import InputError
 from bathtub.life.data import LifeData
 from bathtub.life.dists import Dist
 from bathtub.life.model import ModelSpec
@@ -47,23 +48,35 @@ def spec_loglik(spec: ModelSpec, theta: np.ndarray, data: LifeData) -> float:
     except (ValueError, OverflowError, ZeroDivisionError):
         return -math.inf
     f0 = float(theta[spec.names.index("f0")]) if spec.zi else None
-    return loglik(dist, data, f0)
+    try:
+        return loglik(dist, data, f0)
+    except (ValueError, OverflowError, ZeroDivisionError):  # parameters at floating point's edge
+        return -math.inf
 
 
 def data_scale(data: LifeData) -> float:
     """A typical magnitude of the times (scales real-valued parameters for the optimiser)."""
     t = data.all_times()
-    s = float(np.std(t)) if t.size > 1 else 0.0
-    return s if s > 0 else max(float(np.mean(np.abs(t))), 1.0)
+    # on times divided by the largest, so squares neither overflow (1e300) nor underflow (1e-300)
+    # and the scale is exactly k times larger for data k times larger
+    top = float(np.max(np.abs(t))) if t.size else 0.0
+    if top == 0.0:
+        return 1.0
+    s = top * float(np.std(t / top)) if t.size > 1 else 0.0
+    return s if s > 0 else top
 
 
 def maximise(
-    spec: ModelSpec, data: LifeData, starts: list[np.ndarray], scale: float, tmin: float
+    spec: ModelSpec, data: LifeData, starts: list[np.ndarray], scale: float, tmin: float,
+    reject: Callable[[np.ndarray], str | None] | None = None,
 ) -> tuple[np.ndarray, float]:
     """The MLE over the unconstrained vector: Nelder–Mead from each start, then a BFGS polish.
 
     Nelder–Mead tolerates the -inf walls (a location past the first failure, a beta sample
     outside [0, 1]); BFGS then converges the gradient so parameters agree with peers to ~1e-7.
+    `reject(theta)` names why an end point is no fit (a mixture mode collapsed onto one time,
+    where the likelihood is unbounded), or None; rejected end points do not compete, and if
+    every start ends rejected the data are refused with the reason.
     """
 
     def neg(u: np.ndarray) -> float:
@@ -71,6 +84,7 @@ def maximise(
         return -ll if math.isfinite(ll) else 1e300
 
     best_u, best = None, math.inf
+    rejected: str | None = None
     for th in starts:
         try:
             u0 = spec.to_u(np.asarray(th, float), scale, tmin)
@@ -85,12 +99,20 @@ def maximise(
             options={"xatol": 1e-9, "fatol": 1e-12, "maxiter": 400 * len(u0), "maxfev": 600 * len(u0),
                      "initial_simplex": simplex},
         )
+        why = reject(spec.from_u(r.x, scale, tmin)) if reject is not None else None
+        if why is not None:
+            rejected = why
+            continue
         if r.fun < best:
             best_u, best = r.x, r.fun
+    if best_u is None and rejected is not None:
+        raise InputError("modes" if spec.modes > 1 else "data", rejected)
     if best_u is None:
-        raise ValueError("no starting point with a finite likelihood")
+        what = f"a mixture of {spec.modes} {spec.distribution}" if spec.modes > 1 else spec.distribution
+        raise InputError("data", f"{what} gives these data zero likelihood at every starting point (times "
+                         "too spread, too few distinct, or outside its support): choose another distribution")
     r = optimize.minimize(neg, best_u, method="BFGS", options={"gtol": 1e-9, "maxiter": 500})
-    if r.fun <= best:
+    if r.fun <= best and (reject is None or reject(spec.from_u(r.x, scale, tmin)) is None):
         best_u, best = r.x, r.fun
     return spec.from_u(best_u, scale, tmin), -best
 

@@ -62,7 +62,7 @@ def life_items(
     for ident, label, fn, bound_fn in items:
         try:
             value = float(fn(dist))
-        except OverflowError:  # e.g. a mean beyond floating point for a tiny shape
+        except (OverflowError, ValueError, ZeroDivisionError):  # e.g. a mean beyond floating point
             value = math.inf
         lower: float | None = None
         if math.isfinite(value):

@@ -197,7 +197,8 @@ class ModelSpec:
                 continue
             x = float(u[j])
             if k == POS:
-                theta[i] = math.exp(min(x, 700.0))
+                # kept inside (0, inf) in floating point: a 0 or inf scale is no distribution
+                theta[i] = math.exp(min(max(x, -700.0), 700.0))
             elif k == REAL:
                 theta[i] = x * scale
             elif k == LOGLOC:
