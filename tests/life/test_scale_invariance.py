@@ -254,3 +254,28 @@ def test_automotive_lognormal_se_no_longer_depends_on_the_unit():
     b = do_fit(("lognormal", "automotive", {}, {}), 1e-3)
     assert a.se[0] == pytest.approx(b.se[0], rel=1e-7) and a.se[1] == pytest.approx(b.se[1], rel=1e-7)
     assert a.se[0] == pytest.approx(0.3906, abs=1e-4)  # R survreg's se of the intercept, see test_fit_survreg.py
+
+
+def test_mixture_on_a_tight_cluster_is_a_real_fit_in_any_unit():
+    """Found by fuzzing: 14 times of ~0.1 made a 2-mode fit collapse a mode onto the largest failure
+    (shape 1e304) and overflow into a 500. Now the fit is a proper local maximum, the same in ms or s."""
+    from tests.service.test_life_mixture_extremes import TIGHT, TIGHT_C
+
+    x, c = np.array(TIGHT), np.array(TIGHT_C)
+    a = fit(LifeData.from_arrays(x, c), "mixture", modes=2)
+    b = fit(LifeData.from_arrays(x * 1e3, c), "mixture", modes=2)
+    for name, va, vb, sa, sb in zip(a.spec.names, a.values, b.values, a.se, b.se, strict=True):
+        how = rule("weibull", name)
+        assert near(vb, moved(va, how, 1e3), 1e-5) and near(sb, se_moved(sa, how, 1e3), 1e-4), name
+    assert max(a.params["beta1"], a.params["beta2"]) < 1e5
+
+
+def test_an_interval_beyond_floating_point_is_left_out_not_an_overflow():
+    from bathtub.life.fit import _param_bounds
+    from bathtub.life.model import ModelSpec
+
+    spec = ModelSpec("weibull")
+    se, ci, wide = _param_bounds(spec, np.array([0.1, 2.0]), np.array([[1e6, 0.0], [0.0, 0.01]]))
+    assert se[0] == 1e3 and ci[0] is None and wide == ("alpha",)
+    z = 1.959963984540054  # the 97.5% normal quantile
+    assert ci[1] == pytest.approx((2.0 * math.exp(-z * 0.05), 2.0 * math.exp(z * 0.05)), rel=1e-12)
