@@ -14,9 +14,10 @@ import numpy as np
 
 from bathtub.distributions import parse_params
 from bathtub.errors import InputError
-from bathtub.life.dists import Dist, LimitedPopulation
+from bathtub.life.dists import Dist
 from bathtub.life.metrics import discrete_metrics, flag_negative, life_warnings
 from bathtub.life.model import DISCRETE_WEIBULL, LOCATION_FAMILIES, ModelSpec, base_names
+from bathtub.life.wrappers import LimitedPopulation
 
 
 def _spec_of(record: Mapping[str, Any]) -> tuple[ModelSpec, np.ndarray]:

@@ -26,18 +26,15 @@ from bathtub.life.dists import (
     Exponential,
     ExpoWeibull,
     Gamma,
-    LimitedPopulation,
     Logistic,
     LogLogistic,
     Lognormal,
-    Mixture,
     Normal,
     Scipy,
-    Shifted,
     SmallestExtremeValue,
     Weibull,
-    ZeroInflated,
 )
+from bathtub.life.wrappers import LimitedPopulation, Mixture, Shifted, ZeroInflated
 
 DISCRETE_WEIBULL = "discrete_weibull"
 FIT_FAMILIES = (
