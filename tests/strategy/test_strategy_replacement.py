@@ -287,3 +287,38 @@ def test_answers_scale_with_the_time_unit(policy):
         out = optimal_replacement("weibull", {"alpha": alpha, "beta": 2.5}, 1.0, 10.0, policy=policy)
         assert out["optimal_time"] == pytest.approx(alpha * ref["optimal_time"], rel=1e-6)
         assert out["optimal_cost_rate"] == pytest.approx(ref["optimal_cost_rate"] / alpha, rel=1e-8)
+
+
+@pytest.mark.parametrize("k", [1e-3, 1.0, 1e3, 1e6])
+@pytest.mark.parametrize(("beta", "cp", "cu"), [(1.002, 1.0, 10.0), (2.5, 100.0, 1000.0), (7.0, 3.0, 4.0),
+                                                 (1.5, 1e-9, 1.0)])
+def test_minimal_repair_weibull_is_the_closed_form_at_every_scale(k, beta, cp, cu):
+    """Barlow & Hunter (1960): T* = α·(Cp/((β−1)·Cu))^{1/β} exactly, C* = [Cp + Cu·(T*/α)^β]/T*."""
+    alpha = 3.0 * k
+    out = optimal_replacement("weibull", {"alpha": alpha, "beta": beta}, cp, cu, policy="minimal_repair")
+    t_star = alpha * (cp / ((beta - 1.0) * cu)) ** (1.0 / beta)
+    c_star = (cp + cu * (t_star / alpha) ** beta) / t_star
+    assert out["beneficial"] is True
+    assert out["optimal_time"] == pytest.approx(t_star, rel=1e-10)
+    assert out["optimal_cost_rate"] == pytest.approx(c_star, rel=1e-10)
+
+
+@pytest.mark.parametrize("k", [1e-3, 1.0, 1e3, 1e6])
+@pytest.mark.parametrize(("dist", "params", "cp", "cu"), [
+    ("gamma", lambda k: {"alpha": 3.0, "beta": 10.0 * k}, 5.0, 100.0),
+    ("gamma", lambda k: {"alpha": 3.0, "beta": 10.0 * k}, 1e-10, 1.0),  # the root lies before the quantile grid
+    ("lognormal", lambda k: {"mu": 3.0 + math.log(k), "sigma": 0.3}, 5.0, 100.0),
+    ("weibull", lambda k: {"alpha": 20.0 * k, "beta": 3.0, "gamma": 5.0 * k}, 5.0, 100.0),
+])
+def test_minimal_repair_search_is_a_sharp_root_at_every_scale(k, dist, params, cp, cu):
+    """No closed form: the optimum is the root of T·h(T) − H(T) = Cp/Cu (Barlow & Hunter 1960),
+    checked with H by quadrature of the hazard; times scale with the model (T* → k·T*)."""
+    out = optimal_replacement(dist, params(k), cp, cu, policy="minimal_repair")
+    ref = optimal_replacement(dist, params(1.0), cp, cu, policy="minimal_repair")
+    life = Lifetime.from_input(dist, params(k))
+    t = out["optimal_time"]
+    lo = params(k).get("gamma", 0.0)
+    h_cum = integrate.quad(lambda u: float(life.hazard(u)), lo, t, epsabs=0, epsrel=1e-13, limit=200)[0]
+    assert t * float(life.hazard(t)) - h_cum == pytest.approx(cp / cu, rel=1e-9)
+    assert t == pytest.approx(k * ref["optimal_time"], rel=1e-10)
+    assert out["optimal_cost_rate"] == pytest.approx(ref["optimal_cost_rate"] / k, rel=1e-10)

@@ -2,8 +2,8 @@
 
 Every object here answers `logpdf`, `logsf`, `logcdf` (the three log-likelihood pieces),
 `ppf` and `mean`; `Dist` derives sf, cdf, pdf, hazard and cumulative hazard from them, so a
-wrapper (location shift, zero inflation, limited failure population, mixture) only states
-how it changes the three log pieces. Times are in the data's unit.
+wrapper (`wrappers.py`: location shift, zero inflation, limited failure population, mixture)
+only states how it changes the three log pieces. Times are in the data's unit.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
+from scipy import integrate, optimize, special
 
 from bathtub.distributions import family
 
@@ -45,6 +45,11 @@ class Dist(ABC):
     @abstractmethod
     def mean(self) -> float: ...
 
+    def ppf_real(self, q: float) -> float:
+        """The quantile as a smooth function of the parameters (what bounds differentiate);
+        `ppf` itself except for a discrete family, whose `ppf` is a whole cycle."""
+        return self.ppf(q)
+
     def sf(self, t: ArrayLike) -> np.ndarray:
         return np.exp(self.logsf(t))
 
@@ -71,12 +76,21 @@ class Dist(ABC):
         return np.where(slo < math.log(0.5), upper, lower)
 
     def _invert(self, q: float, lo: float, hi: float) -> float:
-        """Root of cdf(t) = q by bracketing (for wrappers without a closed quantile)."""
+        """Root of cdf(t) = q by bracketing (for wrappers without a closed quantile).
+
+        lo must be at or below the quantile (as the smallest component quantile is for a
+        mixture); if rounding puts cdf(lo) at q already, lo is the answer. A cdf that is flat or
+        stepped in floating point may keep Brent from its tolerance: its last iterate, inside
+        the bracket, is then as good as the arithmetic allows.
+        """
+        if float(self.cdf(lo)) >= q:
+            return lo
         while float(self.cdf(hi)) < q:
             hi = hi * 2.0 + 1.0
             if hi > 1e300:
                 return math.inf
-        return float(optimize.brentq(lambda t: float(self.cdf(t)) - q, lo, hi, xtol=1e-13, rtol=1e-13))
+        return float(optimize.brentq(lambda t: float(self.cdf(t)) - q, lo, hi, xtol=1e-300, rtol=1e-13,
+                                     maxiter=500, disp=False))
 
 
 class Scipy(Dist):
@@ -312,6 +326,101 @@ class LogLogistic(Dist):
         return self.alpha * b / math.sin(b)
 
 
+class Gamma(Dist):
+    """Gamma (alpha shape, beta scale) in closed form: F = P(alpha, t / beta), the regularised
+    incomplete gamma (what scipy's gamma uses, without a frozen object per likelihood call)."""
+
+    def __init__(self, alpha: float, beta: float) -> None:
+        self.alpha, self.beta = alpha, beta
+        self.norm = special.gammaln(alpha) + alpha * math.log(beta)
+
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        t, pos, lt = _pos(t)
+        out = (self.alpha - 1.0) * np.where(pos, lt, 0.0) - np.where(pos, t, 0.0) / self.beta - self.norm
+        at0 = -np.inf if self.alpha > 1 else (-math.log(self.beta) if self.alpha == 1 else np.inf)
+        return np.where(pos, out, np.where(t == 0, at0, -np.inf))
+
+    def _pq(self, t: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        x = np.maximum(np.asarray(t, dtype=float), 0.0) / self.beta
+        return special.gammainc(self.alpha, x), special.gammaincc(self.alpha, x)
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
+        p, q = self._pq(t)
+        with np.errstate(divide="ignore"):  # from the smaller tail, so neither end loses digits
+            return np.where(p < 0.5, np.log1p(-p), np.log(q))
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        p, q = self._pq(t)
+        with np.errstate(divide="ignore"):
+            return np.where(q < 0.5, np.log1p(-q), np.log(p))
+
+    def ppf(self, q: float) -> float:
+        return math.inf if q >= 1 else self.beta * float(special.gammaincinv(self.alpha, q))
+
+    def mean(self) -> float:
+        return self.alpha * self.beta
+
+
+class ExpoWeibull(Dist):
+    """Exponentiated Weibull (alpha scale, beta shape, theta exponent): F = (1 - exp(-(t/alpha)^beta))^theta."""
+
+    def __init__(self, alpha: float, beta: float, theta: float) -> None:
+        self.alpha, self.beta, self.theta = alpha, beta, theta
+
+    def _z(self, t: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(t, ln(t/alpha) where t > 0 else -inf, z = (t/alpha)^beta)."""
+        t, _, lt = _pos(t)
+        lr = lt - math.log(self.alpha)
+        return t, lr, np.exp(self.beta * lr)
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        _, _, z = self._z(t)
+        with np.errstate(divide="ignore"):
+            return self.theta * log1mexp(-z)
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
+        return log1mexp(self.logcdf(t))
+
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        t, lr, z = self._z(t)
+        pos = t > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lw = np.where(pos, log1mexp(-np.where(pos, z, 1.0)), 0.0)
+            out = (math.log(self.theta * self.beta / self.alpha) + (self.beta - 1.0) * np.where(pos, lr, 0.0)
+                   - np.where(pos, z, 0.0) + (self.theta - 1.0) * lw)
+        # at t = 0 the density behaves like t^(beta*theta - 1)
+        bt = self.beta * self.theta
+        at0 = -np.inf if bt > 1 else (math.log(self.theta * self.beta / self.alpha) if bt == 1 else np.inf)
+        return np.where(pos, out, np.where(t == 0, at0, -np.inf))
+
+    def ppf(self, q: float) -> float:
+        if q >= 1:
+            return math.inf
+        if q <= 0:
+            return 0.0
+        # F^-1(q) = alpha (-ln(1 - q^(1/theta)))^(1/beta)
+        return self.alpha * (-math.log(-math.expm1(math.log(q) / self.theta))) ** (1.0 / self.beta)
+
+    def mean(self) -> float:
+        """E[T] = int_0^1 F^-1(q) dq = alpha theta int_0^1 u^(theta - 1 + 1/beta) g(u) du with u = q^(1/theta)
+        and g(u) = (-ln(1 - u) / u)^(1/beta), smooth at 0: the algebraic factor goes to quadrature
+        weights (QAWS) on [0, 1/2]; the integrable log-power end at 1 to QAGS on [1/2, 1]."""
+        ib, th = 1.0 / self.beta, self.theta
+
+        def g(u: float) -> float:
+            return (-math.log1p(-u) / u) ** ib if u > 0 else 1.0
+
+        head = integrate.quad(g, 0.0, 0.5, weight="alg", wvar=(th - 1.0 + ib, 0.0), epsabs=0.0, epsrel=1e-12)[0]
+        def h(u: float) -> float:  # -ln(1 - u) at u = 1 in floating point: -ln of the least double
+            return u ** (th - 1.0) * (-math.log1p(-u) if u < 1.0 else 744.44) ** ib
+
+        tail = integrate.quad(h, 0.5, 1.0, epsabs=0.0, epsrel=1e-12, limit=200)[0]
+        return self.alpha * th * (head + tail)
+
+
+_DIRECT_TERMS = 100_000  # discrete Weibull mean: terms summed one by one before the tail formula
+
+
 class DiscreteWeibull(Dist):
     """Discrete Weibull (Nakagawa–Osaki type I) on cycles k = 1, 2, ...: P(T > k) = q^(k^beta).
 
@@ -340,141 +449,45 @@ class DiscreteWeibull(Dist):
             out = a + log1mexp(b - a)
         return np.where((k >= 1) & (k == np.floor(k)), out, -np.inf)
 
-    def ppf(self, q: float) -> float:
+    def ppf_real(self, q: float) -> float:
+        """The real root t of q^(t^beta) = 1 - q: (ln(1 - q) / ln q)^(1/beta)."""
         if q >= 1.0:
             return math.inf
-        # smallest integer k with 1 - q^(k^beta) >= q
-        k = math.ceil((math.log1p(-q) / self.lq) ** (1.0 / self.beta) - 1e-12)
-        return float(max(k, 1))
-
-    def mean(self) -> float:
-        # E[T] = sum_{k>=0} P(T > k); the terms fall like q^(k^beta), so sum until negligible
-        total, k = 0.0, 0
-        while True:
-            term = math.exp(self.lq * k**self.beta)
-            total += term
-            k += 1
-            if term < 1e-16 * total or k > 10_000_000:
-                return total
-
-
-class Shifted(Dist):
-    """A base distribution delayed by a failure-free time gamma (the location, `offset`)."""
-
-    def __init__(self, base: Dist, gamma: float) -> None:
-        self.base, self.gamma = base, gamma
-
-    def _s(self, t: ArrayLike) -> np.ndarray:
-        return np.asarray(t, dtype=float) - self.gamma
-
-    def logpdf(self, t: ArrayLike) -> np.ndarray:
-        s = self._s(t)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(s >= 0, self.base.logpdf(np.maximum(s, 0.0)), -np.inf)
-
-    def logsf(self, t: ArrayLike) -> np.ndarray:
-        return np.where(self._s(t) > 0, self.base.logsf(np.maximum(self._s(t), 0.0)), 0.0)
-
-    def logcdf(self, t: ArrayLike) -> np.ndarray:
-        with np.errstate(divide="ignore"):
-            return np.where(self._s(t) > 0, self.base.logcdf(np.maximum(self._s(t), 0.0)), -np.inf)
-
-    def ppf(self, q: float) -> float:
-        return self.gamma + self.base.ppf(q)
-
-    def mean(self) -> float:
-        return self.gamma + self.base.mean()
-
-
-class ZeroInflated(Dist):
-    """A point mass f0 at t = 0 (dead on arrival) and the base for the rest: F = f0 + (1 - f0) Fb.
-
-    `logpdf` is the density of the continuous part; the likelihood counts failures at exactly
-    0 as log f0 (see `likelihood.py`).
-    """
-
-    def __init__(self, base: Dist, f0: float) -> None:
-        self.base, self.f0 = base, f0
-
-    def logpdf(self, t: ArrayLike) -> np.ndarray:
-        return math.log1p(-self.f0) + self.base.logpdf(t)
-
-    def logsf(self, t: ArrayLike) -> np.ndarray:
-        return math.log1p(-self.f0) + self.base.logsf(t)
-
-    def logcdf(self, t: ArrayLike) -> np.ndarray:
-        return np.logaddexp(math.log(self.f0), math.log1p(-self.f0) + self.base.logcdf(t))
-
-    def log_interval(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        # the point mass sits at 0, outside every (lo, hi] with lo >= 0
-        return math.log1p(-self.f0) + self.base.log_interval(lo, hi)
-
-    def ppf(self, q: float) -> float:
-        if q <= self.f0:
+        if q <= 0.0:
             return 0.0
-        return self.base.ppf((q - self.f0) / (1.0 - self.f0))
-
-    def mean(self) -> float:
-        return (1.0 - self.f0) * self.base.mean()
-
-
-class LimitedPopulation(Dist):
-    """Limited failure population: only a fraction p is susceptible, F = p Fb (sf never below 1-p)."""
-
-    def __init__(self, base: Dist, p: float) -> None:
-        self.base, self.p = base, p
-
-    def logpdf(self, t: ArrayLike) -> np.ndarray:
-        return math.log(self.p) + self.base.logpdf(t)
-
-    def logcdf(self, t: ArrayLike) -> np.ndarray:
-        return math.log(self.p) + self.base.logcdf(t)
-
-    def logsf(self, t: ArrayLike) -> np.ndarray:
-        return log1mexp(self.logcdf(t))
-
-    def log_interval(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        return math.log(self.p) + self.base.log_interval(lo, hi)
+        return math.exp(math.log(math.log1p(-q) / self.lq) / self.beta)
 
     def ppf(self, q: float) -> float:
-        if q >= self.p:
-            return math.inf  # that share of units never fails
-        return self.base.ppf(q / self.p)
+        """The smallest cycle k with F(k) >= q, i.e. ceil of the real root (at least 1)."""
+        t = self.ppf_real(q)
+        if not math.isfinite(t):
+            return t
+        return float(max(math.ceil(t - 1e-12), 1))
 
     def mean(self) -> float:
-        return math.inf if self.p < 1.0 else self.base.mean()
+        """E[T] = sum_{k>=0} P(T > k) = sum_k q^(k^beta).
 
-
-class Mixture(Dist):
-    """Weighted mixture of subpopulations: F = sum w_i F_i."""
-
-    def __init__(self, components: list[Dist], weights: np.ndarray) -> None:
-        self.components, self.weights = components, np.asarray(weights, dtype=float)
-        self.lw = np.log(self.weights)
-
-    def _lse(self, pieces: list[np.ndarray]) -> np.ndarray:
-        return special.logsumexp(np.array([lw + p for lw, p in zip(self.lw, pieces, strict=False)]), axis=0)
-
-    def logpdf(self, t: ArrayLike) -> np.ndarray:
-        return self._lse([c.logpdf(t) for c in self.components])
-
-    def logsf(self, t: ArrayLike) -> np.ndarray:
-        return self._lse([c.logsf(t) for c in self.components])
-
-    def logcdf(self, t: ArrayLike) -> np.ndarray:
-        return self._lse([c.logcdf(t) for c in self.components])
-
-    def log_interval(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        return self._lse([c.log_interval(lo, hi) for c in self.components])
-
-    def ppf(self, q: float) -> float:
-        if q >= 1.0:
-            return math.inf
-        qs = [c.ppf(q) for c in self.components]
-        lo, hi = min(qs), max(qs)
-        if lo == hi:
-            return lo
-        return self._invert(q, lo, hi)
-
-    def mean(self) -> float:
-        return float(sum(w * c.mean() for w, c in zip(self.weights, self.components, strict=False)))
+        Summed directly while the terms matter; a slowly decaying tail (q near 1, small beta)
+        is closed by Euler–Maclaurin from K on: the integral of f(x) = exp(-c x^beta),
+        c^(-1/beta) Gamma(1/beta, c K^beta) / beta, plus f(K)/2 - f'(K)/12 + f(3)(K)/720.
+        """
+        c, b = -self.lq, self.beta
+        k = np.arange(_DIRECT_TERMS, dtype=float)
+        terms = np.exp(-c * k**b)
+        total = math.fsum(terms)
+        if terms[-1] < 1e-17 * total:
+            return total
+        big = float(_DIRECT_TERMS)
+        a = 1.0 / b
+        x = c * big**b
+        upper = float(special.gammaincc(a, x))
+        f = math.exp(-x)
+        # f' = d1 f, f''' = (d1^3 + 3 d1 d2 + d3) f with d_n the n-th derivative of -c t^b at K
+        d1 = -c * b * big ** (b - 1)
+        d2 = -c * b * (b - 1) * big ** (b - 2)
+        d3 = -c * b * (b - 1) * (b - 2) * big ** (b - 3)
+        try:
+            integral = math.exp(-a * math.log(c) + special.gammaln(a) + math.log(upper) - math.log(b))
+        except (OverflowError, ValueError):
+            return math.inf if upper > 0 else total
+        return total + integral + f / 2.0 - d1 * f / 12.0 + (d1**3 + 3 * d1 * d2 + d3) * f / 720.0

@@ -14,8 +14,10 @@ import numpy as np
 
 from bathtub.distributions import parse_params
 from bathtub.errors import InputError
-from bathtub.life.dists import Dist, LimitedPopulation
+from bathtub.life.dists import Dist
+from bathtub.life.metrics import discrete_metrics, flag_negative, life_warnings
 from bathtub.life.model import DISCRETE_WEIBULL, LOCATION_FAMILIES, ModelSpec, base_names
+from bathtub.life.wrappers import LimitedPopulation
 
 
 def _spec_of(record: Mapping[str, Any]) -> tuple[ModelSpec, np.ndarray]:
@@ -91,7 +93,8 @@ def model_from_params(
     gamma is a location (weibull, exponential, lognormal, loglogistic, gamma), p the susceptible
     share of a limited failure population (0 < p <= 1), f0 a zero-inflation mass (0 <= f0 < 1).
     Returns a record that `reliability_at`/`reliability_curves` accept, with life metrics
-    (no bounds: there are no data).
+    (no bounds: there are no data; a B-life below t = 0 carries `warning`, listed in `warnings`)
+    and, for the discrete Weibull, `metrics` {median, mttf, b10}.
     """
     ex = dict(extras or {})
     for k, v in ex.items():
@@ -146,7 +149,12 @@ def model_from_params(
     m = d.mean()
     life.append({"id": "mttf", "label": "MTTF (mean time to failure)",
                  "value": float(m) if math.isfinite(m) else None, "lower": None, "confidence": 0.9})
+    name = f"mixture of {base_distribution_id}" if distribution == "mixture" else distribution
+    flag_negative(name, d, life)
     record["life"] = life
+    record["warnings"] = life_warnings(life)
+    if distribution == DISCRETE_WEIBULL:
+        record["metrics"] = discrete_metrics(d)
     return record
 
 

@@ -6,14 +6,18 @@
 - Estimates: maximum likelihood over all four observation kinds; `rrx`/`rry` rank
   regression on Bernard median ranks with Johnson's adjusted ranks (then the Fisher matrix
   is evaluated at the regression estimate, as Weibull++ and `reliability` do).
-- Standard errors: the inverse observed information (Fisher matrix) of *all* free
+- Standard errors: the inverse observed information (Fisher matrix, see
+  `likelihood.observed_information`: steps on each parameter's own scale, so exact in any
+  time unit) of *all* free
   parameters, a 3-parameter fit's location included (holding gamma fixed understates the
   other parameters' uncertainty). 95% intervals on the log scale for positive parameters,
   the logit scale for probabilities, linear otherwise.
 - `bounds="likelihood"`: profile-likelihood intervals (2 (ll_max - ll_profile) <= chi2_1(0.95))
   for parameters, and for life metrics the smallest value over the one-sided 90% region.
-- Life: B1, B5, B10, B20, B50 and MTTF, each with a one-sided 90% lower bound by the delta
-  method on the log scale (linear for families on the whole real line).
+- Life: B1, B5, B10, B20, B50 and MTTF, each with a one-sided 90% lower bound (see
+  `metrics.py`: delta method or likelihood; whole cycles for the discrete Weibull, whose
+  record also carries `metrics` {median, mttf, b10}; B-lives below t = 0 are kept and warned
+  of in the item's `warning` and the record's `warnings`).
 - Uniform end points are non-regular (the likelihood is maximised on the data's boundary),
   so no Fisher bounds are given for them.
 """
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,17 +36,15 @@ from scipy import integrate, optimize, special, stats
 from bathtub.errors import InputError
 from bathtub.life.data import LifeData
 from bathtub.life.dists import Dist
-from bathtub.life.likelihood import data_scale, hessian, maximise, spec_loglik
-from bathtub.life.model import DISCRETE_WEIBULL, FIT_FAMILIES, LOC, POS, UNIT, WEIGHT, ModelSpec
+from bathtub.life.likelihood import data_scale, maximise, observed_information, polish, spec_loglik
+from bathtub.life.metrics import discrete_metrics, life_items, life_warnings
+from bathtub.life.model import DISCRETE_WEIBULL, FIT_FAMILIES, LOC, POS, REAL_LINE, UNIT, WEIGHT, ModelSpec
 from bathtub.life.ranks import anderson_darling, rank_regression
 from bathtub.life.starts import starts
 from bathtub.life.weibull import weibull_mle
 
 Z95 = float(stats.norm.ppf(0.975))
-Z90 = float(stats.norm.ppf(0.90))
 CHI95 = float(stats.chi2.ppf(0.95, 1))
-CHI80 = float(stats.chi2.ppf(0.80, 1))  # two-sided 80% = one-sided 90% bound
-B_LIVES = (1, 5, 10, 20, 50)
 METHODS = ("mle", "rrx", "rry")
 BOUNDS = ("fisher", "likelihood")
 POSITIVE_SUPPORT = ("weibull", "exponential", "lognormal", "gamma", "loglogistic", "expo_weibull")
@@ -65,6 +67,8 @@ class LifeFit:
     gof: tuple[dict[str, Any], ...]
     life: tuple[dict[str, Any], ...]
     notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    metrics: Mapping[str, float | None] | None = None
     ranking: tuple[dict[str, Any], ...] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -96,7 +100,7 @@ class LifeFit:
             "n_failures": self.n_failures,
             "params": params,
             "coefficients": [],
-            "metrics": None,
+            "metrics": None if self.metrics is None else dict(self.metrics),
             "gof": [dict(g) for g in self.gof],
             "life": [dict(x) for x in self.life],
             "options": self.spec.options(),
@@ -107,6 +111,7 @@ class LifeFit:
             if self.covariance is None
             else {"names": list(self.spec.names), "matrix": [[float(x) for x in row] for row in self.covariance]},
             "notes": list(self.notes),
+            "warnings": list(self.warnings),
         }
         if self.ranking is not None:
             rec["ranking"] = [dict(r) for r in self.ranking]
@@ -211,6 +216,7 @@ def _fit_spec_inner(
     tmin = data.min_time() if spec.offset else 1.0
     notes: list[str] = []
     cov: np.ndarray | None = None
+    info: np.ndarray | None = None  # observed information in the unconstrained coordinates, if known
     plain = not (spec.offset or spec.zi or spec.lfp) and spec.modes == 1
     if method == "mle" and plain and spec.distribution == "weibull" and data.only_exact_and_right:
         alpha, beta, ll, cov = weibull_mle(data)
@@ -237,7 +243,11 @@ def _fit_spec_inner(
         theta, ll = _uniform_mle(data)
         notes.append("uniform end points are non-regular: no Fisher bounds")
     elif method == "mle":
-        theta, ll = maximise(spec, data, starts(spec, data), scale, tmin)
+        reject = (lambda th: _collapsed_mode(spec, th, scale)) if spec.modes > 1 else None
+        theta, ll = maximise(spec, data, starts(spec, data), scale, tmin, reject)
+        theta, ll, info = _polish(spec, theta, ll, data, scale, tmin)
+        if reject is not None and (why := reject(theta)) is not None:
+            raise InputError("modes", why)
         if spec.offset and theta[spec.names.index("gamma")] > (1.0 - 1e-6) * tmin:
             # a density that is infinite at the location (Weibull shape < 1, ...) makes the
             # likelihood grow without bound as gamma reaches the first time: no MLE exists
@@ -250,21 +260,29 @@ def _fit_spec_inner(
         kind = "exact beta median ranks" if median_ranks == "exact" else "Bernard median ranks"
         notes.append(f"{method.upper()} on {kind} (Johnson's adjusted ranks); bounds from "
                      "the Fisher matrix at the regression estimate")
-    if cov is None and spec.distribution != "uniform":
-        cov = _covariance(spec, theta, data, scale, tmin)
-        if cov is None:
+    cov_u: np.ndarray | None = None
+    if cov is not None:
+        cov_u = _cov_u(spec, theta, cov, scale, tmin)
+    elif spec.distribution != "uniform":
+        both = _covariance(spec, theta, data, scale, tmin, info)
+        if both is None:
             notes.append("the information matrix is not positive definite here: no Fisher bounds")
+        else:
+            cov, cov_u = both
         if spec.offset and cov is not None and theta[spec.names.index("gamma")] < 1e-6 * tmin:
             notes.append("the location sits at 0: the 3-parameter fit reduces to the 2-parameter one")
 
-    se, ci = _param_bounds(spec, theta, cov)
+    se, ci, wide = _param_bounds(spec, theta, cov)
+    if wide:
+        notes.append(f"the data barely constrain {', '.join(wide)}: the 95% interval reaches beyond floating "
+                     "point and is left out")
     if spec.distribution == "exponential" and spec.offset and cov is not None and cov[1, 1] == 0.0:
         se, ci = (se[0], None), (ci[0], None)
     nonregular = spec.distribution == "uniform" or (spec.distribution == "exponential" and spec.offset)
     if bounds == "likelihood" and not nonregular:
         ci = _profile_bounds(spec, theta, ll, data, scale, tmin, ci)
     gof = _gof(spec, theta, ll, data)
-    life = _life(spec, theta, cov, ll, data, scale, tmin, "fisher" if nonregular else bounds)
+    life = life_items(spec, theta, cov_u, ll, data, scale, tmin, "fisher" if nonregular else bounds)
     if any(x["value"] is None for x in life):
         notes.append("life metrics that a limited failure population never reaches are null")
     return LifeFit(
@@ -272,7 +290,35 @@ def _fit_spec_inner(
         values=tuple(float(v) for v in theta), se=se, ci=ci,
         covariance=None if cov is None else tuple(tuple(float(x) for x in row) for row in cov),
         log_likelihood=float(ll), gof=tuple(gof), life=tuple(life), notes=tuple(notes),
+        warnings=tuple(life_warnings(life)),
+        metrics=discrete_metrics(spec.build(theta)) if spec.distribution == DISCRETE_WEIBULL else None,
     )
+
+
+def _collapsed_mode(spec: ModelSpec, theta: np.ndarray, scale: float) -> str | None:
+    """Why a mixture end point is no fit, or None.
+
+    A mode whose quartiles meet (a spike on one failure time) makes the mixture likelihood grow
+    without bound, so the optimiser's end there is an artefact, not an estimate; so is a mode
+    spread beyond floating point. The spike test is relative to the mode's own median (to the
+    data's spread for a median at 0), so it is unit-free and blind to how far apart modes lie:
+    a quartile spread of 1e-6 of the median is a Weibull shape of ~1e6, which no data support.
+    """
+    comps = spec.build(theta).components  # a Mixture
+    for i, comp in enumerate(comps, start=1):
+        try:
+            q1, q2, q3 = (comp.ppf(p) for p in (0.25, 0.5, 0.75))
+        except (ValueError, OverflowError, ZeroDivisionError):
+            q1 = q2 = q3 = math.nan
+        what = f"no {spec.modes}-mode {spec.distribution} mixture fits these data"
+        if not all(math.isfinite(q) for q in (q1, q2, q3)) or (q1 <= 0 < q3 and not spec.real_line
+                                                                and spec.distribution not in REAL_LINE):
+            return (f"{what}: mode {i} spreads beyond floating point (its quartiles are not finite numbers); "
+                    "fit fewer modes or a single distribution")
+        if q3 - q1 <= 1e-6 * (abs(q2) if q2 != 0 else scale):
+            return (f"{what}: mode {i} collapses onto the single time {q2:.6g}, where the likelihood grows "
+                    "without bound; fit fewer modes or a single distribution")
+    return None
 
 
 def _uniform_mle(data: LifeData) -> tuple[np.ndarray, float]:
@@ -296,43 +342,79 @@ def _uniform_mle(data: LifeData) -> tuple[np.ndarray, float]:
     return theta, spec_loglik(ModelSpec("uniform"), theta, data)
 
 
-def _covariance(spec: ModelSpec, theta: np.ndarray, data: LifeData, scale: float, tmin: float) -> np.ndarray | None:
-    """Inverse observed information in natural parameters, through the unconstrained ones.
+def _polish(
+    spec: ModelSpec, theta: np.ndarray, ll: float, data: LifeData, scale: float, tmin: float
+) -> tuple[np.ndarray, float, np.ndarray | None]:
+    """Newton-polish a maximiser's estimate; returns (theta, ll, information in u or None)."""
+    def fun(v: np.ndarray) -> float:
+        return spec_loglik(spec, spec.from_u(v, scale, tmin), data)
 
-    The Hessian is taken in the optimiser's coordinates (log scale for positive values, where
-    central differences are well conditioned) and mapped back by the Jacobian, which at the
-    maximum equals inverting the natural-scale information.
+    u, info = polish(fun, spec.to_u(theta, scale, tmin))
+    new = spec.from_u(u, scale, tmin)
+    new_ll = spec_loglik(spec, new, data)
+    if math.isfinite(new_ll) and new_ll >= ll - 1e-12 * max(1.0, abs(ll)):
+        return new, new_ll, info
+    return theta, ll, None
+
+
+def _covariance(
+    spec: ModelSpec, theta: np.ndarray, data: LifeData, scale: float, tmin: float,
+    info: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Inverse observed information in natural parameters and in the unconstrained ones.
+
+    The information is taken in the optimiser's coordinates (logs, logits, times over the data's
+    scale: each moves by a constant when the time unit changes) and mapped back by the Jacobian,
+    which at the maximum equals inverting the natural-scale information.
     """
     u = spec.to_u(theta, scale, tmin)
 
     def ll(v: np.ndarray) -> float:
         return spec_loglik(spec, spec.from_u(v, scale, tmin), data)
 
-    h = hessian(ll, u)
-    info = -h
+    if info is None:
+        info = observed_information(ll, u)
+    if info is None:
+        return None
     try:
         cov_u = np.linalg.inv(info)
     except np.linalg.LinAlgError:
         return None
-    if not np.all(np.isfinite(cov_u)) or np.any(np.linalg.eigvalsh((cov_u + cov_u.T) / 2) <= 0):
+    cov_u = (cov_u + cov_u.T) / 2
+    if not np.all(np.isfinite(cov_u)) or np.any(np.linalg.eigvalsh(cov_u) <= 0):
         return None
     jac = spec.jacobian(u, scale, tmin)
-    return jac @ cov_u @ jac.T
+    return jac @ cov_u @ jac.T, cov_u
+
+
+def _cov_u(spec: ModelSpec, theta: np.ndarray, cov: np.ndarray, scale: float, tmin: float) -> np.ndarray:
+    """A closed-form natural covariance in the unconstrained coordinates (J^-1 cov J^-T)."""
+    jac = spec.jacobian(spec.to_u(theta, scale, tmin), scale, tmin)
+    inv = np.linalg.inv(jac)
+    return inv @ cov @ inv.T
 
 
 def _param_bounds(
     spec: ModelSpec, theta: np.ndarray, cov: np.ndarray | None
-) -> tuple[tuple[float | None, ...], tuple[tuple[float, float] | None, ...]]:
+) -> tuple[tuple[float | None, ...], tuple[tuple[float, float] | None, ...], tuple[str, ...]]:
+    """Standard errors, 95% intervals, and the names whose interval overflows floating point."""
     if cov is None:
-        return tuple(None for _ in theta), tuple(None for _ in theta)
+        return tuple(None for _ in theta), tuple(None for _ in theta), ()
     ses, cis = [], []
+    wide: list[str] = []
     for i, kind in enumerate(spec.kinds):
         v, var = float(theta[i]), float(cov[i, i])
         s = math.sqrt(var) if var > 0 else 0.0
         ses.append(s)
         if kind == POS and v > 0:
-            f = math.exp(Z95 * s / v)
-            cis.append((v / f, v * f))
+            # on the log scale; an upper end beyond floating point (a parameter the data do not
+            # pin down, e.g. a mixture mode with a handful of points) is no interval to publish
+            r = Z95 * s / v
+            if r > 700.0:
+                wide.append(spec.names[i])
+                cis.append(None)
+            else:
+                cis.append((v * math.exp(-r), v * math.exp(r)))
         elif kind in (UNIT, WEIGHT) and 0 < v < 1:
             lg, sl = math.log(v / (1 - v)), s / (v * (1 - v))
             cis.append((float(special.expit(lg - Z95 * sl)), float(special.expit(lg + Z95 * sl))))
@@ -340,7 +422,7 @@ def _param_bounds(
             cis.append((max(v - Z95 * s, 0.0), v + Z95 * s))
         else:
             cis.append((v - Z95 * s, v + Z95 * s))
-    return tuple(ses), tuple(cis)
+    return tuple(ses), tuple(cis), tuple(wide)
 
 
 def _free_index(spec: ModelSpec) -> list[int]:
@@ -444,89 +526,6 @@ def _gof(spec: ModelSpec, theta: np.ndarray, ll: float, data: LifeData) -> list[
         if ad is not None:
             out.append({"id": "ad", "label": "Anderson–Darling (adjusted)", "value": ad})
     return out
-
-
-def _grad(fun: Callable[[np.ndarray], float], theta: np.ndarray, scale: float, kinds: tuple[str, ...]) -> np.ndarray:
-    """Central differences; a probability's step stays inside (0, 1)."""
-    g = np.empty(theta.size)
-    for i in range(theta.size):
-        h = 1e-6 * (abs(theta[i]) if theta[i] != 0 else scale)
-        if kinds[i] in (UNIT, WEIGHT):
-            h = 1e-6 * min(theta[i], 1.0 - theta[i])
-        e = np.zeros(theta.size)
-        e[i] = h
-        g[i] = (fun(theta + e) - fun(theta - e)) / (2 * h)
-    return g
-
-
-def _life(
-    spec: ModelSpec, theta: np.ndarray, cov: np.ndarray | None, llmax: float, data: LifeData,
-    scale: float, tmin: float, bounds: str,
-) -> list[dict[str, Any]]:
-    dist = spec.build(theta)
-    items: list[tuple[str, str, Callable[[Any], float]]] = [
-        (f"b{p}", f"B{p} life (time by which {p}% fail)", lambda d, q=p / 100.0: d.ppf(q)) for p in B_LIVES
-    ]
-    items.append(("mttf", "MTTF (mean time to failure)", lambda d: d.mean()))
-    out = []
-    for ident, label, fn in items:
-        try:
-            value = float(fn(dist))
-        except OverflowError:  # e.g. a mean beyond floating point for a tiny shape
-            value = math.inf
-        lower: float | None = None
-        if math.isfinite(value):
-            if bounds == "likelihood" and spec.modes == 1 and spec.distribution != "uniform":
-                lower = _lr_lower(spec, theta, llmax, data, scale, tmin, fn)
-            elif cov is not None:
-                try:
-                    g = _grad(lambda th, fn=fn: float(fn(spec.build(th))), theta, scale, spec.kinds)
-                except (OverflowError, ValueError):
-                    g = np.full(theta.size, math.nan)
-                var = float(g @ cov @ g)
-                sd = math.sqrt(var) if var > 0 else 0.0
-                if not math.isfinite(var):
-                    lower = None
-                elif spec.real_line or value <= 0:
-                    lower = value - Z90 * sd
-                else:
-                    lower = value * math.exp(-Z90 * sd / value)
-        out.append({
-            "id": ident, "label": label,
-            "value": value if math.isfinite(value) else None,
-            "lower": lower, "confidence": 0.9,
-        })
-    return out
-
-
-def _lr_lower(
-    spec: ModelSpec, theta: np.ndarray, llmax: float, data: LifeData, scale: float, tmin: float,
-    fn: Callable[[Any], float],
-) -> float | None:
-    """Smallest value of a life metric over {theta: 2 (llmax - ll) <= chi2_1(0.80)}."""
-    u0 = spec.to_u(theta, scale, tmin)
-    target = llmax - CHI80 / 2.0
-
-    def metric(u: np.ndarray) -> float:
-        try:
-            v = float(fn(spec.build(spec.from_u(u, scale, tmin))))
-        except (OverflowError, ValueError):
-            return 1e300
-        return v if math.isfinite(v) else 1e300
-
-    def cons(u: np.ndarray) -> float:
-        ll = spec_loglik(spec, spec.from_u(u, scale, tmin), data)
-        return (ll - target) if math.isfinite(ll) else -1e6
-
-    m0 = metric(u0)
-    r = optimize.minimize(
-        lambda u: metric(u) / m0 if m0 > 0 else metric(u), u0, method="SLSQP",
-        constraints=[{"type": "ineq", "fun": cons}], options={"ftol": 1e-12, "maxiter": 100},
-    )
-    # SLSQP may stop on "positive directional derivative" at the optimum itself: judge the point
-    if cons(r.x) < -1e-6 or metric(r.x) > m0:
-        return None
-    return float(metric(r.x))
 
 
 # ---- best -----------------------------------------------------------------------------

@@ -4,7 +4,10 @@ A `ModelSpec` names the parameters (the spec's names: weibull alpha, beta; optio
 `gamma` (offset), `f0` (zi), `p` (lfp); a mixture numbers its modes alpha1, beta1, weight1, ...),
 declares each one's domain, maps between natural values and the unconstrained vector the
 optimiser walks (log for positive values, logit for probabilities, a bounded logit for the
-location, additive log-ratios for mixture weights), and builds the evaluable `Dist`.
+location, additive log-ratios for mixture weights, times over the data's scale for a location
+in time, the log time less the log scale for a log-time location), and builds the evaluable
+`Dist`. Each coordinate moves by a constant when the data's time unit changes, which is what
+keeps fits and their standard errors exact in every unit.
 """
 
 from __future__ import annotations
@@ -21,18 +24,17 @@ from bathtub.life.dists import (
     DiscreteWeibull,
     Dist,
     Exponential,
-    LimitedPopulation,
+    ExpoWeibull,
+    Gamma,
     Logistic,
     LogLogistic,
     Lognormal,
-    Mixture,
     Normal,
     Scipy,
-    Shifted,
     SmallestExtremeValue,
     Weibull,
-    ZeroInflated,
 )
+from bathtub.life.wrappers import LimitedPopulation, Mixture, Shifted, ZeroInflated
 
 DISCRETE_WEIBULL = "discrete_weibull"
 FIT_FAMILIES = (
@@ -44,6 +46,8 @@ LOCATION_FAMILIES = ("weibull", "exponential", "lognormal", "loglogistic", "gamm
 REAL_LINE = ("normal", "gumbel", "logistic")
 
 POS, REAL, UNIT, LOC, WEIGHT = "positive", "real", "unit", "location", "weight"
+# A location on the log-time axis (lognormal mu): multiplying the times by k adds ln k to it.
+LOGLOC = "log-location"
 
 
 def base_names(distribution: str) -> tuple[str, ...]:
@@ -55,6 +59,8 @@ def base_names(distribution: str) -> tuple[str, ...]:
 def base_kinds(distribution: str) -> tuple[str, ...]:
     if distribution == DISCRETE_WEIBULL:
         return (UNIT, POS)
+    if distribution == "lognormal":
+        return (LOGLOC, POS)
     fam = family(distribution, "distribution")
     return tuple(POS if p.low == 0.0 else REAL for p in fam.params)
 
@@ -75,6 +81,10 @@ def build_base(distribution: str, values: Mapping[str, float]) -> Dist:
         return SmallestExtremeValue(values["mu"], values["sigma"])
     if distribution == "loglogistic":
         return LogLogistic(values["alpha"], values["beta"])
+    if distribution == "gamma":
+        return Gamma(values["alpha"], values["beta"])
+    if distribution == "expo_weibull":
+        return ExpoWeibull(values["alpha"], values["beta"], values["theta"])
     if distribution == DISCRETE_WEIBULL:
         return DiscreteWeibull(values["q"], values["beta"])
     return Scipy(distribution, {n: values[n] for n in base_names(distribution)})
@@ -160,6 +170,8 @@ class ModelSpec:
                 u[j] = math.log(x)
             elif k == REAL:
                 u[j] = x / scale
+            elif k == LOGLOC:
+                u[j] = x - math.log(scale)
             elif k == UNIT:
                 x = min(max(x, 1e-15), 1.0 - 1e-15)  # from_u saturates at 0 and 1 in floating point
                 u[j] = math.log(x / (1.0 - x))
@@ -182,9 +194,12 @@ class ModelSpec:
                 continue
             x = float(u[j])
             if k == POS:
-                theta[i] = math.exp(min(x, 700.0))
+                # kept inside (0, inf) in floating point: a 0 or inf scale is no distribution
+                theta[i] = math.exp(min(max(x, -700.0), 700.0))
             elif k == REAL:
                 theta[i] = x * scale
+            elif k == LOGLOC:
+                theta[i] = x + math.log(scale)
             elif k == UNIT:
                 theta[i] = 1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0
             else:

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from bathtub.errors import InputError
 from bathtub.life.data import LifeData
 from bathtub.life.model import ModelSpec
 
@@ -128,6 +129,10 @@ def _mixture_starts(spec: ModelSpec, data: LifeData, x: np.ndarray, w: np.ndarra
             vals[f"weight{i + 1}"] = float(w[sel].sum() / w.sum())
         if ok:
             out.append(np.array([vals[n] for n in spec.names]))
+    if not out:
+        raise InputError("modes", f"a {spec.modes}-mode mixture needs at least 2 distinct failure times in each "
+                         f"mode's share of the failures ({x.size} distinct here, split by count); fit fewer "
+                         "modes or a single distribution")
     return out
 
 

@@ -8,10 +8,12 @@ cost Cu, life model R = 1 − F, hazard h, cumulative hazard H and renewal funct
 - block (replace every T on the calendar, and at each failure): C(T) = [Cp + Cu·M(T)] / T;
 - minimal repair (renew every T; failures in between are repaired as-bad-as-old at Cu):
   C(T) = [Cp + Cu·H(T)] / T. `reliability`'s optimal_replacement_time(q=1) swaps Cp and Cu in
-  this formula; we follow the textbook (Barlow & Hunter 1960) and our tests say so. The search
-  reaches far past the life range (a barely rising hazard can rightly keep a part for many lives)
-  and reports the first local minimum: where the hazard later falls back (lognormal), the rate
-  creeps towards 0 only over absurdly long intervals.
+  this formula; we follow the textbook (Barlow & Hunter 1960) and our tests say so. A power-law
+  hazard (two-parameter Weibull, β > 1) has the exact optimum T* = α·(Cp/((β−1)·Cu))^{1/β}.
+  Otherwise the search reaches far past the life range (a barely rising hazard can rightly keep a
+  part for many lives) and reports the first local minimum, as the root of T²·C'(T) =
+  Cu·(T·h − H) − Cp bracketed by a sign change: where the hazard later falls back (lognormal), the
+  rate creeps towards 0 only over absurdly long intervals.
 """
 
 from __future__ import annotations
@@ -251,6 +253,12 @@ def _minimal_repair(life: Lifetime, cp: float, cu: float, grid: np.ndarray) -> d
         ts = np.asarray(ts, dtype=float)
         return (cp + cu * np.asarray(life.cumulative_hazard(ts), dtype=float)) / ts
 
+    weibull = _power_law(life)
+    if weibull is not None and weibull[1] > 1.0 and cp > 0.0 and cu > 0.0:
+        # A power-law hazard (Weibull, no location) has the exact optimum (Barlow & Hunter 1960).
+        t_opt, c_opt = minimal_repair_weibull_optimum(weibull[0], weibull[1], cp, cu)
+        return {"beneficial": True, "optimal_time": t_opt, "optimal_cost_rate": c_opt, "reason": None,
+                "rate_fn": rate_fn}
     never_rises = _hazard_never_rises(life, grid)
     # Under minimal repair a part may rightly be kept for many mean lives (hazard barely rising),
     # so the search runs past the life distribution's own range, as far as H(T) = -ln R(T) is
@@ -260,11 +268,26 @@ def _minimal_repair(life: Lifetime, cp: float, cu: float, grid: np.ndarray) -> d
         far = far[np.asarray(life.cumulative_hazard(far), dtype=float) < 650.0]
         grid = np.concatenate([grid, far])
         values = rate_fn(grid)
+        # C'(T) = g(T)/T² with g(T) = Cu·(T·h(T) − H(T)) − Cp: a minimum of C is where g turns
+        # from negative to non-negative, and g (unlike C, flat at its minimum) has a sharp root.
+        slope = _minimal_repair_slope(life, cp, cu, grid)
+        if cp > 0.0 and slope[0] >= 0.0:
+            # the turn lies before the first grid time (Cp/Cu tiny): g(0+) = -Cp < 0, so halving
+            # the time reaches the other side of the root
+            t0 = float(grid[0])
+            for _ in range(2000):
+                t0 *= 0.5
+                g0 = _minimal_repair_slope(life, cp, cu, np.array([t0]))
+                if g0[0] < 0.0 or t0 == 0.0:
+                    break
+            if t0 > 0.0 and g0[0] < 0.0:
+                grid, slope = np.concatenate([[t0], grid]), np.concatenate([g0, slope])
+                values = rate_fn(grid)
     values = np.where(np.isfinite(values), values, np.inf)
     # The first local minimum: a hazard that later falls (lognormal, log-logistic) makes the rate
     # creep back towards 0 over astronomically long intervals, which is no maintenance plan.
-    rising = np.flatnonzero((values[1:-1] <= values[:-2]) & (values[1:-1] < values[2:])) + 1
-    if never_rises or (cp == 0.0 and cu == 0.0) or (len(rising) == 0 and cp > 0.0):
+    turns = np.flatnonzero((slope[:-1] < 0.0) & (slope[1:] >= 0.0)) + 1
+    if never_rises or (cp == 0.0 and cu == 0.0) or (len(turns) == 0 and cp > 0.0):
         reason = ("the hazard rate never rises (no wear-out, e.g. Weibull beta <= 1), so renewing does not pay"
                   if never_rises else "the cost rate keeps falling with a longer interval")
         return {"beneficial": False, "optimal_time": None, "optimal_cost_rate": float(values[-1]),
@@ -273,11 +296,32 @@ def _minimal_repair(life: Lifetime, cp: float, cu: float, grid: np.ndarray) -> d
         # Free renewals: the rate tends to Cu·h(0+) as T → 0; there is no interior optimum to report.
         return {"beneficial": True, "optimal_time": float(grid[0]), "optimal_cost_rate": float(values[0]),
                 "reason": None, "rate_fn": rate_fn}
-    k = int(rising[0])
-    window = slice(k - 1, k + 2)
-    t_opt, c_opt, _ = _minimize_on_grid(lambda x: float(rate_fn(np.array([x]))[0]), grid[window], values[window])
+    k = int(turns[0])
+    lo, hi = float(grid[k - 1]), float(grid[k])
+
+    def g(x: float) -> float:
+        with np.errstate(all="ignore"):
+            return float(_minimal_repair_slope(life, cp, cu, np.array([x]))[0])
+
+    # the bracket [lo, hi] holds the sign change, so Brent's root is exact to the last bits
+    t_opt = float(optimize.brentq(g, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500))
+    c_opt = float(rate_fn(np.array([t_opt]))[0])
     return {"beneficial": True, "optimal_time": t_opt, "optimal_cost_rate": c_opt, "reason": None,
             "rate_fn": rate_fn}
+
+
+def _minimal_repair_slope(life: Lifetime, cp: float, cu: float, t: np.ndarray) -> np.ndarray:
+    """g(T) = Cu·(T·h(T) − H(T)) − Cp = T²·dC/dT under minimal repair (nan read as +inf)."""
+    t = np.asarray(t, dtype=float)
+    g = cu * (t * np.asarray(life.hazard(t), dtype=float) - np.asarray(life.cumulative_hazard(t), dtype=float)) - cp
+    return np.where(np.isnan(g), np.inf, g)
+
+
+def _power_law(life: Lifetime) -> tuple[float, float] | None:
+    """(alpha, beta) of a two-parameter Weibull (H = (t/α)^β), else None."""
+    if life.distribution_id != "weibull" or float(life.params.get("gamma", 0.0) or 0.0) != 0.0:
+        return None
+    return float(life.params["alpha"]), float(life.params["beta"])
 
 
 def minimal_repair_weibull_optimum(alpha: float, beta: float, planned_cost: float,
