@@ -271,3 +271,14 @@ async def test_async_client(served: Served, token: str) -> None:
         with pytest.raises(ApiError) as info:
             await abt.get_job(id="job_nope")
         assert info.value.status == 404
+
+
+def test_a_deprecation_header_becomes_a_warning() -> None:
+    """No route is deprecated today, so the service's answer is stood in for at the transport."""
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"items": [], "next_offset": None},
+                              headers={"Deprecation": "@1798761600", "Sunset": "Sat, 01 Jul 2028 00:00:00 GMT"})
+
+    with Client("http://bathtub.test", "bt_x", transport=httpx.MockTransport(answer)) as c, \
+         pytest.warns(DeprecationWarning, match=r"POST /api/v1/list/dataset is deprecated .*after Sat, 01 Jul 2028"):
+        assert c.list_dataset() == {"items": [], "next_offset": None}

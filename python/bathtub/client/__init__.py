@@ -25,7 +25,16 @@ from typing import IO, Any
 import httpx
 
 from bathtub.client import _spec
-from bathtub.client._methods import IMPORTERS, Request, finished, generate, progress_line, result_of, retry_after
+from bathtub.client._methods import (
+    IMPORTERS,
+    Request,
+    finished,
+    generate,
+    progress_line,
+    result_of,
+    retry_after,
+    warn_if_deprecated,
+)
 from bathtub.errors import ApiError, BathtubError
 
 __all__ = ["SPEC", "ApiError", "AsyncClient", "BathtubError", "Client"]
@@ -90,6 +99,7 @@ class Client(_Base):
             if resp.status_code == 429 and attempt < self.max_retries:
                 time.sleep(retry_after(resp.headers.get("Retry-After"), attempt))
                 continue
+            warn_if_deprecated(req.method, req.path, resp.headers)
             return result_of(resp.status_code, resp.headers.get("content-type", ""), resp.content)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -152,6 +162,7 @@ class AsyncClient(_Base):
             if resp.status_code == 429 and attempt < self.max_retries:
                 await asyncio.sleep(retry_after(resp.headers.get("Retry-After"), attempt))
                 continue
+            warn_if_deprecated(req.method, req.path, resp.headers)
             return result_of(resp.status_code, resp.headers.get("content-type", ""), resp.content)
         raise AssertionError("unreachable: the last attempt returns or raises")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import email.utils
 import inspect
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -132,6 +133,17 @@ def result_of(status: int, content_type: str, body: bytes) -> Any:
     if is_json:
         return orjson.loads(body) if body else None
     return body
+
+
+def warn_if_deprecated(method: str, url: str, headers: Any) -> None:
+    """A route announced for removal (README, deprecation policy) answers with `Deprecation` and
+    `Sunset` headers; the client turns them into a DeprecationWarning so the caller sees it."""
+    if "deprecation" in headers:
+        sunset = headers.get("sunset")
+        link = headers.get("link")
+        warnings.warn(f"{method} {url} is deprecated ({headers['deprecation']})"
+                      + (f"; it may go after {sunset}" if sunset else "") + (f"; see {link}" if link else ""),
+                      DeprecationWarning, stacklevel=4)
 
 
 def retry_after(value: str | None, attempt: int) -> float:
