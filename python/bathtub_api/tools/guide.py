@@ -228,12 +228,15 @@ PAGES: dict[str, Page] = {
     "workspace": Page(
         "Workspace", "Your items, ids, jobs and tokens.",
         "Every item belongs to the token's user; ids are strings with a kind prefix (ds_, mdl_, rbd_, run_, "
-        "job_). Another user's id answers 404. List items with the `list` tool (e.g. `list dataset`), read them "
-        "with `get` (`get dataset` pages rows with `offset` and `limit` 1-500). Long calculations answer with a "
-        "`job_id`: poll `get job`; `jobs cancel` stops your queued or running job. Tokens are created and "
-        "revoked by the operator with "
+        "job_). Another user's id answers 404. List items with the `list` tool, every kind alike (dataset, "
+        "model, rbd, rbd_run, job, strategy_analysis, upload, photo, fleet): `offset` and `limit` (1-500) page "
+        "through them oldest first and the answer's `next_offset` is the next page's offset (null on the last); "
+        "`name_contains` (ignoring case; a job's name is its kind) and `created_after` (ISO 8601, UTC without a "
+        "zone) filter; an item's `url` answers a GET. Read items with `get` (`get dataset` pages rows the same "
+        "way). Long calculations answer with a `job_id`: poll `get job`; `jobs cancel` stops your queued or "
+        "running job. Tokens are created and revoked by the operator with "
         "`bathtub token create --user NAME --scopes read,write`.",
-        ("list/dataset", "get/dataset", "get/job"),
+        ("list/dataset", "list/job", "get/dataset", "get/job"),
     ),
     "plans": Page(
         "Plans and limits", "What the limits are and what to do when one stops a call.",
