@@ -46,3 +46,19 @@ async def test_unknown_topic_and_asset_are_404(client: Any) -> None:
     # Only the docs are public: the API beside them still wants a token.
     async with client.post("/api/v1/list/dataset", json={}) as resp:
         assert resp.status == 401
+
+
+async def test_the_topic_list_marks_what_each_topic_covers(client: Any, config: Any) -> None:
+    from bathtub_api.cli import token_create
+    from bathtub_api.tools import default_registry
+    from bathtub_api.tools.guide import available_names
+
+    token = await token_create(config, "alice", ["read"])
+    async with client.post("/api/v1/guide", json={}, headers={"Authorization": f"Bearer {token}"}) as resp:
+        topics = (await resp.json())["topics"]
+    live = available_names(default_registry())
+    for t in topics:
+        actions = PAGES[t["id"]].actions
+        n = sum(a in live for a in actions)
+        assert t["coverage"] == ("available" if n == len(actions) else "planned" if n == 0 else "partly available")
+    assert {t["id"]: t["coverage"] for t in topics}["life_data"] == "available"

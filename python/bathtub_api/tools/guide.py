@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import Field
+
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import Strict
 
@@ -22,6 +24,10 @@ class Page:
     summary: str
     text: str
     actions: tuple[str, ...]  # "tool/action" (tool protocol) or "METHOD /path" (REST-only routes)
+
+    def coverage(self, live: set[str]) -> str:
+        missing = [a for a in self.actions if a not in live]
+        return "planned" if len(missing) == len(self.actions) else "partly available" if missing else "available"
 
     def answer(self, live: set[str]) -> str:
         missing = [a for a in self.actions if a not in live]
@@ -262,6 +268,8 @@ class GuideTopic(Strict):
     id: str
     title: str
     summary: str
+    coverage: Literal["available", "partly available", "planned"] = Field(
+        description="whether this service has the topic's actions: all, some, or none yet")
 
 
 class GuideAnswer(Strict):
@@ -281,7 +289,9 @@ def available_names(reg: Registry) -> set[str]:
 def register(reg: Registry) -> None:
     async def guide(ctx: Ctx, req: GuideRequest) -> dict[str, Any]:
         if req.topic is None:
-            return {"topics": [{"id": k, "title": p.title, "summary": p.summary} for k, p in PAGES.items()]}
+            live = available_names(reg)
+            return {"topics": [{"id": k, "title": p.title, "summary": p.summary, "coverage": p.coverage(live)}
+                               for k, p in PAGES.items()]}
         page = PAGES[req.topic]
         live = available_names(reg)
         return {
