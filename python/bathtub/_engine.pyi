@@ -4,7 +4,8 @@ from collections.abc import Mapping
 
 __version__: str
 
-class EngineError(ValueError): ...
+from bathtub.errors import EngineError as EngineError  # the library's class, raised by the engine
+
 class Cancelled(Exception): ...
 
 class RunControl:

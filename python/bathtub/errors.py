@@ -1,14 +1,24 @@
-"""The library's one input-error type.
+"""The library's error types, all under one base so a Python user catches one thing.
 
-Every pure function refuses bad input by raising `InputError(field, rule)`; the service
-turns it into a 422 whose `detail` names the field and the rule, and a Python user gets
-a `ValueError` they can catch.
+`BathtubError` is the base of every refusal: the library's `InputError` (bad input to a pure
+function), the engine's `EngineError` (the Rust engine refused a model; raised from
+`bathtub._engine`, which imports this class), and the client's `ApiError` (the service
+refused a request). Every pure function refuses bad input by raising `InputError(field, rule)`;
+the service turns it into a 422 whose `detail` names the field and the rule.
 """
 
 from __future__ import annotations
 
 
-class InputError(ValueError):
+class BathtubError(Exception):
+    """Any refusal by Bathtub: the library, the engine, or the service through the client."""
+
+
+class EngineError(BathtubError, ValueError):
+    """The engine refused its input (a ValueError). Raised by `bathtub._engine`."""
+
+
+class InputError(BathtubError, ValueError):
     """Bad input: `field` is a dotted path to the offending value, `rule` what it broke."""
 
     def __init__(self, field: str, rule: str) -> None:
@@ -40,3 +50,16 @@ def prefixed(prefix: str, err: InputError) -> InputError:
     """The same error seen from a containing object (`prefix.field`)."""
     field = f"{prefix}.{err.field}" if err.field else prefix
     return InputError(field, err.rule)
+
+
+class ApiError(BathtubError):
+    """The service refused a request (raised by `bathtub.client` for every refusal): `status` is
+    the HTTP status (or the tool protocol's equivalent), `detail` the refusal's `detail` text."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        self.status = status
+        self.detail = detail
+        super().__init__(f"{status}: {detail}")
+
+    def __reduce__(self) -> tuple[type[ApiError], tuple[int, str]]:
+        return (ApiError, (self.status, self.detail))

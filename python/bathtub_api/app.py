@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from bathtub import engine_version
-from bathtub_api import mailer, mcp, openapi
+from bathtub_api import docs, mailer, mcp, openapi
 from bathtub_api.auth import RateLimiter, TokenCache, auth_middleware
 from bathtub_api.config import Config
 from bathtub_api.errors import error_middleware, json_response
@@ -44,6 +44,7 @@ def create_app(config: Config | None = None, registry: Registry | None = None) -
 
     app.router.add_get("/api/v1/openapi.json", openapi_json, name="openapi")
     app.router.add_get("/healthz", health, name="health")
+    docs.add_routes(app, reg)  # the browsable docs at /api/v1/docs
     return app
 
 

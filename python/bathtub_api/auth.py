@@ -21,6 +21,8 @@ TOKEN_PREFIX = "bt_"
 SCOPES = ("read", "write")
 PROTECTED_PREFIXES = ("/api/v1/", "/api/ingest/", "/api/import/", "/mcp")
 PUBLIC_PATHS = frozenset({"/api/v1/openapi.json"})
+# The browsable API docs (bathtub_api/docs.py): static assets and the guide's text, no user data.
+PUBLIC_PREFIXES = ("/api/v1/docs",)
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,9 @@ class TokenCache:
 
 
 def _protected(path: str) -> bool:
-    return path not in PUBLIC_PATHS and (path.startswith(PROTECTED_PREFIXES) or path == "/mcp")
+    if path in PUBLIC_PATHS or path == PUBLIC_PREFIXES[0] or path.startswith(f"{PUBLIC_PREFIXES[0]}/"):
+        return False
+    return path.startswith(PROTECTED_PREFIXES) or path == "/mcp"
 
 
 def _too_many(limiter: RateLimiter, wait: float, what: str) -> ApiError:

@@ -1,27 +1,67 @@
-"""`bathtub` command: serve, token create/list/revoke, migrate."""
+"""`bathtub` command: serve, token create/list/revoke, migrate.
+
+Made for the first five minutes: `serve` says "serving on" only once it listens, a port in use or
+a database it cannot open is one plain line (exit 2), every command names the database it uses
+(the same per-user file wherever it runs from, see `config.default_db_path`), and options go
+before or after the subcommand.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import logging
+import os
 import sys
+from importlib import metadata
+from typing import Any
 
 from aiohttp import web
 
+from bathtub import engine_version
 from bathtub_api.auth import SCOPES, hash_token, new_token
-from bathtub_api.config import Config
+from bathtub_api.config import Config, default_db_path
 from bathtub_api.ids import iso
 from bathtub_api.store import Store, open_store
 
+TOKEN_HINT = "bathtub token create --user NAME --scopes read,write"
+
+
+class Refused(Exception):
+    """A start-up problem the user fixes (a port in use, a database path not writable): one line."""
+
 
 def _config(args: argparse.Namespace) -> Config:
-    url = args.database_url or (f"sqlite:///{args.db}" if args.db else None)
+    db = getattr(args, "db", None)
+    url = getattr(args, "database_url", None) or (f"sqlite:///{os.path.abspath(db)}" if db else None)
     return Config.from_env(database_url=url, **{k: getattr(args, k, None) for k in ("host", "port")})
 
 
-async def _with_store(config: Config) -> Store:
-    return await open_store(config.database_url)
+def where(config: Config) -> str:
+    """The database as a person reads it: the SQLite file's path, or the server without a password."""
+    url = config.database_url
+    return url[len("sqlite:///"):] if url.startswith("sqlite:///") else url.split("@")[-1]
+
+
+async def _with_store(config: Config, *, migrate: bool = True) -> Store:
+    url = config.database_url
+    if url.startswith("sqlite:///"):
+        path = url[len("sqlite:///"):]
+        parent = os.path.dirname(os.path.abspath(path))
+        try:
+            os.makedirs(parent, exist_ok=True)
+        except OSError as e:
+            raise Refused(f"cannot create the database directory {parent}: {e.strerror}") from None
+        if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+            raise Refused(f"cannot write the database at {path}: permission denied "
+                          "(choose another with --db or BATHTUB_DB_PATH)")
+    try:
+        return await open_store(url, migrate=migrate)
+    except Refused:
+        raise
+    except Exception as e:  # any driver's failure to open becomes the one plain line
+        raise Refused(f"cannot open the database at {where(config)}: {e}") from None
 
 
 async def token_create(config: Config, user: str, scopes: list[str]) -> str:
@@ -54,7 +94,7 @@ async def _token_revoke(config: Config, token_id: str) -> bool:
 
 
 async def _migrate(config: Config, to: int | None) -> int:
-    store = await open_store(config.database_url, migrate=False)
+    store = await _with_store(config, migrate=False)
     try:
         return await store.migrate(to)
     finally:
@@ -69,51 +109,121 @@ def _scopes(text: str) -> list[str]:
     return scopes
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bathtub", description="Bathtub reliability analysis service")
-    parser.add_argument("--db", help="SQLite file (default bathtub.sqlite3, or $BATHTUB_DB_PATH)")
-    parser.add_argument("--database-url", help="sqlite:///path or postgresql://... (or $BATHTUB_DATABASE_URL)")
+def version() -> str:
+    try:
+        package = metadata.version("bathtub")
+    except metadata.PackageNotFoundError:
+        package = "unknown"
+    from bathtub_api.openapi import API_VERSION
+
+    return f"bathtub {package} (engine {engine_version}, API {API_VERSION})"
+
+
+def _parser() -> argparse.ArgumentParser:
+    def store_options(p: argparse.ArgumentParser, top: bool) -> None:
+        # Accepted before or after the subcommand: the subcommand's copy leaves the value alone
+        # unless given there (SUPPRESS), so `bathtub --db x serve` and `bathtub serve --db x` agree.
+        default = None if top else argparse.SUPPRESS
+        p.add_argument("--db", default=default, metavar="PATH",
+                       help=f"SQLite file (default: {default_db_path()}; env BATHTUB_DB_PATH)")
+        p.add_argument("--database-url", default=default, metavar="URL",
+                       help="sqlite:///path or postgresql://user@host/db, instead of --db "
+                            "(default: the --db file; env BATHTUB_DATABASE_URL)")
+
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(prog="bathtub", description="Bathtub reliability analysis service",
+                                     formatter_class=fmt,
+                                     epilog=f"First steps: `bathtub serve`, then `{TOKEN_HINT}`.")
+    parser.add_argument("--version", action="version", version=version())
+    store_options(parser, True)
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="run the HTTP service")
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
-    token = sub.add_parser("token", help="manage API tokens").add_subparsers(dest="token_command", required=True)
-    create = token.add_parser("create", help="create a token; printed once, only its hash is kept")
-    create.add_argument("--user", required=True)
-    create.add_argument("--scopes", type=_scopes, default=["read"])
-    listing = token.add_parser("list", help="list tokens (never the secret)")
-    listing.add_argument("--user")
-    revoke = token.add_parser("revoke", help="revoke a token by its id (tok_...)")
-    revoke.add_argument("token_id")
-    migrate = sub.add_parser("migrate", help="apply migrations (or go down to --to N)")
-    migrate.add_argument("--to", type=int)
-    args = parser.parse_args(argv)
-    config = _config(args)
 
-    if args.command == "serve":
-        from bathtub_api.app import create_app
+    def command(parent: Any, name: str, text: str) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = parent.add_parser(name, help=text, description=text)
+        store_options(p, False)
+        return p
 
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-        print(f"bathtub: serving on http://{config.host}:{config.port} (store {config.database_url.split('@')[-1]})")
+    d = Config.__dataclass_fields__
+    serve = command(sub, "serve", "run the HTTP service")
+    serve.add_argument("--host", help=f"address to listen on (default: {d['host'].default}; env BATHTUB_HOST)")
+    serve.add_argument("--port", type=int,
+                       help=f"port to listen on (default: {d['port'].default}; env BATHTUB_PORT)")
+    token = command(sub, "token", "manage API tokens").add_subparsers(dest="token_command", required=True)
+    create = command(token, "create", "create a token; printed once, only its hash is kept")
+    create.add_argument("--user", required=True,
+                        help="the user's name, created if new (default: none, required; no env)")
+    create.add_argument("--scopes", type=_scopes, default=["read"],
+                        help=f"comma list of {', '.join(SCOPES)} (default: read; no env)")
+    listing = command(token, "list", "list tokens (never the secret)")
+    listing.add_argument("--user", help="only this user's tokens (default: everyone's; no env)")
+    revoke = command(token, "revoke", "revoke a token by its id (tok_...)")
+    revoke.add_argument("token_id", help="the token's id, as `token list` shows it")
+    migrate = command(sub, "migrate", "apply migrations (or go down to --to N)")
+    migrate.add_argument("--to", type=int, help="schema version to migrate to (default: the newest; no env)")
+    return parser
+
+
+def _serve(config: Config) -> int:
+    from bathtub_api.app import create_app
+
+    asyncio.run(_check_store(config))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def bound(_: str) -> None:  # run_app calls this once every site listens, not before
+        print(f"bathtub: serving on http://{config.host}:{config.port} (database {where(config)}); "
+              f"make a token with: {TOKEN_HINT}", flush=True)
+
+    try:
         # SIGINT/SIGTERM stop the server: requests in flight get shutdown_grace_seconds to finish,
         # then the job runner cancels and requeues running jobs and stops its pool workers.
-        web.run_app(create_app(config), host=config.host, port=config.port, print=None, access_log=None,
+        web.run_app(create_app(config), host=config.host, port=config.port, print=bound, access_log=None,
                     shutdown_timeout=config.shutdown_grace_seconds)
-        print("bathtub: stopped")
-        return 0
+    except OSError as e:
+        if e.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
+            reason = {errno.EADDRINUSE: "the port is in use", errno.EACCES: "permission denied",
+                      errno.EADDRNOTAVAIL: "no such address here"}[e.errno]
+            raise Refused(f"cannot listen on {config.host}:{config.port}: {reason} "
+                          "(choose another with --host/--port or BATHTUB_HOST/BATHTUB_PORT)") from None
+        raise
+    print("bathtub: stopped")
+    return 0
+
+
+async def _check_store(config: Config) -> None:
+    store = await _with_store(config)  # refuses now, in one line, what the service would die of later
+    await store.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    config = _config(args)
+    try:
+        return _run(args, config)
+    except Refused as e:
+        print(f"bathtub: {e}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace, config: Config) -> int:
+    if args.command == "serve":
+        return _serve(config)
     if args.command == "token":
         if args.token_command == "create":
-            print(asyncio.run(token_create(config, args.user, args.scopes)))
+            token = asyncio.run(token_create(config, args.user, args.scopes))
+            print(f"bathtub: token for {args.user} in database {where(config)} (shown once; only its hash is kept)",
+                  file=sys.stderr)
+            print(token)
             return 0
         if args.token_command == "list":
+            print(f"bathtub: database {where(config)}", file=sys.stderr)
             asyncio.run(_token_list(config, args.user))
             return 0
         if asyncio.run(_token_revoke(config, args.token_id)):
             print(f"revoked {args.token_id}")
             return 0
-        print(f"no active token {args.token_id}", file=sys.stderr)
+        print(f"no active token {args.token_id} in database {where(config)}", file=sys.stderr)
         return 1
-    print(f"schema version {asyncio.run(_migrate(config, args.to))}")
+    print(f"schema version {asyncio.run(_migrate(config, args.to))} (database {where(config)})")
     return 0
 
 

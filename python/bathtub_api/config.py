@@ -8,11 +8,21 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 
+def default_db_path() -> str:
+    """The per-user SQLite file, the same wherever `bathtub` runs from (so a token made in one
+    directory works for a service started in another): $BATHTUB_DB_PATH, else
+    $XDG_DATA_HOME/bathtub/bathtub.sqlite3, else ~/.local/share/bathtub/bathtub.sqlite3."""
+    if os.environ.get("BATHTUB_DB_PATH"):
+        return os.path.abspath(os.environ["BATHTUB_DB_PATH"])
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(os.path.abspath(base), "bathtub", "bathtub.sqlite3")
+
+
 @dataclass(frozen=True)
 class Config:
     """Everything the app factory needs; defaults give a zero-set-up embedded service."""
 
-    database_url: str = "sqlite:///bathtub.sqlite3"
+    database_url: str = field(default_factory=lambda: "sqlite:///" + default_db_path())
     host: str = "127.0.0.1"
     port: int = 8080
     rate_limit_per_minute: int = 120
@@ -89,7 +99,7 @@ class Config:
         if "BATHTUB_DATABASE_URL" in env:
             values["database_url"] = env["BATHTUB_DATABASE_URL"]
         elif "BATHTUB_DB_PATH" in env:
-            values["database_url"] = "sqlite:///" + env["BATHTUB_DB_PATH"]
+            values["database_url"] = "sqlite:///" + default_db_path()
         for key, name, conv in (
             ("rate_limit_per_minute", "BATHTUB_RATE_LIMIT", int),
             ("bad_token_limit_per_minute", "BATHTUB_BAD_TOKEN_LIMIT", int),

@@ -21,7 +21,7 @@ async def _create(api: Api, **body: Any) -> dict[str, Any]:
 
 async def test_create_from_csv_infers_column_types(api: Api) -> None:
     created = await _create(api, csv="time,state,n,ok\n10,F,1,true\n20.5,S,2,false\n,F,3,\n")
-    assert created["n_rows"] == 3
+    assert created["n_rows"] == created["row_count"] == 3  # n_rows: the older name, kept
     assert created["columns"] == [
         {"name": "time", "type": "number"}, {"name": "state", "type": "string"},
         {"name": "n", "type": "integer"}, {"name": "ok", "type": "string"},
@@ -64,7 +64,7 @@ async def test_ingest_json_csv_and_atomic_refusal(api: Api) -> None:
     created = await _create(api, csv="time,state\n10,F\n")
     path = f"/api/ingest/datasets/{created['id']}/lives"
     status, out = await api.post(path, {"rows": [{"time": 11, "state": "S"}, {"state": "F", "time": 12.5}]})
-    assert status == 200 and out == {"appended": 2, "n_rows": 3, "refit": [], "replayed": False}
+    assert status == 200 and out == {"appended": 2, "row_count": 3, "n_rows": 3, "refit": [], "replayed": False}
     status, out = await api.call("POST", path + "?refit=false", data="state,time\nF,13\nS,14\n",
                                  headers={"Content-Type": "text/csv"})
     assert status == 200 and out["n_rows"] == 5

@@ -92,6 +92,11 @@ def loads(text: str | None) -> Any:
     return None if text is None else orjson.loads(text)
 
 
+def like_escape(text: str) -> str:
+    """`text` matched literally inside LIKE (escape character `!`)."""
+    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+
+
 class Store:
     """Users, tokens, items (datasets, models, diagrams, ...), dataset rows and jobs."""
 
@@ -218,12 +223,20 @@ class Store:
         )
         return [{**r, "body": loads(r["body"])} for r in rows]
 
-    async def list_items(self, owner: str, kind: str, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
-        rows = await self.db.fetch(
-            "SELECT id, name, created_at, updated_at, body FROM items WHERE owner = ? AND kind = ? "
-            "ORDER BY created_at, id LIMIT ? OFFSET ?",
-            owner, kind, limit, offset,
-        )
+    async def list_items(self, owner: str, kind: str, limit: int = 100, offset: int = 0, *,
+                         name_contains: str | None = None, created_after: float | None = None
+                         ) -> list[dict[str, Any]]:
+        """A page of the owner's items of a kind in creation order; the filters are those of every
+        `list/<kind>` (name contains, ignoring case; created after an instant)."""
+        sql = "SELECT id, name, created_at, updated_at, body FROM items WHERE owner = ? AND kind = ?"
+        args: list[Any] = [owner, kind]
+        if name_contains:
+            sql += " AND LOWER(name) LIKE ? ESCAPE '!'"
+            args.append("%" + like_escape(name_contains.lower()) + "%")
+        if created_after is not None:
+            sql += " AND created_at > ?"
+            args.append(created_after)
+        rows = await self.db.fetch(sql + " ORDER BY created_at, id LIMIT ? OFFSET ?", *args, limit, offset)
         return [{**r, "body": loads(r["body"])} for r in rows]
 
     async def update_item(
@@ -450,6 +463,20 @@ class Store:
             jid, owner, action, dumps(args), now(),
         )
         return jid
+
+    async def list_jobs(self, owner: str, limit: int, offset: int, *, name_contains: str | None = None,
+                        created_after: float | None = None) -> list[dict[str, Any]]:
+        """A page of the owner's jobs in creation order; a job's name is its kind (`rbd.simulate`)."""
+        sql = "SELECT id, action, status, message, created_at, started_at, finished_at FROM jobs WHERE owner = ?"
+        args: list[Any] = [owner]
+        if name_contains:
+            sql += " AND LOWER(action) LIKE ? ESCAPE '!'"
+            args.append("%" + like_escape(name_contains.lower()) + "%")
+        if created_after is not None:
+            sql += " AND created_at > ?"
+            args.append(created_after)
+        return [dict(r) for r in await self.db.fetch(sql + " ORDER BY created_at, id LIMIT ? OFFSET ?", *args,
+                                                     limit, offset)]
 
     async def get_job(self, owner: str | None, job_id: str) -> dict[str, Any] | None:
         sql = (

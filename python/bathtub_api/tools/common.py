@@ -3,9 +3,10 @@ owned item (404 for anyone else's), and paging through a kind of item."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bathtub_api.errors import not_found
 from bathtub_api.registry import Ctx
@@ -23,9 +24,40 @@ class Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+def parse_instant(text: str) -> float:
+    """An ISO 8601 date or date-time as seconds since the epoch (no zone: UTC), as the store keeps
+    creation times."""
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError("must be an ISO 8601 date or date-time, e.g. 2026-11-20 or 2026-11-20T08:00:00Z") \
+            from None
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+
 class ListRequest(Strict):
-    offset: Annotated[int, Field(ge=0)] = 0
-    limit: Annotated[int, Field(ge=1, le=500)] = 100
+    """The one listing request every `list/<kind>` takes: a page (`offset`, `limit`; the answer's
+    `next_offset` is the next page's offset, or null on the last) and two filters."""
+
+    offset: Annotated[int, Field(ge=0)] = Field(0, description="items to skip, in creation order")
+    limit: Annotated[int, Field(ge=1, le=500)] = Field(100, description="items in the page, at most 500")
+    name_contains: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+        None, description="only items whose name contains this text, ignoring case")
+    created_after: Annotated[str, Field(max_length=64)] | None = Field(
+        None, description="only items created after this instant (ISO 8601; without a zone, UTC)")
+
+    @field_validator("created_after")
+    @classmethod
+    def _instant(cls, v: str | None) -> str | None:
+        if v is not None:
+            parse_instant(v)
+        return v
+
+    def filters(self) -> dict[str, Any]:
+        # created_at is shown to the microsecond (rounded): an item's own created_at sent back must
+        # leave that item out, so "after" means after the instant's microsecond.
+        after = parse_instant(self.created_after) + 0.5e-6 if self.created_after else None
+        return {"name_contains": self.name_contains, "created_after": after}
 
 
 async def load_item(ctx: Ctx, kind: str, item_id: str) -> dict[str, Any]:
@@ -37,6 +69,6 @@ async def load_item(ctx: Ctx, kind: str, item_id: str) -> dict[str, Any]:
 
 async def page(ctx: Ctx, kind: str, req: ListRequest) -> tuple[list[dict[str, Any]], int | None]:
     """One page of the caller's items of a kind, oldest first, and the next offset (or None)."""
-    items = await ctx.store.list_items(ctx.user.id, kind, req.limit + 1, req.offset)
+    items = await ctx.store.list_items(ctx.user.id, kind, req.limit + 1, req.offset, **req.filters())
     more = len(items) > req.limit
     return items[: req.limit], req.offset + req.limit if more else None

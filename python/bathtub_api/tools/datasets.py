@@ -49,7 +49,8 @@ class DatasetCreate(Strict):
 class DatasetCreated(Strict):
     id: str
     name: str
-    n_rows: int
+    row_count: int = Field(description="rows in the dataset now (the name get/dataset uses too)")
+    n_rows: int = Field(description="the same as row_count: the older name, kept for compatibility")
     columns: list[Column]
     url: str
 
@@ -110,7 +111,8 @@ class RefitModel(Strict):
 
 class LivesIngested(Strict):
     appended: int
-    n_rows: int
+    row_count: int = Field(description="rows in the dataset now (the name get/dataset uses too)")
+    n_rows: int = Field(description="the same as row_count: the older name, kept for compatibility")
     refit: list[RefitModel]
     replayed: bool = False
 
@@ -124,7 +126,8 @@ class RowsDelete(Strict):
 
 class RowsDeleted(Strict):
     deleted: int
-    n_rows: int
+    row_count: int = Field(description="rows in the dataset now (the name get/dataset uses too)")
+    n_rows: int = Field(description="the same as row_count: the older name, kept for compatibility")
     refit: list[RefitModel]
 
 
@@ -200,7 +203,7 @@ async def create_dataset(ctx: Ctx, req: DatasetCreate) -> dict[str, Any]:
     rows, columns = await asyncio.to_thread(_parse_create, req)
     dataset_id = new_id("dataset")
     body = {"name": req.name, "notes": req.notes, "columns": columns, "row_count": len(rows)}
-    answer = {"id": dataset_id, "name": req.name, "n_rows": len(rows), "columns": columns,
+    answer = {"id": dataset_id, "name": req.name, "row_count": len(rows), "n_rows": len(rows), "columns": columns,
               "url": dataset_url(ctx, dataset_id)}
     if await ctx.store.create_dataset(ctx.user.id, dataset_id, req.name, body, rows, key, answer) == "key_taken":
         assert key is not None
@@ -380,7 +383,7 @@ async def ingest_lives(ctx: Ctx, request: web.Request) -> dict[str, Any]:
             models = await _refit(ctx, snap, await asyncio.to_thread(by_column, names_now, old, rows))
         n_rows = snap.body["row_count"] + len(rows)
         body = {k: v for k, v in snap.body.items() if k != "ingest_keys"}  # keys live in their own table now
-        answer = {"appended": len(rows), "n_rows": n_rows,
+        answer = {"appended": len(rows), "row_count": n_rows, "n_rows": n_rows,
                   "refit": [{"id": m["id"], "name": m["name"]} for m in snap.models if m["id"] in models],
                   "replayed": False}
         return DatasetChange(body={**body, "columns": columns, "row_count": n_rows}, answer=answer, rows=rows,
@@ -410,7 +413,7 @@ async def delete_rows(ctx: Ctx, req: RowsDelete) -> dict[str, Any]:
 
         kept, columns = await asyncio.to_thread(remove)
         models = await _refit(ctx, snap, columns)
-        answer = {"deleted": len(seen), "n_rows": len(kept),
+        answer = {"deleted": len(seen), "row_count": len(kept), "n_rows": len(kept),
                   "refit": [{"id": m["id"], "name": m["name"]} for m in snap.models if m["id"] in models]}
         body = {k: v for k, v in snap.body.items() if k != "ingest_keys"}
         start = first // CHUNK_ROWS * CHUNK_ROWS

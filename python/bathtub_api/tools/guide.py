@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import Field
+
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import Strict
 
@@ -22,6 +24,10 @@ class Page:
     summary: str
     text: str
     actions: tuple[str, ...]  # "tool/action" (tool protocol) or "METHOD /path" (REST-only routes)
+
+    def coverage(self, live: set[str]) -> str:
+        missing = [a for a in self.actions if a not in live]
+        return "planned" if len(missing) == len(self.actions) else "partly available" if missing else "available"
 
     def answer(self, live: set[str]) -> str:
         missing = [a for a in self.actions if a not in live]
@@ -303,13 +309,17 @@ PAGES: dict[str, Page] = {
     "workspace": Page(
         "Workspace", "Your items, ids, jobs and tokens.",
         "Every item belongs to the token's user; ids are strings with a kind prefix (ds_, mdl_, rbd_, run_, "
-        "job_). Another user's id answers 404. List items with the `list` tool (e.g. `list dataset`), read them "
-        "with `get` (`get dataset` pages rows with `offset` and `limit` 1-500). Long calculations answer with a "
-        "`job_id`: poll `get job`; `jobs cancel` stops your queued or running job. Tokens are created and "
-        "revoked by the operator with `bathtub token create --user NAME --scopes read,write`. A `read` token reads "
-        "and calculates; anything that stores (create, edit, fit, ingest, analyze, a calculator's `save: true`) "
-        "needs `write` (403 naming the scope).",
-        ("list/dataset", "get/dataset", "get/job"),
+        "job_). Another user's id answers 404. List items with the `list` tool, every kind alike (dataset, "
+        "model, rbd, rbd_run, job, strategy_analysis, upload, photo, fleet): `offset` and `limit` (1-500) page "
+        "through them oldest first and the answer's `next_offset` is the next page's offset (null on the last); "
+        "`name_contains` (ignoring case; a job's name is its kind) and `created_after` (ISO 8601, UTC without a "
+        "zone) filter; an item's `url` answers a GET. Read items with `get` (`get dataset` pages rows the same "
+        "way). Long calculations answer with a `job_id`: poll `get job`; `jobs cancel` stops your queued or "
+        "running job. Tokens are created and revoked by the operator with "
+        "`bathtub token create --user NAME --scopes read,write`. A `read` token reads and calculates; anything "
+        "that stores (create, edit, fit, ingest, analyze, a calculator's `save: true`) needs `write` (403 naming "
+        "the scope).",
+        ("list/dataset", "list/job", "get/dataset", "get/job"),
     ),
     "plans": Page(
         "Plans and limits", "What the limits are and what to do when one stops a call.",
@@ -336,6 +346,8 @@ class GuideTopic(Strict):
     id: str
     title: str
     summary: str
+    coverage: Literal["available", "partly available", "planned"] = Field(
+        description="whether this service has the topic's actions: all, some, or none yet")
 
 
 class GuideAnswer(Strict):
@@ -355,7 +367,9 @@ def available_names(reg: Registry) -> set[str]:
 def register(reg: Registry) -> None:
     async def guide(ctx: Ctx, req: GuideRequest) -> dict[str, Any]:
         if req.topic is None:
-            return {"topics": [{"id": k, "title": p.title, "summary": p.summary} for k, p in PAGES.items()]}
+            live = available_names(reg)
+            return {"topics": [{"id": k, "title": p.title, "summary": p.summary, "coverage": p.coverage(live)}
+                               for k, p in PAGES.items()]}
         page = PAGES[req.topic]
         live = available_names(reg)
         return {

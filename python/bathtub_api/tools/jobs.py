@@ -1,11 +1,12 @@
-"""get/job and jobs cancel: a queued calculation's status, progress and result; stopping one."""
+"""get/job, list/job and jobs cancel: a queued calculation's status, progress and result; stopping one."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
+from bathtub_api.ids import iso
 from bathtub_api.registry import Ctx, Registry
-from bathtub_api.tools.common import Strict
+from bathtub_api.tools.common import ListRequest, Strict
 
 
 class JobGet(Strict):
@@ -40,7 +41,19 @@ async def cancel_job(ctx: Ctx, req: JobGet) -> dict[str, Any]:
     return await ctx.jobs.cancel(ctx.user.id, req.id)
 
 
+async def list_jobs(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
+    rows = await ctx.store.list_jobs(ctx.user.id, req.limit + 1, req.offset, **req.filters())
+    more = len(rows) > req.limit
+    items = [{"id": r["id"], "kind": r["action"], "status": r["status"], "message": r["message"],
+              "created_at": iso(r["created_at"]), "started_at": iso(r["started_at"]),
+              "finished_at": iso(r["finished_at"])} for r in rows[: req.limit]]
+    return {"items": items, "next_offset": req.offset + req.limit if more else None}
+
+
 def register(reg: Registry) -> None:
+    reg.action("list", "job", request=ListRequest, selector="kind",
+               summary="The caller's jobs, oldest first (kept a week): id, kind, status, message and times; "
+                       "name_contains matches the kind. get/job gives one job's progress and result.")(list_jobs)
     reg.action("get", "job", request=JobGet, response=JobStatus, selector="kind",
                summary="A job's status: queued (with queue_position), running (with progress 0..1 and eta_s, "
                        "seconds left, once known), done (with result), failed (with message) or cancelled. "

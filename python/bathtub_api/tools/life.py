@@ -21,7 +21,7 @@ from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
 from bathtub_api.tools import alt, datasets
-from bathtub_api.tools.common import ListRequest, Open, Strict, load_item
+from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Unit = Annotated[str, Field(max_length=40)]
@@ -97,7 +97,16 @@ class ModelSummary(Strict):
 
 
 class ModelList(Strict):
+    """GET /api/v1/models: the original route's shape."""
+
     models: list[ModelSummary]
+
+
+class ModelPage(Strict):
+    """list/model: the shape every list/<kind> answers."""
+
+    items: list[ModelSummary]
+    next_offset: int | None
 
 
 class ModelGet(Strict):
@@ -269,8 +278,8 @@ async def get_model(ctx: Ctx, req: ModelGet) -> dict[str, Any]:
 
 
 async def list_models(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
-    items = await ctx.store.list_items(ctx.user.id, "model", req.limit, req.offset)
-    return {"models": [_summary(ctx, i) for i in items]}
+    items, next_offset = await page(ctx, "model", req)
+    return {"items": [_summary(ctx, i) for i in items], "next_offset": next_offset}
 
 
 async def reliability(ctx: Ctx, model_id: str, req: ReliabilityIn) -> dict[str, Any]:
@@ -335,11 +344,11 @@ def register(reg: Registry) -> None:
                        "homogeneity and trend tests; saved as a model")(demand)
     reg.action("get", "model", request=ModelGet, response=ModelRecord, selector="kind",
                summary="A saved life or recurrent model in full")(get_model)
-    reg.action("list", "model", request=ListRequest, response=ModelList, selector="kind",
+    reg.action("list", "model", request=ListRequest, response=ModelPage, selector="kind",
                summary="The caller's models, oldest first")(list_models)
 
     async def models_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
-        return await list_models(ctx, ListRequest(limit=500))
+        return {"models": (await list_models(ctx, ListRequest(limit=500)))["items"]}
 
     async def model_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
         return await get_model(ctx, ModelGet(id=request.match_info["model_id"]))

@@ -14,6 +14,7 @@ import json
 import time
 from typing import Annotated, Any, Literal
 
+from aiohttp import web
 from pydantic import Field
 
 from bathtub import engine, rbd
@@ -95,7 +96,7 @@ class Analyze(Strict):
 
 
 def rbd_url(ctx: Ctx, rbd_id: str) -> str:
-    return ctx.url(f"/api/v1/get/rbd?id={rbd_id}")
+    return ctx.url(f"/api/v1/rbds/{rbd_id}")  # answers a GET (the route below), like every listed url
 
 
 async def _load(store: Store, owner: str, kind: str, item_id: str) -> dict[str, Any]:
@@ -374,7 +375,7 @@ async def list_runs(ctx: Ctx, req: RunList) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     offset, skipped, more = 0, 0, False
     while True:
-        page = await ctx.store.list_items(ctx.user.id, "rbd_run", SCAN_PAGE, offset)
+        page = await ctx.store.list_items(ctx.user.id, "rbd_run", SCAN_PAGE, offset, **req.filters())
         for item in page:
             b = item["body"]
             if req.rbd_id is not None and b.get("rbd_id") != req.rbd_id:
@@ -400,6 +401,11 @@ def register(reg: Registry) -> None:
                summary="Apply a list of edit operations to a diagram, atomically (all or none)")(edit)
     reg.action("get", "rbd", request=RbdGet, response=Open, selector="kind",
                summary="A diagram in compact node form; blocks on placeholder models marked")(get_rbd)
+
+    async def rbd_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
+        return await get_rbd(ctx, RbdGet(id=request.match_info["rbd_id"]))
+
+    reg.route("GET", "/api/v1/rbds/{rbd_id}", summary="A diagram (as get/rbd): the url rbd answers carry")(rbd_route)
     reg.action("list", "rbd", request=ListRequest, response=Open, selector="kind",
                summary="The caller's diagrams, oldest first")(list_rbds)
     reg.action("rbd_analysis", "analyze", request=Analyze, response=Open, scope="write", heavy=True,

@@ -487,7 +487,8 @@ async def _create_datasets(ctx: Ctx, plans: list[tuple[str, str, list[str], list
             dataset_id = new_id("dataset")
             body = {"name": name, "notes": notes, "columns": columns, "row_count": len(rows), "ingest_keys": {}}
             await ctx.store.create_dataset(ctx.user.id, dataset_id, name, body, rows)
-            made.append({"id": dataset_id, "name": name, "n_rows": len(rows), "columns": columns,
+            made.append({"id": dataset_id, "name": name, "row_count": len(rows), "n_rows": len(rows),
+                         "columns": columns,
                          "url": dataset_url(ctx, dataset_id)})
     except BaseException:
         for d in made:

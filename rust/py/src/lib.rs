@@ -9,18 +9,15 @@ use bathtub_engine::dist::{Dist, DistSpec, Lifetime};
 use bathtub_engine::mission::{self, MissionAcc, MissionOptions};
 use bathtub_engine::parallel::Control;
 use bathtub_engine::rng::Stream;
-use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::{create_exception, import_exception};
+use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-create_exception!(
-    bathtub._engine,
-    EngineError,
-    PyValueError,
-    "The engine refused its input (a ValueError)."
-);
+// The engine's refusal is the library's `bathtub.errors.EngineError` (a `BathtubError` and a
+// `ValueError`), so a Python user catches one base for the library, the engine and the client.
+import_exception!(bathtub.errors, EngineError);
 create_exception!(
     bathtub._engine,
     Cancelled,

@@ -1,0 +1,85 @@
+"""The browsable API docs at /api/v1/docs: Swagger UI (assets from the `swagger-ui-bundle-v2`
+package, served here: no CDN) over /api/v1/openapi.json, with the guide's topics linked, each
+readable as a page at /api/v1/docs/guide/{topic}. Public: documentation, no user data."""
+
+from __future__ import annotations
+
+import html
+
+import swagger_ui_bundle
+from aiohttp import web
+
+from bathtub_api.registry import Registry
+from bathtub_api.tools.guide import PAGES, available_names
+
+ROOT = "/api/v1/docs"
+ASSETS = f"{ROOT}/assets"
+# Swagger UI's scripts are files here, not inline, so a strict Content-Security-Policy holds.
+CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'"
+
+_INIT = """window.onload = function () {
+  window.ui = SwaggerUIBundle({
+    url: "/api/v1/openapi.json",
+    dom_id: "#swagger-ui",
+    deepLinking: true,
+    persistAuthorization: false,
+    presets: [SwaggerUIBundle.presets.apis],
+  });
+};
+"""
+
+
+def _topics_nav() -> str:
+    links = " · ".join(f'<a href="{ROOT}/guide/{key}" title="{html.escape(p.summary)}">{html.escape(p.title)}</a>'
+                       for key, p in PAGES.items())
+    return f'<nav class="guide"><strong>Guide:</strong> {links}</nav>'
+
+
+def _page(title: str, body: str, head: str = "") -> web.Response:
+    text = (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">{head}'
+            f'<link rel="stylesheet" href="{ROOT}/docs.css"></head><body>{body}</body></html>')
+    return web.Response(text=text, content_type="text/html", headers={"Content-Security-Policy": CSP})
+
+
+_CSS = """body { margin: 0; font-family: system-ui, sans-serif; }
+nav.guide { padding: 0.6em 1.2em; background: #f4f6f8; border-bottom: 1px solid #dde; line-height: 1.8; }
+nav.guide a { color: #1a5fb4; text-decoration: none; }
+main.topic { max-width: 48em; margin: 1.5em auto; padding: 0 1.2em; line-height: 1.55; }
+main.topic code { background: #f4f6f8; padding: 0 0.2em; }
+"""
+
+
+def add_routes(app: web.Application, reg: Registry) -> None:
+    async def index(request: web.Request) -> web.Response:
+        head = f'<link rel="stylesheet" href="{ASSETS}/swagger-ui.css">'
+        body = (f"{_topics_nav()}<div id=\"swagger-ui\"></div>"
+                f'<script src="{ASSETS}/swagger-ui-bundle.js"></script><script src="{ROOT}/init.js"></script>')
+        return _page("Bathtub API", body, head)
+
+    async def init_js(request: web.Request) -> web.Response:
+        return web.Response(text=_INIT, content_type="application/javascript")
+
+    async def css(request: web.Request) -> web.Response:
+        return web.Response(text=_CSS, content_type="text/css")
+
+    async def topic(request: web.Request) -> web.Response:
+        key = request.match_info["topic"]
+        page = PAGES.get(key)
+        if page is None:
+            raise web.HTTPNotFound()
+        live = available_names(reg)
+        actions = "".join(f"<li><code>{html.escape(a)}</code>{'' if a in live else ' (not in this service)'}</li>"
+                          for a in page.actions)
+        body = (f"{_topics_nav()}<main class=\"topic\"><h1>{html.escape(page.title)}</h1>"
+                f"<p><em>{html.escape(page.summary)}</em></p><p>{html.escape(page.answer(live))}</p>"
+                f"<h2>Actions</h2><ul>{actions}</ul>"
+                f'<p><a href="{ROOT}">All operations</a> · the same text: <code>POST /api/v1/guide</code> '
+                f"<code>{{\"topic\": \"{html.escape(key)}\"}}</code></p></main>")
+        return _page(f"{page.title} · Bathtub guide", body)
+
+    app.router.add_get(ROOT, index, name="docs")
+    app.router.add_get(f"{ROOT}/init.js", init_js, name="docs_init")
+    app.router.add_get(f"{ROOT}/docs.css", css, name="docs_css")
+    app.router.add_get(f"{ROOT}/guide/{{topic}}", topic, name="docs_topic")
+    app.router.add_static(ASSETS, swagger_ui_bundle.swagger_ui_path, name="docs_assets")

@@ -1,0 +1,64 @@
+"""The browsable docs: /api/v1/docs is Swagger UI served by the service itself (no CDN), reading
+the OpenAPI document, with every guide topic linked and readable as a page."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bathtub_api.tools.guide import PAGES
+
+
+async def _get(client: Any, path: str) -> tuple[int, str, bytes]:
+    async with client.get(path) as resp:  # no token: the docs are public
+        return resp.status, resp.content_type, await resp.read()
+
+
+async def test_docs_page_and_every_asset_and_topic_answer(client: Any) -> None:
+    status, ctype, body = await _get(client, "/api/v1/docs")
+    assert status == 200 and ctype == "text/html"
+    page = body.decode()
+    refs = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert not [r for r in refs if r.startswith(("http:", "https:", "//"))], "no asset from a CDN"
+    scripts = re.findall(r'src="([^"]+)"', page)
+    assert "/api/v1/docs/assets/swagger-ui-bundle.js" in scripts
+    kinds = {}
+    for ref in refs:
+        status, ctype, content = await _get(client, ref)
+        assert status == 200 and content, ref
+        kinds[ref] = ctype
+    assert kinds["/api/v1/docs/assets/swagger-ui-bundle.js"] in ("application/javascript", "text/javascript")
+    assert kinds["/api/v1/docs/assets/swagger-ui.css"] == "text/css"
+    status, _, init = await _get(client, "/api/v1/docs/init.js")
+    assert b'url: "/api/v1/openapi.json"' in init
+    status, ctype, _ = await _get(client, "/api/v1/openapi.json")
+    assert status == 200 and ctype == "application/json"
+    topics = {r.rsplit("/", 1)[1] for r in refs if r.startswith("/api/v1/docs/guide/")}
+    assert topics == set(PAGES)
+    for key, p in PAGES.items():
+        status, ctype, content = await _get(client, f"/api/v1/docs/guide/{key}")
+        assert status == 200 and ctype == "text/html" and p.title.replace("&", "&amp;").encode() in content
+
+
+async def test_unknown_topic_and_asset_are_404(client: Any) -> None:
+    assert (await _get(client, "/api/v1/docs/guide/nope"))[0] == 404
+    assert (await _get(client, "/api/v1/docs/assets/../../../etc/passwd"))[0] == 404
+    # Only the docs are public: the API beside them still wants a token.
+    async with client.post("/api/v1/list/dataset", json={}) as resp:
+        assert resp.status == 401
+
+
+async def test_the_topic_list_marks_what_each_topic_covers(client: Any, config: Any) -> None:
+    from bathtub_api.cli import token_create
+    from bathtub_api.tools import default_registry
+    from bathtub_api.tools.guide import available_names
+
+    token = await token_create(config, "alice", ["read"])
+    async with client.post("/api/v1/guide", json={}, headers={"Authorization": f"Bearer {token}"}) as resp:
+        topics = (await resp.json())["topics"]
+    live = available_names(default_registry())
+    for t in topics:
+        actions = PAGES[t["id"]].actions
+        n = sum(a in live for a in actions)
+        assert t["coverage"] == ("available" if n == len(actions) else "planned" if n == 0 else "partly available")
+    assert {t["id"]: t["coverage"] for t in topics}["life_data"] == "available"
