@@ -1,4 +1,4 @@
-"""Identifiers: strings with a kind prefix (mdl_, ds_, rbd_, run_, job_, upl_, tok_, usr_)."""
+"""Identifiers: strings with a kind prefix (mdl_, ds_, rbd_, run_, job_, upl_, tok_, usr_, deg_, ...)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ PREFIX = {
     "strategy_analysis": "sa",
     "photo": "pho",
     "fleet": "flt",
+    "degradation_model": "deg",
 }
 
 

@@ -35,8 +35,9 @@ def build_model(
 ) -> dict[str, Any]:
     """The record of a degradation model fitted to readings (roles i unit, x time, y value).
 
-    `options`: extrapolation (pseudo_failure; a multiple of each unit's last reading time,
-    default 3), random_intercept and method ml|reml (random_effects)."""
+    `options`: extrapolation (a multiple of each unit's last reading time, default 3: a
+    pseudo-failure beyond it is censored; some unit must reach the threshold within it),
+    random_intercept and method ml|reml (random_effects)."""
     if model not in MODELS:
         raise InputError("model", f"must be one of {', '.join(MODELS)}")
     p = Path.parse(path)
@@ -44,7 +45,7 @@ def build_model(
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
         raise InputError("threshold", "must be a finite number")
     opts = dict(options or {})
-    known = {"pseudo_failure": {"extrapolation"}, "random_effects": {"random_intercept", "method"}}[model]
+    known = {"extrapolation"} | ({"random_intercept", "method"} if model == "random_effects" else set())
     for k in opts:
         if k not in known:
             raise InputError(f"options.{k}", f"unknown option for {model}; known: {', '.join(sorted(known))}")
@@ -57,10 +58,12 @@ def build_model(
         raise InputError("threshold", f"must be > 0 (the path takes the {p.y} of values)")
     base = {"kind": "degradation", "model": model, "path": p.to_record(), "threshold": float(threshold),
             "direction": direction, "n": len(readings.units), "readings": int(readings.t.size)}
+    extrapolation = opts.get("extrapolation", DEFAULT_EXTRAPOLATION)
+    if isinstance(extrapolation, bool) or not isinstance(extrapolation, (int, float)) or not (
+            math.isfinite(extrapolation) and extrapolation >= 1):
+        raise InputError("options.extrapolation", "must be a finite number >= 1 (a multiple of each unit's last "
+                                                  "reading time)")
     if model == "pseudo_failure":
-        extrapolation = opts.get("extrapolation", DEFAULT_EXTRAPOLATION)
-        if isinstance(extrapolation, bool) or not isinstance(extrapolation, (int, float)):
-            raise InputError("options.extrapolation", "must be a number >= 1")
         out = fit_pseudo_failures(p, readings, threshold, direction, life_distribution,
                                   extrapolation=float(extrapolation), fields=fields)
         return {**base, "distribution": out["life"]["distribution"], **out}
@@ -71,11 +74,14 @@ def build_model(
     if method not in ("ml", "reml"):
         raise InputError("options.method", "must be ml or reml")
     lines = unit_lines(p, readings, fields=fields)
-    reached = np.isfinite(crossing_times(p, lines, threshold, direction))
-    if not reached.any():
-        raise InputError("threshold", f"no unit's fitted path heads toward {threshold:g} ({direction})")
+    # the same door as pseudo-failure times: some unit's own line must reach the threshold
+    # within the extrapolation limit, else the data say nothing about crossing it
+    last = readings.t[readings.start[1:] - 1]
+    if not np.any(crossing_times(p, lines, threshold, direction) <= extrapolation * last):
+        raise InputError("threshold", f"no unit's fitted path reaches {threshold:g} ({direction}) within "
+                                      f"{extrapolation:g} × its last reading time")
     re = fit_random_effects(p, readings, random_intercept=ri, method=method, fields=fields)
-    record = {**base, "distribution": "random_effects", "random_effects": re}
+    record = {**base, "distribution": "random_effects", "random_effects": re, "extrapolation": float(extrapolation)}
     life = population_life(p, re, threshold, direction)
     qs = life.ppf(np.array(LIFE_POINTS))
     if not np.isfinite(qs[LIFE_POINTS.index(0.5)]):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bathtub_api.registry import Registry
-from bathtub_api.tools import datasets, fleets, guide, jobs, life, photos, rbd, strategy, uploads
+from bathtub_api.tools import datasets, degradation, fleets, guide, jobs, life, photos, rbd, strategy, uploads
 
-MODULES = (guide, datasets, jobs, life, strategy, rbd, uploads, photos, fleets)
+MODULES = (guide, datasets, jobs, life, degradation, strategy, rbd, uploads, photos, fleets)
 
 
 def default_registry() -> Registry:
