@@ -192,6 +192,8 @@ def _model(model: Any, field: str) -> dict[str, Any]:
     dist_id = model.get("distribution_id")
     if not isinstance(dist_id, str):
         raise InputError(f"{field}.distribution_id", "required (a distribution id)")
+    if dist_id == TABLE:
+        return _table(model, field)
     base = model.get("base_distribution_id")
     try:
         if model.get("mean") is not None:
@@ -209,6 +211,24 @@ def _model(model: Any, field: str) -> dict[str, Any]:
     if dist_id == MIXTURE:
         out["base_distribution_id"] = base
     return out
+
+
+TABLE = "table"  # a life as [t, F] knots (a joint unit's conditional life); the engine checks the knots
+TABLE_MAX_KNOTS = 100_000
+
+
+def _table(model: Mapping[str, Any], field: str) -> dict[str, Any]:
+    for k in model:
+        if k not in ("distribution_id", "table"):
+            raise InputError(f"{field}.{k}", "not with the table distribution (its knots are in table)")
+    knots = model.get("table")
+    if not isinstance(knots, list) or not 2 <= len(knots) <= TABLE_MAX_KNOTS:
+        raise InputError(f"{field}.table", f"2 to {TABLE_MAX_KNOTS} [t, F] knots")
+    for i, k in enumerate(knots):
+        if (not isinstance(k, (list, tuple)) or len(k) != 2
+                or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in k)):
+            raise InputError(f"{field}.table.{i}", "must be a [t, F] pair of numbers")
+    return {"distribution_id": TABLE, "params": {}, "table": [[float(a), float(b)] for a, b in knots]}
 
 
 def _int(node: Mapping[str, Any], key: str, field: str, low: int) -> int | None:

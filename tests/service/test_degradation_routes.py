@@ -117,3 +117,40 @@ async def test_row_refusals_name_column_and_row(api: Api) -> None:
     assert_refusal(*await api.post("degradation/create", body), 422, "hours", "row 2", "increase")
     assert (await api.post("list/degradation_model", {}))[1]["degradation_models"] == []
     assert (await api.post("degradation/create", {**base, "dataset_id": "ds_nope"}))[0] == 404
+
+
+async def test_rbd_block_simulates_a_joint_unit(api: Api) -> None:
+    from tests.service.test_rbd_service import poll
+
+    ds = await _dataset(api, _rows(1))
+    status, re = await api.post("degradation/create", {
+        "name": "re", "dataset_id": ds, "mapping": MAPPING, "threshold": 50.0, "direction": "up",
+        "model": "random_effects", "unit": "hours"})
+    assert status == 200, re
+    v = {p["name"]: p["value"] for p in re["random_effects"]["params"]}
+    age, mission = 30.0, 15.0
+
+    def sf(t: float) -> float:
+        return float(norm.cdf((50.0 - v["mu_a"]) / t, v["mu_b"], v["sd_b"]))
+
+    block = {"id": "j", "type": "component", "model": {"saved_model_id": re["id"],
+                                                       "joint_unit": {"id": "U9", "age": age}}}
+    diagram = {"name": "joint", "unit": "hours", "repairable": False,
+               "nodes": [{"id": "in", "type": "input"}, block, {"id": "out", "type": "output"}],
+               "edges": [{"source": "in", "target": "j"}, {"source": "j", "target": "out"}]}
+    status, made = await api.post("rbd/create", diagram)
+    assert status == 200, made
+    status, queued = await api.post("rbd_analysis/analyze", {"id": made["id"], "mission_time": mission,
+                                                            "replications": 20_000, "seed": 4})
+    assert status == 200, queued
+    if queued.get("job_id"):
+        assert (await poll(api, queued["job_id"]))["status"] == "done"
+    _, run = await api.post("get/rbd_run", {"id": queued["run_id"]})
+    assert run["method"] == "simulation"
+    lo, hi = run["results"]["reliability_interval"]
+    want = sf(age + mission) / sf(age)
+    assert lo <= want <= hi, (lo, want, hi)
+    # a joint unit needs a random-effects degradation model of the caller's
+    bad = {**diagram, "nodes": [{"id": "in", "type": "input"}, {**block, "model": {
+        "saved_model_id": "deg_0000", "joint_unit": {"age": 1.0}}}, {"id": "out", "type": "output"}]}
+    assert_refusal(*await api.post("rbd/create", bad), 422, "nodes.j.model.saved_model_id")

@@ -3,7 +3,7 @@ times with a fitted life distribution, a random-effects path model with its fail
 and each running unit's conditional remaining life from its own readings (joint model)."""
 
 from bathtub.degradation.crossing import LineCrossing, Residual
-from bathtub.degradation.joint import conditional_life, posterior, summarise
+from bathtub.degradation.joint import conditional_life, life_table, posterior, summarise
 from bathtub.degradation.model import MODELS, build_model
 from bathtub.degradation.paths import PATHS, Path, Readings, readings_from_columns, unit_lines
 from bathtub.degradation.pseudo import crossing_times, fit_pseudo_failures, pseudo_failures
@@ -21,6 +21,7 @@ __all__ = [
     "crossing_times",
     "fit_pseudo_failures",
     "fit_random_effects",
+    "life_table",
     "population_life",
     "posterior",
     "pseudo_failures",

@@ -125,3 +125,28 @@ def summarise(life: Residual, probability: float = 0.9) -> dict[str, Any]:
             "a Gaussian slope reaches the wrong sign with positive probability, so some units never cross "
             "and the mean remaining life is infinite; use the median and the interval",
             "unit_effects": {"mu_a": b.mu_a, "mu_b": b.mu_b, "sd_a": b.sd_a, "sd_b": b.sd_b, "rho": b.rho}}
+
+
+TABLE_KNOTS = 4000
+TABLE_TAIL = 1e-9  # failure mass left past the last knot (the engine treats it as never failing)
+
+
+def life_table(life: Residual, knots: int = TABLE_KNOTS) -> list[list[float]]:
+    """[t, F] knots of a remaining life for the engine's `table` distribution (F linear
+    between knots, sampled by inverting it; mass past the last knot never fails).
+
+    F is exact at every knot (the first-crossing law, already conditioned on the unit's age);
+    half the knots are evenly spaced up to the 0.999 quantile, half geometric from the 1e-9
+    quantile to the one where all but TABLE_TAIL of the failing mass has failed (a crossing
+    time's tail is heavy, like 1/t, where a slope is near zero), so linear interpolation between
+    knots is the only approximation (about 1e-6 in F, tests/degradation). The mass beyond the
+    last knot is p_never + TABLE_TAIL."""
+    top = 1.0 - life.p_never - TABLE_TAIL
+    if top <= 1e-9:
+        raise InputError("joint_unit", "the unit's path (given its readings) almost surely never reaches the "
+                                       "threshold: its life cannot be tabulated")
+    lo, body, hi = (float(x) for x in life.ppf(np.array([1e-9, min(0.999, top), top])))
+    lo = max(lo, hi * 1e-12)
+    t = np.unique(np.concatenate([np.linspace(0.0, body, knots // 2), np.geomspace(lo, hi, knots - knots // 2)]))
+    f = np.maximum.accumulate(np.clip(life.cdf(t), 0.0, 1.0))
+    return [[float(a), float(b)] for a, b in zip(t, f)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bathtub.degradation import conditional_life, life_table
 from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.engine import DIAGRAM_NOT_YET_SIMULATED, NOT_YET_SIMULATED, engine_version
 from bathtub.errors import InputError
@@ -85,11 +86,40 @@ def model_from_saved(body: Mapping[str, Any], model_id: str, field: str, unit: s
     return out
 
 
+def joint_life(
+    body: Mapping[str, Any], model_id: str, unit_in: Mapping[str, Any], field: str, unit: str | None
+) -> dict[str, Any]:
+    """A joint unit's life for the engine: its conditional remaining life given its age and
+    readings (`bathtub.degradation.conditional_life`), tabulated as [t, F] knots.
+
+    The conditioning on survival to the unit's age is done here, exactly (S(age + s) / S(age)
+    of the closed-form first-crossing law), so the engine's block starts new at the mission's
+    start with that remaining life; the table's linear interpolation is the only approximation."""
+    if body.get("kind") != "degradation" or body.get("model") != "random_effects":
+        raise InputError(f"{field}.saved_model_id", f"model {model_id} is not a random-effects degradation model; "
+                                                    "a joint unit needs one (degradation create, model random_effects)")
+    model_unit = body.get("unit")
+    if unit and model_unit and model_unit != unit:
+        raise InputError(f"{field}.saved_model_id", f"model {model_id} is in {model_unit!r} but the diagram is in "
+                                                    f"{unit!r}")
+    if unit_in.get("covariates"):
+        raise InputError(f"{field}.joint_unit.covariates", f"model {model_id} has no covariates")
+    try:
+        life = conditional_life(body, float(unit_in.get("age", 0.0)), unit_in.get("readings") or [])
+        return {"distribution_id": "table", "table": life_table(life)}
+    except InputError as e:
+        sub = e.field if e.field.startswith("readings") or e.field == "age" else ""
+        raise InputError(f"{field}.joint_unit" + (f".{sub}" if sub else ""), e.rule) from None
+
+
 def _model(
     m: Mapping[str, Any], field: str, models: Mapping[str, Mapping[str, Any]], unit: str | None
 ) -> dict[str, Any]:
     if "joint_unit" in m:
-        raise not_simulated(f"{field}.joint_unit")
+        mid = m["saved_model_id"]
+        if mid not in models:
+            raise InputError(f"{field}.saved_model_id", f"no model with id {mid!r}")
+        return joint_life(models[mid], mid, m["joint_unit"], field, unit)
     if "saved_model_id" in m:
         mid = m["saved_model_id"]
         if mid not in models:
