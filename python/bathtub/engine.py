@@ -1093,8 +1093,10 @@ def _mission_result(state: str, summary: str) -> MissionResult:
         reliability=np.asarray(s["reliability"], dtype=float),
         lower=np.asarray(s["lower"], dtype=float),
         upper=np.asarray(s["upper"], dtype=float),
-        mttf=s["mttf"],
-        mttf_std_error=s["mttf_std_error"],
+        # JSON has no infinity: the engine's infinite MTTF (a system that may never fail) comes
+        # back as null, its standard error (NaN) likewise
+        mttf=math.inf if s["mttf"] is None else s["mttf"],
+        mttf_std_error=math.nan if s["mttf_std_error"] is None else s["mttf_std_error"],
         probability_of_failure=s["probability_of_failure"],
         probability_of_failure_interval=(s["probability_of_failure_lower"], s["probability_of_failure_upper"]),
         block_shares={k: v for k, v in s["blocks"]},

@@ -93,3 +93,22 @@ def test_refusals_name_the_node_and_field() -> None:
     with pytest.raises(InputError) as e:
         check_diagram(d)
     assert e.value.field == "nodes.j.state"
+
+
+def test_a_life_that_may_never_end_gives_an_infinite_mttf() -> None:
+    # F reaches 0.6 at t = 10 and stays: 40% of units never fail
+    d = {"nodes": [{"id": "in", "type": "input"}, {"id": "out", "type": "output"},
+                   {"id": "b", "type": "component", "model": {"distribution_id": "table",
+                                                               "table": [[0.0, 0.0], [10.0, 0.6]]}}],
+         "edges": [{"source": "in", "target": "b"}, {"source": "b", "target": "out"}]}
+    m = engine.simulate_mission(d, mission_time=20.0, replications=20_000, seed=2)
+    assert math.isinf(m.mttf)
+    lo, hi = (1.0 - x for x in reversed(m.probability_of_failure_interval))
+    assert lo <= 0.4 <= hi
+    # R(5) = 0.7 on the curve's band (F linear between knots)
+    i = int(np.argmin(np.abs(np.asarray(m.t) - 5.0)))
+    assert m.t[i] == 5.0 and m.lower[i] <= 0.7 <= m.upper[i]
+    with pytest.raises(engine.EngineError) as e:
+        engine.simulate_mission({**d, "nodes": [*d["nodes"][:2], {**d["nodes"][2], "model": {
+            "distribution_id": "table", "table": [[0.0, 0.5], [1.0, 0.2]]}}]}, mission_time=1.0, replications=10)
+    assert "node \"b\": model: table: knot 1" in str(e.value)
