@@ -91,8 +91,13 @@ def test_refusals_name_the_node_and_field() -> None:
     d = _diagram({"age": 1.0})
     d["nodes"][2]["state"] = {"age": 4.0}
     with pytest.raises(InputError) as e:
-        check_diagram(d)
+        engine_form(check_diagram(d), {"deg_x": RECORD}, {})
     assert e.value.field == "nodes.j.state"
+    d = _diagram({"age": 1.0})
+    d["nodes"][2] = {**d["nodes"][2], "type": "parallel", "n": 2}
+    with pytest.raises(InputError) as e:
+        engine_form(check_diagram(d), {"deg_x": RECORD}, {})
+    assert e.value.field == "nodes.j.model.joint_unit"
 
 
 def test_a_life_that_may_never_end_gives_an_infinite_mttf() -> None:

@@ -198,17 +198,6 @@ def _node_rules(n: dict[str, Any], field: str, repairable: bool) -> None:
         raise InputError(f"{field}.covariate_schedules", "needs a saved covariate model (model.saved_model_id)")
     if repairable and "joint_unit" in n.get("model", {}):
         raise InputError(f"{field}.model.joint_unit", "only in a non-repairable diagram")
-    if "joint_unit" in n.get("model", {}):
-        # one running unit's remaining life from its age: no spares, no second unit, no
-        # replacement (a new unit is not this unit) and no other age
-        if kind != "component":
-            raise InputError(f"{field}.model.joint_unit", "only on a component block (one running unit)")
-        for key in ("preventive", "inspection", "state", "spares"):
-            if key in n:
-                raise InputError(f"{field}.{key}", "not with a joint unit (its life is one running unit's "
-                                                   "remaining life from its age)")
-        if n.get("n", 1) != 1:
-            raise InputError(f"{field}.n", "must be 1 with a joint unit (one running unit)")
     if repairable:
         if "covariate_schedules" in n:
             raise InputError(f"{field}.covariate_schedules", "only in a non-repairable diagram")

@@ -112,6 +112,19 @@ def joint_life(
         raise InputError(f"{field}.joint_unit" + (f".{sub}" if sub else ""), e.rule) from None
 
 
+def _check_joint_block(n: Mapping[str, Any], field: str) -> None:
+    """A joint unit is one running unit's remaining life from its age: simulated on a single
+    component with no spares, no replacement (a new unit is not this unit) and no other age."""
+    if n["type"] != "component":
+        raise InputError(f"{field}.model.joint_unit", "simulated on a component block only (one running unit)")
+    for key in ("preventive", "inspection", "state", "spares"):
+        if n.get(key) is not None:
+            raise InputError(f"{field}.{key}", "not with a joint unit (its life is one running unit's remaining "
+                                               "life from its age)")
+    if n.get("n", 1) != 1:
+        raise InputError(f"{field}.n", "must be 1 with a joint unit (one running unit)")
+
+
 def _model(
     m: Mapping[str, Any], field: str, models: Mapping[str, Mapping[str, Any]], unit: str | None
 ) -> dict[str, Any]:
@@ -154,6 +167,8 @@ def engine_form(
             if n.get(key) not in (None, False):
                 raise not_simulated(f"{f}.{key}")
         out: dict[str, Any] = {"id": n["id"], "type": n["type"]}
+        if "joint_unit" in (n.get("model") or {}):
+            _check_joint_block(n, f)
         if "model" in n:
             out["model"] = _model(n["model"], f"{f}.model", models, d.get("unit"))
         if "repair" in n and d.get("repairable"):
