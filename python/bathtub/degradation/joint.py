@@ -119,11 +119,11 @@ def summarise(life: Residual, probability: float = 0.9) -> dict[str, Any]:
         return float(x) if math.isfinite(x) else None
 
     b = life.base
+    never = (f"the unit's path never reaches the threshold with probability p_never = {life.p_never:.3g} (a "
+             "Gaussian slope takes the wrong sign), so quantiles at or above 1 - p_never and the mean are infinite")
+    reasons = {k: never for k, v in (("median", med), ("interval", hi), ("mean", mean)) if not math.isfinite(v)}
     return {"median": num(med), "interval": [num(lo), num(hi)], "probability": probability,
-            "mean": num(mean), "p_never": life.p_never,
-            "null_reason": None if math.isfinite(mean) else
-            "a Gaussian slope reaches the wrong sign with positive probability, so some units never cross "
-            "and the mean remaining life is infinite; use the median and the interval",
+            "mean": num(mean), "p_never": life.p_never, "null_reason": reasons or None,
             "unit_effects": {"mu_a": b.mu_a, "mu_b": b.mu_b, "sd_a": b.sd_a, "sd_b": b.sd_b, "rho": b.rho}}
 
 
