@@ -195,6 +195,8 @@ def _model(model: Any, field: str) -> dict[str, Any]:
     dist_id = model.get("distribution_id")
     if not isinstance(dist_id, str):
         raise InputError(f"{field}.distribution_id", "required (a distribution id)")
+    if dist_id == TABLE:
+        return _table(model, field)
     base = model.get("base_distribution_id")
     try:
         if model.get("mean") is not None:
@@ -219,6 +221,24 @@ def _model(model: Any, field: str) -> dict[str, Any]:
     if dist_id == MIXTURE:
         out["base_distribution_id"] = base
     return out
+
+
+TABLE = "table"  # a life as [t, F] knots (a joint unit's conditional life); the engine checks the knots
+TABLE_MAX_KNOTS = 100_000
+
+
+def _table(model: Mapping[str, Any], field: str) -> dict[str, Any]:
+    for k in model:
+        if k not in ("distribution_id", "table"):
+            raise InputError(f"{field}.{k}", "not with the table distribution (its knots are in table)")
+    knots = model.get("table")
+    if not isinstance(knots, list) or not 2 <= len(knots) <= TABLE_MAX_KNOTS:
+        raise InputError(f"{field}.table", f"2 to {TABLE_MAX_KNOTS} [t, F] knots")
+    for i, k in enumerate(knots):
+        if (not isinstance(k, (list, tuple)) or len(k) != 2
+                or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in k)):
+            raise InputError(f"{field}.table.{i}", "must be a [t, F] pair of numbers")
+    return {"distribution_id": TABLE, "params": {}, "table": [[float(a), float(b)] for a, b in knots]}
 
 
 def _int(node: Mapping[str, Any], key: str, field: str, low: int) -> int | None:
@@ -1102,8 +1122,10 @@ def _mission_result(state: str, summary: str) -> MissionResult:
         reliability=np.asarray(s["reliability"], dtype=float),
         lower=np.asarray(s["lower"], dtype=float),
         upper=np.asarray(s["upper"], dtype=float),
-        mttf=s["mttf"],
-        mttf_std_error=s["mttf_std_error"],
+        # JSON has no infinity: the engine's infinite MTTF (a system that may never fail) comes
+        # back as null, its standard error (NaN) likewise
+        mttf=math.inf if s["mttf"] is None else s["mttf"],
+        mttf_std_error=math.nan if s["mttf_std_error"] is None else s["mttf_std_error"],
         probability_of_failure=s["probability_of_failure"],
         probability_of_failure_interval=(s["probability_of_failure_lower"], s["probability_of_failure_upper"]),
         block_shares={k: v for k, v in s["blocks"]},

@@ -1,4 +1,4 @@
-"""Identifiers: strings with a kind prefix (mdl_, ds_, rbd_, run_, job_, upl_, tok_, usr_, rcm_, ...)."""
+"""Identifiers: strings with a kind prefix (mdl_, ds_, rbd_, run_, job_, upl_, tok_, usr_, rcm_, deg_, ...)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ PREFIX = {
     "photo": "pho",
     "fleet": "flt",
     "rcm_study": "rcm",
+    "degradation_model": "deg",
 }
 
 

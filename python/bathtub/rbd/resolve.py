@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bathtub.degradation import conditional_life, life_table
 from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.engine import DIAGRAM_NOT_YET_SIMULATED, NOT_YET_SIMULATED, engine_version
 from bathtub.errors import InputError
@@ -116,11 +117,53 @@ def model_from_saved(body: Mapping[str, Any], model_id: str, field: str, unit: s
     return out
 
 
+def joint_life(
+    body: Mapping[str, Any], model_id: str, unit_in: Mapping[str, Any], field: str, unit: str | None
+) -> dict[str, Any]:
+    """A joint unit's life for the engine: its conditional remaining life given its age and
+    readings (`bathtub.degradation.conditional_life`), tabulated as [t, F] knots.
+
+    The conditioning on survival to the unit's age is done here, exactly (S(age + s) / S(age)
+    of the closed-form first-crossing law), so the engine's block starts new at the mission's
+    start with that remaining life; the table's linear interpolation is the only approximation."""
+    if body.get("kind") != "degradation" or body.get("model") != "random_effects":
+        raise InputError(f"{field}.saved_model_id", f"model {model_id} is not a random-effects degradation model; "
+                                                    "a joint unit needs one (degradation create, model random_effects)")
+    model_unit = body.get("unit")
+    if unit and model_unit and model_unit != unit:
+        raise InputError(f"{field}.saved_model_id", f"model {model_id} is in {model_unit!r} but the diagram is in "
+                                                    f"{unit!r}")
+    if unit_in.get("covariates"):
+        raise InputError(f"{field}.joint_unit.covariates", f"model {model_id} has no covariates")
+    try:
+        life = conditional_life(body, float(unit_in.get("age", 0.0)), unit_in.get("readings") or [])
+        return {"distribution_id": "table", "table": life_table(life)}
+    except InputError as e:
+        sub = e.field if e.field.startswith("readings") or e.field == "age" else ""
+        raise InputError(f"{field}.joint_unit" + (f".{sub}" if sub else ""), e.rule) from None
+
+
+def _check_joint_block(n: Mapping[str, Any], field: str) -> None:
+    """A joint unit is one running unit's remaining life from its age: simulated on a single
+    component with no spares, no replacement (a new unit is not this unit) and no other age."""
+    if n["type"] != "component":
+        raise InputError(f"{field}.model.joint_unit", "simulated on a component block only (one running unit)")
+    for key in ("preventive", "inspection", "state", "spares"):
+        if n.get(key) is not None:
+            raise InputError(f"{field}.{key}", "not with a joint unit (its life is one running unit's remaining "
+                                               "life from its age)")
+    if n.get("n", 1) != 1:
+        raise InputError(f"{field}.n", "must be 1 with a joint unit (one running unit)")
+
+
 def _model(
     m: Mapping[str, Any], field: str, models: Mapping[str, Mapping[str, Any]], unit: str | None
 ) -> dict[str, Any]:
     if "joint_unit" in m:
-        raise not_simulated(f"{field}.joint_unit")
+        mid = m["saved_model_id"]
+        if mid not in models:
+            raise InputError(f"{field}.saved_model_id", f"no model with id {mid!r}")
+        return joint_life(models[mid], mid, m["joint_unit"], field, unit)
     if "saved_model_id" in m:
         mid = m["saved_model_id"]
         if mid not in models:
@@ -171,6 +214,8 @@ def engine_form(
             if n.get(key) not in (None, False):
                 raise not_simulated(f"{f}.{key}")
         out: dict[str, Any] = {"id": n["id"], "type": n["type"]}
+        if "joint_unit" in (n.get("model") or {}):
+            _check_joint_block(n, f)
         if "model" in n:
             out["model"] = _model(n["model"], f"{f}.model", models, d.get("unit"))
         if "repair" in n:

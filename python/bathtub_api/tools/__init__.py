@@ -6,6 +6,7 @@ from bathtub_api.registry import Registry
 from bathtub_api.tools import (
     alt,
     datasets,
+    degradation,
     fleets,
     guide,
     jobs,
@@ -18,7 +19,7 @@ from bathtub_api.tools import (
     uploads,
 )
 
-MODULES = (guide, datasets, jobs, life, recurrent, alt, strategy, rbd, uploads, photos, fleets, rcm)
+MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, uploads, photos, fleets, rcm)
 
 
 def default_registry() -> Registry:

@@ -77,10 +77,28 @@ PAGES: dict[str, Page] = {
         "Brier score against the plain Kaplan-Meier curve and time-dependent AUC, in-sample; "
         "`diagnostics.ph_test` the scaled-Schoenfeld test of each covariate and overall (as R's cox.zph): "
         "'violated' means an effect drifts with time, so stratify on it or split time. Evaluate one unit with "
-        "POST /api/v1/models/{id}/reliability and `covariates` (and the stratum column for a stratified Cox).",
+        "POST /api/v1/models/{id}/reliability and `covariates` (and the stratum column for a stratified Cox). "
+        "Degradation readings (a dataset with unit, time and value columns) fit with `degradation create`: "
+        "`mapping` roles `i` unit, `x` time, `y` value; `path` linear, exponential, power or logarithmic (or "
+        "`{t, y}` transforms identity, log, sqrt); `threshold` and `direction` (up or down); `model` "
+        "pseudo_failure (each unit's fitted path extrapolated to the threshold, then `life_distribution` fitted "
+        "with bounds; a unit whose path heads away, or reaches the threshold only beyond `options.extrapolation` "
+        "times its last reading, default 3, is right-censored at its last reading and listed so) or "
+        "random_effects (linear or exponential paths; a random slope per unit, `options.random_intercept` adds a "
+        "correlated random intercept; ML or REML, `options.method`; parameters with 95% intervals; the life is "
+        "the first crossing of the random line, so a share of units, `p_never`, never fails and the mean life is "
+        "infinite). A unit with fewer than 2 readings, times not increasing within a unit, or a threshold no "
+        "unit's path reaches is a 422 naming the field. Read them with `get degradation_model` and "
+        "`list degradation_model`; GET /api/v1/models lists them beside life models. `degradation "
+        "remaining_life` with `id`, `age` and the unit's own `readings` ([age, value] pairs, at most 2000) "
+        "updates the unit's random effects from its readings (closed-form Gaussian update) and gives its "
+        "remaining-life median and central interval (`probability`, default 0.9), conditioned on its survival "
+        "to `age`; with no readings it is the population life conditioned on the age. Degradation models are "
+        "fitted on the dataset's rows at creation and not refitted by later ingests.",
         ("datasets/create", "get/dataset", "list/dataset", "POST /api/v1/fit", "get/model", "GET /api/v1/models",
          "POST /api/v1/models/{model_id}/reliability", "POST /api/ingest/datasets/{dataset_id}/lives",
-         "datasets/delete_rows", "datasets/delete", "DELETE /api/v1/datasets/{dataset_id}"),
+         "datasets/delete_rows", "datasets/delete", "DELETE /api/v1/datasets/{dataset_id}", "degradation/create",
+         "get/degradation_model", "list/degradation_model", "degradation/remaining_life"),
     ),
     "units": Page(
         "Units", "Time units travel with data, models and diagrams; nothing is rescaled silently.",
@@ -201,9 +219,13 @@ PAGES: dict[str, Page] = {
         "diagram changed since; the same inputs answer from the stored run unless `recompute: true`. "
         "The simulation honours preventive maintenance, proof tests (PFD and SIL of a `safety_function`), "
         "repair quality, common-cause groups, maintenance groups, costs with discounting, phases, capacity and "
-        "production, initial block states and network mode. Covariate schedules and condition-based "
-        "(`joint_unit`) blocks are not simulated yet. `rbd create` and `rbd edit` run the analysis's own checks, "
-        "so anything an analysis would refuse is refused there, with the same detail, and never stored. "
+        "production, initial block states and network mode, and joint units (a component whose model is a "
+        "random-effects degradation model's `saved_model_id` with `joint_unit` {age, readings}: the block's life "
+        "is that running unit's remaining life given its readings, conditioned exactly on its age and handed to "
+        "the engine as a table of its distribution function; non-repairable diagrams, one unit, no spares, "
+        "state or preventive replacement); covariate schedules are stored but refused by analysis. "
+        "`rbd create` and `rbd edit` run the analysis's own checks, so anything an analysis would refuse is "
+        "refused there, with the same detail, and never stored. "
         "Failures are counted apart from planned events: `expected_failures`, `mtbf` and `mttr` "
         "(system and per block) are about failures only, and `expected_preventive_replacements`, "
         "`expected_proof_tests`, `expected_planned_outages` and planned vs unplanned downtime have their own "

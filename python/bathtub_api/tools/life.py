@@ -20,7 +20,7 @@ from bathtub.regression.records import fit_regression
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
-from bathtub_api.tools import alt, datasets
+from bathtub_api.tools import alt, datasets, degradation
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
@@ -348,7 +348,10 @@ def register(reg: Registry) -> None:
                summary="The caller's models, oldest first")(list_models)
 
     async def models_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
-        return {"models": (await list_models(ctx, ListRequest(limit=500)))["items"]}
+        """Life models, then degradation models (the spec: kinds include both)."""
+        out = await list_models(ctx, ListRequest(limit=500))
+        items = await ctx.store.list_items(ctx.user.id, degradation.KIND, 500, 0)
+        return {"models": out["items"] + [degradation.summary(ctx, i) for i in items]}
 
     async def model_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
         return await get_model(ctx, ModelGet(id=request.match_info["model_id"]))

@@ -119,10 +119,16 @@ async def _references(store: Store, owner: str, body: dict[str, Any]) -> tuple[d
             for key in ("model", "repair"):
                 mid = (n.get(key) or {}).get("saved_model_id")
                 if mid and mid not in models:
-                    item = await store.get_item(owner, "model", mid)
+                    # a joint unit's model is a degradation model (its own kind of item)
+                    joint = "joint_unit" in (n.get(key) or {})
+                    item = await store.get_item(owner, "degradation_model" if joint else "model", mid)
                     if item is None:
                         raise InputError(f"{f}.{key}.saved_model_id", f"no model with id {mid!r}")
-                    model_from_saved(item["body"], mid, f"{f}.{key}.saved_model_id", d.get("unit"))
+                    if joint and item["body"].get("model") != "random_effects":
+                        raise InputError(f"{f}.{key}.saved_model_id", f"degradation model {mid} is "
+                                         f"{item['body'].get('model')}; a joint unit needs a random_effects one")
+                    if not joint:
+                        model_from_saved(item["body"], mid, f"{f}.{key}.saved_model_id", d.get("unit"))
                     models[mid] = item["body"]
             sub = n.get("subsystem_rbd_id")
             if sub and sub not in diagrams:

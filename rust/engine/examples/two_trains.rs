@@ -10,6 +10,7 @@ fn exp(rate: f64) -> DistSpec {
         distribution_id: "exponential".into(),
         params: [("failure_rate".to_string(), rate)].into(),
         base_distribution_id: None,
+        table: None,
     }
 }
 

@@ -26,6 +26,9 @@ pub struct MissionAcc {
     pub replication_start: u64,
     pub replication_count: u64,
     pub time_to_failure: Moments,
+    /// Replications whose system never fails (an infinite time to failure).
+    #[serde(default)]
+    pub never_failed: u64,
     pub failed_by_mission: u64,
     pub survivors: Vec<u64>,
     /// System failures by mission end, by the block whose failure brought the system down.
@@ -60,6 +63,7 @@ impl MissionAcc {
             replication_start: start,
             replication_count: 0,
             time_to_failure: Moments::default(),
+            never_failed: 0,
             failed_by_mission: 0,
             survivors: vec![0; o.grid],
             caused: vec![0; blocks.len()],
@@ -87,6 +91,7 @@ impl MissionAcc {
         self.replication_start = self.replication_start.min(o.replication_start);
         self.replication_count += o.replication_count;
         self.time_to_failure.merge(&o.time_to_failure);
+        self.never_failed += o.never_failed;
         self.failed_by_mission += o.failed_by_mission;
         add_vec(&mut self.survivors, &o.survivors);
         add_vec(&mut self.caused, &o.caused);
@@ -143,10 +148,15 @@ fn replicate(sim: &mut Sim, acc: &mut MissionAcc, grid: &[f64], rep: u64) {
         acc.below_demand += (x < acc.demand) as u64;
     }
     let m = acc.options.mission_time;
-    // Compilation guarantees the system fails once every unit has; the guard keeps the
-    // accumulator finite regardless.
-    let ttf = if ttf.is_finite() { ttf } else { sim.now };
-    acc.time_to_failure.add(ttf / m);
+    // A system that never fails (a block whose life has mass at infinity, e.g. a tabulated
+    // conditional life where some paths never cross) has an infinite time to failure: it is
+    // counted, and any such replication makes the MTTF infinite (the fixed-point moments
+    // take the last event's time so they stay finite).
+    if !ttf.is_finite() {
+        acc.never_failed += 1;
+    }
+    let ttf_moment = if ttf.is_finite() { ttf } else { sim.now };
+    acc.time_to_failure.add(ttf_moment / m);
     if ttf <= m {
         acc.failed_by_mission += 1;
         if cause != usize::MAX {
@@ -302,8 +312,16 @@ impl MissionAcc {
             reliability: self.survivors.iter().map(|&k| k as f64 / nf).collect(),
             lower: bands.iter().map(|b| b.0).collect(),
             upper: bands.iter().map(|b| b.1).collect(),
-            mttf: self.time_to_failure.mean() * m,
-            mttf_std_error: self.time_to_failure.std_error() * m,
+            mttf: if self.never_failed > 0 {
+                f64::INFINITY
+            } else {
+                self.time_to_failure.mean() * m
+            },
+            mttf_std_error: if self.never_failed > 0 {
+                f64::NAN
+            } else {
+                self.time_to_failure.std_error() * m
+            },
             probability_of_failure: self.failed_by_mission as f64 / nf,
             probability_of_failure_lower: fl,
             probability_of_failure_upper: fu,

@@ -93,6 +93,7 @@ fn dist(
         distribution_id: distribution_id.to_string(),
         params,
         base_distribution_id,
+        table: None,
     })
     .map_err(err)
 }

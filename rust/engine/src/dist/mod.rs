@@ -15,6 +15,7 @@ mod mixture;
 mod normal;
 mod power;
 mod solve;
+mod table;
 mod uniform;
 mod weibull;
 pub mod ziggurat;
@@ -28,6 +29,7 @@ pub use lognormal::LogNormal;
 pub use mixture::Mixture;
 pub use normal::Normal;
 pub use power::{PowerSf, hazard_share};
+pub use table::Table;
 pub use uniform::Uniform;
 pub use weibull::Weibull;
 
@@ -145,6 +147,7 @@ pub enum Dist {
     Uniform(Uniform),
     Mixture(Mixture),
     PowerSf(PowerSf),
+    Table(Table),
 }
 
 macro_rules! each {
@@ -161,6 +164,7 @@ macro_rules! each {
             Dist::Uniform($d) => $e,
             Dist::Mixture($d) => $e,
             Dist::PowerSf($d) => $e,
+            Dist::Table($d) => $e,
         }
     };
 }
@@ -227,6 +231,9 @@ pub struct DistSpec {
     pub params: BTreeMap<String, f64>,
     #[serde(default)]
     pub base_distribution_id: Option<String>,
+    /// `table` only: its [t, F] knots (see `Table`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<Vec<[f64; 2]>>,
 }
 
 fn take(
@@ -304,6 +311,22 @@ impl Dist {
 
     /// Build from a spec; a mixture splits its numbered parameters into modes.
     pub fn from_spec(spec: &DistSpec) -> Result<Dist, DistError> {
+        if spec.distribution_id == "table" {
+            if !spec.params.is_empty() {
+                return Err(DistError("table: takes knots in table, no params".into()));
+            }
+            let knots = spec
+                .table
+                .as_deref()
+                .ok_or_else(|| DistError("table: knots [[t, F], ...] are required".into()))?;
+            return Ok(Dist::Table(Table::new(knots)?));
+        }
+        if spec.table.is_some() {
+            return Err(DistError(format!(
+                "{}: table knots are for the table distribution only",
+                spec.distribution_id
+            )));
+        }
         if spec.distribution_id != "mixture" {
             return Dist::from_params(&spec.distribution_id, &spec.params);
         }
@@ -355,6 +378,7 @@ mod tests {
             distribution_id: id.into(),
             params: p.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             base_distribution_id: None,
+            table: None,
         }
     }
 

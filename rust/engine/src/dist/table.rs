@@ -1,0 +1,165 @@
+//! A life given as a table of its distribution function: knots (t_i, F_i), F linear between
+//! knots (so the density is constant on each interval) and sampled by inverting that
+//! piecewise-linear F exactly. Mass not reached by the last knot (F_n < 1) never fails: its
+//! lives are infinite. Used for lives known only numerically (a condition-based unit's
+//! conditional remaining life from its degradation readings).
+use super::{DistError, Lifetime};
+
+#[derive(Debug, Clone)]
+pub struct Table {
+    t: Vec<f64>,
+    f: Vec<f64>,
+    mean: f64,
+}
+
+pub const MAX_KNOTS: usize = 100_000;
+
+impl Table {
+    /// Knots with t strictly increasing from t_0 >= 0, F non-decreasing in [0, 1].
+    pub fn new(knots: &[[f64; 2]]) -> Result<Self, DistError> {
+        let bad = |why: String| Err(DistError(format!("table: {why}")));
+        if knots.len() < 2 || knots.len() > MAX_KNOTS {
+            return bad(format!(
+                "needs 2 to {MAX_KNOTS} [t, F] knots (got {})",
+                knots.len()
+            ));
+        }
+        for (i, k) in knots.iter().enumerate() {
+            let [t, f] = *k;
+            if !(t.is_finite() && t >= 0.0 && (0.0..=1.0).contains(&f)) {
+                return bad(format!(
+                    "knot {i}: t must be finite >= 0 and F in [0, 1] (got [{t}, {f}])"
+                ));
+            }
+            if i > 0 && !(t > knots[i - 1][0] && f >= knots[i - 1][1]) {
+                return bad(format!("knot {i}: t must increase and F must not decrease"));
+            }
+        }
+        let t: Vec<f64> = knots.iter().map(|k| k[0]).collect();
+        let f: Vec<f64> = knots.iter().map(|k| k[1]).collect();
+        let last = f[f.len() - 1];
+        let mean = if last < 1.0 {
+            f64::INFINITY
+        } else {
+            // E[T] = t_0 F_0 + sum over intervals of the midpoint times the interval's mass
+            t[0] * f[0]
+                + t.windows(2)
+                    .zip(f.windows(2))
+                    .map(|(tw, fw)| 0.5 * (tw[0] + tw[1]) * (fw[1] - fw[0]))
+                    .sum::<f64>()
+        };
+        Ok(Table { t, f, mean })
+    }
+
+    /// Index i of the interval [t_i, t_{i+1}] holding t (t within the table).
+    fn interval(&self, t: f64) -> usize {
+        self.t
+            .partition_point(|&x| x <= t)
+            .saturating_sub(1)
+            .min(self.t.len() - 2)
+    }
+}
+
+impl Lifetime for Table {
+    fn cdf(&self, t: f64) -> f64 {
+        let n = self.t.len();
+        if t < self.t[0] {
+            return 0.0;
+        }
+        if t >= self.t[n - 1] {
+            return self.f[n - 1];
+        }
+        let i = self.interval(t);
+        let w = (t - self.t[i]) / (self.t[i + 1] - self.t[i]);
+        self.f[i] + w * (self.f[i + 1] - self.f[i])
+    }
+    fn sf(&self, t: f64) -> f64 {
+        1.0 - self.cdf(t)
+    }
+    fn pdf(&self, t: f64) -> f64 {
+        let n = self.t.len();
+        if t < self.t[0] || t >= self.t[n - 1] {
+            return 0.0;
+        }
+        let i = self.interval(t);
+        (self.f[i + 1] - self.f[i]) / (self.t[i + 1] - self.t[i])
+    }
+    fn mean(&self) -> f64 {
+        self.mean
+    }
+    fn quantile(&self, p: f64) -> f64 {
+        let n = self.t.len();
+        if p <= self.f[0] {
+            return self.t[0];
+        }
+        if p > self.f[n - 1] {
+            return f64::INFINITY;
+        }
+        // first knot with F >= p: the root lies in the interval ending there
+        let j = self.f.partition_point(|&x| x < p).max(1);
+        let (f0, f1) = (self.f[j - 1], self.f[j]);
+        let w = if f1 > f0 { (p - f0) / (f1 - f0) } else { 1.0 };
+        self.t[j - 1] + w * (self.t[j] - self.t[j - 1])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Stream;
+
+    #[test]
+    fn inverts_its_piecewise_linear_cdf() {
+        let d = Table::new(&[[0.0, 0.0], [1.0, 0.5], [3.0, 0.9], [4.0, 1.0]]).unwrap();
+        assert_eq!(d.cdf(0.5), 0.25);
+        assert_eq!(d.cdf(2.0), 0.7);
+        assert!((d.quantile(0.7) - 2.0).abs() < 1e-15);
+        assert!((d.quantile(0.95) - 3.5).abs() < 1e-15);
+        assert_eq!(d.quantile(0.0), 0.0);
+        // mean: 0.5 * 0.5 + 2 * 0.4 + 3.5 * 0.1
+        assert!((d.mean() - 1.4).abs() < 1e-15);
+        assert_eq!(d.pdf(2.0), 0.2);
+    }
+
+    #[test]
+    fn mass_beyond_the_last_knot_never_fails() {
+        let d = Table::new(&[[0.0, 0.0], [10.0, 0.6]]).unwrap();
+        assert_eq!(d.quantile(0.7), f64::INFINITY);
+        assert_eq!(d.mean(), f64::INFINITY);
+        assert!((d.sf(20.0) - 0.4).abs() < 1e-15);
+        let mut rng = Stream::new(7, 0);
+        let n = 200_000;
+        let inf = (0..n).filter(|_| d.sample(&mut rng).is_infinite()).count() as f64 / n as f64;
+        // within 4 standard errors of 0.4
+        assert!(
+            (inf - 0.4).abs() < 4.0 * (0.24f64 / n as f64).sqrt(),
+            "{inf}"
+        );
+    }
+
+    #[test]
+    fn residual_sampling_conditions_on_the_age() {
+        // uniform on [0, 10] as a table; remaining life at age 4 is uniform on [0, 6]
+        let d = Table::new(&[[0.0, 0.0], [10.0, 1.0]]).unwrap();
+        let mut rng = Stream::new(3, 1);
+        let n = 100_000;
+        let below3 = (0..n)
+            .filter(|_| d.sample_residual(4.0, &mut rng) <= 3.0)
+            .count() as f64
+            / n as f64;
+        assert!(
+            (below3 - 0.5).abs() < 4.0 * (0.25f64 / n as f64).sqrt(),
+            "{below3}"
+        );
+    }
+
+    #[test]
+    fn refuses_bad_knots() {
+        assert!(Table::new(&[[0.0, 0.0]]).is_err());
+        assert!(Table::new(&[[0.0, 0.0], [0.0, 0.5]]).is_err());
+        assert!(Table::new(&[[0.0, 0.6], [1.0, 0.5]]).is_err());
+        assert!(Table::new(&[[-1.0, 0.0], [1.0, 0.5]]).is_err());
+        assert!(Table::new(&[[0.0, 0.0], [f64::NAN, 0.5]]).is_err());
+        assert!(Table::new(&[[0.0, 0.0], [1.0, 1.5]]).is_err());
+    }
+}
