@@ -6,9 +6,11 @@ Retry-After, jobs are waited on with progress, and uploads go link → bytes →
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import io
 import os
+import socket
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -38,15 +40,18 @@ class Served:
     client can call it from the test."""
 
     def __init__(self, config: Config) -> None:
+        with socket.socket() as probe:  # a free port, so the service's own base URL (its links) is right
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        config = dataclasses.replace(config, base_url=self.url)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.runner = web.AppRunner(create_app(config))
         self._run(self.runner.setup())
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        site = web.TCPSite(self.runner, "127.0.0.1", port)
         self._run(site.start())
-        host, port = self.runner.addresses[0][:2]
-        self.url = f"http://{host}:{port}"
 
     def _run(self, coro: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout=60)
