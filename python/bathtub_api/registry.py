@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from bathtub_api.auth import User, require_scope
 from bathtub_api.errors import ApiError, json_response
+from bathtub_api.fields import refuse_nul
 from bathtub_api.keys import CONFIG, JOBS, STORE, USER
 
 if TYPE_CHECKING:
@@ -190,9 +191,11 @@ async def read_json(request: web.Request, *, empty: Any = None) -> Any:
             return empty
         raise ApiError(422, "body: a JSON object is required")
     try:
-        return orjson.loads(raw)
+        body = orjson.loads(raw)
     except orjson.JSONDecodeError as e:
         raise ApiError(422, f"body: malformed JSON ({e})") from None
+    refuse_nul(body, raw=raw)  # every string a body carries, including free-form parts no model describes
+    return body
 
 
 def _action_view(action: Action) -> Callable[[web.Request], Awaitable[web.Response]]:
@@ -207,6 +210,8 @@ def _route_view(route: Route) -> Callable[[web.Request], Awaitable[web.Response]
     async def view(request: web.Request) -> web.Response:
         ctx = ctx_of(request)
         require_scope(ctx.user, route.scope)
+        for name, value in request.match_info.items():
+            refuse_nul(value, name)
         return json_response(await route.handler(ctx, request))
 
     return view

@@ -3,18 +3,63 @@ owned item (404 for anyone else's), and paging through a kind of item."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
+from bathtub.errors import InputError
 from bathtub_api.errors import not_found
+from bathtub_api.fields import integer
 from bathtub_api.registry import Ctx
 
 
 class Strict(BaseModel):
-    """Requests: unknown fields and wrong JSON types are refused, naming the field."""
+    """Requests: unknown fields and wrong JSON types are refused, naming the field.
+
+    `exactly_one` names alternative fields of which one, and only one, is given (not null);
+    `companions` the fields that may come only with one of them. One declaration drives
+    both the check and the published schema (a `oneOf`), so the two cannot disagree.
+    """
 
     model_config = ConfigDict(extra="forbid", strict=True)
+    exactly_one: ClassVar[tuple[str, ...]] = ()
+    companions: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Strict:
+        names = self.exactly_one
+        if not names:
+            return self
+        alternatives = " or ".join((", ".join(names[:-1]), names[-1]))
+        given = [n for n in names if getattr(self, n) is not None]
+        if not given:
+            raise InputError(names[0], f"give exactly one of {alternatives}")
+        if len(given) > 1:
+            raise InputError(given[0], f"give {' or '.join(given)}, not both" if len(given) == 2 else
+                             f"give exactly one of {alternatives}, not all of {', '.join(given)}")
+        for other in names:
+            for extra in self.companions.get(other, ()):
+                if other != given[0] and getattr(self, extra) is not None:
+                    raise InputError(extra, f"goes with {other}, not with {given[0]}")
+        return self
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        out = handler(schema)
+        if cls.exactly_one:
+            target = handler.resolve_ref_schema(out)
+            branches = []
+            for name in cls.exactly_one:
+                props: dict[str, Any] = {name: {"not": {"type": "null"}}}
+                for other in cls.exactly_one:
+                    if other != name:
+                        for absent in (other, *cls.companions.get(other, ())):
+                            props[absent] = {"type": "null"}
+                branches.append({"required": [name], "properties": props})
+            target["oneOf"] = branches
+        return out
 
 
 class Open(BaseModel):
@@ -24,8 +69,8 @@ class Open(BaseModel):
 
 
 class ListRequest(Strict):
-    offset: Annotated[int, Field(ge=0)] = 0
-    limit: Annotated[int, Field(ge=1, le=500)] = 100
+    offset: integer(ge=0) = 0
+    limit: integer(ge=1, le=500) = 100
 
 
 async def load_item(ctx: Ctx, kind: str, item_id: str) -> dict[str, Any]:

@@ -3,41 +3,39 @@ atomic, idempotent ingest of more rows."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from aiohttp import web
-from pydantic import Field, model_validator
 
 from bathtub.errors import InputError
 from bathtub_api import tables
 from bathtub_api.errors import ApiError, not_found
+from bathtub_api.fields import Columns, Id, Rows, Text, integer, text
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
 from bathtub_api.tools.common import ListRequest, Strict, load_item, page
 
-Name = Annotated[str, Field(min_length=1, max_length=200)]
-Notes = Annotated[str, Field(max_length=2000)]
+Name = text(min_length=1, max_length=200)
+Notes = text(max_length=2000)
+CSV_TEXT = ("CSV text, UTF-8, comma-separated, a header row of column names first; lines end in LF or CRLF; "
+            "cells at most 131072 characters; every row as wide as the header")
+CSV_PATTERN = "^(?:[^\\u0000\\r]|\\r\\n)*$"  # published only: tables.parse_csv checks it, naming the line
 MAX_INGEST_KEYS = 200  # idempotency keys remembered per dataset
 
 
 class Column(Strict):
-    name: str
+    name: Text
     type: Literal["integer", "number", "string", "boolean"]
 
 
 class DatasetCreate(Strict):
     """Give `csv` (text with a header row) or `data` (column name -> array of values)."""
 
+    exactly_one = ("csv", "data")
     name: Name
     notes: Notes = ""
-    csv: str | None = None
-    data: dict[str, list[Any]] | None = None
-
-    @model_validator(mode="after")
-    def one_source(self) -> DatasetCreate:
-        if (self.csv is None) == (self.data is None):
-            raise ValueError("give exactly one of csv or data")
-        return self
+    csv: text(description=CSV_TEXT, json_schema_extra={"pattern": CSV_PATTERN}) | None = None
+    data: Columns | None = None
 
 
 class DatasetCreated(Strict):
@@ -49,9 +47,9 @@ class DatasetCreated(Strict):
 
 
 class DatasetGet(Strict):
-    id: str
-    offset: Annotated[int, Field(ge=0)] = 0
-    limit: Annotated[int, Field(ge=1, le=500)] = 100
+    id: Id
+    offset: integer(ge=0) = 0
+    limit: integer(ge=1, le=500) = 100
 
 
 class DatasetPage(Strict):
@@ -86,15 +84,10 @@ class LivesIngest(Strict):
     """JSON body of the lives ingest: `rows` (objects), `data` (column arrays) or `csv` text.
     Raw CSV is also accepted with Content-Type text/csv."""
 
-    rows: list[Any] | None = None
-    data: dict[str, list[Any]] | None = None
-    csv: str | None = None
-
-    @model_validator(mode="after")
-    def one_source(self) -> LivesIngest:
-        if sum(x is not None for x in (self.rows, self.data, self.csv)) != 1:
-            raise ValueError("give exactly one of rows, data or csv")
-        return self
+    exactly_one = ("rows", "data", "csv")
+    rows: Rows | None = None
+    data: Columns | None = None
+    csv: text(description=CSV_TEXT, json_schema_extra={"pattern": CSV_PATTERN}) | None = None
 
 
 class RefitModel(Strict):
