@@ -52,6 +52,12 @@ def refusal(status: int, detail: str, headers: dict[str, str] | None = None) -> 
 # `function-after[...]`) rather than a field: a caller knows the field, not our classes.
 _MEMBER_TAG = re.compile(r"^[a-z][a-z-]*\[.*\]$")
 _OBJECT_TYPES = {"model_type", "model_attributes_type", "dict_type", "dataclass_type"}
+_BOUNDS = {"greater_than": (">", "gt"), "greater_than_equal": (">=", "ge"), "less_than": ("<", "lt"),
+           "less_than_equal": ("<=", "le")}
+
+
+def _number(x: object) -> str:
+    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
 
 
 def validation_detail(err: ValidationError) -> str:
@@ -71,6 +77,9 @@ def validation_detail(err: ValidationError) -> str:
         msg = "required field is missing"
     elif first["type"] in _OBJECT_TYPES:
         msg = "must be an object"
+    elif first["type"] in _BOUNDS:  # the library's voice: "must be > 0"
+        op, key = _BOUNDS[first["type"]]
+        msg = f"must be {op} {_number(first['ctx'][key])}"
     loc = ".".join(parts)
     more = len(err.errors()) - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""

@@ -32,8 +32,9 @@ def _integral(value: Any) -> Any:
 
 
 def integer(*, ge: int = -MAX_INT, le: int = MAX_INT, **field: Any) -> Any:
-    """The one integer type, with the field's own bounds (clipped to the safe range)."""
-    bounds = Field(ge=max(ge, -MAX_INT), le=min(le, MAX_INT), **field)
+    """The one integer type, with the field's own bounds (a field that never reaches SQL as a
+    number, such as a 64-bit seed, may state a wider one)."""
+    bounds = Field(ge=ge, le=le, **field)
     return Annotated[int, bounds, BeforeValidator(_integral)]
 
 

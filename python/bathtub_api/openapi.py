@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from bathtub_api.fields import NO_NUL_PATTERN
 from bathtub_api.registry import Registry
 
 API_VERSION = "1.1.0"
@@ -35,8 +36,17 @@ def _responses(response: type[BaseModel] | None) -> dict[str, Any]:
     return out
 
 
+# Path parameters are ids: the door refuses NUL in them (registry._route_view).
+PATH_ID = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NO_NUL_PATTERN}
+
+
 class Error(BaseModel):
     detail: str
+
+
+def _needs_body(model: type[BaseModel]) -> bool:
+    """An empty body is taken as {}: say it is optional only when {} is a valid request."""
+    return any(f.is_required() for f in model.model_fields.values()) or bool(getattr(model, "exactly_one", ()))
 
 
 def build(reg: Registry) -> dict[str, Any]:
@@ -60,7 +70,8 @@ def build(reg: Registry) -> dict[str, Any]:
             "summary": a.summary,
             "description": a.description or a.summary,
             "tags": [a.tool],
-            "requestBody": {"required": False, "content": {"application/json": {"schema": _ref(a.request)}}},
+            "requestBody": {"required": _needs_body(a.request),
+                            "content": {"application/json": {"schema": _ref(a.request)}}},
             "responses": _responses(a.response),
             "x-bathtub": a.metadata(),
         }
@@ -74,7 +85,7 @@ def build(reg: Registry) -> dict[str, Any]:
             "x-bathtub": {"scope": r.scope, "rest_only": True},
         }
         params = [
-            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            {"name": name, "in": "path", "required": True, "schema": PATH_ID}
             for name in re.findall(r"{(\w+)}", r.path)
         ]
         if params:

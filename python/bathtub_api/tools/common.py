@@ -19,13 +19,15 @@ class Strict(BaseModel):
     """Requests: unknown fields and wrong JSON types are refused, naming the field.
 
     `exactly_one` names alternative fields of which one, and only one, is given (not null);
-    `companions` the fields that may come only with one of them. One declaration drives
-    both the check and the published schema (a `oneOf`), so the two cannot disagree.
+    `companions` the fields that may come only with one of them, `requires` those that must.
+    One declaration drives both the check and the published schema (a `oneOf`), so the two
+    cannot disagree.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
     exactly_one: ClassVar[tuple[str, ...]] = ()
     companions: ClassVar[dict[str, tuple[str, ...]]] = {}
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     @model_validator(mode="after")
     def _one_source(self) -> Strict:
@@ -43,6 +45,9 @@ class Strict(BaseModel):
             for extra in self.companions.get(other, ()):
                 if other != given[0] and getattr(self, extra) is not None:
                     raise InputError(extra, f"goes with {other}, not with {given[0]}")
+        for needed in self.requires.get(given[0], ()):
+            if getattr(self, needed) is None:
+                raise InputError(needed, f"required with {given[0]}")
         return self
 
     @classmethod
@@ -52,12 +57,13 @@ class Strict(BaseModel):
             target = handler.resolve_ref_schema(out)
             branches = []
             for name in cls.exactly_one:
-                props: dict[str, Any] = {name: {"not": {"type": "null"}}}
+                needed = [name, *cls.requires.get(name, ())]
+                props: dict[str, Any] = {n: {"not": {"type": "null"}} for n in needed}
                 for other in cls.exactly_one:
                     if other != name:
                         for absent in (other, *cls.companions.get(other, ())):
                             props[absent] = {"type": "null"}
-                branches.append({"required": [name], "properties": props})
+                branches.append({"required": needed, "properties": props})
             target["oneOf"] = branches
         return out
 

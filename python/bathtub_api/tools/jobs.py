@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from bathtub_api.fields import Id
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import Strict
 
 
 class JobGet(Strict):
-    id: str
+    id: Id
 
 
 class JobStatus(Strict):

@@ -3,27 +3,30 @@ model import, demand-data analysis, and the refit that dataset ingest triggers."
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from aiohttp import web
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from bathtub.distributions import FAMILIES, MIXTURE, Lifetime
 from bathtub.errors import InputError
 from bathtub.life import records, saved
 from bathtub.life.demand import analyse_demands
 from bathtub_api.errors import ApiError
+from bathtub_api.fields import Id, Name, Text, Unit, integer, text
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
 from bathtub_api.tools import datasets
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item
 
-Name = Annotated[str, Field(min_length=1, max_length=200)]
-Unit = Annotated[str, Field(max_length=40)]
+Role = Literal["x", "c", "n", "xl", "xr", "mode"]
+Probability = Annotated[float, Field(gt=0, lt=1)]
+DISTRIBUTIONS = ("A distribution id: exponential, weibull, normal, lognormal, gamma, loglogistic, gumbel, logistic, "
+                 "uniform, beta, expo_weibull, mixture")
 
 
 class ParamIn(Strict):
-    name: str
+    name: Id
     value: float
 
 
@@ -32,11 +35,13 @@ class FitIn(Strict):
     `n` count, `xl`/`xr` interval ends, `mode` failure mode (fits competing risks)."""
 
     name: Name
-    dataset_id: str
-    distribution: str
-    mapping: dict[str, str]
+    dataset_id: Id
+    distribution: text(min_length=1, max_length=200, description=DISTRIBUTIONS + "; or best, kaplan_meier, turnbull")
+    mapping: Annotated[dict[Role, Id], Field(min_length=1, description="Role -> a column of the dataset")]
     unit: Unit | None = None
-    options: dict[str, Any] | None = None
+    options: Annotated[dict[Text, Any], Field(
+        description="offset, zi, lfp (booleans), method (mle, rrx, rry), bounds (fisher, likelihood), "
+                    "modes (2 or 3), base_distribution, median_ranks")] | None = None
 
 
 class FitOut(Strict):
@@ -79,30 +84,33 @@ class ModelList(Strict):
 
 
 class ModelGet(Strict):
-    id: str
+    id: Id
 
 
 class ReliabilityIn(Strict):
     t: Annotated[float, Field(ge=0)] | None = None
-    covariates: dict[str, float] | None = None
-    points: Annotated[int, Field(ge=2, le=5000)] = 200
+    covariates: Annotated[dict[Text, float], Field(description="Only for models with covariates")] | None = None
+    points: integer(ge=2, le=5000) = 200
 
 
 class ImportData(Strict):
-    x: list[float]
-    c: list[Any] | None = None
-    n: list[float] | None = None
+    """Life data to refit: times `x`, censoring codes `c` (0/F failure, 1/S suspension), counts `n`;
+    arrays of one length."""
+
+    x: Annotated[list[float], Field(min_length=1)]
+    c: list[Annotated[Any, WithJsonSchema({"type": ["integer", "string"]})]] | None = None
+    n: list[Annotated[float, Field(gt=0)]] | None = None
 
 
 class ImportIn(Strict):
     name: Name
-    distribution: str
+    distribution: text(min_length=1, max_length=200, description=DISTRIBUTIONS)
     unit: Unit | None = None
     data: ImportData | None = None
     params: list[ParamIn] | None = None
-    options: dict[str, Any] | None = None
-    extras: dict[str, Any] | None = None
-    base_distribution_id: str | None = None
+    options: dict[Text, Any] | None = None
+    extras: dict[Text, Any] | None = None
+    base_distribution_id: Id | None = None
 
 
 class ImportOut(Strict):
@@ -114,16 +122,16 @@ class ImportOut(Strict):
 
 
 class DemandBatchIn(Strict):
-    demands: Annotated[int, Field(ge=1)]
-    failures: Annotated[int, Field(ge=0)]
-    label: Annotated[str, Field(max_length=80)] | None = None
+    demands: integer(ge=1)
+    failures: Annotated[integer(ge=0), Field(description="At most demands")]
+    label: text(max_length=80) | None = None
 
 
 class DemandIn(Strict):
     name: Name
     batches: Annotated[list[DemandBatchIn], Field(min_length=1)]
-    confidence: float = 0.95
-    scores: list[float] | None = None
+    confidence: Probability = 0.95
+    scores: Annotated[list[float], Field(description="One score per batch (for the trend test)")] | None = None
 
 
 def model_url(ctx: Ctx, model_id: str) -> str:

@@ -5,76 +5,100 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
 from bathtub import strategy
 from bathtub.errors import InputError
+from bathtub.strategy.shuts import MAX_HORIZON_DAYS
+from bathtub_api.fields import Id, Name, Unit, integer, text
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 from bathtub_api.tools.life import ParamIn, saved_lifetime
 
+Positive = Annotated[float, Field(gt=0)]
+NonNegative = Annotated[float, Field(ge=0)]
+Probability = Annotated[float, Field(gt=0, lt=1)]
+Date = text(pattern=r"^\d{4}-\d{2}-\d{2}$", description="A calendar date, YYYY-MM-DD")
+
 
 class LifeModelIn(Strict):
-    """The part's life model: inline `distribution_id` + `params`, or a `saved_model_id`."""
+    """The part's life model: inline `distribution_id` + `params`, or a `saved_model_id`
+    (a parametric model of yours; the model's unit is used unless `unit` is given)."""
 
-    distribution_id: str | None = None
-    params: list[ParamIn] | list[float] | None = None
-    base_distribution_id: str | None = None
-    saved_model_id: str | None = None
-    unit: Annotated[str, Field(max_length=40)] | None = None
+    exactly_one = ("distribution_id", "saved_model_id")
+    companions: ClassVar[dict[str, tuple[str, ...]]] = {"distribution_id": ("params", "base_distribution_id")}
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {"distribution_id": ("params",)}
+    distribution_id: Id | None = None
+    params: Annotated[list[ParamIn] | list[float], Field(
+        description="The distribution's parameters: [{name, value}] or values in the distribution's order; "
+                    "the model must put (almost) no lifetimes at or below 0")] | None = None
+    base_distribution_id: Id | None = None
+    saved_model_id: Id | None = None
+    unit: Unit | None = None
     save: bool = False
-    name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    name: Name | None = None
 
 
 class OptimalReplacementIn(LifeModelIn):
-    planned_cost: float
-    unplanned_cost: float
+    planned_cost: NonNegative
+    unplanned_cost: NonNegative
     policy: Literal["age", "block", "minimal_repair"] = "age"
-    curve_points: Annotated[int, Field(ge=10, le=5000)] = 200
+    curve_points: integer(ge=10, le=5000) = 200
 
 
 class FailureFindingIn(LifeModelIn):
-    target_availability: float
+    target_availability: Probability
 
 
 class CalendarShut(Strict):
-    name: Annotated[str, Field(min_length=1, max_length=200)]
-    cost: Annotated[float, Field(ge=0)]
-    every: Annotated[float, Field(gt=0)] | None = None
+    """A planned shut: every `every` `every_unit` from `start` (whole numbers for months and
+    years, at least one day), or a list of `dates`."""
+
+    exactly_one = ("every", "dates")
+    companions: ClassVar[dict[str, tuple[str, ...]]] = {"every": ("start",)}
+    name: Name
+    cost: NonNegative
+    every: Positive | None = None
     every_unit: Literal["days", "weeks", "months", "years"] = "days"
-    start: str | None = None
-    dates: list[str] | None = None
+    start: Date | None = None
+    dates: Annotated[list[Date], Field(min_length=1)] | None = None
 
 
 class ShutPlanIn(LifeModelIn):
-    current_age: Annotated[float, Field(ge=0)]
-    usage_rate: Annotated[float, Field(gt=0)]
-    horizon_days: Annotated[float, Field(ge=1)]
-    failure_cost: Annotated[float, Field(ge=0)]
-    shuts: list[CalendarShut]
-    today: str | None = None
+    current_age: NonNegative
+    usage_rate: Positive
+    horizon_days: Annotated[float, Field(ge=1, le=MAX_HORIZON_DAYS)]
+    failure_cost: NonNegative
+    shuts: Annotated[list[CalendarShut], Field(min_length=1)]
+    today: Date | None = None
 
 
 class DemonstrationIn(Strict):
-    reliability: float | None = None
-    confidence: float = 0.95
-    mission_time: float | None = None
-    failures: int = 0
-    test_multiple: float | None = None
-    shape: float | None = None
-    units: int | None = None
-    method: str | None = None
-    mtbf: float | None = None
-    design_reliability: float | None = None
-    design_mtbf: float | None = None
-    b_life: float | None = None
-    shape_interval: list[float] | None = None
-    unit: Annotated[str, Field(max_length=40)] | None = None
+    """Give `reliability` (or `b_life`) to demonstrate, or with method mtbf an `mtbf`. Times
+    are in missions unless `mission_time` is given. `units` solves for the test time per unit
+    (needs `shape`, or method mtbf) and excludes `test_multiple`; `shape` is needed for
+    weibayes, for a `test_multiple` other than 1 and with `shape_interval` (which must contain
+    it); `design_mtbf` applies to method mtbf only."""
+
+    reliability: Probability | None = None
+    confidence: Probability = 0.95
+    mission_time: Positive | None = None
+    failures: integer(ge=0) = 0
+    test_multiple: Positive | None = None
+    shape: Positive | None = None
+    units: integer(ge=1, le=10**9) | None = None
+    method: Literal["auto", "binomial", "weibayes", "mtbf"] | None = None
+    mtbf: Positive | None = None
+    design_reliability: Probability | None = None
+    design_mtbf: Positive | None = None
+    b_life: Annotated[float, Field(gt=0, lt=100)] | None = None
+    shape_interval: Annotated[list[Positive], Field(min_length=2, max_length=2)] | None = None
+    unit: Unit | None = None
     save: bool = False
-    name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    name: Name | None = None
 
 
 class OptimalReplacementOut(Open):
@@ -124,7 +148,7 @@ class ShutPlanOut(Open):
 
 
 class AnalysisGet(Strict):
-    id: str
+    id: Id
 
 
 class AnalysisOut(Open):
