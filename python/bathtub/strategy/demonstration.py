@@ -27,6 +27,7 @@ METHODS = ("binomial", "weibayes", "mtbf")
 # Across `shape_interval`, a plan whose needs vary by more than this ratio earns a warning.
 SHAPE_WARNING_RATIO = 1.25
 _MAX_UNITS = 10**9
+MAX_FAILURES = 1000  # the trade-off table lists every count up to failures + 2
 
 
 def zero_failure_units(reliability: float, confidence: float, test_multiple: float = 1.0,
@@ -161,6 +162,8 @@ def demonstration_test(
     """
     c = probability(confidence if confidence is not None else 0.95, "confidence")
     f = integer(failures if failures is not None else 0, "failures")
+    if f > MAX_FAILURES:
+        raise InputError("failures", f"must be <= {MAX_FAILURES}")
     mission = None if mission_time is None else number(mission_time, "mission_time", low=0.0, low_inclusive=False)
     if method not in (None, "auto", *METHODS):
         raise InputError("method", f"must be one of {', '.join(METHODS)}")
@@ -359,6 +362,8 @@ def _mtbf_plan(r_req: float | None, c: float, f: int, mission: float | None, m_g
 
     def plan(ff: int) -> tuple[float, int | None, float | None]:
         total = chi_squared_test_time(theta, c, ff)
+        if not math.isfinite(total) or (mission is not None and not math.isfinite(total / mission)):
+            raise InputError("mtbf", "too large for a test plan: the test time overflows")
         if n_given is not None:
             return total, n_given, total / n_given
         if mission is not None:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from bathtub import strategy
 from bathtub.errors import InputError
+from bathtub.strategy.demonstration import MAX_FAILURES
 from bathtub.strategy.shuts import MAX_HORIZON_DAYS
 from bathtub_api.fields import Id, Name, Unit, integer, text
 from bathtub_api.ids import iso, new_id
@@ -86,7 +87,7 @@ class DemonstrationIn(Strict):
     reliability: Probability | None = None
     confidence: Probability = 0.95
     mission_time: Positive | None = None
-    failures: integer(ge=0) = 0
+    failures: integer(ge=0, le=MAX_FAILURES) = 0
     test_multiple: Positive | None = None
     shape: Positive | None = None
     units: integer(ge=1, le=10**9) | None = None
