@@ -44,6 +44,24 @@ class Error(BaseModel):
     detail: str
 
 
+def key_patterns(node: Any) -> Any:
+    """Pydantic writes a dict whose keys have a pattern as `patternProperties`, which leaves
+    other keys allowed; we mean every key matches: `propertyNames` (in place, recursively)."""
+    if isinstance(node, dict):
+        pattern_props = node.get("patternProperties")
+        if isinstance(pattern_props, dict) and len(pattern_props) == 1 and "additionalProperties" not in node:
+            (pattern, values), = pattern_props.items()
+            del node["patternProperties"]
+            node["propertyNames"] = {**node.get("propertyNames", {}), "pattern": pattern}
+            node["additionalProperties"] = values
+        for v in node.values():
+            key_patterns(v)
+    elif isinstance(node, list):
+        for v in node:
+            key_patterns(v)
+    return node
+
+
 def _needs_body(model: type[BaseModel]) -> bool:
     """An empty body is taken as {}: say it is optional only when {} is a valid request."""
     return any(f.is_required() for f in model.model_fields.values()) or bool(getattr(model, "exactly_one", ()))
@@ -61,7 +79,7 @@ def build(reg: Registry) -> dict[str, Any]:
                 models.add(m)
     ordered = sorted(models, key=lambda m: m.__name__)
     _, top = models_json_schema([(m, "validation") for m in ordered], ref_template=REF)
-    schemas = top.get("$defs", {})
+    schemas = key_patterns(top.get("$defs", {}))
 
     paths: dict[str, dict[str, Any]] = {}
     for a in reg.actions.values():

@@ -17,9 +17,10 @@ from bathtub_api.tools.common import ListRequest, Strict, load_item, page
 
 Name = text(min_length=1, max_length=200)
 Notes = text(max_length=2000)
-CSV_TEXT = ("CSV text, UTF-8, comma-separated, a header row of column names first; lines end in LF or CRLF; "
-            "cells at most 131072 characters; every row as wide as the header")
-CSV_PATTERN = "^(?:[^\\u0000\\r]|\\r\\n)*$"  # published only: tables.parse_csv checks it, naming the line
+CSV_TEXT = ("CSV text (not blank), UTF-8, comma-separated, a header row of column names first; lines end in LF "
+            "or CRLF; cells at most 131072 characters; every row as wide as the header")
+# Published only (tables.parse_csv checks it, naming the line): not blank, no NUL, no bare CR.
+CSV_PATTERN = "^(?:[^\\u0000\\r]|\\r\\n)*[^\\s\\u0000](?:[^\\u0000\\r]|\\r\\n)*$"
 MAX_INGEST_KEYS = 200  # idempotency keys remembered per dataset
 
 

@@ -3,7 +3,7 @@ model import, demand-data analysis, and the refit that dataset ingest triggers."
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from aiohttp import web
 from pydantic import Field, WithJsonSchema
@@ -20,6 +20,7 @@ from bathtub_api.tools import datasets
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item
 
 Role = Literal["x", "c", "n", "xl", "xr", "mode"]
+FIT_CHOICES = (*FAMILIES, MIXTURE, "best", "kaplan_meier", "turnbull")
 Probability = Annotated[float, Field(gt=0, lt=1)]
 DISTRIBUTIONS = ("A distribution id: exponential, weibull, normal, lognormal, gamma, loglogistic, gumbel, logistic, "
                  "uniform, beta, expo_weibull, mixture")
@@ -36,7 +37,7 @@ class FitIn(Strict):
 
     name: Name
     dataset_id: Id
-    distribution: text(min_length=1, max_length=200, description=DISTRIBUTIONS + "; or best, kaplan_meier, turnbull")
+    distribution: Literal[FIT_CHOICES] = Field(description="A family, or best, mixture, kaplan_meier, turnbull")
     mapping: Annotated[dict[Role, Id], Field(min_length=1, description="Role -> a column of the dataset")]
     unit: Unit | None = None
     options: Annotated[dict[Text, Any], Field(
@@ -103,6 +104,11 @@ class ImportData(Strict):
 
 
 class ImportIn(Strict):
+    """A model from `data` (refitted; `options` as for fits) or from `params` (params-only;
+    `extras` such as metrics go with params)."""
+
+    exactly_one = ("data", "params")
+    companions: ClassVar[dict[str, tuple[str, ...]]] = {"params": ("extras",)}
     name: Name
     distribution: text(min_length=1, max_length=200, description=DISTRIBUTIONS)
     unit: Unit | None = None

@@ -39,10 +39,11 @@ class RbdCreate(Strict):
     name: Name
     unit: Unit | None = None
     repairable: bool = False
-    nodes: Annotated[list[dict[Text, Any]], Field(description="RbdNode objects (guide topic rbds)")] | None = None
+    nodes: Annotated[list[dict[Text, Any]], Field(min_length=1, description="RbdNode objects (guide topic rbds)")] \
+        | None = None
     edges: Annotated[list[dict[Text, Any]], Field(description="RbdEdge objects, from -> to")] | None = None
     stages: Annotated[list[dict[Text, Any]], Field(
-        description="Compact form: stages in series, each with components in parallel")] | None = None
+        min_length=1, description="Compact form: stages in series, each with components in parallel")] | None = None
     repair_crews: integer(ge=0, le=1_000_000) | None = None
 
 

@@ -7,9 +7,10 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from bathtub import strategy
+from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.errors import InputError
 from bathtub.strategy.demonstration import MAX_FAILURES
 from bathtub.strategy.shuts import MAX_HORIZON_DAYS
@@ -19,6 +20,7 @@ from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 from bathtub_api.tools.life import ParamIn, saved_lifetime
 
+LIFE_FAMILIES = (*FAMILIES, MIXTURE)  # a mixture names its base_distribution_id
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
 Probability = Annotated[float, Field(gt=0, lt=1)]
@@ -32,7 +34,7 @@ class LifeModelIn(Strict):
     exactly_one = ("distribution_id", "saved_model_id")
     companions: ClassVar[dict[str, tuple[str, ...]]] = {"distribution_id": ("params", "base_distribution_id")}
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"distribution_id": ("params",)}
-    distribution_id: Id | None = None
+    distribution_id: Literal[LIFE_FAMILIES] | None = None
     params: Annotated[list[ParamIn] | list[float], Field(
         description="The distribution's parameters: [{name, value}] or values in the distribution's order; "
                     "the model must put (almost) no lifetimes at or below 0")] | None = None
@@ -84,6 +86,13 @@ class DemonstrationIn(Strict):
     weibayes, for a `test_multiple` other than 1 and with `shape_interval` (which must contain
     it); `design_mtbf` applies to method mtbf only."""
 
+    # What to demonstrate, published as well as checked by the library: a number in one of these.
+    model_config = ConfigDict(json_schema_extra={"anyOf": [
+        {"required": ["reliability"], "properties": {"reliability": {"type": "number"}}},
+        {"required": ["b_life"], "properties": {"b_life": {"type": "number"}}},
+        {"required": ["mtbf"], "properties": {"mtbf": {"type": "number"},
+                                              "method": {"enum": [None, "auto", "mtbf"]}}},
+    ]})
     reliability: Probability | None = None
     confidence: Probability = 0.95
     mission_time: Positive | None = None
