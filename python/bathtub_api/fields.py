@@ -73,7 +73,9 @@ Unit = text(max_length=40)
 
 # A table cell as the table parsers take it (bathtub_api.tables): published, checked there.
 CELL_SCHEMA = {"anyOf": [{"type": ["number", "boolean", "null"]}, {"type": "string", "pattern": NO_NUL_PATTERN}]}
-COLUMN_NAME_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[^\\u0000]*\\S[^\\u0000]*$"}
+# Column names: trimmed on arrival, so at least one character that is not blank (nor NUL).
+COLUMN_NAME_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 200,
+                      "pattern": "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"}
 _COLUMNS_SCHEMA = {
     "type": "object", "minProperties": 1, "maxProperties": 200, "propertyNames": COLUMN_NAME_SCHEMA,
     "additionalProperties": {"type": "array", "items": CELL_SCHEMA},
