@@ -169,3 +169,25 @@ async def test_mcp_parse_errors_and_invalid_requests(api: Api) -> None:
     # A valid request still works, with a large integer id echoed as it came.
     status, body = await _rpc_raw(api, {"jsonrpc": "2.0", "id": 2**62, "method": "ping"})
     assert status == 200 and body == {"jsonrpc": "2.0", "id": 2**62, "result": {}}
+
+
+# ---- found by the OpenAPI fuzz run (test_schemathesis.py): schema-valid extremes -----------
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("strategy/demonstration_test", {"shape": 2.2e-313, "mtbf": 8.2e307, "failures": 3993508767}, "failures"),
+        ("strategy/demonstration_test", {"mtbf": 1.76e308, "design_mtbf": 1.65e308, "method": "mtbf",
+                                         "failures": 730, "confidence": 0.046, "mission_time": 1.76e308}, "mtbf"),
+        ("strategy/demonstration_test", {"failures": 250, "mission_time": 2.67e-263, "reliability": 0.9,
+                                         "mtbf": 0.5}, "mission_time"),
+        ("strategy/demonstration_test", {"mtbf": 5e-324, "b_life": 5e-324, "confidence": 5e-324,
+                                         "design_mtbf": 5e-324, "mission_time": 5e-324, "shape": 5e-324}, "mtbf"),
+        ("strategy/shut_plan", {"distribution_id": "weibull", "params": [2.0, 1000.0], "current_age": 0.0,
+                                "usage_rate": 1.0, "horizon_days": 1e300, "failure_cost": 1.0,
+                                "shuts": [{"name": "s", "cost": 1.0, "every": 30.0}]}, "horizon_days"),
+    ],
+)
+async def test_extreme_numbers_are_refused_not_crashed(api: Api, path: str, body: dict[str, Any], field: str) -> None:
+    assert_refusal(*await api.post(path, body), 422, field)

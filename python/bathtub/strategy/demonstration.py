@@ -347,6 +347,8 @@ def _mtbf_plan(r_req: float | None, c: float, f: int, mission: float | None, m_g
         theta = number(mtbf, "mtbf", low=0.0, low_inclusive=False)
     elif r_req is not None and mission is not None:
         theta = -mission / math.log(r_req)  # R = e^{-t/θ}
+        if not (math.isfinite(theta) and theta > 0):
+            raise InputError("mission_time", "with this reliability gives no finite, positive MTBF")
     else:
         raise InputError("mtbf", "required with method mtbf (or give reliability with mission_time)")
     if m_given is not None and n_given is not None:
@@ -362,13 +364,17 @@ def _mtbf_plan(r_req: float | None, c: float, f: int, mission: float | None, m_g
 
     def plan(ff: int) -> tuple[float, int | None, float | None]:
         total = chi_squared_test_time(theta, c, ff)
-        if not math.isfinite(total) or (mission is not None and not math.isfinite(total / mission)):
-            raise InputError("mtbf", "too large for a test plan: the test time overflows")
+        # Extreme inputs (an MTBF of 1e308, a confidence of 1e-300) leave floating point: say so.
+        if not (math.isfinite(total) and total > 0):
+            raise InputError("mtbf", "gives no finite, positive test time at this confidence")
         if n_given is not None:
             return total, n_given, total / n_given
         if mission is not None:
             per = (m_given if m_given is not None else 1.0) * mission
-            nn = math.ceil(total / per - 1e-9)
+            units = total / per
+            if not units <= _MAX_UNITS:  # also NaN and infinity
+                raise InputError("mission_time", f"the plan needs more than {_MAX_UNITS} units; test longer per unit")
+            nn = max(1, math.ceil(units - 1e-9))
             return total, nn, total / nn
         return total, None, None
 
