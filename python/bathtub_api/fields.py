@@ -32,8 +32,9 @@ def _integral(value: Any) -> Any:
 
 
 def integer(*, ge: int = -MAX_INT, le: int = MAX_INT, **field: Any) -> Any:
-    """The one integer type, with the field's own bounds (a field that never reaches SQL as a
-    number, such as a 64-bit seed, may state a wider one)."""
+    """The one integer type for request fields, with the field's own bounds: `integer(ge=0)`.
+    Without bounds it stays within +-MAX_INT; a field that never reaches SQL as a number
+    (a 64-bit seed) may state a wider range."""
     bounds = Field(ge=ge, le=le, **field)
     return Annotated[int, bounds, BeforeValidator(_integral)]
 
@@ -63,8 +64,6 @@ def _check_text(value: str) -> str:
     return value
 
 
-Int = integer()
-Count = integer(ge=0)
 Text = text()
 Id = text(min_length=1, max_length=200)
 Name = text(min_length=1, max_length=200)

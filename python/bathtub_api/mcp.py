@@ -85,7 +85,8 @@ class RpcError(Exception):
 
 async def _call(request: web.Request, reg: Registry, params: dict[str, Any], raw: bytes) -> dict[str, Any]:
     name = params.get("name")
-    args = params.get("arguments", {})
+    args = params.get("arguments")
+    args = {} if args is None else args
     if not isinstance(name, str):
         raise RpcError(-32602, "params.name: required, the tool's name (a string)")
     if not isinstance(args, dict):
