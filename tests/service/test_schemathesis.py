@@ -10,6 +10,7 @@ every run, so a failure reproduces), generation only (no shrinking).
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,23 +40,26 @@ class Report:
     sent: int = 0
     positive: int = 0
     refused: int = 0  # positive (schema-valid) requests answered 422
+    refused_by_operation: Counter[str] = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
 
 
-def _run(base: str, token: str) -> Report:
+def run(base: str, token: str, examples: int = EXAMPLES,
+        modes: tuple[GenerationMode, ...] = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)) -> Report:
+    """Every operation of the served document, `examples` requests per mode (bench/ reuses it)."""
     doc = requests.get(f"{base}/api/v1/openapi.json", timeout=30).json()
     schema = schemathesis.openapi.from_dict(doc)
     session = requests.Session()
     report = Report()
     for result in schema.get_all_operations():
-        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
-            _checker(result.ok(), mode, base, token, session, report)()
+        for mode in modes:
+            _checker(result.ok(), mode, examples, base, token, session, report)()
     return report
 
 
-def _checker(op: Any, mode: GenerationMode, base: str, token: str, session: requests.Session,
+def _checker(op: Any, mode: GenerationMode, examples: int, base: str, token: str, session: requests.Session,
              report: Report) -> Any:
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
               phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     @given(op.as_strategy(generation_mode=mode))
     def check(case: Any) -> None:
@@ -66,7 +70,9 @@ def _checker(op: Any, mode: GenerationMode, base: str, token: str, session: requ
         checks = [not_a_server_error]
         if mode is GenerationMode.POSITIVE:
             report.positive += 1
-            report.refused += response.status_code == 422
+            if response.status_code == 422:
+                report.refused += 1
+                report.refused_by_operation[op.label] += 1
             checks += [response_schema_conformance, content_type_conformance]
         try:
             case.validate_response(response, checks=checks)
@@ -82,7 +88,7 @@ async def test_openapi_fuzz_no_5xx_and_schema_honoured(aiohttp_server: Any, conf
     token = await token_create(config, "alice", ["read", "write"])
     base = str(server.make_url("")).rstrip("/")
     # schemathesis is synchronous: run it in a thread while this loop serves the app.
-    report = await asyncio.to_thread(_run, base, token)
+    report = await asyncio.to_thread(run, base, token)
     assert report.sent >= EXAMPLES * 30, report.sent  # every operation was exercised
     assert not report.failures, "\n\n".join(report.failures[:10])
     assert report.refused <= MAX_POSITIVE_REFUSED * report.positive, (report.refused, report.positive)
