@@ -33,14 +33,22 @@ MAX_FAILURES = 1000  # the trade-off table lists every count up to failures + 2
 def zero_failure_units(reliability: float, confidence: float, test_multiple: float = 1.0,
                        shape: float = 1.0) -> int:
     """Textbook success-run sample size: ceil(ln(1 − C) / (m^β · ln R))."""
-    x = math.log1p(-confidence) / (test_multiple**shape * math.log(reliability))
+    x = math.log1p(-confidence) / (_missions_exponent(test_multiple, shape) * math.log(reliability))
     n = math.ceil(x - 1e-9)  # tolerate rounding when x is a whole number
     return max(n, 1)
 
 
+def _missions_exponent(test_multiple: float, shape: float) -> float:
+    """m^β, refused past the floats (a test of 1e200 missions with shape 3 means nothing)."""
+    try:
+        return test_multiple**shape
+    except OverflowError:
+        raise InputError("test_multiple", "test_multiple ** shape is beyond floating point") from None
+
+
 def _p_fail(reliability: float, test_multiple: float, shape: float) -> float:
     """Chance a unit fails a test of m missions when its mission reliability is R: 1 − R^{m^β}."""
-    return -math.expm1(test_multiple**shape * math.log(reliability))
+    return -math.expm1(_missions_exponent(test_multiple, shape) * math.log(reliability))
 
 
 def pass_probability(units: int, failures: int, p_fail: float) -> float:
@@ -86,7 +94,7 @@ def demonstrated_reliability(units: int, failures: int, confidence: float, test_
                              shape: float = 1.0) -> float:
     """Lower confidence bound on mission reliability shown by passing: (1 − p*)^{1/m^β}."""
     p = upper_failure_probability(units, failures, confidence)
-    return math.exp(math.log1p(-p) / test_multiple**shape)
+    return math.exp(math.log1p(-p) / _missions_exponent(test_multiple, shape))
 
 
 def chi_squared_test_time(mtbf: float, confidence: float, failures: int = 0) -> float:
@@ -332,7 +340,7 @@ def _attribute_assumptions(name: str, beta: float, m: float, mission: float | No
            "Test conditions reproduce the mission's stresses."]
     if name == "weibayes":
         out.append(f"Weibull life with known shape {_fmt(beta)}: surviving {_fmt(m)} missions counts as "
-                   f"surviving with reliability R^{_fmt(m**beta)} (R^(m^shape)).")
+                   f"surviving with reliability R^{_fmt(_missions_exponent(m, beta))} (R^(m^shape)).")
     if mission is None:
         out.append("Times are in missions (no mission_time given).")
     elif unit:
