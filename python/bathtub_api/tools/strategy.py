@@ -21,6 +21,7 @@ from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 from bathtub_api.tools.life import ParamIn, saved_lifetime
 
 LIFE_FAMILIES = (*FAMILIES, MIXTURE)  # a mixture names its base_distribution_id
+PARAM_NAMES = "; ".join(f"{k} ({', '.join(f.names)})" for k, f in FAMILIES.items())
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
 Probability = Annotated[float, Field(gt=0, lt=1)]
@@ -36,8 +37,8 @@ class LifeModelIn(Strict):
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"distribution_id": ("params",)}
     distribution_id: Literal[LIFE_FAMILIES] | None = None
     params: Annotated[list[ParamIn] | list[float], Field(
-        description="The distribution's parameters: [{name, value}] or values in the distribution's order; "
-                    "the model must put (almost) no lifetimes at or below 0")] | None = None
+        description="The distribution's parameters, [{name, value}] or values in this order: " + PARAM_NAMES
+                    + "; the model must put (almost) no lifetimes at or below 0")] | None = None
     base_distribution_id: Id | None = None
     saved_model_id: Id | None = None
     unit: Unit | None = None
