@@ -28,7 +28,10 @@ def life_model(
             raise InputError("distribution_id", "required")
         if params is None:
             raise InputError("params", "required")
-        lifetime = Lifetime.from_input(distribution_id, params, base_distribution_id)
+        try:
+            lifetime = Lifetime.from_input(distribution_id, params, base_distribution_id)
+        except OverflowError:  # e.g. a lognormal mu of 1e71: e^mu is past floating point
+            raise InputError("params", "out of floating-point range for this distribution") from None
     below = float(lifetime.cdf(0.0))
     if below > MAX_MASS_BELOW_ZERO:
         raise InputError(
