@@ -8,6 +8,7 @@ Anything unexpected becomes a 500 with a generic detail: no traceback ever leave
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
 
 import orjson
@@ -47,15 +48,39 @@ def refusal(status: int, detail: str, headers: dict[str, str] | None = None) -> 
     return json_response({"detail": detail}, status, headers)
 
 
+# Where pydantic's locations name a union member or a wrapper (`list[ParamIn]`,
+# `function-after[...]`) rather than a field: a caller knows the field, not our classes.
+_MEMBER_TAG = re.compile(r"^[a-z][a-z-]*\[.*\]$")
+_OBJECT_TYPES = {"model_type", "model_attributes_type", "dict_type", "dataclass_type"}
+_BOUNDS = {"greater_than": (">", "gt"), "greater_than_equal": (">=", "ge"), "less_than": ("<", "lt"),
+           "less_than_equal": ("<=", "le")}
+
+
+def _number(x: object) -> str:
+    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
+
+
 def validation_detail(err: ValidationError) -> str:
-    """The first problem, as `field.path: rule` — names the field and the rule."""
+    """The first problem, as `field.path: rule` — names the field and the rule, never a class."""
     first = err.errors(include_url=False)[0]
-    loc = ".".join(str(p) for p in first["loc"] if p != "__root__")
+    parts = [str(p) for p in first["loc"] if p != "__root__" and not (isinstance(p, str) and _MEMBER_TAG.match(p))]
     msg = first["msg"]
-    if first["type"] == "extra_forbidden":
+    cause = (first.get("ctx") or {}).get("error")
+    if isinstance(cause, InputError):  # a model-level rule names its own field
+        parts += [cause.field] if cause.field else []
+        msg = cause.rule
+    elif first["type"] == "value_error":
+        msg = msg.removeprefix("Value error, ")
+    elif first["type"] == "extra_forbidden":
         msg = "unknown field"
     elif first["type"] == "missing":
         msg = "required field is missing"
+    elif first["type"] in _OBJECT_TYPES:
+        msg = "must be an object"
+    elif first["type"] in _BOUNDS:  # the library's voice: "must be > 0"
+        op, key = _BOUNDS[first["type"]]
+        msg = f"must be {op} {_number(first['ctx'][key])}"
+    loc = ".".join(parts)
     more = len(err.errors()) - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     return f"{loc}: {msg}{suffix}" if loc else f"{msg}{suffix}"

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from aiohttp import web
 from pydantic import ValidationError
 from pydantic.json_schema import models_json_schema
 
 from bathtub.errors import InputError
 from bathtub_api.errors import ApiError, json_response, validation_detail
-from bathtub_api.openapi import API_VERSION
-from bathtub_api.registry import Action, Registry, ctx_of, invoke, read_json
+from bathtub_api.fields import refuse_nul
+from bathtub_api.openapi import API_VERSION, key_patterns
+from bathtub_api.registry import Action, Registry, ctx_of, invoke
 
 PROTOCOL_VERSION = "2025-06-18"
 
@@ -28,7 +30,7 @@ def tool_list(reg: Registry) -> list[dict[str, Any]]:
         if not actions:
             continue
         _, top = models_json_schema([(a.request, "validation") for a in actions], ref_template="#/$defs/{model}")
-        defs = top.get("$defs", {})
+        defs = key_patterns(top.get("$defs", {}))
         if len(actions) == 1 and actions[0].action is None:
             schema = dict(defs.pop(actions[0].request.__name__))
             description = actions[0].summary
@@ -56,9 +58,7 @@ def tool_list(reg: Registry) -> list[dict[str, Any]]:
 
 
 def _pick(reg: Registry, name: str, args: dict[str, Any]) -> Action:
-    actions = [a for a in reg.tools().get(name, []) if not a.rest_only]
-    if not actions:
-        raise ApiError(404, f"no tool named {name!r}")
+    actions = [a for a in reg.tools().get(name, []) if not a.rest_only]  # the caller checked there are some
     if len(actions) == 1 and actions[0].action is None:
         return actions[0]
     sel = actions[0].selector
@@ -73,12 +73,29 @@ def _rpc_error(rid: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
 
 
-async def _call(request: web.Request, reg: Registry, params: dict[str, Any]) -> dict[str, Any]:
+class RpcError(Exception):
+    """A protocol fault, answered as a JSON-RPC error: -32700 parse error, -32600 invalid
+    request (HTTP 400, id null: the request could not be read), -32601 unknown method,
+    -32602 invalid params (HTTP 200, with the request's id)."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+async def _call(request: web.Request, reg: Registry, params: dict[str, Any], raw: bytes) -> dict[str, Any]:
     name = params.get("name")
-    args = params.get("arguments") or {}
-    if not isinstance(name, str) or not isinstance(args, dict):
-        raise ApiError(422, "params: needs name (string) and arguments (object)")
+    args = params.get("arguments")
+    args = {} if args is None else args
+    if not isinstance(name, str):
+        raise RpcError(-32602, "params.name: required, the tool's name (a string)")
+    if not isinstance(args, dict):
+        raise RpcError(-32602, "params.arguments: must be an object")
+    if not any(not a.rest_only for a in reg.tools().get(name, [])):
+        raise RpcError(-32602, f"params.name: no tool named {name!r}")
     try:
+        refuse_nul(args, raw=raw)
         args = dict(args)
         action = _pick(reg, name, args)  # takes the selector out of args
         result = await invoke(action, ctx_of(request), args)
@@ -97,28 +114,62 @@ def _tool_error(status: int, detail: str) -> dict[str, Any]:
             "isError": True}
 
 
+def _request(raw: bytes) -> tuple[dict[str, Any], bool]:
+    """The JSON-RPC request object and whether it is a notification; RpcError if unreadable."""
+    try:
+        msg = orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        raise RpcError(-32700, f"parse error: {e}") from None
+    if not isinstance(msg, dict):
+        raise RpcError(-32600, "invalid request: one JSON-RPC 2.0 request object is expected (no batches)")
+    if msg.get("jsonrpc") != "2.0":
+        raise RpcError(-32600, 'invalid request: jsonrpc must be "2.0"')
+    if not isinstance(msg.get("method"), str):
+        raise RpcError(-32600, "invalid request: method must be a string")
+    if "id" not in msg:
+        return msg, True
+    rid = msg["id"]
+    # MCP: a request id is a string or an integer, never null (anything else cannot be echoed safely).
+    if not (isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool))):
+        raise RpcError(-32600, "invalid request: id must be a string or an integer")
+    return msg, False
+
+
 def add_route(app: web.Application, reg: Registry) -> None:
     async def endpoint(request: web.Request) -> web.StreamResponse:
-        msg = await read_json(request)
-        if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or "method" not in msg:
-            return json_response(_rpc_error(None, -32600, "invalid JSON-RPC 2.0 request"))
-        rid, method, params = msg.get("id"), msg["method"], msg.get("params") or {}
-        if "id" not in msg:
+        raw = await request.read()  # honours client_max_size: 413 past the limit
+        try:
+            msg, notification = _request(raw)
+        except RpcError as e:
+            return json_response(_rpc_error(None, e.code, e.message), status=400)
+        if notification:
             return web.Response(status=202)  # a notification: nothing to answer
-        if method == "initialize":
-            result: dict[str, Any] = {
-                "protocolVersion": PROTOCOL_VERSION,
-                "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": {"name": "bathtub", "version": API_VERSION},
-            }
-        elif method == "ping":
-            result = {}
-        elif method == "tools/list":
-            result = {"tools": tool_list(reg)}
-        elif method == "tools/call":
-            result = await _call(request, reg, params)
-        else:
-            return json_response(_rpc_error(rid, -32601, f"method {method!r} not found"))
+        rid, method, params = msg["id"], msg["method"], msg.get("params", {})
+        try:
+            if params is None:
+                params = {}
+            if not isinstance(params, dict):
+                raise RpcError(-32602, "invalid params: params must be an object")
+            result = await _dispatch(request, reg, method, params, raw)
+        except RpcError as e:
+            return json_response(_rpc_error(rid, e.code, e.message))
         return json_response({"jsonrpc": "2.0", "id": rid, "result": result})
 
     app.router.add_post("/mcp", endpoint, name="mcp")
+
+
+async def _dispatch(request: web.Request, reg: Registry, method: str, params: dict[str, Any],
+                    raw: bytes) -> dict[str, Any]:
+    if method == "initialize":
+        return {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "bathtub", "version": API_VERSION},
+        }
+    if method == "ping":
+        return {}
+    if method == "tools/list":
+        return {"tools": tool_list(reg)}
+    if method == "tools/call":
+        return await _call(request, reg, params, raw)
+    raise RpcError(-32601, f"method {method!r} not found")

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from bathtub_api.fields import NO_NUL_PATTERN
 from bathtub_api.registry import Registry
 
 API_VERSION = "1.1.0"
@@ -35,8 +36,64 @@ def _responses(response: type[BaseModel] | None) -> dict[str, Any]:
     return out
 
 
+# Path parameters are ids: the door refuses NUL in them (registry._route_view).
+PATH_ID = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NO_NUL_PATTERN}
+
+
 class Error(BaseModel):
     detail: str
+
+
+def key_patterns(node: Any) -> Any:
+    """Pydantic writes a dict whose keys have a pattern as `patternProperties`, which leaves
+    other keys allowed; we mean every key matches: `propertyNames` (in place, recursively)."""
+    if isinstance(node, dict):
+        pattern_props = node.get("patternProperties")
+        if isinstance(pattern_props, dict) and len(pattern_props) == 1 and "additionalProperties" not in node:
+            (pattern, values), = pattern_props.items()
+            del node["patternProperties"]
+            node["propertyNames"] = {**node.get("propertyNames", {}), "pattern": pattern}
+            node["additionalProperties"] = values
+        for v in node.values():
+            key_patterns(v)
+    elif isinstance(node, list):
+        for v in node:
+            key_patterns(v)
+    return node
+
+
+def no_nul(node: Any) -> Any:
+    """The door refuses NUL in every string of every JSON body (`fields.refuse_nul`), so every
+    request string and object key is published with the pattern that says so (in place)."""
+    if isinstance(node, dict):
+        if node.get("type") == "string" and "enum" not in node and "const" not in node and "pattern" not in node:
+            node["pattern"] = NO_NUL_PATTERN
+        extra = node.get("additionalProperties")
+        if node.get("type") == "object" and extra not in (None, False):
+            names = node.setdefault("propertyNames", {})
+            if "enum" not in names and "pattern" not in names:
+                names["pattern"] = NO_NUL_PATTERN
+        for v in node.values():
+            no_nul(v)
+    elif isinstance(node, list):
+        for v in node:
+            no_nul(v)
+    return node
+
+
+def _reachable(schemas: dict[str, Any], names: set[str]) -> None:
+    """Grow `names` with every schema a request schema refers to (in place)."""
+    pending = list(names)
+    while pending:
+        for ref in re.findall(r"#/components/schemas/(\w+)", repr(schemas[pending.pop()])):
+            if ref not in names:
+                names.add(ref)
+                pending.append(ref)
+
+
+def _needs_body(model: type[BaseModel]) -> bool:
+    """An empty body is taken as {}: say it is optional only when {} is a valid request."""
+    return any(f.is_required() for f in model.model_fields.values()) or bool(getattr(model, "exactly_one", ()))
 
 
 def build(reg: Registry) -> dict[str, Any]:
@@ -51,7 +108,12 @@ def build(reg: Registry) -> dict[str, Any]:
                 models.add(m)
     ordered = sorted(models, key=lambda m: m.__name__)
     _, top = models_json_schema([(m, "validation") for m in ordered], ref_template=REF)
-    schemas = top.get("$defs", {})
+    schemas = key_patterns(top.get("$defs", {}))
+    requests = {m.__name__ for m in (*(a.request for a in reg.actions.values()),
+                                     *(r.request for r in reg.routes if r.request))}
+    _reachable(schemas, requests)
+    for name in requests:
+        no_nul(schemas[name])
 
     paths: dict[str, dict[str, Any]] = {}
     for a in reg.actions.values():
@@ -60,7 +122,8 @@ def build(reg: Registry) -> dict[str, Any]:
             "summary": a.summary,
             "description": a.description or a.summary,
             "tags": [a.tool],
-            "requestBody": {"required": False, "content": {"application/json": {"schema": _ref(a.request)}}},
+            "requestBody": {"required": _needs_body(a.request),
+                            "content": {"application/json": {"schema": _ref(a.request)}}},
             "responses": _responses(a.response),
             "x-bathtub": a.metadata(),
         }
@@ -74,7 +137,7 @@ def build(reg: Registry) -> dict[str, Any]:
             "x-bathtub": {"scope": r.scope, "stores": r.stores, "rest_only": True},
         }
         params = [
-            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            {"name": name, "in": "path", "required": True, "schema": PATH_ID}
             for name in re.findall(r"{(\w+)}", r.path)
         ]
         params += [{"name": name, "in": "query", "required": required, "description": text,

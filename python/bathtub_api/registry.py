@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from bathtub_api.auth import User, require_scope
 from bathtub_api.errors import ApiError, json_response
+from bathtub_api.fields import refuse_nul
 from bathtub_api.keys import CONFIG, JOBS, STORE, USER
 from bathtub_api.store.readonly import ReadOnlyStore
 
@@ -249,9 +250,11 @@ async def read_json(request: web.Request, *, empty: Any = None) -> Any:
         raise ApiError(422, "body: a JSON object is required")
     try:
         # A large body is parsed on a thread so the event loop keeps serving meanwhile.
-        return orjson.loads(raw) if len(raw) < BIG_BODY else await asyncio.to_thread(orjson.loads, raw)
+        body = orjson.loads(raw) if len(raw) < BIG_BODY else await asyncio.to_thread(orjson.loads, raw)
     except orjson.JSONDecodeError as e:
         raise ApiError(422, f"body: malformed JSON ({e})") from None
+    refuse_nul(body, raw=raw)  # every string a body carries, including free-form parts no model describes
+    return body
 
 
 def _action_view(action: Action) -> Callable[[web.Request], Awaitable[web.Response]]:
@@ -267,6 +270,8 @@ def _route_view(route: Route) -> Callable[[web.Request], Awaitable[web.StreamRes
         ctx = ctx_of(request, public=route.public)
         if not route.public:
             require_scope(ctx.user, route.scope)
+        for name, value in request.match_info.items():
+            refuse_nul(value, name)
         result = await route.handler(ctx, request)
         return result if isinstance(result, web.StreamResponse) else json_response(result)
 

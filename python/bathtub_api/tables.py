@@ -97,32 +97,52 @@ def _check_names(names: Sequence[Any], field: str) -> list[str]:
     return out
 
 
+def _csv_rule(err: csv.Error) -> str:
+    """The csv module's complaint in the caller's terms."""
+    text = str(err)
+    if "new-line character" in text:
+        return "a bare carriage return (CR) inside a line: end lines with LF or CRLF, or quote the cell"
+    if "field larger than field limit" in text:
+        return f"a cell is longer than {csv.field_size_limit()} characters"
+    return text
+
+
 def parse_csv(text: str, field: str = "csv") -> tuple[list[str], list[list[Cell]]]:
-    """Header row plus data rows; every row must have the header's width."""
-    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise InputError(field, "empty: a header row is required") from None
-    names = _check_names(header, f"{field}.header")
+    """Header row plus data rows; every row must have the header's width. Lines end in LF or
+    CRLF; a cell holds at most csv.field_size_limit() characters (128 KiB)."""
+    text = text.lstrip("\ufeff")
+    nul = text.find("\x00")
+    if nul >= 0:  # the csv module reads NUL as data; no stored string may hold it
+        raise InputError(f"{field}.line {text.count(chr(10), 0, nul) + 1}", "contains the NUL character (U+0000)")
+    reader = csv.reader(io.StringIO(text))
     raw_rows: list[list[str]] = []
-    for line_no, raw in enumerate(reader, start=2):
-        if not raw or not "".join(raw).strip():
-            continue  # an empty line, or a row of blank cells
-        if len(raw) != len(names):
-            raise InputError(f"{field}.line {line_no}", f"has {len(raw)} cells, the header has {len(names)}")
-        raw_rows.append(raw)
+    try:
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise InputError(field, "empty: a header row is required") from None
+        names = _check_names(header, f"{field}.header")
+        for raw in reader:
+            if not raw or not "".join(raw).strip():
+                continue  # an empty line, or a row of blank cells
+            if len(raw) != len(names):
+                raise InputError(f"{field}.line {reader.line_num}",
+                                 f"has {len(raw)} cells, the header has {len(names)}")
+            raw_rows.append(raw)
+    except csv.Error as e:
+        raise InputError(f"{field}.line {reader.line_num}", _csv_rule(e)) from None
     columns = [_csv_column(col) for col in zip(*raw_rows)]
     return names, [list(r) for r in zip(*columns)]
 
 
 def parse_columns(data: Mapping[str, Any], field: str = "data") -> tuple[list[str], list[list[Cell]]]:
     """{column: [values...]} with equal lengths."""
-    names = _check_names(list(data.keys()), field)
+    keys = list(data.keys())
+    names = _check_names(keys, field)  # trimmed: look values up by the key as sent
     lengths = set()
     cols = []
-    for n in names:
-        values = data[n]
+    for key, n in zip(keys, names):
+        values = data[key]
         if not isinstance(values, list):
             raise InputError(f"{field}.{n}", "must be an array of values")
         lengths.add(len(values))
@@ -139,10 +159,13 @@ def parse_row_objects(rows: Sequence[Any], names: Sequence[str], field: str = "r
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
             raise InputError(f"{field}[{i}]", "must be an object of column: value")
-        for key in row:
+        trimmed = {str(k).strip(): v for k, v in row.items()}  # names are trimmed wherever they arrive
+        if len(trimmed) != len(row):
+            raise InputError(f"{field}[{i}]", "a column name appears twice")
+        for key in trimmed:
             if key not in known:
                 raise InputError(f"{field}[{i}].{key}", f"unknown column; the dataset has {', '.join(names)}")
-        out.append([_json_cell(row.get(n), f"{field}[{i}].{n}") for n in names])
+        out.append([_json_cell(trimmed.get(n), f"{field}[{i}].{n}") for n in names])
     return out
 
 

@@ -23,17 +23,25 @@ from bathtub.strategy.inputs import boundary
 _MAX_UNITS = 10**9
 
 
+def missions_exponent(test_multiple: float, shape: float) -> float:
+    """m^β, refused past the floats (a test of 1e200 missions with shape 3 means nothing)."""
+    try:
+        return test_multiple**shape
+    except OverflowError:
+        raise InputError("test_multiple", "test_multiple ** shape is beyond floating point") from None
+
+
 def zero_failure_units(reliability: float, confidence: float, test_multiple: float = 1.0,
                        shape: float = 1.0) -> int:
     """Textbook success-run sample size: ceil(ln(1 − C) / (m^β · ln R))."""
-    x = math.log1p(-confidence) / (test_multiple**shape * math.log(reliability))
+    x = math.log1p(-confidence) / (missions_exponent(test_multiple, shape) * math.log(reliability))
     n = math.ceil(x - 1e-9)  # tolerate rounding when x is a whole number
     return max(n, 1)
 
 
 def p_fail(reliability: float, test_multiple: float, shape: float) -> float:
     """Chance a unit fails a test of m missions when its mission reliability is R: 1 − R^{m^β}."""
-    return -math.expm1(test_multiple**shape * math.log(reliability))
+    return -math.expm1(missions_exponent(test_multiple, shape) * math.log(reliability))
 
 
 def pass_probability(units: int, failures: int, p: float) -> float:
@@ -80,14 +88,14 @@ def demonstrated_reliability(units: int, failures: int, confidence: float, test_
                              shape: float = 1.0) -> float:
     """Lower confidence bound on mission reliability shown by passing: (1 − p*)^{1/m^β}."""
     p = upper_failure_probability(units, failures, confidence)
-    return math.exp(math.log1p(-p) / test_multiple**shape)
+    return math.exp(math.log1p(-p) / missions_exponent(test_multiple, shape))
 
 
 def reliability_upper(units: int, failures: int, confidence: float, test_multiple: float = 1.0,
                       shape: float = 1.0) -> float:
     """Upper confidence bound on mission reliability: (1 − p_*)^{1/m^β}, p_* the lower bound on p."""
     p = lower_failure_probability(units, failures, confidence)
-    return math.exp(math.log1p(-p) / test_multiple**shape)
+    return math.exp(math.log1p(-p) / missions_exponent(test_multiple, shape))
 
 
 def confidence_reached(units: int, failures: int, reliability: float, test_multiple: float = 1.0,

@@ -35,6 +35,7 @@ __all__ = ["chi2_ppf", "demonstration_test", "mtbf_test_plan", "poisson_cdf"]
 
 METHODS = ("binomial", "weibayes", "mtbf", "sequential")
 SOLVES = ("units", "test_time_per_unit", "total_test_time", "mtbf", "reliability", "confidence", "failures", "plan")
+MAX_FAILURES = 1000  # the trade-off table lists every count up to failures + 2
 # Across `shape_interval`, a plan whose needs vary by more than this ratio earns a warning.
 SHAPE_WARNING_RATIO = 1.25
 
@@ -161,7 +162,7 @@ def _ask(reliability: Any, confidence: Any, mission_time: Any, failures: Any, te
         reliability=_required_reliability(reliability, b_life),
         confidence=c if c is not None else 0.95,
         confidence_given=c is not None,
-        failures=None if failures is None else integer(failures, "failures"),
+        failures=None if failures is None else integer(failures, "failures", high=MAX_FAILURES),
         mission=mission,
         test_multiple=None if test_multiple is None else number(test_multiple, "test_multiple", low=0.0,
                                                                  low_inclusive=False),

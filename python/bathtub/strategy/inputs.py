@@ -29,7 +29,10 @@ def life_model(
             raise InputError("distribution_id", "required")
         if params is None:
             raise InputError("params", "required")
-        lifetime = Lifetime.from_input(distribution_id, params, base_distribution_id)
+        try:
+            lifetime = Lifetime.from_input(distribution_id, params, base_distribution_id)
+        except OverflowError:  # e.g. a lognormal mu of 1e71: e^mu is past floating point
+            raise InputError("params", "out of floating-point range for this distribution") from None
     below = float(lifetime.cdf(0.0))
     if below > MAX_MASS_BELOW_ZERO:
         raise InputError(
@@ -61,8 +64,8 @@ def cost(value: Any, field: str) -> float:
     return number(value, field, low=0.0)
 
 
-def integer(value: Any, field: str, *, low: int = 0) -> int:
-    """A whole number >= low (floats that are whole are accepted, as JSON may send 3.0)."""
+def integer(value: Any, field: str, *, low: int = 0, high: int | None = None) -> int:
+    """A whole number in [low, high] (floats that are whole are accepted, as JSON may send 3.0)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InputError(field, "must be an integer")
     if float(value) != int(value):
@@ -70,6 +73,8 @@ def integer(value: Any, field: str, *, low: int = 0) -> int:
     v = int(value)
     if v < low:
         raise InputError(field, f"must be >= {low}")
+    if high is not None and v > high:
+        raise InputError(field, f"must be <= {high}")
     return v
 
 

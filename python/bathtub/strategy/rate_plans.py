@@ -47,7 +47,10 @@ def _required_mtbf(ask: Ask) -> float | None:
     if ask.mtbf is not None:
         return number(ask.mtbf, "mtbf", low=0.0, low_inclusive=False)
     if ask.reliability is not None and ask.mission is not None:
-        return -ask.mission / math.log(ask.reliability)  # R = e^{-t/θ}
+        theta = -ask.mission / math.log(ask.reliability)  # R = e^{-t/θ}
+        if not (math.isfinite(theta) and theta > 0):
+            raise InputError("mission_time", "with this reliability gives no finite, positive MTBF")
+        return theta
     return None
 
 
@@ -137,6 +140,8 @@ def rate_plan(ask: Ask) -> dict[str, Any]:
     elif solve == "failures":
         f = cr.failures_allowed(theta, total, c, term, sided)
     assert theta is not None and total is not None
+    _representable(theta, "mtbf" if solve not in ("mtbf", "reliability") else "total_test_time", "the MTBF")
+    _representable(total, "total_test_time" if ask.total_test_time is not None else "mtbf", "the test time")
     allowed = f if term == "time" else f - 1  # a failure-terminated test passes with fewer than f by T
     n, per = _split(ask, total)
     out: dict[str, Any] = {
@@ -159,6 +164,12 @@ def rate_plan(ask: Ask) -> dict[str, Any]:
     return out
 
 
+def _representable(value: float, field: str, what: str) -> None:
+    """Extreme inputs (an MTBF of 1e308, a confidence of 1e-300) can leave floating point: say so."""
+    if not (math.isfinite(value) and value > 0.0):
+        raise InputError(field, f"gives {what} {value!r}, beyond floating point; check the magnitude")
+
+
 def _split(ask: Ask, total: float) -> tuple[int | None, float | None]:
     """How the total time splits over units: given units share it; with a mission, whole units of
     test_multiple missions each."""
@@ -166,7 +177,10 @@ def _split(ask: Ask, total: float) -> tuple[int | None, float | None]:
         return ask.units, total / ask.units
     if ask.mission is not None:
         per = (ask.test_multiple if ask.test_multiple is not None else 1.0) * ask.mission
-        n = math.ceil(total / per - 1e-9)
+        units = total / per
+        if not math.isfinite(units) or units > 1e15:
+            raise InputError("mission_time", "is too short for this test: the units needed leave floating point")
+        n = max(math.ceil(units - 1e-9), 1)
         return n, total / n
     return None, None
 

@@ -70,7 +70,10 @@ def _time_grid(life: Lifetime, n: int = 1200) -> np.ndarray:
     lo = max(0.0, life.support_low())
     if lo > 0:
         t = np.concatenate([np.linspace(0.0, lo, 50)[1:], t])
-    return np.unique(t)
+    t = np.unique(t)
+    if t.size < 3:  # e.g. a Weibull beta of 1e-139: its quantiles leave floating point
+        raise InputError("params", "the life model's times are not finite numbers (degenerate parameters)")
+    return t
 
 
 def _cumulative_sf(life: Lifetime, t: np.ndarray) -> np.ndarray:
@@ -97,6 +100,8 @@ def _age_rate(life: Lifetime, cp: float, cu: float, t: float) -> float:
 
 def _minimize_on_grid(rate, grid: np.ndarray, values: np.ndarray) -> tuple[float, float, int]:
     """Grid argmin, then bounded Brent refinement between its neighbours."""
+    if not np.isfinite(values).any():
+        raise InputError("params", "the cost rate has no finite value for this life model (degenerate parameters)")
     k = int(np.nanargmin(values))
     lo = grid[max(k - 1, 0)]
     hi = grid[min(k + 1, len(grid) - 1)]

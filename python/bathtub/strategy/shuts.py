@@ -28,6 +28,7 @@ from bathtub.strategy.renewal import delayed_renewal_function, renewal_function
 
 EVERY_UNITS = ("days", "weeks", "months", "years")
 MAX_OCCURRENCES = 5000
+MAX_HORIZON_DAYS = 36_525.0  # a century: plans beyond it mean nothing, and dates end in 9999
 
 
 @dataclass(frozen=True)
@@ -152,10 +153,13 @@ def shut_plan(
     life = life_model(distribution_id, params, lifetime, base_distribution_id)
     a0 = number(current_age, "current_age", low=0.0)
     rate = number(usage_rate, "usage_rate", low=0.0, low_inclusive=False)
-    horizon = number(horizon_days, "horizon_days", low=1.0)
+    horizon = number(horizon_days, "horizon_days", low=1.0, high=MAX_HORIZON_DAYS)
     cf = cost(failure_cost, "failure_cost")
     day0 = parse_date(today, "today")
-    end = day0 + timedelta(days=math.floor(horizon))
+    try:
+        end = day0 + timedelta(days=math.floor(horizon))
+    except OverflowError:
+        raise InputError("horizon_days", "ends after the year 9999") from None
     occ = shut_calendar(shuts, day0, end)
     if not occ:
         raise InputError("shuts", f"no shut falls between {day0.isoformat()} and {end.isoformat()}")

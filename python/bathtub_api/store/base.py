@@ -21,6 +21,7 @@ from bathtub_api.store.migrations import MIGRATIONS, statements
 
 CHUNK_ROWS = 100  # dataset rows per stored chunk: a 100-row page decodes at most 200 rows.
 # Fixed: chunks are addressed as row // CHUNK_ROWS, so changing it needs a data migration.
+MAX_CHUNK = 2**31 - 1  # the INTEGER column's largest value
 
 
 class Conn(Protocol):
@@ -335,7 +336,8 @@ class Store:
         self, owner: str, dataset_id: str, offset: int, limit: int
     ) -> tuple[dict[str, Any], list[list[Any]]] | None:
         """The dataset item and rows [offset, offset + limit) in one round trip; None if not found."""
-        first, last = offset // CHUNK_ROWS, (offset + limit - 1) // CHUNK_ROWS
+        # Chunk numbers are 32-bit in the schema: past that no chunk exists, so clamp rather than overflow.
+        first, last = (min(x // CHUNK_ROWS, MAX_CHUNK) for x in (offset, offset + limit - 1))
         found = await self.db.fetch(
             "SELECT i.name, i.created_at, i.updated_at, i.body, c.rows FROM items i "
             "LEFT JOIN dataset_chunks c ON c.dataset_id = i.id AND c.chunk BETWEEN ? AND ? "

@@ -19,6 +19,7 @@ from bathtub.alt.evaluate import at_stress
 from bathtub.alt.fit import alt_data
 from bathtub.errors import InputError
 from bathtub_api.errors import ApiError, not_found
+from bathtub_api.fields import integer
 from bathtub_api.registry import Ctx, JobCtx, Registry
 from bathtub_api.tools import datasets
 from bathtub_api.tools.common import Strict
@@ -34,7 +35,7 @@ class BootstrapIn(Strict):
     model_id: str
     replicates: Annotated[int, Field(ge=100, le=MAX_REPLICATES)] = 2000
     kind: Literal["parametric", "nonparametric"] = "parametric"
-    seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
+    seed: integer(ge=0, le=2**63 - 1) = 0
     use_stress: float | None = None
     use_stress2: float | None = None
     confidence: Annotated[float, Field(ge=0.5, lt=1)] = 0.95

@@ -4,18 +4,69 @@ owned item (404 for anyone else's), and paging through a kind of item."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, field_validator, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
+from bathtub.errors import InputError
 from bathtub_api.errors import not_found
+from bathtub_api.fields import integer, text
 from bathtub_api.registry import Ctx
 
 
 class Strict(BaseModel):
-    """Requests: unknown fields and wrong JSON types are refused, naming the field."""
+    """Requests: unknown fields and wrong JSON types are refused, naming the field.
+
+    `exactly_one` names alternative fields of which one, and only one, is given (not null);
+    `companions` the fields that may come only with one of them, `requires` those that must.
+    One declaration drives both the check and the published schema (a `oneOf`), so the two
+    cannot disagree.
+    """
 
     model_config = ConfigDict(extra="forbid", strict=True)
+    exactly_one: ClassVar[tuple[str, ...]] = ()
+    companions: ClassVar[dict[str, tuple[str, ...]]] = {}
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Strict:
+        names = self.exactly_one
+        if not names:
+            return self
+        alternatives = " or ".join((", ".join(names[:-1]), names[-1]))
+        given = [n for n in names if getattr(self, n) is not None]
+        if not given:
+            raise InputError(names[0], f"give exactly one of {alternatives}")
+        if len(given) > 1:
+            raise InputError(given[0], f"give {' or '.join(given)}, not both" if len(given) == 2 else
+                             f"give exactly one of {alternatives}, not all of {', '.join(given)}")
+        for other in names:
+            for extra in self.companions.get(other, ()):
+                if other != given[0] and getattr(self, extra) is not None:
+                    raise InputError(extra, f"goes with {other}, not with {given[0]}")
+        for needed in self.requires.get(given[0], ()):
+            if getattr(self, needed) is None:
+                raise InputError(needed, f"required with {given[0]}")
+        return self
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        out = handler(schema)
+        if cls.exactly_one:
+            target = handler.resolve_ref_schema(out)
+            branches = []
+            for name in cls.exactly_one:
+                needed = [name, *cls.requires.get(name, ())]
+                props: dict[str, Any] = {n: {"not": {"type": "null"}} for n in needed}
+                for other in cls.exactly_one:
+                    if other != name:
+                        for absent in (other, *cls.companions.get(other, ())):
+                            props[absent] = {"type": "null"}
+                branches.append({"required": needed, "properties": props})
+            target["oneOf"] = branches
+        return out
 
 
 class Open(BaseModel):
@@ -39,11 +90,11 @@ class ListRequest(Strict):
     """The one listing request every `list/<kind>` takes: a page (`offset`, `limit`; the answer's
     `next_offset` is the next page's offset, or null on the last) and two filters."""
 
-    offset: Annotated[int, Field(ge=0)] = Field(0, description="items to skip, in creation order")
-    limit: Annotated[int, Field(ge=1, le=500)] = Field(100, description="items in the page, at most 500")
-    name_contains: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+    offset: integer(ge=0) = Field(0, description="items to skip, in creation order")
+    limit: integer(ge=1, le=500) = Field(100, description="items in the page, at most 500")
+    name_contains: text(min_length=1, max_length=200) | None = Field(
         None, description="only items whose name contains this text, ignoring case")
-    created_after: Annotated[str, Field(max_length=64)] | None = Field(
+    created_after: text(max_length=64) | None = Field(
         None, description="only items created after this instant (ISO 8601; without a zone, UTC)")
 
     @field_validator("created_after")

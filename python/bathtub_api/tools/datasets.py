@@ -11,39 +11,39 @@ from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 
 from aiohttp import web
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from bathtub.errors import InputError, RowError
 from bathtub_api import idempotency, tables
 from bathtub_api.errors import ApiError, not_found
+from bathtub_api.fields import Columns, Id, Rows, Text, integer, text
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
 from bathtub_api.store.base import CHUNK_ROWS, DatasetChange, DatasetSnapshot, KeyUse, ingest_scope
 from bathtub_api.tools.common import ListRequest, Strict, page
 
-Name = Annotated[str, Field(min_length=1, max_length=200)]
-Notes = Annotated[str, Field(max_length=2000)]
+Name = text(min_length=1, max_length=200)
+Notes = text(max_length=2000)
+CSV_TEXT = ("CSV text (not blank), UTF-8, comma-separated, a header row of column names first; lines end in LF "
+            "or CRLF; cells at most 131072 characters; every row as wide as the header")
+# Published only (tables.parse_csv checks it, naming the line): not blank, no NUL, no bare CR.
+CSV_PATTERN = "^(?:[^\\u0000\\r]|\\r\\n)*[^\\s\\u0000](?:[^\\u0000\\r]|\\r\\n)*$"
 log = logging.getLogger("bathtub_api.datasets")
 
 
 class Column(Strict):
-    name: str
+    name: Text
     type: Literal["integer", "number", "string", "boolean"]
 
 
 class DatasetCreate(Strict):
     """Give `csv` (text with a header row) or `data` (column name -> array of values)."""
 
+    exactly_one = ("csv", "data")
     name: Name
     notes: Notes = ""
-    csv: str | None = None
-    data: dict[str, list[Any]] | None = None
-
-    @model_validator(mode="after")
-    def one_source(self) -> DatasetCreate:
-        if (self.csv is None) == (self.data is None):
-            raise ValueError("give exactly one of csv or data")
-        return self
+    csv: text(description=CSV_TEXT, json_schema_extra={"pattern": CSV_PATTERN}) | None = None
+    data: Columns | None = None
 
 
 class DatasetCreated(Strict):
@@ -56,9 +56,9 @@ class DatasetCreated(Strict):
 
 
 class DatasetGet(Strict):
-    id: str
-    offset: Annotated[int, Field(ge=0)] = 0
-    limit: Annotated[int, Field(ge=1, le=500)] = 100
+    id: Id
+    offset: integer(ge=0) = 0
+    limit: integer(ge=1, le=500) = 100
 
 
 class DatasetPage(Strict):
@@ -93,15 +93,10 @@ class LivesIngest(Strict):
     """JSON body of the lives ingest: `rows` (objects), `data` (column arrays) or `csv` text.
     Raw CSV is also accepted with Content-Type text/csv."""
 
-    rows: list[Any] | None = None
-    data: dict[str, list[Any]] | None = None
-    csv: str | None = None
-
-    @model_validator(mode="after")
-    def one_source(self) -> LivesIngest:
-        if sum(x is not None for x in (self.rows, self.data, self.csv)) != 1:
-            raise ValueError("give exactly one of rows, data or csv")
-        return self
+    exactly_one = ("rows", "data", "csv")
+    rows: Rows | None = None
+    data: Columns | None = None
+    csv: text(description=CSV_TEXT, json_schema_extra={"pattern": CSV_PATTERN}) | None = None
 
 
 class RefitModel(Strict):
@@ -121,7 +116,7 @@ class RowsDelete(Strict):
     """Delete rows by their 0-based index (as `get/dataset` numbers them); later rows move up."""
 
     id: str
-    rows: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1, max_length=100_000)]
+    rows: Annotated[list[integer(ge=0)], Field(min_length=1, max_length=100_000)]
 
 
 class RowsDeleted(Strict):

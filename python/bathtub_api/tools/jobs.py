@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from bathtub_api.fields import Id
 from bathtub_api.ids import iso
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Strict
 
 
 class JobGet(Strict):
-    id: str
+    id: Id
 
 
 class JobStatus(Strict):

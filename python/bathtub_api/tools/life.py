@@ -4,31 +4,44 @@ model import, demand-data analysis, and the refit that dataset ingest triggers."
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 from aiohttp import web
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
+from bathtub.alt import columns as alt_columns
+from bathtub.alt import relationships as alt_models
 from bathtub.distributions import FAMILIES, MIXTURE, Lifetime
 from bathtub.errors import InputError
 from bathtub.life import records, saved
 from bathtub.life.demand import analyse_demands
+from bathtub.recurrent import data as recurrent_data
 from bathtub.recurrent import record as recurrent
 from bathtub.regression import models as regression_models
+from bathtub.regression import records as regression_records
 from bathtub.regression.records import fit_regression
 from bathtub_api.errors import ApiError, not_found
+from bathtub_api.fields import Id, Name, Text, Unit, integer, text
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
 from bathtub_api.tools import alt, datasets, degradation
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 
-Name = Annotated[str, Field(min_length=1, max_length=200)]
-Unit = Annotated[str, Field(max_length=40)]
+# Every fit POST /api/v1/fit dispatches to, with the mapping roles each reads, from the libraries' own
+# declarations: life distributions, regression models, recurrent-event models, ALT models.
+FIT_CHOICES = tuple(dict.fromkeys((*FAMILIES, MIXTURE, "best", "kaplan_meier", "turnbull", *regression_records.MODELS,
+                                   *recurrent.MODELS, *alt_models.MODEL_IDS)))
+ROLES = tuple(dict.fromkeys(("x", "c", "n", "xl", "xr", "mode", *regression_records.ROLES, *recurrent_data.ROLES,
+                             *alt_columns.ROLES)))
+Role = Literal[ROLES]
+Probability = Annotated[float, Field(gt=0, lt=1)]
+DISTRIBUTIONS = ("A distribution id: exponential, weibull, normal, lognormal, gamma, loglogistic, gumbel, logistic, "
+                 "uniform, beta, expo_weibull, mixture")
 
 
 class ParamIn(Strict):
-    name: str
+    name: Id
     value: float
 
 
@@ -50,11 +63,15 @@ class FitIn(Strict):
     (life_relationship, e.g. weibull_arrhenius) reads `stress` (and `stress2`)."""
 
     name: Name
-    dataset_id: str
-    distribution: str
-    mapping: dict[str, str]
+    dataset_id: Id
+    distribution: Literal[FIT_CHOICES] = Field(
+        description="A life distribution family, or best, mixture, kaplan_meier, turnbull; a regression model (with "
+                    "covariates or formula); a recurrent-event model; an ALT model (life_relationship)")
+    mapping: Annotated[dict[Role, Id], Field(min_length=1, description="Role -> a column of the dataset")]
     unit: Unit | None = None
-    options: dict[str, Any] | None = None
+    options: Annotated[dict[Text, Any], Field(
+        description="offset, zi, lfp (booleans), method (mle, rrx, rry), bounds (fisher, likelihood), "
+                    "modes (2 or 3), base_distribution, median_ranks")] | None = None
     covariates: Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]],
                           Field(min_length=1, max_length=100)] | None = None
     formula: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
@@ -110,32 +127,41 @@ class ModelPage(Strict):
 
 
 class ModelGet(Strict):
-    id: str
+    id: Id
 
 
 class ReliabilityIn(Strict):
     t: Annotated[float, Field(ge=0)] | None = None
-    covariates: dict[str, float | str] | None = None
-    points: Annotated[int, Field(ge=2, le=5000)] = 200
+    covariates: Annotated[dict[Text, float | str], Field(
+        description="Only for models with covariates (a stratified Cox also takes its stratum)")] | None = None
+    points: integer(ge=2, le=5000) = 200
     stress: float | None = Field(None, description="use stress of an ALT model (required for one)")
     stress2: float | None = Field(None, description="second use stress of a two-stress ALT model")
 
 
 class ImportData(Strict):
-    x: list[float]
-    c: list[Any] | None = None
-    n: list[float] | None = None
+    """Life data to refit: times `x`, censoring codes `c` (0/F failure, 1/S suspension), counts `n`;
+    arrays of one length."""
+
+    x: Annotated[list[float], Field(min_length=1)]
+    c: list[Annotated[Any, WithJsonSchema({"type": ["integer", "string"]})]] | None = None
+    n: list[Annotated[float, Field(gt=0)]] | None = None
 
 
 class ImportIn(Strict):
+    """A model from `data` (refitted; `options` as for fits) or from `params` (params-only;
+    `extras` such as metrics go with params)."""
+
+    exactly_one = ("data", "params")
+    companions: ClassVar[dict[str, tuple[str, ...]]] = {"params": ("extras",)}
     name: Name
-    distribution: str
+    distribution: text(min_length=1, max_length=200, description=DISTRIBUTIONS)
     unit: Unit | None = None
     data: ImportData | None = None
     params: list[ParamIn] | None = None
-    options: dict[str, Any] | None = None
-    extras: dict[str, Any] | None = None
-    base_distribution_id: str | None = None
+    options: dict[Text, Any] | None = None
+    extras: dict[Text, Any] | None = None
+    base_distribution_id: Id | None = None
 
 
 class ImportOut(Strict):
@@ -147,16 +173,16 @@ class ImportOut(Strict):
 
 
 class DemandBatchIn(Strict):
-    demands: Annotated[int, Field(ge=1)]
-    failures: Annotated[int, Field(ge=0)]
-    label: Annotated[str, Field(max_length=80)] | None = None
+    demands: integer(ge=1)
+    failures: Annotated[integer(ge=0), Field(description="At most demands")]
+    label: text(max_length=80) | None = None
 
 
 class DemandIn(Strict):
     name: Name
     batches: Annotated[list[DemandBatchIn], Field(min_length=1)]
-    confidence: float = 0.95
-    scores: list[float] | None = None
+    confidence: Probability = 0.95
+    scores: Annotated[list[float], Field(description="One score per batch (for the trend test)")] | None = None
 
 
 def model_url(ctx: Ctx, model_id: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from aiohttp import web
 from pydantic import Field
@@ -22,12 +22,12 @@ from bathtub.errors import InputError
 from bathtub.rbd.analysis import RunOptions
 from bathtub.rbd.resolve import model_from_saved
 from bathtub_api.errors import ApiError, not_found
+from bathtub_api.fields import Id, Name, Text, Unit, integer
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, JobCtx, Registry
 from bathtub_api.store import Store
 from bathtub_api.tools.common import ListRequest, Open, Strict, page
 
-Name = Annotated[str, Field(min_length=1, max_length=200)]
 JOB_KIND = "rbd.simulate"
 SCAN_PAGE = 500
 
@@ -37,43 +37,47 @@ class RbdCreate(Strict):
     any of the diagram settings an edit `set` takes (so a diagram whose blocks name a
     maintenance group, say, can be created whole: what is stored must analyse)."""
 
+    exactly_one = ("nodes", "stages")
+    companions: ClassVar[dict[str, tuple[str, ...]]] = {"nodes": ("edges",)}
     name: Name
-    unit: Annotated[str, Field(max_length=40)] | None = None
+    unit: Unit | None = None
     repairable: bool = False
-    nodes: list[dict[str, Any]] | None = None
-    edges: list[dict[str, Any]] | None = None
-    stages: list[dict[str, Any]] | None = None
-    repair_crews: int | None = None
-    ccf: list[dict[str, Any]] | None = None
-    maintenance_groups: dict[str, Any] | None = None
+    nodes: Annotated[list[dict[Text, Any]], Field(min_length=1, description="RbdNode objects (guide topic rbds)")] \
+        | None = None
+    edges: Annotated[list[dict[Text, Any]], Field(description="RbdEdge objects, from -> to")] | None = None
+    stages: Annotated[list[dict[Text, Any]], Field(
+        min_length=1, description="Compact form: stages in series, each with components in parallel")] | None = None
+    repair_crews: integer(ge=0, le=1_000_000) | None = None
+    ccf: list[dict[Text, Any]] | None = None
+    maintenance_groups: dict[Text, Any] | None = None
     safety_function: bool | None = None
-    target_sil: int | None = None
-    costs: dict[str, Any] | None = None
-    production: dict[str, Any] | None = None
-    phases: list[dict[str, Any]] | None = None
-    network: bool | dict[str, Any] | None = None
+    target_sil: integer(ge=0, le=4) | None = None
+    costs: dict[Text, Any] | None = None
+    production: dict[Text, Any] | None = None
+    phases: list[dict[Text, Any]] | None = None
+    network: bool | dict[Text, Any] | None = None
 
 
 class RbdEdit(Strict):
     """`ops`: the spec's edit operations, applied in order; all apply or none does.
     `revision` (from get/rbd), when given, refuses the edit if the diagram changed since."""
 
-    id: str
-    ops: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=1000)]
-    revision: str | None = None
+    id: Id
+    ops: Annotated[list[dict[Text, Any]], Field(min_length=1, max_length=1000)]
+    revision: Id | None = None
 
 
 class RbdGet(Strict):
-    id: str
+    id: Id
 
 
 class RunGet(Strict):
-    id: str
+    id: Id
     include_curve: bool = False
 
 
 class RunList(ListRequest):
-    rbd_id: str | None = None
+    rbd_id: Id | None = None
 
 
 class Analyze(Strict):
@@ -81,16 +85,18 @@ class Analyze(Strict):
     phases' total duration: omit it, or give that value) in the diagram unit;
     `replications`, or `precision` (relative 95% half-width of mean unavailability to reach,
     up to `max_replications`); `seed`; `grid` curve points; `method` auto (closed form where
-    exact) or simulation; `recompute` reruns even when a run of the same inputs exists."""
+    exact) or simulation; `recompute` reruns even when a run of the same inputs exists.
+    Exactly one of `horizon` and `mission_time`, as the diagram needs; `precision` (repairable
+    only) excludes `replications`."""
 
-    id: str
-    horizon: float | None = None
-    mission_time: float | None = None
-    replications: int | None = None
-    precision: float | None = None
-    max_replications: int | None = None
-    seed: int | None = None
-    grid: int | None = None
+    id: Id
+    horizon: Annotated[float, Field(gt=0)] | None = None
+    mission_time: Annotated[float, Field(gt=0)] | None = None
+    replications: integer(ge=1, le=10_000_000) | None = None
+    precision: Annotated[float, Field(gt=0, lt=1)] | None = None
+    max_replications: integer(ge=2, le=10_000_000) | None = None
+    seed: integer(ge=0, le=2**63 - 1) | None = None
+    grid: integer(ge=2, le=2001) | None = None
     method: Literal["auto", "simulation"] = "auto"
     recompute: bool = False
 

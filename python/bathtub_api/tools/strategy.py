@@ -4,63 +4,111 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from bathtub import strategy
+from bathtub.distributions import FAMILIES, LOCATION, MIXTURE, Param
 from bathtub.errors import InputError
+from bathtub.strategy.demonstration import MAX_FAILURES
+from bathtub.strategy.shuts import MAX_HORIZON_DAYS
 from bathtub.units import units_clash
+from bathtub_api.fields import Id, Name, Unit, integer, text
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 from bathtub_api.tools.life import ParamIn, saved_lifetime
 
+LIFE_FAMILIES = (*FAMILIES, MIXTURE)  # a mixture names its base_distribution_id
+PARAM_NAMES = "; ".join(f"{k} ({', '.join(f.names)})" for k, f in FAMILIES.items())
+Positive = Annotated[float, Field(gt=0)]
+NonNegative = Annotated[float, Field(ge=0)]
+Probability = Annotated[float, Field(gt=0, lt=1)]
+Date = text(pattern=r"^\d{4}-\d{2}-\d{2}$", description="A calendar date, YYYY-MM-DD")
+
+
+def _bounds(p: Param) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "number"}
+    if math.isfinite(p.low):
+        out["minimum" if p.low_inclusive else "exclusiveMinimum"] = p.low
+    if math.isfinite(p.high):
+        out["maximum"] = p.high
+    return out
+
+
+def _params_by_family() -> list[dict[str, Any]]:
+    """Each family's parameters, from the library's declaration: positional numbers in order,
+    or {name, value} objects (a location family also takes `gamma`)."""
+    rules = []
+    for fid, fam in FAMILIES.items():
+        named = [*fam.params, *((LOCATION,) if fam.location else ())]
+        objects = {"type": "array", "minItems": len(fam.params), "maxItems": len(named),
+                   "items": {"oneOf": [{"type": "object", "required": ["name", "value"], "additionalProperties": False,
+                                        "properties": {"name": {"const": p.name}, "value": _bounds(p)}}
+                                       for p in named]},
+                   "allOf": [{"contains": {"properties": {"name": {"const": p.name}}}} for p in fam.params]}
+        positional = {"type": "array", "prefixItems": [_bounds(p) for p in fam.params],
+                      "minItems": len(fam.params), "maxItems": len(fam.params)}
+        rules.append({"if": {"required": ["distribution_id"], "properties": {"distribution_id": {"const": fid}}},
+                      "then": {"properties": {"params": {"anyOf": [positional, objects, {"type": "null"}]}}}})
+    return rules
+
 
 class LifeModelIn(Strict):
-    """The part's life model: inline `distribution_id` + `params`, or a `saved_model_id`."""
+    """The part's life model: inline `distribution_id` + `params`, or a `saved_model_id`
+    (a parametric model of yours; the model's unit is used unless `unit` is given)."""
 
-    distribution_id: str | None = None
-    params: list[ParamIn] | list[float] | None = None
-    base_distribution_id: str | None = None
-    saved_model_id: str | None = None
-    unit: Annotated[str, Field(max_length=40)] | None = None
+    model_config = ConfigDict(json_schema_extra={"allOf": _params_by_family()})
+
+    exactly_one = ("distribution_id", "saved_model_id")
+    companions: ClassVar[dict[str, tuple[str, ...]]] = {"distribution_id": ("params", "base_distribution_id")}
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {"distribution_id": ("params",)}
+    distribution_id: Literal[LIFE_FAMILIES] | None = None
+    params: Annotated[list[ParamIn] | list[float], Field(
+        description="The distribution's parameters, [{name, value}] or values in this order: " + PARAM_NAMES
+                    + "; the model must put (almost) no lifetimes at or below 0")] | None = None
+    base_distribution_id: Id | None = None
+    saved_model_id: Id | None = None
+    unit: Unit | None = None
     save: bool = False
-    name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    name: Name | None = None
 
 
 class OptimalReplacementIn(LifeModelIn):
-    planned_cost: float
-    unplanned_cost: float
+    planned_cost: NonNegative
+    unplanned_cost: NonNegative
     policy: Literal["age", "block", "minimal_repair"] = "age"
-    curve_points: Annotated[int, Field(ge=10, le=5000)] = 200
+    curve_points: integer(ge=10, le=5000) = 200
 
 
 class FailureFindingIn(LifeModelIn):
-    target_availability: float
+    target_availability: Probability
 
 
 class CalendarShut(Strict):
-    name: Annotated[str, Field(min_length=1, max_length=200)]
-    cost: Annotated[float, Field(ge=0)]
-    every: Annotated[float, Field(gt=0)] | None = None
+    """A planned shut: every `every` `every_unit` from `start` (whole numbers for months and
+    years, at least one day), or a list of `dates`."""
+
+    exactly_one = ("every", "dates")
+    companions: ClassVar[dict[str, tuple[str, ...]]] = {"every": ("start",)}
+    name: Name
+    cost: NonNegative
+    every: Positive | None = None
     every_unit: Literal["days", "weeks", "months", "years"] = "days"
-    start: str | None = None
-    dates: list[str] | None = None
+    start: Date | None = None
+    dates: Annotated[list[Date], Field(min_length=1)] | None = None
 
 
 class ShutPlanIn(LifeModelIn):
-    current_age: Annotated[float, Field(ge=0)]
-    usage_rate: Annotated[float, Field(gt=0)]
-    horizon_days: Annotated[float, Field(ge=1)]
-    failure_cost: Annotated[float, Field(ge=0)]
-    shuts: list[CalendarShut]
-    today: str | None = None
-
-
-Probability = Annotated[float, Field(gt=0, lt=1)]
-Positive = Annotated[float, Field(gt=0)]
+    current_age: NonNegative
+    usage_rate: Positive
+    horizon_days: Annotated[float, Field(ge=1, le=MAX_HORIZON_DAYS)]
+    failure_cost: NonNegative
+    shuts: Annotated[list[CalendarShut], Field(min_length=1)]
+    today: Date | None = None
 
 
 class DemonstrationIn(Strict):
@@ -79,14 +127,14 @@ class DemonstrationIn(Strict):
         None, description="chance that a design at design_mtbf / design_reliability fails the test; with a design "
                           "value it makes the plan meet both risks")
     mission_time: Positive | None = None
-    failures: Annotated[int, Field(ge=0, le=1_000_000)] | None = Field(
+    failures: integer(ge=0, le=MAX_FAILURES) | None = Field(
         None, description="failures allowed (default 0); for a failure-terminated test the failure it stops at")
     test_multiple: Positive | None = None
     test_time_per_unit: Positive | None = Field(None, description="given test length per unit (to solve for "
                                                                   "reliability, confidence or failures)")
     total_test_time: Positive | None = Field(None, description="given total time on test (constant-rate tests)")
     shape: Positive | None = None
-    units: Annotated[int, Field(ge=1, le=1_000_000_000)] | None = None
+    units: integer(ge=1, le=10**9) | None = None
     method: Literal["auto", "binomial", "weibayes", "mtbf", "sequential"] | None = None
     solve_for: Literal["units", "test_time_per_unit", "total_test_time", "mtbf", "reliability", "confidence",
                        "failures", "plan"] | None = None
@@ -99,9 +147,9 @@ class DemonstrationIn(Strict):
         None, description="design MTBF over required MTBF, instead of design_mtbf")
     b_life: Annotated[float, Field(gt=0, lt=100)] | None = None
     shape_interval: Annotated[list[Positive], Field(min_length=2, max_length=2)] | None = None
-    unit: Annotated[str, Field(max_length=40)] | None = None
+    unit: Unit | None = None
     save: bool = False
-    name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    name: Name | None = None
 
 
 class OptimalReplacementOut(Open):
@@ -160,7 +208,7 @@ class ShutPlanOut(Open):
 
 
 class AnalysisGet(Strict):
-    id: str
+    id: Id
 
 
 class AnalysisOut(Open):

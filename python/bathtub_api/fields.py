@@ -1,0 +1,120 @@
+"""Field types every request model uses, so the published schema states the limits the
+service enforces: integers inside the range every JSON reader and SQL integer keeps exactly,
+and strings without the NUL character (U+0000), which PostgreSQL text cannot store.
+
+`refuse_nul` is the same rule for the free-form parts of a body (diagram nodes, rows,
+options) that no model describes: the door applies it to every string a request carries.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field, GetCoreSchemaHandler, GetJsonSchemaHandler, WithJsonSchema
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticCustomError, core_schema
+
+from bathtub.errors import InputError
+
+# 2**53 - 1: the largest integer a JSON number keeps exactly in every reader (JavaScript's
+# MAX_SAFE_INTEGER), and far inside SQL's signed 64 bits even after adding a page size.
+MAX_INT = 2**53 - 1
+NUL = "\x00"
+NUL_RULE = "must not contain the NUL character (U+0000)"
+NO_NUL_PATTERN = "^[^\\u0000]*$"
+
+
+def _integral(value: Any) -> Any:
+    """JSON Schema counts 3.0 as an integer; so do we (strict mode would refuse it)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def integer(*, ge: int = -MAX_INT, le: int = MAX_INT, **field: Any) -> Any:
+    """The one integer type for request fields, with the field's own bounds: `integer(ge=0)`.
+    Without bounds it stays within +-MAX_INT; a field that never reaches SQL as a number
+    (a 64-bit seed) may state a wider range."""
+    bounds = Field(ge=ge, le=le, **field)
+    return Annotated[int, bounds, BeforeValidator(_integral)]
+
+
+def text(**field: Any) -> Any:
+    """The one string type, with the field's own lengths or description."""
+    return Annotated[str, Field(**field), _NoNul()] if field else Annotated[str, _NoNul()]
+
+
+class _NoNul:
+    """Refuses NUL with a rule the caller can read, and says so in the schema (a pattern)."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(_check_text, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        out = handler(schema)
+        out.setdefault("pattern", NO_NUL_PATTERN)  # a field's own pattern excludes NUL itself
+        return out
+
+
+def _check_text(value: str) -> str:
+    if NUL in value:
+        raise PydanticCustomError("nul_character", NUL_RULE)
+    return value
+
+
+Text = text()
+Id = text(min_length=1, max_length=200)
+Name = text(min_length=1, max_length=200)
+Unit = text(max_length=40)
+
+
+# A table cell as the table parsers take it (bathtub_api.tables): published, checked there.
+CELL_SCHEMA = {"anyOf": [{"type": ["number", "boolean", "null"]}, {"type": "string", "pattern": NO_NUL_PATTERN}]}
+# Column names: trimmed on arrival, so at least one character that is not blank (nor NUL).
+COLUMN_NAME_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 200,
+                      "pattern": "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"}
+_COLUMNS_SCHEMA = {
+    "type": "object", "minProperties": 1, "maxProperties": 200, "propertyNames": COLUMN_NAME_SCHEMA,
+    "additionalProperties": {"type": "array", "items": CELL_SCHEMA},
+    "description": "Column name -> array of values (numbers, strings, booleans or null). Names are trimmed and "
+                   "must stay distinct; all arrays have the same length.",
+}
+_ROWS_SCHEMA = {
+    "type": "array",
+    "items": {"type": "object", "propertyNames": COLUMN_NAME_SCHEMA, "additionalProperties": CELL_SCHEMA},
+    "description": "Row objects, column name -> value; every key is a column of the dataset, a missing one is null.",
+}
+Columns = Annotated[dict[str, list[Any]], WithJsonSchema(_COLUMNS_SCHEMA)]
+Rows = Annotated[list[dict[str, Any]], WithJsonSchema(_ROWS_SCHEMA)]
+
+
+def nul_path(value: Any, path: str = "") -> str | None:
+    """The path (`nodes[0].id`) of the first string or key holding NUL, or None."""
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, str):
+            if NUL in v:
+                return where
+        elif isinstance(v, dict):
+            for k, item in reversed(v.items()):
+                sub = f"{where}.{k}" if where else str(k)
+                if NUL in k:
+                    return sub
+                stack.append((sub, item))
+        elif isinstance(v, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in reversed(list(enumerate(v))))
+    return None
+
+
+def refuse_nul(value: Any, path: str = "", raw: bytes | None = None) -> None:
+    """Raise InputError naming where a NUL is. With the raw JSON text, a body without the
+    escape `\\u0000` is passed at once (JSON cannot carry a bare NUL byte)."""
+    if raw is not None and b"\\u0000" not in raw:
+        return
+    where = nul_path(value, path)
+    if where is not None:
+        raise InputError(where or "body", NUL_RULE)
+

@@ -1,0 +1,94 @@
+"""The published schemas carry the limits the service enforces (issue 11, item 15): every
+integer is bounded inside SQL's 64 bits, every string excludes NUL, exactly-one fields are a
+oneOf, and a body that must not be empty is required. The tool protocol shows the same."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tests.conftest import Api
+
+INT64 = 2**63 - 1
+
+
+def _request_schemas(doc: dict[str, Any]) -> dict[str, Any]:
+    names = set()
+    for ops in doc["paths"].values():
+        for op in ops.values():
+            for media in op.get("requestBody", {}).get("content", {}).values():
+                ref = media["schema"].get("$ref")
+                if ref:
+                    names.add(ref.rsplit("/", 1)[1])
+    schemas = doc["components"]["schemas"]
+    pending, seen = list(names), set()
+    while pending:  # with the models they refer to
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        pending += [r.rsplit("/", 1)[1] for r in _refs(schemas[name])]
+    return {n: schemas[n] for n in seen}
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        return ([node["$ref"]] if "$ref" in node else []) + [r for v in node.values() for r in _refs(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _refs(v)]
+    return []
+
+
+def _leaves(node: Any, path: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every typed sub-schema with its path."""
+    out = []
+    if isinstance(node, dict):
+        if "type" in node:
+            out.append((path, node))
+        for k, v in node.items():
+            out += _leaves(v, f"{path}.{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += _leaves(v, f"{path}[{i}]")
+    return out
+
+
+async def test_request_schemas_bound_integers_and_refuse_nul(api: Api) -> None:
+    status, doc = await api.get("/api/v1/openapi.json")
+    schemas = _request_schemas(doc)
+    assert {"DatasetCreate", "ListRequest", "FitIn", "ShutPlanIn", "RbdCreate"} <= set(schemas)
+    for name, schema in schemas.items():
+        for path, leaf in _leaves(schema, name):
+            if leaf["type"] == "integer":
+                assert -INT64 <= leaf.get("minimum", -INT64 - 1) and leaf.get("maximum", INT64 + 1) <= INT64, path
+            if leaf["type"] == "string" and "enum" not in leaf and "const" not in leaf:
+                assert "pattern" in leaf and not re.search(leaf["pattern"], "1\x00"), path
+            if leaf["type"] == "object" and leaf.get("additionalProperties") not in (None, False):
+                keys = leaf.get("propertyNames", {})
+                assert "enum" in keys or "\\u0000" in keys.get("pattern", ""), path
+    assert schemas["ListRequest"]["properties"]["offset"]["maximum"] == 2**53 - 1
+    for name, fields in (("DatasetCreate", {"csv", "data"}), ("LivesIngest", {"rows", "data", "csv"}),
+                         ("RbdCreate", {"nodes", "stages"}), ("ImportIn", {"data", "params"})):
+        assert {b["required"][0] for b in schemas[name]["oneOf"]} == fields, name
+    assert "weibull" in schemas["FitIn"]["properties"]["distribution"]["enum"]
+    ff = schemas["FailureFindingIn"]["properties"]["target_availability"]
+    assert ff["exclusiveMinimum"] == 0 and ff["exclusiveMaximum"] == 1
+
+
+async def test_bodies_that_cannot_be_empty_are_required(api: Api) -> None:
+    status, doc = await api.get("/api/v1/openapi.json")
+    assert doc["paths"]["/api/v1/get/dataset"]["post"]["requestBody"]["required"] is True
+    assert doc["paths"]["/api/v1/datasets/create"]["post"]["requestBody"]["required"] is True
+    assert doc["paths"]["/api/v1/list/dataset"]["post"]["requestBody"]["required"] is False
+    assert doc["paths"]["/api/v1/guide"]["post"]["requestBody"]["required"] is False
+    param = doc["paths"]["/api/v1/datasets/{dataset_id}"]["get"]["parameters"][0]
+    assert param["schema"]["pattern"] == "^[^\\u0000]*$" and param["schema"]["maxLength"] == 200
+
+
+async def test_tool_protocol_schemas_carry_the_same_constraints(api: Api) -> None:
+    status, body = await api.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    tools = {t["name"]: t["inputSchema"] for t in body["result"]["tools"]}
+    variants = {v["properties"]["action"]["const"]: v for v in tools["datasets"]["oneOf"]}
+    create = variants["create"]
+    assert {b["required"][0] for b in create["oneOf"]} == {"csv", "data"}
+    assert create["properties"]["name"]["pattern"] == "^[^\\u0000]*$"
