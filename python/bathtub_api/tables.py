@@ -10,27 +10,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bathtub.errors import InputError
+from bathtub.imports.tables import text_cell as _csv_cell  # the one CSV cell rule, shared with imports
 
 MAX_COLUMNS = 200
 TYPES = ("integer", "number", "string", "boolean")
 Cell = int | float | str | bool | None
 
-
-def _csv_cell(text: str) -> Cell:
-    s = text.strip()
-    if s == "":
-        return None
-    if s[0].isalpha() and s[:3].lower() not in ("inf", "nan"):
-        return s  # no int or float starts with a letter, save inf and nan: skip two failed parses
-    try:
-        return int(s)
-    except ValueError:
-        pass
-    try:
-        v = float(s)
-    except ValueError:
-        return s
-    return v if math.isfinite(v) else s  # "nan"/"inf" are labels, not measurements
 
 
 def _csv_column(cells: Sequence[str]) -> list[Cell]:

@@ -56,7 +56,7 @@ async def test_create_get_list_and_remaining_life(api: Api, other_api: Api) -> N
     assert status == 200 and got["random_effects"] == re["random_effects"]
     assert (await other_api.post("get/degradation_model", {"id": re["id"]}))[0] == 404
     status, listed = await api.post("list/degradation_model", {})
-    assert [m["id"] for m in listed["degradation_models"]] == [pf["id"], re["id"]]
+    assert [m["id"] for m in listed["items"]] == [pf["id"], re["id"]]
     status, models = await api.get("/api/v1/models")
     kinds = {m["id"]: m["kind"] for m in models["models"]}
     assert kinds == {pf["id"]: "degradation_model", re["id"]: "degradation_model"}
@@ -104,7 +104,7 @@ async def test_refusals_name_the_field_and_save_nothing(api: Api, change: dict[s
     body = {"name": "x", "dataset_id": ds, "mapping": MAPPING, "threshold": 50.0, "direction": "up",
             "model": "pseudo_failure", **change}
     assert_refusal(*await api.post("degradation/create", body), 422, *words)
-    assert (await api.post("list/degradation_model", {}))[1]["degradation_models"] == []
+    assert (await api.post("list/degradation_model", {}))[1]["items"] == []
 
 
 async def test_row_refusals_name_column_and_row(api: Api) -> None:
@@ -115,7 +115,7 @@ async def test_row_refusals_name_column_and_row(api: Api) -> None:
     back = {"unit": ["a", "a", "a"], "hours": [1.0, 3.0, 2.0], "crack": [1.0, 2.0, 3.0]}
     body = {**base, "dataset_id": await _dataset(api, back)}
     assert_refusal(*await api.post("degradation/create", body), 422, "hours", "row 2", "increase")
-    assert (await api.post("list/degradation_model", {}))[1]["degradation_models"] == []
+    assert (await api.post("list/degradation_model", {}))[1]["items"] == []
     assert (await api.post("degradation/create", {**base, "dataset_id": "ds_nope"}))[0] == 404
 
 

@@ -56,16 +56,18 @@ async def test_a_large_csv_does_not_freeze_the_service(api: Api) -> None:
                             headers={"Content-Type": "application/json"})
     (status, created), duration, latencies = await _health_while(api, created_call)
     assert status == 200 and created["n_rows"] == ROWS, created
-    # Health answered many times while the upload was in flight, each in a small part of its time
-    # (before: one health request waited for the whole parse, ~ the upload's duration).
+    # Health answered many times while the upload was in flight, none waiting for a large part of it
+    # (before: one health request waited for the whole parse, ~ the upload's duration). A ratio of the
+    # run's own duration, not a clock limit; half leaves room for a garbage-collection pause on a
+    # loaded machine while still failing on the old behaviour.
     assert len(latencies) >= 10, (len(latencies), duration)
-    assert max(latencies) < duration / 5, (max(latencies), duration)
+    assert max(latencies) < duration / 2, (max(latencies), duration)
     # A fit reads the whole dataset back: the loop stays free then too.
     fit_call = api.post("fit/life", {"name": "big", "dataset_id": created["id"], "distribution": "weibull",
                                      "mapping": {"x": "time", "c": "state"}})
     (status, fitted), duration, latencies = await _health_while(api, fit_call)
     assert status == 200 and fitted["n"] == ROWS, fitted
-    assert len(latencies) >= 10 and max(latencies) < duration / 5, (len(latencies), max(latencies), duration)
+    assert len(latencies) >= 10 and max(latencies) < duration / 2, (len(latencies), max(latencies), duration)
 
 
 def test_csv_columns_convert_as_cells_do() -> None:

@@ -51,7 +51,7 @@ CASES = {
     "joint_unit_on_a_plain_model": (
         _single(False, {"saved_model_id": SAVED}),
         [{"op": "update_node", "id": "a", "model": {"saved_model_id": SAVED, "joint_unit": {"id": "u1", "age": 5.0}}}],
-        "nodes.a.model.joint_unit: not simulated by engine"),
+        "nodes.a.model.joint_unit: model"),
     "repair_on_a_non_repairable_block": (
         _single(False), [{"op": "update_node", "id": "a", "repair": REPAIR}],
         "nodes.a.repair: a block of a non-repairable diagram is never repaired"),

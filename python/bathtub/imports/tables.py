@@ -66,10 +66,13 @@ def _cell(value: Any) -> Cell:
     return str(value)
 
 
-def _text_cell(text: str) -> Cell:
+def text_cell(text: str) -> Cell:
+    """A CSV cell as a JSON cell: blank → null, whole → int, finite number → float, else the text."""
     s = text.strip()
     if s == "":
         return None
+    if s[0].isalpha() and s[:3].lower() not in ("inf", "nan"):
+        return s  # no int or float starts with a letter, save inf and nan: skip two failed parses
     try:
         return int(s)
     except ValueError:
@@ -78,7 +81,7 @@ def _text_cell(text: str) -> Cell:
         v = float(s)
     except ValueError:
         return s
-    return v if math.isfinite(v) else s
+    return v if math.isfinite(v) else s  # "nan"/"inf" are labels, not measurements
 
 
 def _table(name: str, grid: Sequence[Sequence[Cell]]) -> Sheet | None:
@@ -147,7 +150,7 @@ def _csv_sheet(path: Path) -> Sheet:
         dialect = csv.Sniffer().sniff(text[:8192], delimiters=",;\t")
     except csv.Error:
         dialect = csv.excel
-    grid = [[_text_cell(c) for c in row] for row in csv.reader(io.StringIO(text), dialect)]
+    grid = [[text_cell(c) for c in row] for row in csv.reader(io.StringIO(text), dialect)]
     table = _table("csv", grid)
     if table is None:
         raise InputError("upload_id", "the CSV has no header row")

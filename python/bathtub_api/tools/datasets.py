@@ -479,3 +479,22 @@ def register(reg: Registry) -> None:
                           "The rows are appended and every model fitted on the dataset refitted together: a "
                           "refit the new rows make impossible is a 422 naming the model, with nothing "
                           "applied; refit=false appends without refitting. " + KEY_NOTE)(ingest_lives)
+
+
+async def insert_fitted(ctx: Ctx, dataset_id: str, kind: str, item_id: str, name: str,
+                        fit: Callable[[dict[str, list[Any]], DatasetSnapshot], Awaitable[dict[str, Any]]]) -> None:
+    """Fit an item (a model) on a snapshot of the dataset's rows and store it only if the dataset is
+    still that snapshot; otherwise fit again: nothing is ever saved fitted on rows that changed."""
+    async with dataset_lock(dataset_id):
+        for _ in range(MAX_ATTEMPTS):
+            snap = await snapshot(ctx, dataset_id)
+            names = [c["name"] for c in snap.body["columns"]]
+            rows = await ctx.store.dataset_rows(snap.id)
+            columns = await asyncio.to_thread(by_column, names, rows)
+            body = await fit(columns, snap)
+            outcome = await ctx.store.insert_item_on_dataset(ctx.user.id, kind, item_id, name, body, snap)
+            if outcome == "missing":
+                raise not_found("dataset", dataset_id)
+            if outcome == "ok":
+                return
+    raise ApiError(409, f"dataset_id: dataset {dataset_id} kept changing while it was fitted; retry")

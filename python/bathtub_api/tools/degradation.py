@@ -3,14 +3,12 @@ get, list, and a running unit's remaining life from its own readings (the joint 
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated, Any
 
 from pydantic import Field
 
 from bathtub import degradation
 from bathtub.errors import InputError
-from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools import datasets
@@ -90,21 +88,13 @@ async def create(ctx: Ctx, req: DegradationCreate) -> dict[str, Any]:
     spec = {"mapping": req.mapping, "path": req.path, "threshold": req.threshold, "direction": req.direction,
             "model": req.model, "life_distribution": req.life_distribution, "options": req.options or {}}
     item_id = new_id(KIND)
-    async with datasets.dataset_lock(req.dataset_id):
-        for _ in range(datasets.MAX_ATTEMPTS):
-            snap = await datasets.snapshot(ctx, req.dataset_id)
-            names = [c["name"] for c in snap.body["columns"]]
-            rows = await ctx.store.dataset_rows(snap.id)
-            columns = await asyncio.to_thread(datasets.by_column, names, rows)
-            fitted = await ctx.jobs.run_cpu(_build, _used(columns, req.mapping), spec)
-            body = {**fitted, "unit": req.unit,
-                    "fitted_on": {"dataset_id": req.dataset_id, "version": snap.version, **spec}}
-            outcome = await ctx.store.insert_item_on_dataset(ctx.user.id, KIND, item_id, req.name, body, snap)
-            if outcome == "missing":
-                raise not_found("dataset", req.dataset_id)
-            if outcome == "ok":
-                return record(ctx, await load_item(ctx, KIND, item_id))
-    raise ApiError(409, f"dataset_id: dataset {req.dataset_id} kept changing while it was fitted; retry")
+
+    async def fitted(columns: dict[str, list[Any]], snap: Any) -> dict[str, Any]:
+        body = await ctx.jobs.run_cpu(_build, _used(columns, req.mapping), spec)
+        return {**body, "unit": req.unit, "fitted_on": {"dataset_id": req.dataset_id, "version": snap.version, **spec}}
+
+    await datasets.insert_fitted(ctx, req.dataset_id, KIND, item_id, req.name, fitted)
+    return record(ctx, await load_item(ctx, KIND, item_id))
 
 
 async def get(ctx: Ctx, req: DegradationGet) -> dict[str, Any]:
@@ -113,7 +103,7 @@ async def get(ctx: Ctx, req: DegradationGet) -> dict[str, Any]:
 
 async def list_models(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
     items, next_offset = await page(ctx, KIND, req)
-    return {"degradation_models": [summary(ctx, i) for i in items], "next_offset": next_offset}
+    return {"items": [summary(ctx, i) for i in items], "next_offset": next_offset}
 
 
 def _remaining(body: dict[str, Any], age: float, readings: list[list[float]], probability: float) -> dict[str, Any]:

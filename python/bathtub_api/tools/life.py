@@ -21,7 +21,7 @@ from bathtub.recurrent import record as recurrent
 from bathtub.regression import models as regression_models
 from bathtub.regression import records as regression_records
 from bathtub.regression.records import fit_regression
-from bathtub_api.errors import ApiError, not_found
+from bathtub_api.errors import ApiError
 from bathtub_api.fields import Id, Name, Text, Unit, integer, text
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
@@ -274,19 +274,12 @@ async def fit(ctx: Ctx, req: FitIn) -> dict[str, Any]:
         source |= {"covariates": req.covariates, "formula": req.formula,
                    "cox_options": None if req.cox_options is None else req.cox_options.model_dump(exclude_none=True)}
     model_id = new_id("model")
-    async with datasets.dataset_lock(req.dataset_id):
-        for _ in range(datasets.MAX_ATTEMPTS):
-            snap = await datasets.snapshot(ctx, req.dataset_id)
-            names = [c["name"] for c in snap.body["columns"]]
-            rows = await ctx.store.dataset_rows(snap.id)
-            columns = await asyncio.to_thread(datasets.by_column, names, rows)
-            body = {**await _fit_record(ctx, source, columns), "unit": req.unit, "source": source}
-            outcome = await ctx.store.insert_item_on_dataset(ctx.user.id, "model", model_id, req.name, body, snap)
-            if outcome == "missing":
-                raise not_found("dataset", req.dataset_id)
-            if outcome == "ok":
-                return _summary(ctx, await load_model(ctx, model_id))
-    raise ApiError(409, f"dataset_id: dataset {req.dataset_id} kept changing while it was fitted; retry")
+
+    async def fitted(columns: dict[str, list[Any]], snap: Any) -> dict[str, Any]:
+        return {**await _fit_record(ctx, source, columns), "unit": req.unit, "source": source}
+
+    await datasets.insert_fitted(ctx, req.dataset_id, "model", model_id, req.name, fitted)
+    return _summary(ctx, await load_model(ctx, model_id))
 
 
 def _check_rows(body: dict[str, Any], columns: dict[str, list[Any]]) -> None:

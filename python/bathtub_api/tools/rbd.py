@@ -128,6 +128,10 @@ async def _references(store: Store, owner: str, body: dict[str, Any]) -> tuple[d
                     # a joint unit's model is a degradation model (its own kind of item)
                     joint = "joint_unit" in (n.get(key) or {})
                     item = await store.get_item(owner, "degradation_model" if joint else "model", mid)
+                    if item is None and joint and await store.get_item(owner, "model", mid) is not None:
+                        raise InputError(f"{f}.{key}.joint_unit", f"model {mid} is a life model; a joint unit needs a "
+                                                                  "saved condition-based (random_effects degradation) "
+                                                                  "model")
                     if item is None:
                         raise InputError(f"{f}.{key}.saved_model_id", f"no model with id {mid!r}")
                     if joint and item["body"].get("model") != "random_effects":
