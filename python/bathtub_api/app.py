@@ -66,5 +66,8 @@ async def _store_and_jobs(app: web.Application) -> AsyncIterator[None]:
     finally:
         purger.cancel()
         mail.cancel()
-        await jobs.close()
-        await store.close()
+        await asyncio.gather(purger, mail, return_exceptions=True)
+        try:
+            await jobs.close()
+        finally:
+            await store.close()

@@ -120,27 +120,35 @@ class JobRunner:
 
     async def start(self) -> None:
         self._scheduler = aiojobs.Scheduler(limit=self.concurrency, pending_limit=100_000)
-        await self.recover()
-        await self.purge()
+        try:
+            await self.recover()
+            await self.purge()
+        except BaseException:
+            await self._scheduler.close()
+            raise
         self._loops = [asyncio.create_task(self._purge_loop()), asyncio.create_task(self._lease_loop())]
 
     async def close(self) -> None:
         """Stop: cancel the running jobs' work and requeue them, then stop the pool workers.
-        Jobs still queued stay queued in the store for the next start."""
+        Jobs still queued stay queued in the store for the next start. The scheduler is closed
+        whatever happens on the way (its watcher task must not outlive the event loop)."""
         self._stopping = True
-        for t in self._loops:
-            t.cancel()
-        handles = list(self._running.values())
-        for h in handles:
-            h.requeue = True
-        self._stop_pool()  # pure-Python work cannot be interrupted: its workers are stopped
-        await asyncio.gather(*(self._stop(h, self.grace_s) for h in handles))
-        for h in handles:
-            if h.job_id in self._running:  # did not hand back in time: requeue it ourselves
-                await self.store.requeue_job(h.job_id, self.instance)
-                log.warning("job %s did not stop within %.0f s; requeued", h.job_id, self.grace_s)
-        if self._scheduler:
-            await self._scheduler.close()
+        try:
+            for t in self._loops:
+                t.cancel()
+            await asyncio.gather(*self._loops, return_exceptions=True)
+            handles = list(self._running.values())
+            for h in handles:
+                h.requeue = True
+            self._stop_pool()  # pure-Python work cannot be interrupted: its workers are stopped
+            await asyncio.gather(*(self._stop(h, self.grace_s) for h in handles))
+            for h in handles:
+                if h.job_id in self._running:  # did not hand back in time: requeue it ourselves
+                    await self.store.requeue_job(h.job_id, self.instance)
+                    log.warning("job %s did not stop within %.0f s; requeued", h.job_id, self.grace_s)
+        finally:
+            if self._scheduler:
+                await self._scheduler.close()
 
     @property
     def running(self) -> frozenset[str]:
