@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from aiohttp import web
 from pydantic import Field
 
 from bathtub import degradation
@@ -55,7 +56,7 @@ class RemainingLifeIn(Strict):
 
 
 def degradation_url(ctx: Ctx, item_id: str) -> str:
-    return ctx.url(f"/api/v1/get/{KIND}?id={item_id}")
+    return ctx.url(f"/api/v1/degradation_models/{item_id}")
 
 
 def summary(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
@@ -130,3 +131,8 @@ def register(reg: Registry) -> None:
                summary="A saved degradation model in full")(get)
     reg.action("list", KIND, request=ListRequest, response=Open, selector="kind",
                summary="The caller's degradation models, oldest first")(list_models)
+
+    @reg.route("GET", "/api/v1/degradation_models/{model_id}", response=Open,
+               summary="A saved degradation model in full (the `url` of its listing)")
+    async def get_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
+        return record(ctx, await load_item(ctx, KIND, request.match_info["model_id"]))
