@@ -13,7 +13,14 @@ measured before those features: the figure recorded below is printed beside toda
 `--baseline-binary` (the `two_trains` example built from the engine-core commit) both Rust
 binaries run interleaved here and their medians are compared on this machine, now.
 
+The physical limit: `bare_loop` (rust/engine/examples/bare_loop.rs) runs the same plant
+with the same random draws and nothing but the event loop; it is built here and run
+interleaved with the engine (through Python, and the `two_trains` Rust example), and the
+engine's share of its events/s is the headline figure, written by the shared harness to
+bench/results/engine_availability.json (`python bench/summarise.py` makes the README table).
+
     python bench/engine_availability.py [--replications 20000] [--repeats 3] [--baseline-binary PATH]
+    python bench/engine_availability.py --limit-only [--repeats 11]
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from engine.numpy_model import simulate as numpy_simulate
 from engine.plant import HORIZON, MTTF, MTTR, exact_mean_availability, two_trains
+from harness import Bench
+from harness import timed as harness_timed
 
 from bathtub.engine import simulate_availability, simulate_mission
 
@@ -102,7 +111,11 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--baseline-binary", default=None, help="two_trains example built at the engine-core commit")
     ap.add_argument("--only-features", action="store_true", help="skip the peers; core path and features only")
+    ap.add_argument("--limit-only", action="store_true", help="only the engine against the bare-loop limit")
     args = ap.parse_args()
+    if args.limit_only:
+        against_limit(args.replications, max(args.repeats, 5))
+        return
     if args.only_features:
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         print(f"machine: {os.cpu_count()} cores, load average {load}")
@@ -158,6 +171,45 @@ def main() -> None:
               f"{r['events'] / r['secs']:>12.3e}")
     core_vs_before(args.baseline_binary, args.repeats)
     feature_rows(max(200, reps // 10), args.repeats)
+    against_limit(reps, max(args.repeats, 5))
+
+
+def example(name: str) -> Path:
+    """A Rust example of the engine crate, built (release, as the wheel) if missing or stale."""
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--example", name, "-p", "bathtub-engine"], cwd=ROOT,
+                   check=True)
+    return ROOT / "target" / "release" / "examples" / name
+
+
+def binary_case(path: Path, reps: int):
+    """A harness case running a Rust example; the rate is the one it timed itself (the run,
+    without process start-up), events per wall second of one thread."""
+
+    def case() -> dict[str, float]:
+        out = subprocess.run([str(path), "5", str(reps), "1"], capture_output=True, text=True, check=True).stdout
+        events = float(out.split("events ")[1].split()[0])
+        secs = float(out.split(" in ")[1].split("s:")[0])
+        return {"seconds": secs, "rate": events / secs, "events": events}
+
+    return case
+
+
+def against_limit(reps: int, repeats: int) -> None:
+    """The engine's events/s as a share of the bare event loop's, interleaved rounds."""
+    bare, rust = example("bare_loop"), example("two_trains")
+    d = two_trains(5)
+    bench = Bench("engine_availability", "python bench/engine_availability.py --limit-only")
+    engine = harness_timed(lambda: simulate_availability(d, horizon=HORIZON, replications=reps, seed=1, grid=101,
+                                                         threads=1), work=lambda r: r.events)
+    rounds = bench.interleave({"engine via Python": engine, "engine Rust example": binary_case(rust, reps),
+                               "bare event loop": binary_case(bare, reps)}, repeats)
+    print(f"\nthe engine against the bare event loop of the same plant (same draws, no structure or statistics), "
+          f"1 thread, {reps} replications, {repeats} interleaved rounds")
+    bench.figure("engine through Python, events/s, 10-block plant, 1 thread", rounds, "engine via Python",
+                 "bare event loop", key="rate", unit="events/s", higher_is_better=True)
+    bench.figure("engine Rust example (two_trains), events/s, 1 thread", rounds, "engine Rust example",
+                 "bare event loop", key="rate", unit="events/s", higher_is_better=True)
+    bench.write()
 
 
 def feature_plants() -> list[tuple[str, dict, dict]]:

@@ -1,0 +1,158 @@
+"""The one bench harness: interleaved repeats of ours and a baseline, medians with their
+spread, the machine and its load, written to `bench/results/<bench>.json`.
+
+Why interleaved: on a shared or throttling machine, running all of A then all of B lets a
+neighbour's burst or a frequency change land on one side only. Alternating A, B, A, B...
+exposes both to the same conditions, and the ratio is taken per round (A_i / B_i) so a slow
+round slows both sides of its own ratio. A README figure is such a ratio with its min–max
+over the rounds, beside the absolute figure and the machine it came from.
+
+    from harness import Bench
+    b = Bench("engine_availability")
+    rounds = b.interleave({"engine": run_engine, "bare loop": run_bare}, repeats=7)
+    b.figure("engine events/CPU-s vs bare loop", rounds, "engine", "bare loop", key="rate",
+             unit="events/s", higher_is_better=True)
+    b.write()
+
+A case is a zero-argument callable returning a dict of measured quantities (e.g.
+{"seconds": ..., "rate": ...}); `timed` wraps a plain function into one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+Case = Callable[[], dict[str, float]]
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> dict[str, Any]:
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), "system": f"{platform.system()} {platform.release()}",
+            "python": platform.python_version()}
+
+
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def timed(fn: Callable[[], Any], work: Callable[[Any], float] | None = None) -> Case:
+    """A case timing `fn`: wall and CPU seconds of this process (all its threads), and
+    `rate` = work(result) per wall second and `cpu_rate` per CPU second when `work` is given."""
+
+    def case() -> dict[str, float]:
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = fn()
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        m = {"seconds": wall, "cpu_seconds": cpu}
+        if work is not None:
+            w = float(work(out))
+            m |= {"work": w, "rate": w / wall, "cpu_rate": w / cpu if cpu > 0 else float("nan")}
+        return m
+
+    return case
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+class Bench:
+    """One bench script's run: its rounds, figures and the machine they came from."""
+
+    def __init__(self, name: str, command: str | None = None) -> None:
+        self.name = name
+        self.command = command or f"python bench/{name}.py"
+        self.started = datetime.now(UTC).isoformat(timespec="seconds")
+        self.load_before = load()
+        self.figures: list[dict[str, Any]] = []
+        self.extra: dict[str, Any] = {}
+
+    def interleave(self, cases: dict[str, Case], repeats: int, warmup: int = 1) -> dict[str, list[dict[str, float]]]:
+        """Run every case once per round, `repeats` rounds, after `warmup` unrecorded ones."""
+        for _ in range(warmup):
+            for fn in cases.values():
+                fn()
+        rounds: dict[str, list[dict[str, float]]] = {k: [] for k in cases}
+        for _ in range(repeats):
+            for k, fn in cases.items():
+                rounds[k].append(fn())
+        return rounds
+
+    def figure(self, label: str, rounds: dict[str, list[dict[str, float]]], ours: str, baseline: str, key: str,
+               unit: str, higher_is_better: bool, note: str = "") -> dict[str, Any]:
+        """Ours against the baseline on `key`, as the per-round ratio (ours/baseline when
+        higher is better, baseline/ours when lower is: either way > 1 means ours is ahead)."""
+        a = [r[key] for r in rounds[ours]]
+        b = [r[key] for r in rounds[baseline]]
+        ratios = [x / y if higher_is_better else y / x for x, y in zip(a, b, strict=True)]
+        fig = {"figure": label, "ours": ours, "baseline": baseline, "key": key, "unit": unit,
+               "higher_is_better": higher_is_better, "ours_value": spread(a), "baseline_value": spread(b),
+               "ratio": spread(ratios), "note": note}
+        self.figures.append(fig)
+        return fig
+
+    def absolute(self, label: str, values: list[float], unit: str, note: str = "") -> dict[str, Any]:
+        """A figure with no baseline (e.g. a latency percentile): its median and spread."""
+        fig = {"figure": label, "unit": unit, "ours_value": spread(values), "note": note}
+        self.figures.append(fig)
+        return fig
+
+    def record(self) -> dict[str, Any]:
+        return {"bench": self.name, "command": self.command, "started": self.started, "machine": machine(),
+                "load_before": self.load_before, "load_after": load(), "figures": self.figures, **self.extra}
+
+    def write(self) -> Path:
+        RESULTS.mkdir(exist_ok=True)
+        path = RESULTS / f"{self.name}.json"
+        rec = self.record()
+        path.write_text(json.dumps(rec, indent=1) + "\n")
+        print(f"\nmachine: {rec['machine']['cpu']}, {rec['machine']['cores']} cores; load average "
+              f"{rec['load_before']} before, {rec['load_after']} after")
+        for f in self.figures:
+            print("  " + describe(f))
+        print(f"written: {path.relative_to(RESULTS.parent.parent)}")
+        return path
+
+
+def fmt(x: float) -> str:
+    """Three to four significant figures, millions and up as "23.2 M", small values plain."""
+    a = abs(x)
+    if a >= 1e6:
+        return f"{x / 1e6:.3g} M"
+    if a >= 1000:
+        return f"{x:,.0f}"
+    if a == 0 or a >= 1e-3:
+        return f"{x:.4g}"
+    return f"{x:.3g}"
+
+
+def describe(f: dict[str, Any]) -> str:
+    v = f["ours_value"]
+    text = f"{f['figure']}: {fmt(v['median'])} {f['unit']} ({fmt(v['min'])}–{fmt(v['max'])})"
+    if "ratio" in f:
+        r = f["ratio"]
+        what = "of" if f["higher_is_better"] else "faster than"
+        text += (f"; {r['median']:.3g}× {what} {f['baseline']} ({r['min']:.3g}–{r['max']:.3g}), "
+                 f"median of {r['n']} interleaved rounds")
+    if f.get("note"):
+        text += f" — {f['note']}"
+    return text
