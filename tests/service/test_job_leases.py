@@ -11,21 +11,11 @@ from bathtub_api.app import create_app
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
 from bathtub_api.keys import JOBS
-from bathtub_api.store import open_store
 from tests.conftest import Api
+from tests.service.serving import job_row
 from tests.service.test_jobs import GATES, jobs_registry, poll
 
 LEASE_S = 1.0
-
-
-async def job_row(database_url: str, job_id: str) -> dict[str, Any]:
-    store = await open_store(database_url)
-    try:
-        job = await store.get_job(None, job_id)
-        assert job is not None
-        return job
-    finally:
-        await store.close()
 
 
 async def test_instances_share_a_store_without_taking_live_jobs(aiohttp_client: Any, database_url: str) -> None:

@@ -10,11 +10,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
-import pytest
 
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
@@ -26,18 +24,10 @@ from tests.service.serving import (
     descendants,
     job_row,
     start_long_job,
-    stop_all,
     wait_gone,
 )
 
 pytestmark = ON_PROC
-
-
-@pytest.fixture
-async def servers() -> AsyncIterator[list[Server]]:
-    started: list[Server] = []
-    yield started
-    await stop_all(started)
 
 
 async def test_kill_9_leaves_no_process_and_the_lease_recovers_the_job(database_url: str, tmp_path: Path,

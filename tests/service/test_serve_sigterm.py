@@ -5,11 +5,9 @@ child process outlives it."""
 from __future__ import annotations
 
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
-import pytest
 
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
@@ -20,18 +18,10 @@ from tests.service.serving import (
     descendants,
     job_row,
     start_long_job,
-    stop_all,
     wait_gone,
 )
 
 pytestmark = ON_PROC
-
-
-@pytest.fixture
-async def servers() -> AsyncIterator[list[Server]]:
-    started: list[Server] = []
-    yield started
-    await stop_all(started)
 
 
 async def test_sigterm_requeues_the_running_job_and_leaves_no_process(database_url: str, tmp_path: Path,
