@@ -1173,6 +1173,7 @@ def simulate_availability(
     replication_start: int = 0,
     threads: int | None = None,
     control: RunControl | None = None,
+    cluster: Any = None,
 ) -> AvailabilityResult:
     """Repairable Monte Carlo over [0, horizon] (diagram unit).
 
@@ -1184,6 +1185,8 @@ def simulate_availability(
     A diagram with `safety_function` true gets `safety` figures (PFD, SIL vs `target_sil`).
     `control` (a RunControl) cancels the run from another thread (raising Cancelled) and
     counts replications done; Ctrl-C on the main thread cancels it too.
+    `cluster` (a dask `distributed.Client`, cluster object or scheduler address) spreads the
+    replications over a cluster in chunks (`bathtub.scaleout`): the same numbers to the bit.
     """
     if replications is not None and target_half_width is not None:
         raise InputError("replications", "give replications or target_half_width, not both")
@@ -1210,10 +1213,18 @@ def simulate_availability(
     text = json.dumps(norm)
     safety = _safety_settings(diagram)
     target = None if target_half_width is None else float(target_half_width)
-    state, summary = call_engine(lambda ctl: _engine.simulate_availability(
-        text, float(horizon), grid, crews, seed, replication_start, replications=replications,
-        target_half_width=target, max_replications=max_replications, threads=_check_threads(threads), control=ctl,
-    ), control)
+    if cluster is not None:
+        from bathtub import scaleout  # dask is imported only when a cluster is given
+
+        state, summary = call_engine(lambda ctl: scaleout.availability(
+            cluster, text, float(horizon), grid, crews, seed, replication_start, replications, target,
+            max_replications, ctl), control)
+    else:
+        state, summary = call_engine(lambda ctl: _engine.simulate_availability(
+            text, float(horizon), grid, crews, seed, replication_start, replications=replications,
+            target_half_width=target, max_replications=max_replications, threads=_check_threads(threads),
+            control=ctl,
+        ), control)
     return _availability_result(
         state, summary, None if target_half_width is None else float(target_half_width), safety
     )
@@ -1229,6 +1240,7 @@ def simulate_mission(
     replication_start: int = 0,
     threads: int | None = None,
     control: RunControl | None = None,
+    cluster: Any = None,
 ) -> MissionResult:
     """Non-repairable Monte Carlo: every replication runs to system failure (repair models
     are ignored); R(t) on `grid` points over [0, mission_time] (diagram unit).
@@ -1240,7 +1252,7 @@ def simulate_mission(
     gives the capacity read at the diagram's production period (else at mission_time).
     With phases, `mission_time` must be the phases' total duration (`phases_end`): the
     per-phase table and the mission's reliability then describe one mission.
-    `control` as in `simulate_availability`."""
+    `control` and `cluster` as in `simulate_availability`."""
     _check_int(replications, "replications", 1, 100_000_000)
     _check_int(seed, "seed", 0, MAX_U64)
     _check_int(grid, "grid", 0, 100_000)
@@ -1252,10 +1264,16 @@ def simulate_mission(
     if end is not None and float(mission_time) != end:
         raise InputError("mission_time", f"must equal the phases' total duration {end:g} (got {float(mission_time):g})")
     text = json.dumps(norm)
-    state, summary = call_engine(lambda ctl: _engine.simulate_mission(
-        text, float(mission_time), grid, seed, replication_start, replications, threads=_check_threads(threads),
-        control=ctl,
-    ), control)
+    if cluster is not None:
+        from bathtub import scaleout
+
+        state, summary = call_engine(lambda ctl: scaleout.mission(
+            cluster, text, float(mission_time), grid, seed, replication_start, replications, ctl), control)
+    else:
+        state, summary = call_engine(lambda ctl: _engine.simulate_mission(
+            text, float(mission_time), grid, seed, replication_start, replications, threads=_check_threads(threads),
+            control=ctl,
+        ), control)
     return _mission_result(state, summary)
 
 

@@ -56,7 +56,7 @@ async def _store_and_jobs(app: web.Application) -> AsyncIterator[None]:
                      retention_days=config.job_retention_days, cpu_limit_s=config.job_cpu_limit_seconds,
                      lease_s=config.job_lease_seconds, heartbeat_s=config.job_heartbeat_seconds,
                      max_attempts=config.job_max_attempts, grace_s=config.shutdown_grace_seconds,
-                     engine_threads=config.job_engine_threads)
+                     engine_threads=config.job_engine_threads, cluster=config.dask_scheduler or None)
     app[JOBS] = jobs
     await jobs.start()
     purger = asyncio.create_task(uploads.purge_loop(store, config))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 from dataclasses import dataclass, field
@@ -67,6 +68,9 @@ class Config:
     job_max_attempts: int = 3
     job_engine_threads: int = field(default_factory=lambda: os.cpu_count() or 1)  # per simulation job
     shutdown_grace_seconds: float = 5.0
+    # Scale-out: a dask.distributed scheduler address (tcp://host:8786). Set, every simulation
+    # job's replications run in chunks on that cluster, merged to the local run's exact numbers.
+    dask_scheduler: str = ""
 
     def __post_init__(self) -> None:
         if not self.job_cpu_limit_seconds > 0:
@@ -75,6 +79,13 @@ class Config:
             raise ValueError("job_heartbeat_seconds must be > 0 and at most a third of job_lease_seconds")
         if self.job_engine_threads < 1:
             raise ValueError("job_engine_threads must be at least 1")
+        if self.dask_scheduler:
+            if "://" not in self.dask_scheduler:
+                raise ValueError(f"BATHTUB_DASK_SCHEDULER must be a scheduler address such as tcp://host:8786 "
+                                 f"(got {self.dask_scheduler!r})")
+            if importlib.util.find_spec("distributed") is None:
+                raise ValueError("BATHTUB_DASK_SCHEDULER is set but dask.distributed is not installed: "
+                                 "pip install 'bathtub[cluster]'")
         if self.job_max_attempts < 1:
             raise ValueError("job_max_attempts must be at least 1")
     bad_token_limit_per_minute: int = 30  # per client address: guessing tokens is slowed to this
@@ -119,6 +130,7 @@ class Config:
             ("job_max_attempts", "BATHTUB_JOB_MAX_ATTEMPTS", int),
             ("job_engine_threads", "BATHTUB_JOB_ENGINE_THREADS", int),
             ("shutdown_grace_seconds", "BATHTUB_SHUTDOWN_GRACE_SECONDS", float),
+            ("dask_scheduler", "BATHTUB_DASK_SCHEDULER", str),
         ):
             if name in env:
                 values[key] = conv(env[name])

@@ -94,7 +94,7 @@ class JobHandle:
 class JobRunner:
     def __init__(self, store: Store, registry: Registry, *, concurrency: int, cpu_workers: int, retention_days: float,
                  cpu_limit_s: float = 600.0, lease_s: float = 20.0, heartbeat_s: float = 2.0, max_attempts: int = 3,
-                 grace_s: float = 5.0, engine_threads: int | None = None):
+                 grace_s: float = 5.0, engine_threads: int | None = None, cluster: str | None = None):
         self.store = store
         self.registry = registry
         self.concurrency = concurrency
@@ -108,6 +108,8 @@ class JobRunner:
         # Each engine run gets its own threads (not rayon's shared pool): two jobs then never
         # wait on each other's replications, so a cancelled job stops at once.
         self.engine_threads = engine_threads or os.cpu_count() or 1
+        # A dask scheduler address: simulations then run in chunks there (bathtub.scaleout).
+        self.cluster = cluster
         # Host and pid make a lease's owner easy to find; the random part keeps it unique.
         self.instance = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._scheduler: aiojobs.Scheduler | None = None

@@ -153,16 +153,18 @@ def closed_form(d: Mapping[str, Any], opts: RunOptions) -> dict[str, Any]:
 
 
 def simulate(d: Mapping[str, Any], repairable: bool, opts: RunOptions, crews: int = 0,
-             threads: int | None = None, control: engine.RunControl | None = None) -> dict[str, Any]:
+             threads: int | None = None, control: engine.RunControl | None = None,
+             cluster: Any = None) -> dict[str, Any]:
     """Run the engine (blocking; the engine releases the GIL, so call it on a thread).
-    `control` cancels it from another thread (engine.Cancelled) and counts its progress."""
+    `control` cancels it from another thread (engine.Cancelled) and counts its progress;
+    `cluster` (a dask client, cluster or scheduler address) runs it there in chunks."""
     try:
         if repairable:
             assert opts.horizon is not None
             a = engine.simulate_availability(
                 d, horizon=opts.horizon, replications=opts.replications, target_half_width=opts.precision,
                 max_replications=opts.max_replications, seed=opts.seed, grid=opts.grid, crews=crews, threads=threads,
-                control=control,
+                control=control, cluster=cluster,
             )
             body = a.to_dict(include_curve=True)
             curve = body.pop("curve")
@@ -171,7 +173,8 @@ def simulate(d: Mapping[str, Any], repairable: bool, opts: RunOptions, crews: in
             return {"results": _clean(body), "curve": _clean(curve), "precision": precision}
         assert opts.mission_time is not None and opts.replications is not None
         m = engine.simulate_mission(d, mission_time=opts.mission_time, replications=opts.replications,
-                                    seed=opts.seed, grid=opts.grid, threads=threads, control=control)
+                                    seed=opts.seed, grid=opts.grid, threads=threads, control=control,
+                                    cluster=cluster)
         body = m.to_dict()
         curve = body.pop("curve")
         half = (m.probability_of_failure_interval[1] - m.probability_of_failure_interval[0]) / 2.0
@@ -203,13 +206,15 @@ def analyze(
     diagrams: Mapping[str, Mapping[str, Any]] | None = None,
     threads: int | None = None,
     control: engine.RunControl | None = None,
+    cluster: Any = None,
     **options: Any,
 ) -> dict[str, Any]:
     """What the service's `rbd_analysis analyze` computes, without a server: check the
     diagram, resolve saved `models` / subsystem `diagrams` (bodies by id), plan, and run in
     closed form or by simulation. `options` as `check_options` takes them (horizon or
     mission_time, replications or precision, seed, grid, method). `control` (engine.RunControl)
-    cancels a simulation from another thread and reports its progress. Returns {method,
+    cancels a simulation from another thread and reports its progress; `cluster` runs it on a
+    dask cluster (`bathtub.scaleout`) with the same numbers. Returns {method,
     reason, quote, results, curve, precision}."""
     body = check_diagram(diagram)
     resolved = engine_form(body, models or {}, diagrams or {})
@@ -219,5 +224,5 @@ def analyze(
         out = closed_form(resolved, opts)
     else:
         out = simulate(resolved, body["repairable"], opts, crews=int(body.get("repair_crews", 0)), threads=threads,
-                       control=control)
+                       control=control, cluster=cluster)
     return {**what, **out}

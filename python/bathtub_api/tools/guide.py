@@ -231,7 +231,10 @@ PAGES: dict[str, Page] = {
         "`expected_proof_tests`, `expected_planned_outages` and planned vs unplanned downtime have their own "
         "fields; an `instant_repair` block's failures count (one that takes the system down is a system failure "
         "of no length). PFD(t) is read just before each proof test, so `pfd_max` is the saw-tooth peak. A "
-        "phased mission's `mission_time` is the phases' total duration (omit it, or give that value).",
+        "phased mission's `mission_time` is the phases' total duration (omit it, or give that value). When the "
+        "operator sets BATHTUB_DASK_SCHEDULER, simulation jobs run in chunks on that dask cluster and merge to "
+        "exactly the numbers a local run gives at the same seed (progress counts finished chunks; cancel stops "
+        "them).",
         ("rbd_analysis/analyze", "get/rbd_run", "get/job", "jobs/cancel"),
     ),
     "strategy": Page(

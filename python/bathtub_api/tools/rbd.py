@@ -315,12 +315,13 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
             "cached": False}
 
 
-def _compute(inputs: dict[str, Any], method: str, threads: int, control: engine.RunControl | None) -> dict[str, Any]:
+def _compute(inputs: dict[str, Any], method: str, threads: int, control: engine.RunControl | None,
+             cluster: str | None = None) -> dict[str, Any]:
     opts = RunOptions(**inputs["options"])
     if method == "closed_form":
         return rbd.closed_form(inputs["diagram"], opts)
     return rbd.simulate(inputs["diagram"], inputs["repairable"], opts, crews=inputs["crews"], threads=threads,
-                        control=control)
+                        control=control, cluster=cluster)
 
 
 async def _execute(store: Store, owner: str, jobs: Any, args: dict[str, Any],
@@ -329,7 +330,7 @@ async def _execute(store: Store, owner: str, jobs: Any, args: dict[str, Any],
     cancelled through `control` raises engine.Cancelled and stores nothing."""
     plan = args["plan"]
     start = time.perf_counter()
-    out = await jobs.run_native(_compute, args["inputs"], plan["method"], jobs.engine_threads, control)
+    out = await jobs.run_native(_compute, args["inputs"], plan["method"], jobs.engine_threads, control, jobs.cluster)
     duration = time.perf_counter() - start
     body = {
         "rbd_id": args["rbd_id"],

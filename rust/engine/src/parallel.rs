@@ -52,6 +52,13 @@ impl Control {
         self.planned.store(replications, Ordering::Relaxed);
     }
 
+    /// Progress of a run made of several engine calls elsewhere (chunks on a cluster): the
+    /// caller who merges them reports what is done and planned in all.
+    pub fn report(&self, done: u64, planned: u64) {
+        self.done.store(done, Ordering::Relaxed);
+        self.planned.store(planned, Ordering::Relaxed);
+    }
+
     fn finished(&self, replications: u64) {
         if replications > 0 {
             self.done.fetch_add(replications, Ordering::Relaxed);

@@ -66,6 +66,11 @@ impl RunControl {
     fn planned(&self) -> u64 {
         self.inner.planned()
     }
+
+    /// Set the progress of a run made of engine calls elsewhere (chunks on a cluster).
+    fn report(&self, done: u64, planned: u64) {
+        self.inner.report(done, planned);
+    }
 }
 
 /// The engine's control for a call: the caller's, or a private one.
