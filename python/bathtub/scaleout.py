@@ -125,14 +125,8 @@ def _client(cluster: Any):
 
 
 def _threads(client: Any) -> int:
-    info = client.scheduler_info(n_workers=-1) if _takes_n_workers(client) else client.scheduler_info()
-    return max(1, sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values()))
-
-
-def _takes_n_workers(client: Any) -> bool:
-    import inspect
-
-    return "n_workers" in inspect.signature(client.scheduler_info).parameters
+    """Worker threads in the cluster now (chunks are sized to keep them all busy)."""
+    return max(1, sum(int(n) for n in client.nthreads().values()))
 
 
 class _Run:
