@@ -426,3 +426,12 @@ def quantile_time(scale: str, gamma: np.ndarray, knots: np.ndarray, xb: float, q
         if hi - lo < 1e-14 * max(1.0, abs(mid)):
             break
     return math.exp((lo + hi) / 2)
+
+
+def survival(scale: str, gamma: np.ndarray, knots: np.ndarray, xb: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """S(t | x) for linear predictors xβ (rows) at times t (columns); S = 1 at t = 0."""
+    pos = t > 0
+    s_u, _ = linear_predictor(gamma, knots, np.where(pos, t, 1.0))
+    with np.errstate(over="ignore"):
+        log_s = _link(scale, s_u[None, :] + xb[:, None])[0]
+    return np.where(pos[None, :], np.exp(log_s), 1.0)
