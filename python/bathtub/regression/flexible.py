@@ -186,6 +186,12 @@ def _newton(problem: _Problem, theta: np.ndarray, field_name: str) -> tuple[np.n
         step = np.linalg.solve(chol.T, np.linalg.solve(chol, grad))
         gain = float(grad @ step)
         if gain < 1e-15 * (1 + abs(ll)) and shift == 0.0:
+            # converged to rounding in the log-likelihood; one last full step squares the parameter error
+            trial = theta + step
+            new = problem.value(trial)
+            if math.isfinite(new) and new >= ll - 1e-13 * (1 + abs(ll)):
+                theta, ll = trial, new
+                hess = problem.derivatives(theta)[1]
             return theta, ll, hess, it
         size = 1.0
         for _ in range(60):
