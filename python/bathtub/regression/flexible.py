@@ -248,13 +248,6 @@ def _fit_knots(distribution: str, knots: np.ndarray, x: np.ndarray, logt: np.nda
 
     theta, ll, hess, iterations = solve(xc)
     _, ll0, _, _ = solve(np.empty((x.shape[0], 0)))
-    try:
-        cov_w = np.linalg.inv(-hess)
-    except np.linalg.LinAlgError:
-        raise InputError(field_name, "the information matrix is singular at the fit") from None
-    if np.any(np.diag(cov_w) <= 0) or not np.all(np.isfinite(cov_w)):
-        raise InputError(field_name, "the likelihood has no maximum (a covariate that separates failures from "
-                                     "survivors?)")
     # back to log t and raw covariates: s(u) = γ'0 + γ'1 (u − k_min)/Δ + Σ γ'_j v_j(u)/Δ³; η gains −means·β
     k = theta.size
     jac = np.eye(k)
@@ -264,7 +257,6 @@ def _fit_knots(distribution: str, knots: np.ndarray, x: np.ndarray, logt: np.nda
         jac[j, j] = span**-3
     jac[0, m + 2:] = -means
     theta_raw = jac @ theta
-    cov = jac @ cov_w @ jac.T
     gamma, beta = theta_raw[: m + 2], theta_raw[m + 2:]
     if p and not np.all(np.isfinite(beta)):
         raise InputError(field_name, "the likelihood did not converge")
@@ -277,6 +269,14 @@ def _fit_knots(distribution: str, knots: np.ndarray, x: np.ndarray, logt: np.nda
         name = names[j] if names else f"{j + 1}"
         raise InputError(field_name, f"the likelihood has no maximum: covariate {name!r} separates failures from "
                                      "survivors (its coefficient runs off to infinity)")
+    try:
+        cov_w = np.linalg.inv(-hess)
+    except np.linalg.LinAlgError:
+        raise InputError(field_name, "the information matrix is singular at the fit") from None
+    if np.any(np.diag(cov_w) <= 0) or not np.all(np.isfinite(cov_w)):
+        raise InputError(field_name, "the likelihood has no maximum (a covariate that separates failures from "
+                                     "survivors?)")
+    cov = jac @ cov_w @ jac.T
     return gamma, beta, (cov + cov.T) / 2, ll, ll0, iterations
 
 
