@@ -217,9 +217,12 @@ def interior_knots(log_event_times: np.ndarray, m: int) -> np.ndarray:
 
 
 def _fit_knots(distribution: str, knots: np.ndarray, x: np.ndarray, logt: np.ndarray, event: np.ndarray,
-               logs: np.ndarray | None, field_name: str, names: list[str] | None,
+               logs: np.ndarray | None, field_name: str, names: list[str] | None, with_null: bool = True,
+               lines: dict[int, np.ndarray] | None = None,
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float, int]:
-    """(γ, β, cov, ll, ll0, iterations) for given log-time knots; γ in log t, β for raw covariates."""
+    """(γ, β, cov, ll, ll0, iterations) for given log-time knots; γ in log t, β for raw covariates.
+    ll0 (the same spline without covariates) is NaN unless `with_null`; `lines` keeps the straight-line
+    fits that start each spline (they do not depend on the interior knots) across calls."""
     scale = SCALES[distribution]
     kmin, span = float(knots[0]), float(knots[-1] - knots[0])
     kw = (knots - kmin) / span
@@ -241,13 +244,17 @@ def _fit_knots(distribution: str, knots: np.ndarray, x: np.ndarray, logt: np.nda
         theta0 = np.concatenate([line, np.zeros(m + k)])
         # the straight line first (concave, safe), then the knots from it
         if m:
-            lp = _Problem(scale, kw[[0, -1]], w, event, xm, ws, xm[truncated] if truncated.size else None, const)
-            th, _, _, _ = _newton(lp, np.concatenate([line, np.zeros(k)]), field_name)
+            th = (lines or {}).get(k)
+            if th is None:
+                lp = _Problem(scale, kw[[0, -1]], w, event, xm, ws, xm[truncated] if truncated.size else None,
+                              const)
+                th = _newton(lp, np.concatenate([line, np.zeros(k)]), field_name)[0]
+                if lines is not None:
+                    lines[k] = th
             theta0 = np.concatenate([th[:2], np.zeros(m), th[2:]])
         return _newton(prob, theta0, field_name)
 
     theta, ll, hess, iterations = solve(xc)
-    _, ll0, _, _ = solve(np.empty((x.shape[0], 0)))
     # back to log t and raw covariates: s(u) = γ'0 + γ'1 (u − k_min)/Δ + Σ γ'_j v_j(u)/Δ³; η gains −means·β
     k = theta.size
     jac = np.eye(k)
@@ -277,6 +284,7 @@ def _fit_knots(distribution: str, knots: np.ndarray, x: np.ndarray, logt: np.nda
         raise InputError(field_name, "the likelihood has no maximum (a covariate that separates failures from "
                                      "survivors?)")
     cov = jac @ cov_w @ jac.T
+    ll0 = solve(np.empty((x.shape[0], 0)))[1] if with_null else math.nan
     return gamma, beta, (cov + cov.T) / 2, ll, ll0, iterations
 
 
@@ -317,6 +325,7 @@ def fit_spline(distribution: str, x: np.ndarray, stop: np.ndarray, event: np.nda
     # knots by AIC over AUTO_KNOTS interior knots
     tried: list[dict[str, object]] = []
     best: tuple[float, SplineFit] | None = None
+    lines: dict[int, np.ndarray] = {}
     for m in AUTO_KNOTS:
         interior = interior_knots(ev, m)
         entry: dict[str, object] = {"interior_knots": m}
@@ -329,7 +338,8 @@ def fit_spline(distribution: str, x: np.ndarray, stop: np.ndarray, event: np.nda
             continue
         full = np.concatenate([[kmin], interior, [kmax]])
         try:
-            gamma, beta, cov, ll, ll0, it = _fit_knots(distribution, full, x, logt, event, logs, field_name, names)
+            gamma, beta, cov, ll, ll0, it = _fit_knots(distribution, full, x, logt, event, logs, field_name, names,
+                                                       with_null=False, lines=lines)
         except InputError as exc:
             entry["refused"] = exc.rule
             continue
@@ -351,7 +361,9 @@ def fit_spline(distribution: str, x: np.ndarray, stop: np.ndarray, event: np.nda
     chosen = best[1]
     for e in tried:
         e["chosen"] = e["interior_knots"] == chosen.knots.size - 2
-    return SplineFit(**{**chosen.__dict__, "selection": tried})
+    ll0 = _fit_knots(distribution, chosen.knots, np.empty((x.shape[0], 0)), logt, event, logs, field_name, names,
+                     with_null=False)[3]
+    return SplineFit(**{**chosen.__dict__, "loglik0": ll0, "selection": tried})
 
 
 def _given_knots(knots: object, ev: np.ndarray, kmin: float, kmax: float) -> np.ndarray:
