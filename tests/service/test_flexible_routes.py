@@ -150,3 +150,21 @@ async def test_refusals_save_nothing(api: Api) -> None:
         status, body = await api.post("/api/v1/fit", {**base, **extra})
         assert_refusal(status, body, 422, *words)
     assert await _models(api) == before
+
+
+async def test_guide_regression_topic_lists_exactly_the_models_here(api: Api) -> None:
+    from bathtub.regression import records
+    from bathtub_api.tools.guide import REGRESSION_MODELS
+
+    status, page = await api.post("guide", {"topic": "regression"})
+    assert status == 200 and all(a["available"] for a in page["actions"])
+    text = page["text"]
+    assert "planned" not in text.lower() and "not yet available" not in text.lower()
+    assert set(records.MODELS) <= set(REGRESSION_MODELS)  # every model fitted here has its line
+    for model in REGRESSION_MODELS:
+        assert (f"`{model}`" in text) == (model in records.MODELS), model
+    for word in ("options.knots", "exp_coef_kind", "odds ratio", "concordance", "cox.zph", "ranking", "strata_column",
+                 "cluster_column", "tie_method", "formula", "`xl`/`xr`"):
+        assert word in text, word
+    status, life = await api.post("guide", {"topic": "life_data"})
+    assert status == 200 and "`regression` topic" in life["text"]
