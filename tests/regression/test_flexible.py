@@ -310,3 +310,28 @@ def test_a_spline_that_turns_down_is_detected_and_delayed_entry() -> None:
     rec = flexible_models.spline_record("royston_parmar", d, rows, 0.95, "km", False, 0)
     wb = fit_parametric("weibull_ph", X, T, E, rows.start)
     assert math.isclose(rec["gof"][0]["value"], wb.loglik, rel_tol=1e-12) and rec["counting_process"]
+
+
+def test_uncensored_data_and_the_hazard_at_zero() -> None:
+    """No censored row: the censoring curve of the Brier weights is 1 throughout (it used to fail on an empty
+    curve for every model). A falling hazard (Weibull shape 0.6) is infinite at t = 0, and said so."""
+    rng = np.random.default_rng(3)
+    n = 300
+    x = rng.normal(size=n)
+    t = rng.weibull(0.6, n) * np.exp(-0.5 * x)
+    cols = {"t": t.tolist(), "x": x.tolist(), "c": [0] * n}
+    for dist in ("cox", "weibull_ph", *flexible.MODELS):
+        record = fit_regression(cols, {"x": "t", "c": "c"}, dist, ["x"])
+        assert record["validation"]["brier"]["model"] < record["validation"]["brier"]["baseline"], dist
+    record = fit_regression(cols, {"x": "t", "c": "c"}, "royston_parmar", ["x"], options={"knots": 0})
+    gamma1 = record["spline"]["gamma"][1]
+    assert math.isclose(gamma1, 0.6, rel_tol=0.15)
+    at = flexible_models.evaluate_at(record, 0, {"x": 0.0})
+    assert at["hazard"] is None and at["density"] is None and "infinite" in at["null_reason"]["hazard"]
+    assert at["reliability"] == 1.0 and at["cumulative_hazard"] == 0.0
+    curves = flexible_models.evaluate_curves(record, 10, {"x": 0.0})
+    assert curves["hf"][0] is None and curves["hf"][1] > 0 and "hf" in curves["null_reason"]
+    # a rising hazard (Rossi: gamma1 ≈ 1.4) starts at 0
+    rossi = fit_regression(COLUMNS, MAPPING, "royston_parmar", COLS)
+    assert flexible_models.evaluate_at(rossi, 0, UNIT)["hazard"] == 0.0
+    assert flexible_models.evaluate_curves(rossi, 10, UNIT)["hf"][0] == 0.0

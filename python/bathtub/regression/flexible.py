@@ -421,6 +421,15 @@ def curves(scale: str, gamma: np.ndarray, knots: np.ndarray, xb: float, t: np.nd
     return {"sf": surv, "Hf": cum, "hf": hazard, "df": density}
 
 
+def hazard_at_zero(gamma: np.ndarray, xb: float) -> float:
+    """The limit of h(t) (and of f(t)) as t → 0: below the first knot s is the line γ0 + γ1·log t, so on
+    either scale h ≈ γ1·e^{γ0 + xβ}·t^{γ1 − 1}: 0, a constant, or infinite as γ1 is above, at or below 1."""
+    g0, g1 = float(gamma[0]), float(gamma[1])
+    if g1 > 1:
+        return 0.0
+    return g1 * math.exp(g0 + xb) if g1 == 1 else math.inf
+
+
 def quantile_time(scale: str, gamma: np.ndarray, knots: np.ndarray, xb: float, q: float) -> float:
     """The time by which a share q of units with xβ = xb has failed. s is increasing and linear beyond
     the boundary knots, so the root is closed form in a tail and bisection in log t between them."""

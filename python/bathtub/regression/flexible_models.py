@@ -25,6 +25,8 @@ MODELS = flexible.MODELS
 KIND = {"hazard": "hazard ratio", "odds": "odds ratio"}
 SCALE_NAME = {"hazard": "log cumulative hazard", "odds": "log cumulative odds of failure"}
 BASELINE = {"hazard": "Weibull", "odds": "log-logistic"}
+INFINITE = ("infinite at t = 0: the spline's slope in log t (gamma1) is below 1, so the hazard falls from "
+            "infinity at the start")
 
 
 def _params(fit: flexible.SplineFit, confidence: float) -> list[dict[str, Any]]:
@@ -112,11 +114,14 @@ def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any]
     t = _check_t(t)
     scale, gamma, knots, xb = _unit_curves(record, covariates)
     c = flexible.curves(scale, gamma, knots, xb, np.array([t]))
-    # at t = 0 the hazard and density are their limits from the right (0, a constant or infinite)
-    hz = flexible.curves(scale, gamma, knots, xb, np.array([t if t > 0 else 1e-300]))
     s = float(c["sf"][0])
-    return {"t": t, "reliability": s, "failure": 1.0 - s, "hazard": _finite(hz["hf"][0]),
-            "cumulative_hazard": float(c["Hf"][0]), "density": _finite(hz["df"][0])}
+    hazard, density = (float(c["hf"][0]), float(c["df"][0])) if t > 0 else (flexible.hazard_at_zero(gamma, xb),) * 2
+    out = {"t": t, "reliability": s, "failure": 1.0 - s, "hazard": _finite(hazard),
+           "cumulative_hazard": float(c["Hf"][0]), "density": _finite(density)}
+    nulls = {k: INFINITE for k in ("hazard", "density") if out[k] is None}
+    if nulls:
+        out["null_reason"] = nulls
+    return out
 
 
 def _finite(v: float) -> float | None:
@@ -130,6 +135,10 @@ def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[
     scale, gamma, knots, xb = _unit_curves(record, covariates)
     x = np.linspace(0.0, flexible.quantile_time(scale, gamma, knots, xb, 0.999), points)
     c = flexible.curves(scale, gamma, knots, xb, x)
-    hz = flexible.curves(scale, gamma, knots, xb, np.where(x > 0, x, 1e-300))
-    return {"x": x.tolist(), "sf": c["sf"].tolist(), "ff": (1 - c["sf"]).tolist(),
-            "hf": [_finite(v) for v in hz["hf"]], "Hf": c["Hf"].tolist(), "df": [_finite(v) for v in hz["df"]]}
+    c["hf"][0] = c["df"][0] = flexible.hazard_at_zero(gamma, xb)  # x[0] = 0: the limit from the right
+    out = {"x": x.tolist(), "sf": c["sf"].tolist(), "ff": (1 - c["sf"]).tolist(),
+           "hf": [_finite(v) for v in c["hf"]], "Hf": c["Hf"].tolist(), "df": [_finite(v) for v in c["df"]]}
+    nulls = {k: INFINITE for k in ("hf", "df") if None in out[k]}
+    if nulls:
+        out["null_reason"] = nulls
+    return out

@@ -43,10 +43,9 @@ def read_rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str]) 
         raise InputError("mapping", "must map roles (x, c; i with xl/xr) to column names")
     for role, col in mapping.items():
         if role == "group":
-            raise InputError("mapping.group", "is the shared-frailty role; the regression models here are cox, "
-                                              "weibull_ph, lognormal_aft, loglogistic_aft and additive_hazards (for "
-                                              "standard errors "
-                                              "clustered by a column use cox_options.cluster_column)")
+            raise InputError("mapping.group", f"is the shared-frailty role; the regression models here are "
+                                              f"{', '.join(MODELS)} (for standard errors clustered by a column use "
+                                              "cox_options.cluster_column)")
         if role not in ROLES:
             raise InputError(f"mapping.{role}", f"unknown role for a regression model; roles are {', '.join(ROLES)}")
         if col not in columns:
