@@ -201,7 +201,8 @@ def _newton(problem: _Problem, theta: np.ndarray, field_name: str) -> tuple[np.n
                 break
             size /= 2
         else:
-            if shift == 0.0:
+            # no step gains: at the maximum to rounding (accept), or stuck away from it (refuse)
+            if shift == 0.0 and gain < 1e-9 * (1 + abs(ll)):
                 return theta, ll, hess, it
             raise InputError(field_name, "the likelihood did not converge")
         theta, ll = trial, new
