@@ -60,9 +60,9 @@ async def test_tool_calls_match_rest_results_and_refusals(api: Api) -> None:
     assert bad["isError"] and "kind" in bad["structuredContent"]["detail"]
 
 
-async def test_guide_lists_14_topics_and_never_overstates(api: Api, registry: Registry) -> None:
+async def test_guide_lists_15_topics_and_never_overstates(api: Api, registry: Registry) -> None:
     status, body = await api.post("guide")
-    assert status == 200 and len(body["topics"]) == 14
+    assert status == 200 and len(body["topics"]) == 15
     live = available_names(registry)
     for topic in PAGES:
         status, page = await api.post("guide", {"topic": topic})

@@ -204,15 +204,21 @@ def parametric_record(distribution: str, d: design.Design, rows: Rows, confidenc
               "design": d.spec, "mu": fit.mu, "sigma": fit.sigma, "gamma": fit.gamma.tolist(),
               "counting_process": rows.start is not None}
     if distribution == "weibull_ph":
-        # The same proportional-hazards assumption, tested on the Cox fit of the same design.
-        cfit = cox.fit_cox(d.x, d.names, rows.stop, rows.event, start=rows.start, field_names={"design": field})
-        gtime = zph.transform_times(transform, rows.start, rows.stop, rows.event)
-        ph = zph.verdict(zph.ph_test(cfit.prepared, cfit.beta, d.names, True, gtime), transform)
-        ph["note"] = "tested on the Cox model of the same covariates (Efron ties): the assumption Weibull PH shares"
+        ph = cox_ph_test(d, rows, transform, field, "Weibull PH")
     else:
         ph = {"available": False, "reason": "an accelerated-failure-time model does not assume proportional hazards"}
     record["diagnostics"] = {"ph_test": ph}
     return record
+
+
+def cox_ph_test(d: design.Design, rows: Rows, transform: str, field: str, model: str) -> dict[str, Any]:
+    """The proportional-hazards test of a parametric PH model: the scaled-Schoenfeld test on the Cox fit of
+    the same design, which shares the assumption."""
+    cfit = cox.fit_cox(d.x, d.names, rows.stop, rows.event, start=rows.start, field_names={"design": field})
+    gtime = zph.transform_times(transform, rows.start, rows.stop, rows.event)
+    ph = zph.verdict(zph.ph_test(cfit.prepared, cfit.beta, d.names, True, gtime), transform)
+    ph["note"] = f"tested on the Cox model of the same covariates (Efron ties): the assumption {model} shares"
+    return ph
 
 
 def additive_record(d: design.Design, rows: Rows, confidence: float, formula: bool) -> dict[str, Any]:

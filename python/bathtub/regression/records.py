@@ -2,9 +2,10 @@
 
 `fit_regression` is `POST /api/v1/fit` with `covariates` or `formula`: it reads the mapping
 (x, c; i with xl/xr start/stop rows, or i with x as successive stop times), builds the design,
-fits `cox`, `weibull_ph`, `lognormal_aft`, `loglogistic_aft` or `additive_hazards` (or ranks the
-parametric ones by AIC for `best`) and returns the record: coefficients, gof, validation and diagnostics.
-`evaluate` answers `POST /api/v1/models/{id}/reliability` with `covariates`.
+fits `cox`, `weibull_ph`, `lognormal_aft`, `loglogistic_aft`, `royston_parmar`, `proportional_odds`
+or `additive_hazards` (or ranks the full-likelihood ones by AIC for `best`) and returns the record:
+coefficients, gof, validation and diagnostics. `evaluate_at` and `evaluate_curves` answer
+`POST /api/v1/models/{id}/reliability` with `covariates`.
 """
 
 from __future__ import annotations
@@ -17,13 +18,16 @@ import numpy as np
 
 from bathtub.errors import InputError
 from bathtub.life.data import _codes, _numbers
-from bathtub.regression import cox, design, parametric, zph
+from bathtub.regression import cox, design, flexible, flexible_models, models, parametric, zph
 from bathtub.regression.models import additive_record, cox_record, parametric_record
 
-MODELS = ("cox", *parametric.FAMILIES, "additive_hazards")
+MODELS = ("cox", *parametric.FAMILIES, *flexible.MODELS, "additive_hazards")
+# Models with a full likelihood on the same rows, so AIC ranks them for `best` (Cox's partial likelihood
+# and the additive model's estimating equations are not comparable).
+RANKED = (*parametric.FAMILIES, *flexible.MODELS)
 ROLES = ("x", "c", "i", "xl", "xr")
 COX_OPTIONS = ("tie_method", "strata_column", "cluster_column")
-OPTIONS = ("reference", "confidence", "ph_transform")
+OPTIONS = ("reference", "confidence", "ph_transform", "knots")
 
 
 class Rows:
@@ -39,10 +43,9 @@ def read_rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str]) 
         raise InputError("mapping", "must map roles (x, c; i with xl/xr) to column names")
     for role, col in mapping.items():
         if role == "group":
-            raise InputError("mapping.group", "is the shared-frailty role; the regression models here are cox, "
-                                              "weibull_ph, lognormal_aft, loglogistic_aft and additive_hazards (for "
-                                              "standard errors "
-                                              "clustered by a column use cox_options.cluster_column)")
+            raise InputError("mapping.group", f"is the shared-frailty role; the regression models here are "
+                                              f"{', '.join(MODELS)} (for standard errors clustered by a column use "
+                                              "cox_options.cluster_column)")
         if role not in ROLES:
             raise InputError(f"mapping.{role}", f"unknown role for a regression model; roles are {', '.join(ROLES)}")
         if col not in columns:
@@ -150,6 +153,9 @@ def fit_regression(
             raise InputError(f"cox_options.{k}", f"unknown; known: {', '.join(COX_OPTIONS)}")
     if cox_options and distribution != "cox":
         raise InputError("cox_options", "apply to distribution cox only")
+    knots = options.get("knots")
+    if knots is not None and distribution not in flexible.MODELS:
+        raise InputError("options.knots", f"apply to {' and '.join(flexible.MODELS)} only")
     reference = options.get("reference")
     if reference is not None and not isinstance(reference, Mapping):
         raise InputError("options.reference", "must map a categorical covariate to its reference level")
@@ -183,9 +189,11 @@ def fit_regression(
     if distribution == "best":
         candidates = []
         refusals = {}
-        for name in parametric.FAMILIES:
+        for name in RANKED:
             try:
-                candidates.append(parametric_record(name, d, rows, confidence, transform, covariates is None))
+                candidates.append(flexible_models.spline_record(name, d, rows, confidence, transform,
+                                                                covariates is None) if name in flexible.MODELS
+                                  else parametric_record(name, d, rows, confidence, transform, covariates is None))
             except InputError as exc:
                 refusals[name] = exc.rule
         if not candidates:
@@ -194,19 +202,44 @@ def fit_regression(
         candidates.sort(key=lambda r: _gof(r, "aic"))
         best = candidates[0]
         best["ranking"] = [{"distribution": r["distribution"], "aic": _gof(r, "aic"),
-                            "log_likelihood": _gof(r, "log_likelihood")} for r in candidates]
-        best["ranking_note"] = ("parametric regression models ranked by AIC on the same rows; the Cox model is "
-                                "not ranked: its partial likelihood is not comparable with a full likelihood")
+                            "log_likelihood": _gof(r, "log_likelihood"), "parameters": _n_params(r)}
+                           for r in candidates]
+        best["ranking_note"] = ("parametric regression models ranked by AIC on the same rows (the same "
+                                "likelihood of the times, so comparable); cox and additive_hazards are not "
+                                "ranked: Cox's partial likelihood and the additive model's estimating equations "
+                                "are not likelihoods of the times, so no AIC compares them; fit them by name")
         if refusals:
             best["ranking_refused"] = refusals
         return best
     if distribution == "additive_hazards":
         return additive_record(d, rows, confidence, covariates is None)
+    if distribution in flexible.MODELS:
+        return flexible_models.spline_record(distribution, d, rows, confidence, transform, covariates is None, knots)
     return parametric_record(distribution, d, rows, confidence, transform, covariates is None)
 
 
 def _gof(record: Mapping[str, Any], key: str) -> float:
     return float(next(g["value"] for g in record["gof"] if g["id"] == key))
+
+
+def _n_params(record: Mapping[str, Any]) -> int:
+    """The parameters AIC counted: coefficients plus the baseline's (μ, σ; or the spline's γ)."""
+    spline = record.get("spline")
+    return len(record["coefficients"]) + (len(spline["gamma"]) if spline else 2)
+
+
+def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
+    """{t, reliability, failure, hazard, cumulative_hazard, density} of a regression record for one unit."""
+    if record["distribution"] in flexible.MODELS:
+        return flexible_models.evaluate_at(record, t, covariates)
+    return models.evaluate_at(record, t, covariates)
+
+
+def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Whole curves {x, sf, ff, hf, Hf, df} of a regression record for one unit."""
+    if record["distribution"] in flexible.MODELS:
+        return flexible_models.evaluate_curves(record, points, covariates)
+    return models.evaluate_curves(record, points, covariates)
 
 
 def _check_rebuild(d: design.Design, columns: Mapping[str, Sequence[Any]]) -> None:

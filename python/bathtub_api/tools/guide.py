@@ -9,12 +9,13 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from bathtub.regression import records as regression
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import Strict
 
 Topic = Literal[
-    "life_data", "units", "accelerated", "test_planning", "repairable", "rbds", "rbd_analysis", "strategy",
-    "fleets", "uploads", "rcm", "sharing", "workspace", "plans",
+    "life_data", "regression", "units", "accelerated", "test_planning", "repairable", "rbds", "rbd_analysis",
+    "strategy", "fleets", "uploads", "rcm", "sharing", "workspace", "plans",
 ]
 
 
@@ -37,6 +38,74 @@ class Page:
             return f"{self.text} Not yet available in this service: {', '.join(missing)}."
         return self.text
 
+
+# One line per regression model id, shown only when the library declares the id (regression.MODELS):
+# the guide lists what POST /api/v1/fit accepts here and nothing else.
+REGRESSION_MODELS = {
+    "cox": "semi-parametric proportional hazards (hazard ratios, no baseline shape assumed; the Breslow baseline "
+           "is a step function, so no hazard or density curve): the first model for covariate effects",
+    "weibull_ph": "proportional hazards on a Weibull baseline (hazard ratios; alpha and beta at every covariate "
+                  "0): smooth curves and extrapolation when the hazard only rises or only falls",
+    "lognormal_aft": "accelerated failure time, lognormal (time ratios): a covariate stretches or shrinks the "
+                     "life; hazards that rise then fall",
+    "loglogistic_aft": "accelerated failure time, log-logistic (time ratios): as lognormal_aft with heavier tails",
+    "royston_parmar": "proportional hazards with a natural cubic spline in log t for the log cumulative hazard "
+                      "(Royston-Parmar): when a Weibull baseline is too rigid but smooth hazard curves are "
+                      "wanted; knots at centiles of the log failure times, their number chosen by AIC over 1 to 4 "
+                      "interior knots unless `options.knots` gives a count (0 is exactly weibull_ph) or the knot "
+                      "times; the knots, the choice and the spline coefficients gamma0.. are in `spline`",
+    "proportional_odds": "log-logistic proportional odds (odds ratios: a covariate multiplies the odds of having "
+                         "failed by any age by the same factor, so its hazard ratio fades to 1 with age): effects "
+                         "that wear off; `options.knots` (a count or knot times) gives it a spline baseline on "
+                         "the log-odds scale; with no knots it is loglogistic_aft read as odds (coef = "
+                         "-coef_AFT/sigma)",
+    "additive_hazards": "Lin-Ying additive hazards: each covariate adds a constant to the hazard rate (an excess "
+                        "rate per unit time, exp_coef null): absolute rather than relative effects",
+    "buckley_james": "semi-parametric accelerated failure time (Buckley-James): time ratios without choosing a "
+                     "distribution",
+    "weibull_frailty": "Weibull PH with a gamma frailty shared by the units of one `group` (marginal likelihood): "
+                       "units of one site, batch or system that fail together",
+    "cox_frailty": "Cox with a gamma frailty per `group` (penalised, as R's coxph(... + frailty())): clustered "
+                   "units without a baseline shape",
+}
+_GROUP = ("; `group` (a column of cluster labels) for the shared-frailty models" if "group" in regression.ROLES
+          else "")
+REGRESSION_TEXT = (
+    "Fit with POST /api/v1/fit on a saved dataset: `distribution` a model id below (or `best`), `mapping` roles "
+    "`x` time and `c` censoring code (0 or F failure, 1 or S right-censored); for time-varying covariates one row "
+    "per interval with `i` (item) and `xl`/`xr` start/stop (or `i` with successive stop times in `x`), `c` saying "
+    f"whether the interval ends in a failure; rows that start after 0 enter late (delayed entry){_GROUP}. "
+    "Covariates: `covariates` (column names; a text column becomes treatment-coded dummies `col[T.level]` against "
+    "its first level in sorted order, or the level in `options.reference`) or a `formula` right-hand side "
+    "(`age + C(site) + age:load`, `np.log(load)`; transforms that need the whole column, such as centring or "
+    "splines, are refused because a unit's row could not be rebuilt). `cox_options` (cox only): `tie_method` "
+    "efron (default), breslow, exact or kalbfleisch-prentice; `strata_column` (a baseline per level, no "
+    "coefficient); `cluster_column` (robust standard errors clustered by it). `options`: `confidence` (0.95), "
+    "`ph_transform` (km, identity, log, rank), `knots`. Models: "
+    + "; ".join(f"`{k}` {v}" for k, v in REGRESSION_MODELS.items() if k in regression.MODELS)
+    + ". `best` fits every model with a full likelihood of the times ("
+    + ", ".join(f"`{k}`" for k in regression.RANKED)
+    + ") and keeps the lowest AIC, listing them in `ranking` (AIC, log-likelihood, parameter count); `cox` and "
+    "`additive_hazards` are not ranked: a partial likelihood or estimating equations have no AIC comparable "
+    "with a full likelihood, so fit them by name and compare them by validation. "
+    "Reading the record: each of `coefficients` has coef, exp_coef and `exp_coef_kind` (a hazard ratio above 1 "
+    "fails sooner; a time ratio above 1 lives longer; an odds ratio above 1 is more likely to have failed by "
+    "any age), se, robust_se (Cox), z, p and ci/exp_ci at `confidence`; `params` (parametric models) the baseline at "
+    "every covariate 0. `gof`: the log-likelihood (partial for Cox), AIC, BIC and the likelihood-ratio, Wald (and for "
+    "Cox score) tests that all coefficients are 0; compare AICs only between models fitted to the same rows. "
+    "`validation`, in-sample: the concordance (share of comparable pairs the model orders right: 0.5 is chance, "
+    "0.7 good, 0.8 strong, with a rating and a reading), the integrated Brier score against the covariate-free "
+    "Kaplan-Meier (lower is better; `improvement` is the share saved) and time-dependent AUC at three times; "
+    "with start/stop rows only the concordance; large data on a fixed-seed sample of units (`sampled`). "
+    "`diagnostics.ph_test` (PH models; weibull_ph and royston_parmar are tested on the Cox fit of the same "
+    "design): the scaled-Schoenfeld test of each covariate and overall, as R's cox.zph, with a verdict and a "
+    "reading; 'violated' means an effect drifts with time: stratify on that covariate, split the time axis, or "
+    "use an AFT or proportional-odds model. Cox also gives `diagnostics.robust` (sandwich SEs and their Wald "
+    "test, clustered by `cluster_column`, else by the item, else by row), `ties` and `strata`. Evaluate one "
+    "unit with POST /api/v1/models/{id}/reliability and `covariates` {column: value} (and the stratum for a "
+    "stratified Cox): with `t` its reliability, failure, hazard, cumulative hazard and density at t, without "
+    "it whole curves; a Cox or additive model's curves are steps with no hazard or density."
+)
 
 PAGES: dict[str, Page] = {
     "life_data": Page(
@@ -62,22 +131,8 @@ PAGES: dict[str, Page] = {
         "indices, as `get dataset` numbers them; later rows move up) deletes rows and refits its models under the "
         "same all-or-nothing rule; `datasets delete` (or DELETE /api/v1/datasets/{id}) deletes the dataset and "
         "its rows, while models fitted on it stay. Only the owner can change a dataset (anyone else gets 404). "
-        "Regression on covariates: add `covariates` (column names; a text column becomes dummies against its "
-        "first level in sorted order, or the level named in `options.reference`) or a `formula` such as "
-        "`age + C(site) + age:load` or `np.log(load)`, with `distribution` `cox`, `weibull_ph`, `lognormal_aft`, "
-        "`loglogistic_aft`, `additive_hazards` (Lin-Ying: each covariate adds a constant to the hazard rate) "
-        "or `best` (the parametric ones ranked by AIC; Cox and additive hazards are not ranked, having no "
-        "comparable full likelihood). Time-varying covariates: one row per interval with `i` (item) and "
-        "`xl`/`xr` start/stop, or `i` with successive stop times in `x`; `c` says whether the interval ends in "
-        "a failure. `cox_options`: `tie_method` (efron default, breslow, exact, kalbfleisch-prentice), "
-        "`strata_column` (a baseline per level, no coefficient) and `cluster_column` (standard errors clustered "
-        "by it). The record's `coefficients` give coef, exp_coef (a hazard ratio for PH models, a time ratio "
-        "for AFT), se, robust_se, z, p and ci; `gof` the log-likelihood, AIC, BIC and the likelihood-ratio, "
-        "Wald and score tests; `validation` the concordance (0.5 is chance, above 0.7 good), the integrated "
-        "Brier score against the plain Kaplan-Meier curve and time-dependent AUC, in-sample; "
-        "`diagnostics.ph_test` the scaled-Schoenfeld test of each covariate and overall (as R's cox.zph): "
-        "'violated' means an effect drifts with time, so stratify on it or split time. Evaluate one unit with "
-        "POST /api/v1/models/{id}/reliability and `covariates` (and the stratum column for a stratified Cox). "
+        "Regression on covariates (Cox, parametric PH and AFT, spline and proportional-odds models): see the "
+        "`regression` topic. "
         "Degradation readings (a dataset with unit, time and value columns) fit with `degradation create`: "
         "`mapping` roles `i` unit, `x` time, `y` value; `path` linear, exponential, power or logarithmic (or "
         "`{t, y}` transforms identity, log, sqrt); `threshold` and `direction` (up or down); `model` "
@@ -99,6 +154,13 @@ PAGES: dict[str, Page] = {
          "POST /api/v1/models/{model_id}/reliability", "POST /api/ingest/datasets/{dataset_id}/lives",
          "datasets/delete_rows", "datasets/delete", "DELETE /api/v1/datasets/{dataset_id}", "degradation/create",
          "get/degradation_model", "list/degradation_model", "degradation/remaining_life"),
+    ),
+    "regression": Page(
+        "Regression", "Life models on covariates: Cox, parametric PH and AFT, spline and odds models; reading "
+        "their coefficients, fit, validation and PH test.",
+        REGRESSION_TEXT,
+        ("POST /api/v1/fit", "get/model", "GET /api/v1/models/{model_id}",
+         "POST /api/v1/models/{model_id}/reliability"),
     ),
     "units": Page(
         "Units", "Time units travel with data, models and diagrams; nothing is rescaled silently.",

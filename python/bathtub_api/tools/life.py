@@ -18,7 +18,6 @@ from bathtub.life import records, saved
 from bathtub.life.demand import analyse_demands
 from bathtub.recurrent import data as recurrent_data
 from bathtub.recurrent import record as recurrent
-from bathtub.regression import models as regression_models
 from bathtub.regression import records as regression_records
 from bathtub.regression.records import fit_regression
 from bathtub_api.errors import ApiError
@@ -58,9 +57,10 @@ class FitIn(Strict):
     """Fit a life model to a saved dataset. `mapping` roles: `x` time, `c` censoring code,
     `n` count, `xl`/`xr` interval ends, `mode` failure mode (fits competing risks). With
     `covariates` or `formula` a regression model (`cox`, `weibull_ph`, `lognormal_aft`,
-    `loglogistic_aft`, `additive_hazards`, or `best` by AIC): roles `x`, `c`, and `i` (item) with `xl`/`xr` start/stop
-    rows (or successive stop times in `x`) for time-varying covariates. An ALT `distribution`
-    (life_relationship, e.g. weibull_arrhenius) reads `stress` (and `stress2`)."""
+    `loglogistic_aft`, `royston_parmar`, `proportional_odds`, `additive_hazards`, or `best` by
+    AIC): roles `x`, `c`, and `i` (item) with `xl`/`xr` start/stop rows (or successive stop
+    times in `x`) for time-varying covariates. An ALT `distribution` (life_relationship,
+    e.g. weibull_arrhenius) reads `stress` (and `stress2`)."""
 
     name: Name
     dataset_id: Id
@@ -71,7 +71,8 @@ class FitIn(Strict):
     unit: Unit | None = None
     options: Annotated[dict[Text, Any], Field(
         description="offset, zi, lfp (booleans), method (mle, rrx, rry), bounds (fisher, likelihood), "
-                    "modes (2 or 3), base_distribution, median_ranks")] | None = None
+                    "modes (2 or 3), base_distribution, median_ranks; with covariates: reference, confidence, "
+                    "ph_transform, knots (royston_parmar, proportional_odds: a count or knot times)")] | None = None
     covariates: Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]],
                           Field(min_length=1, max_length=100)] | None = None
     formula: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
@@ -310,9 +311,9 @@ async def reliability(ctx: Ctx, model_id: str, req: ReliabilityIn) -> dict[str, 
                            "unit": body.get("unit")}
     if body.get("kind") == "regression":
         if req.t is not None:
-            out["at"] = await ctx.jobs.run_cpu(regression_models.evaluate_at, body, req.t, req.covariates)
+            out["at"] = await ctx.jobs.run_cpu(regression_records.evaluate_at, body, req.t, req.covariates)
         else:
-            out["curves"] = await ctx.jobs.run_cpu(regression_models.evaluate_curves, body, req.points,
+            out["curves"] = await ctx.jobs.run_cpu(regression_records.evaluate_curves, body, req.points,
                                                    req.covariates)
         out["covariates"] = req.covariates
         return out
