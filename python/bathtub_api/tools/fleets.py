@@ -254,8 +254,9 @@ def _readings(names: list[str] | None, rows: list[Any], field: str) -> list[dict
     return out
 
 
-async def _ingest_rows(request: web.Request) -> tuple[list[str] | None, list[Any], str, bytes]:
-    """(CSV names or None, rows, field, the request as bytes for its idempotency key)."""
+async def ingest_rows(request: web.Request, field: str = "readings") -> tuple[list[str] | None, list[Any], str, bytes]:
+    """(CSV names or None, rows, field, the request as bytes for its idempotency key): a JSON
+    {field: [...]}, a bare JSON array, or CSV text (rows then named body[i])."""
     if request.content_type in ("text/csv", "text/plain", "application/csv"):
         raw = await request.read()
         try:
@@ -265,11 +266,11 @@ async def _ingest_rows(request: web.Request) -> tuple[list[str] | None, list[Any
         names, rows = tables.parse_csv(text, "body")
         return names, rows, "body", b"csv\n" + raw
     body = await read_json(request)
-    if isinstance(body, dict) and set(body) == {"readings"}:
-        body = body["readings"]
+    if isinstance(body, dict) and set(body) == {field}:
+        body = body[field]
     if isinstance(body, list):
-        return None, body, "readings", b"json\n" + idempotency.canonical(body)
-    raise InputError("readings", "send {\"readings\": [...]} (or a JSON array, or text/csv)")
+        return None, body, field, b"json\n" + idempotency.canonical(body)
+    raise InputError(field, f"send {{\"{field}\": [...]}} (or a JSON array, or text/csv)")
 
 
 def apply_readings(body: dict[str, Any], readings: list[dict[str, Any]]) -> tuple[dict[str, Any], int]:
@@ -335,7 +336,7 @@ def _figure(rule: dict[str, Any], fc: dict[str, Any], life: Any, body: dict[str,
 
 async def ingest_usage(ctx: Ctx, request: web.Request) -> dict[str, Any]:
     fleet_id = request.match_info["fleet_id"]
-    names, rows, field, raw = await _ingest_rows(request)
+    names, rows, field, raw = await ingest_rows(request)
     key = idempotency.key_use(ctx, f"fleet_usage:{fleet_id}", raw)
     if key is not None and (first := await idempotency.replay(ctx, key)) is not None:
         return {**first, "replayed": True}
