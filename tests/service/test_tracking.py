@@ -196,3 +196,13 @@ async def test_binding_refusals(api: Api) -> None:
                                                              "probability": 1.0}), 422, "probability")
     status, listed = await api.post("list/tracked_fleet", {})
     assert listed["items"] == []
+
+
+async def test_guide_topic_fleets_covers_tracked_fleets_and_is_all_live(api: Api) -> None:
+    status, out = await api.post("guide", {"topic": "fleets"})
+    assert status == 200, out
+    text = str(out)
+    for words in ("tracked_fleets create", "/api/ingest/tracking/{id}/measurements", "default_covariates",
+                  "alert_rules", "EWMA factor 0.3", "Fieller"):
+        assert words in text, words
+    assert "Not yet available" not in text and "planned" not in text
