@@ -168,3 +168,25 @@ def test_time_scale_transforms_exactly(scale: float) -> None:
 def test_power_path_pseudo_failure_is_refused() -> None:
     with pytest.raises(InputError, match="model_id"):
         check_model(pf_record(path="power"))
+
+
+def test_batch_equals_one_by_one_and_the_mean_matches_the_scalar_integral() -> None:
+    # the batch solver (Illinois on all items at once) against joint.summarise's per-item root finding
+    # and its Gauss–Legendre mean, for the own-line items whose slope never takes the wrong sign
+    from bathtub.degradation.crossing import LineCrossing, Residual
+    from bathtub.degradation.joint import summarise
+    from bathtub.degradation.paths import Path
+    from bathtub.degradation.tracking import own_line, remaining_lives
+
+    series = [item_readings(slope=s, n=n, seed=k) for k, (s, n) in enumerate([(0.6, 10), (0.9, 6), (0.3, 3)])]
+    batch = remaining_lives(pf_record(), series, 0.9)
+    for (t, y), got in zip(series, batch):
+        coef, cov = own_line(Path.parse("linear"), t, y, SIGMA)
+        sa, sb = math.sqrt(cov[0, 0]), math.sqrt(cov[1, 1])
+        line = LineCrossing(coef[0], coef[1], sa, sb, cov[0, 1] / (sa * sb), D, 1)
+        ref = summarise(Residual(line, float(t[-1])), 0.9)
+        for a, b in zip([got["median"], *got["interval"]], [ref["median"], *ref["interval"]]):
+            assert (a is None and b is None) or a == pytest.approx(b, rel=1e-9), (a, b)
+        if ref["mean"] is not None:
+            assert got["mean"] == pytest.approx(ref["mean"], rel=1e-8)
+    assert any(b["mean"] is not None for b in batch)

@@ -16,7 +16,7 @@ from aiohttp import web
 from pydantic import Field
 
 from bathtub.degradation.paths import Path
-from bathtub.degradation.tracking import check_model, remaining_life
+from bathtub.degradation.tracking import check_model, remaining_lives
 from bathtub.errors import InputError
 from bathtub_api import idempotency
 from bathtub_api.errors import ApiError, not_found
@@ -95,13 +95,11 @@ def _unique(items: list[TrackedItemIn], field: str) -> None:
 def predict(record: dict[str, Any], series: dict[str, tuple[list[float], list[float]]], names: list[str],
             probability: float) -> dict[str, dict[str, Any]]:
     """{item: its row} for the named items from their measurements (in a worker process)."""
-    out = {}
-    for name in names:
-        ts, vs = series.get(name, ([], []))
-        out[name] = {"name": name, "measurements": len(ts), "last_time": ts[-1] if ts else None,
-                     "last_value": vs[-1] if vs else None,
-                     "remaining_life": remaining_life(record, ts, vs, probability)}
-    return out
+    data = [series.get(name, ([], [])) for name in names]
+    lives = remaining_lives(record, data, probability)
+    return {name: {"name": name, "measurements": len(ts), "last_time": ts[-1] if ts else None,
+                   "last_value": vs[-1] if vs else None, "remaining_life": life}
+            for name, (ts, vs), life in zip(names, data, lives)}
 
 
 def _record(ctx: Ctx, item: dict[str, Any], req: TrackedGet) -> dict[str, Any]:
