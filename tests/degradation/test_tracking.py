@@ -190,3 +190,20 @@ def test_batch_equals_one_by_one_and_the_mean_matches_the_scalar_integral() -> N
         if ref["mean"] is not None:
             assert got["mean"] == pytest.approx(ref["mean"], rel=1e-8)
     assert any(b["mean"] is not None for b in batch)
+
+
+@pytest.mark.parametrize("k", [1e-3, 1e6])
+def test_value_scale_leaves_remaining_life_unchanged(k: float) -> None:
+    # values, threshold and every value-axis parameter × k: the same physical model, the same lives
+    t, y = item_readings()
+    base = remaining_life(re_record(), t, y)
+    params = [{"name": "mu_a", "value": A * k}, {"name": "mu_b", "value": MU_B * k},
+              {"name": "sd_b", "value": SD_B * k}, {"name": "sigma", "value": SIGMA * k}]
+    out = remaining_life(re_record(threshold=D * k, random_effects={"params": params}), t, y * k)
+    assert out["median"] == pytest.approx(base["median"], rel=1e-7)
+    assert out["interval"] == pytest.approx(base["interval"], rel=1e-7)
+    own = remaining_life(pf_record(), t, y)
+    rec = {**pf_record(sigma=SIGMA * k), "threshold": D * k}
+    scaled = remaining_life(rec, t, y * k)
+    assert scaled["median"] == pytest.approx(own["median"], rel=1e-7)
+    assert scaled["interval"] == pytest.approx(own["interval"], rel=1e-7)

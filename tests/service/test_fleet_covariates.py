@@ -70,6 +70,12 @@ async def test_weibull_ph_fleet_forecasts_each_items_own_curve(api: Api) -> None
     assert status == 200, upd
     status, out = await api.get(f"/api/v1/fleets/{fleet['id']}/forecast")
     assert out["forecast"]["expected_failures"] == pytest.approx(reference(rec, ITEMS, {"load": 0.0}, 9), rel=1e-9)
+    # usage ingest recomputes the same per-item forecast at the new meter readings
+    readings = [{"name": "B1", "current_use": 300.0}, {"id": "B3", "current_use": 90.0}]
+    status, ing = await api.post(f"/api/ingest/fleets/{fleet['id']}/usage", {"readings": readings})
+    assert status == 200, ing
+    moved = [{**ITEMS[0], "current_use": 300.0}, ITEMS[1], {**ITEMS[2], "current_use": 90.0}]
+    assert ing["forecast"]["expected_failures"] == pytest.approx(reference(rec, moved, {"load": 0.0}, 9), rel=1e-9)
 
 
 async def test_cox_fleet_matches_the_models_own_reliability_route(api: Api) -> None:
