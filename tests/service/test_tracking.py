@@ -206,3 +206,15 @@ async def test_guide_topic_fleets_covers_tracked_fleets_and_is_all_live(api: Api
                   "alert_rules", "EWMA factor 0.3", "Fieller"):
         assert words in text, words
     assert "Not yet available" not in text and "planned" not in text
+
+
+async def test_rebinding_to_a_model_that_cannot_read_the_measurements_is_refused(api: Api) -> None:
+    linear = await degradation_model(api)
+    fid = (await make(api, linear["id"]))["id"]
+    status, _ = await api.post(route(fid), [{"item": "G2", "time": 1.0, "value": -0.5}])
+    assert status == 200
+    exponential = await degradation_model(api, "pseudo_failure", "exponential")
+    assert_refusal(*await api.post("tracked_fleets/update", {"id": fid, "model_id": exponential["id"]}), 422,
+                   "model_id:", "'G2'", "log of the value")
+    status, got = await api.post("get/tracked_fleet", {"id": fid})
+    assert got["model_id"] == linear["id"]

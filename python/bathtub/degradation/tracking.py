@@ -26,7 +26,7 @@ from bathtub.degradation.crossing import LineCrossing, crossing_sf
 from bathtub.degradation.joint import posterior, unit_life
 from bathtub.degradation.paths import Path, check_direction
 from bathtub.distributions import Lifetime
-from bathtub.errors import InputError
+from bathtub.errors import InputError, RowError
 
 METHODS = {
     "random_effects": "random-effects posterior: the item's path coefficients updated by its measurements "
@@ -101,7 +101,8 @@ def remaining_life(record: Mapping[str, Any], times: Any, values: Any, probabili
 def remaining_lives(record: Mapping[str, Any], series: Sequence[tuple[Any, Any]], probability: float = 0.9
                     ) -> list[dict[str, Any]]:
     """`remaining_life` of many items ((times, values) each) at once: their lines' quantiles are solved
-    together, so a fleet's items cost little more than one."""
+    together, so a fleet's items cost little more than one. Bad measurements raise a RowError whose
+    row is the item's index in `series`."""
     if not 0.0 < probability < 1.0:
         raise InputError("probability", "must lie in (0, 1)")
     path = Path.parse(record["path"])
@@ -119,8 +120,9 @@ def remaining_lives(record: Mapping[str, Any], series: Sequence[tuple[Any, Any]]
                       "null_reason": {"median": "no measurements yet", "interval": "no measurements yet"}}
             continue
         if t.size != y.size or np.any(~np.isfinite(t)) or np.any(~np.isfinite(y)) or np.any(np.diff(t) <= 0):
-            raise InputError("measurements", "times and values must be finite, with times increasing")
-        path.h(y, "value")  # a value outside the path's domain (log of a value <= 0) is refused
+            raise RowError("series", k, "times and values must be finite, with times increasing")
+        if (path.y == "log" and np.any(y <= 0)) or (path.y == "sqrt" and np.any(y < 0)):
+            raise RowError("series", k, f"a value is outside the model's path ({path.y} of the value)")
         age = float(t[-1])
         crossed = bool(sign * (float(y[-1]) - float(record["threshold"])) >= 0)
         if record.get("model") == "random_effects":

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from bathtub.degradation.paths import Path
 from bathtub.degradation.tracking import check_model, remaining_lives
-from bathtub.errors import InputError
+from bathtub.errors import InputError, RowError
 from bathtub_api import idempotency
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, new_id
@@ -96,7 +96,10 @@ def predict(record: dict[str, Any], series: dict[str, tuple[list[float], list[fl
             probability: float) -> dict[str, dict[str, Any]]:
     """{item: its row} for the named items from their measurements (in a worker process)."""
     data = [series.get(name, ([], [])) for name in names]
-    lives = remaining_lives(record, data, probability)
+    try:
+        lives = remaining_lives(record, data, probability)
+    except RowError as e:  # stored measurements the model cannot read (a log path and a value <= 0)
+        raise InputError("model_id", f"item {names[e.row]!r}: {e.row_rule}") from None
     return {name: {"name": name, "measurements": len(ts), "last_time": ts[-1] if ts else None,
                    "last_value": vs[-1] if vs else None, "remaining_life": life}
             for name, (ts, vs), life in zip(names, data, lives)}
