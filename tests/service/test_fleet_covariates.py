@@ -123,5 +123,10 @@ async def test_covariates_are_checked_at_the_door(api: Api) -> None:
     additive = await ph_model(api, "additive_hazards")
     assert_refusal(*await api.post("fleets/create", {**base, "model_id": additive["id"]}), 422, "model_id:",
                    "additive_hazards")
+    cox = await ph_model(api, "cox")
+    many = [{"name": f"C{k}", "current_use": 1.0, "rate": 1.0, "covariates": {"temp": float(k), "load": 1.0}}
+            for k in range(201)]
+    assert_refusal(*await api.post("fleets/create", {"name": "c", "model_id": cox["id"], "items": many,
+                                                     "replace_failed": True}), 422, "replace_failed:", "201")
     status, listed = await api.post("list/fleet", {})
     assert [f["name"] for f in listed["items"]] == ["plain"]

@@ -31,6 +31,7 @@ from bathtub.fleet.lives import ItemLives, SameLife
 
 SUBSTEPS = 4  # Stieltjes steps per period in the renewal sum
 RENEWAL_GRID = 4000
+MAX_RENEWAL_LAWS = 200  # distinct item lives a renewal forecast solves the renewal equation for
 
 
 @dataclass(frozen=True)
@@ -207,14 +208,22 @@ def _renewal_counts(lives: ItemLives, a: np.ndarray, r: np.ndarray, periods: int
     grid = np.arange(steps + 1, dtype=float) / SUBSTEPS  # in periods
     surv = _conditional_sf(lives, a, r, grid)
     d_f = -np.diff(surv, axis=1)  # (n, steps): residual-life mass in each quarter period
-    top = float(r.max()) * periods
-    if top <= 0:
-        return np.zeros((a.size, periods))
     offsets = (np.arange(steps, dtype=float) + 0.5) / SUBSTEPS  # periods between a failure and a time point
-    kernel = np.empty((a.size, steps))
-    for idx, one in lives.groups():  # the renewal function from new of each distinct law
-        u, m0 = _renewal_function(one, top)
-        kernel[idx] = 1.0 + np.interp(r[idx, None] * offsets[None, :], u, m0)  # (n, steps)
+    kernel = np.ones((a.size, steps))
+    laws = lives.distinct_laws()
+    if laws > MAX_RENEWAL_LAWS:
+        raise InputError("replace_failed", f"replacement needs a renewal function per distinct item life: at most "
+                                           f"{MAX_RENEWAL_LAWS} (here {laws}; a Cox model has one per distinct "
+                                           "covariate set)")
+    for idx, one, scale in lives.groups():  # the renewal function from new of each distinct law, in its own time scale
+        use = r[idx] * scale  # the law's time per period, item by item
+        # items whose horizons (in the law's time) lie within a factor 2 share one grid, so every item's
+        # horizon spans at least half the grid's points
+        octave = np.floor(np.log2(np.where(use > 0, use, 1.0))).astype(np.int64)
+        for o in np.unique(octave[use > 0]):
+            sel = (octave == o) & (use > 0)
+            u, m0 = _renewal_function(one, float(use[sel].max()) * periods)
+            kernel[idx[sel]] = 1.0 + np.interp(use[sel, None] * offsets[None, :], u, m0)  # (items, steps)
     nfft = 1 << (2 * steps - 1).bit_length()
     conv = np.fft.irfft(np.fft.rfft(d_f, nfft, axis=1) * np.fft.rfft(kernel, nfft, axis=1), nfft, axis=1)
     # E N(x_j) = Σ_{m < jS} dF_m · (1 + M0((jS − m − ½)·r/S)): the causal convolution at jS − 1

@@ -16,8 +16,9 @@ from bathtub.regression import models as regression_models
 class ItemLives(ABC):
     """`logsf(use)`: log S_i(use[i, j]) for an (n, k) array, row i by item i's own law;
     `take(idx)`: the laws of a subset of the items; `groups()`: (item indices, a 1-D law with
-    `cdf`) per distinct law, for the renewal function; `exponential_rate()`: λ when every item's
-    life is the same memoryless one (renewal is then exact), else None."""
+    `cdf`, each item's time scale s_i) such that item i's life is the law's life divided by s_i
+    (its renewal function is M(x·s_i)), for the renewal equation; `exponential_rate()`: λ when
+    every item's life is the same memoryless one (renewal is then exact), else None."""
 
     @abstractmethod
     def __len__(self) -> int: ...
@@ -29,10 +30,14 @@ class ItemLives(ABC):
     def take(self, idx: np.ndarray) -> ItemLives: ...
 
     @abstractmethod
-    def groups(self) -> list[tuple[np.ndarray, Any]]: ...
+    def groups(self) -> list[tuple[np.ndarray, Any, np.ndarray]]: ...
 
     def exponential_rate(self) -> float | None:
         return None
+
+    def distinct_laws(self) -> int:
+        """How many groups `groups()` would give (checked before building them)."""
+        return 1
 
 
 class SameLife(ItemLives):
@@ -50,8 +55,8 @@ class SameLife(ItemLives):
     def take(self, idx: np.ndarray) -> SameLife:
         return SameLife(self.life, int(np.asarray(idx).size))
 
-    def groups(self) -> list[tuple[np.ndarray, Any]]:
-        return [(np.arange(self.n), self.life)]
+    def groups(self) -> list[tuple[np.ndarray, Any, np.ndarray]]:
+        return [(np.arange(self.n), self.life, np.ones(self.n))]
 
     def exponential_rate(self) -> float | None:
         if self.life.distribution_id == "exponential" and not self.life.params.get("gamma"):
@@ -94,9 +99,28 @@ class CovariateLives(ItemLives):
     def take(self, idx: np.ndarray) -> CovariateLives:
         return CovariateLives(self.record, self.x[idx], self.strata[idx])
 
-    def groups(self) -> list[tuple[np.ndarray, Any]]:
+    def groups(self) -> list[tuple[np.ndarray, Any, np.ndarray]]:
+        """A parametric (log-location-scale) model is one group: ln T = μ + xγ + σW makes each item's
+        life the baseline's (x = 0) times e^{xγ}. A Cox model has a group per distinct covariate row."""
+        n = len(self)
+        if self.record["distribution"] != "cox":
+            eta = self.x @ np.asarray(self.record["gamma"], dtype=float) if self.x.shape[1] else np.zeros(n)
+            return [(np.arange(n), _OneUnit(self.record, np.zeros(self.x.shape[1]), 0), np.exp(-eta))]
+        return [(idx, _OneUnit(self.record, self.x[idx[0]], int(self.strata[idx[0]])), np.ones(idx.size))
+                for idx in self._distinct()]
+
+    def distinct_laws(self) -> int:
+        return 1 if self.record["distribution"] != "cox" else int(self._inverse().max(initial=-1)) + 1
+
+    def _inverse(self) -> np.ndarray:
+        """Each item's distinct-law number (Cox: items with the same covariate row and stratum share one)."""
+        if len(self) == 0:
+            return np.zeros(0, dtype=np.int64)
         keys = np.column_stack([self.x, self.strata.astype(float)])
-        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
-        inverse = np.asarray(inverse).reshape(-1)
-        return [(np.nonzero(inverse == g)[0], _OneUnit(self.record, row[:-1], int(row[-1])))
-                for g, row in enumerate(uniq)]
+        return np.asarray(np.unique(keys, axis=0, return_inverse=True)[1]).reshape(-1)
+
+    def _distinct(self) -> list[np.ndarray]:
+        inverse = self._inverse()
+        order = np.argsort(inverse, kind="stable")
+        cuts = np.nonzero(np.diff(inverse[order]))[0] + 1
+        return np.split(order, cuts) if inverse.size else []

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from bathtub.errors import InputError, RowError
 from bathtub.fleet import ItemUsage, apply_reading, forecast, rate_used
-from bathtub.fleet.forecast import failure_probability
+from bathtub.fleet.forecast import MAX_RENEWAL_LAWS, failure_probability
 from bathtub.fleet.lives import CovariateLives
 from bathtub.regression import models as regression_models
 from bathtub_api import idempotency, mailer, tables
@@ -157,7 +157,11 @@ def item_lives(life: Any, body: dict[str, Any], items: list[dict[str, Any]]) -> 
 def check_covariates(life: Any, body: dict[str, Any]) -> None:
     """At the door: a regression model needs every covariate for every item; another model none."""
     if isinstance(life, dict):
-        item_lives(life, body, body["items"])
+        lives = item_lives(life, body, body["items"])
+        if body["replace_failed"] and lives.distinct_laws() > MAX_RENEWAL_LAWS:
+            raise InputError("replace_failed", f"with replacement a Cox fleet takes at most {MAX_RENEWAL_LAWS} "
+                                               f"distinct covariate sets (a renewal function each); here "
+                                               f"{lives.distinct_laws()}")
         return
     if body.get("default_covariates"):
         raise InputError("default_covariates", f"model {body['model_id']} has no covariates (a regression model "
