@@ -191,10 +191,11 @@ async def test_a_key_is_kept_past_many_later_keys_and_for_its_stated_time(
     assert status == 200 and again == {**first[1], "replayed": True}
     assert len(await _rows(api, dataset_id)) == 5 + 206
     # After the stated time the key is forgotten (and purged): the same request appends again.
-    from bathtub_api.store import base
+    from bathtub_api.store import base, common
 
     later = base.now() + config.idempotency_key_hours * 3600.0 + 1.0
-    monkeypatch.setattr(base, "now", lambda: later)
+    monkeypatch.setattr(base, "now", lambda: later)  # key lookups
+    monkeypatch.setattr(common, "now", lambda: later)  # key claims and their purge
     status, out = await api.post(path, {"rows": [{"time": 1.0, "state": "F"}]}, headers={"Idempotency-Key": "k-0"})
     assert status == 200 and out["replayed"] is False and out["n_rows"] == 5 + 207
     status, again = await api.post(path, {"rows": [{"time": 1.0, "state": "F"}]}, headers={"Idempotency-Key": "k-0"})

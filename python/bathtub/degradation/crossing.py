@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
@@ -53,6 +54,30 @@ def bvn_cdf(h: np.ndarray, k: np.ndarray, r: np.ndarray) -> np.ndarray:
     return out
 
 
+def crossing_sf(ma: Any, mb: Any, sa: Any, sb: Any, rho: Any, u: Any, t: Any) -> np.ndarray:
+    """S(t) of the upward first crossing of u by A + B·t, (A, B) ~ N((ma, mb), (sa, sb, rho)),
+    elementwise over broadcast arrays (many units' lines at once)."""
+    ma, mb, sa, sb, rho, u, t = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (ma, mb, sa, sb, rho, u, t)))
+    tt = np.maximum(t, 0.0)
+    out = np.empty(tt.shape)
+    fixed = sa == 0.0
+    if np.any(fixed):
+        a, b, s, c, x = ma[fixed], mb[fixed], sb[fixed], u[fixed], tt[fixed]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = (c - a - b * x) / (s * x)
+        val = np.where(x > 0, ndtr(np.where(x > 0, z, 0.0)), 1.0)
+        val = np.where(s == 0.0, np.where(b * x >= c - a, 0.0, 1.0), val)  # a fixed line
+        out[fixed] = np.where(a >= c, 0.0, val)  # a common intercept already past the threshold
+    free = ~fixed
+    if np.any(free):
+        a, b, c, x = ma[free], mb[free], u[free], tt[free]
+        s_a, s_b, r = sa[free], sb[free], rho[free]
+        s2 = np.sqrt(np.maximum(s_a * s_a + 2 * r * s_a * s_b * x + s_b * s_b * x * x, 0.0))
+        corr = np.clip((s_a * s_a + r * s_a * s_b * x) / (s_a * s2), -1.0, 1.0)
+        out[free] = bvn_cdf((c - a) / s_a, (c - a - b * x) / s2, corr)
+    return out
+
+
 @dataclass(frozen=True)
 class LineCrossing:
     """The first-crossing life of h(y) = A + B·t across `u` = h(D) in `direction` (+1 up, -1 down)."""
@@ -79,21 +104,8 @@ class LineCrossing:
         return s * self.mu_a, s * self.mu_b, s * self.u
 
     def sf(self, t: np.ndarray | float) -> np.ndarray:
-        t = np.asarray(t, dtype=float)
         ma, mb, u = self._up
-        tt = np.maximum(t, 0.0)
-        if self.sd_a == 0.0:
-            if ma >= u:
-                return np.zeros(t.shape)
-            if self.sd_b == 0.0:
-                return np.where(mb * tt >= u - ma, 0.0, 1.0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                z = (u - ma - mb * tt) / (self.sd_b * tt)
-            return np.where(tt > 0, ndtr(np.where(tt > 0, z, 0.0)), 1.0)
-        sa, sb, rho = self.sd_a, self.sd_b, self.rho
-        s2 = np.sqrt(np.maximum(sa * sa + 2 * rho * sa * sb * tt + sb * sb * tt * tt, 0.0))
-        r = np.clip((sa * sa + rho * sa * sb * tt) / (sa * s2), -1.0, 1.0)
-        return bvn_cdf(np.full(tt.shape, (u - ma) / sa), (u - ma - mb * tt) / s2, r)
+        return crossing_sf(ma, mb, self.sd_a, self.sd_b, self.rho, u, t)
 
     def cdf(self, t: np.ndarray | float) -> np.ndarray:
         return 1.0 - self.sf(t)

@@ -27,9 +27,11 @@ from scipy import stats
 
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
+from bathtub.fleet.lives import ItemLives, SameLife
 
 SUBSTEPS = 4  # Stieltjes steps per period in the renewal sum
 RENEWAL_GRID = 4000
+MAX_RENEWAL_LAWS = 200  # distinct item lives a renewal forecast solves the renewal equation for
 
 
 @dataclass(frozen=True)
@@ -53,19 +55,26 @@ class Forecast:
                 "total_expected": self.total_expected, "renewal": self.renewal, "method": self.method}
 
 
-def _conditional_sf(life: Lifetime, ages: np.ndarray, rates: np.ndarray, steps: np.ndarray) -> np.ndarray:
+Life = Lifetime | ItemLives  # one law for every item, or each item's own
+
+
+def _lives(life: Life, n: int) -> ItemLives:
+    return life if isinstance(life, ItemLives) else SameLife(life, n)
+
+
+def _conditional_sf(lives: ItemLives, ages: np.ndarray, rates: np.ndarray, steps: np.ndarray) -> np.ndarray:
     """S(a + r·t)/S(a) for each item (rows) at each step t (columns), on the log scale."""
-    base = np.asarray(life.logsf(ages), dtype=float)
+    base = lives.logsf(ages[:, None])[:, 0]
     if np.any(~np.isfinite(base)):
         raise InputError("items", "an item's current use is beyond where the life model gives any survival")
     use = ages[:, None] + rates[:, None] * steps[None, :]
-    return np.exp(np.asarray(life.logsf(use), dtype=float) - base[:, None])
+    return np.exp(lives.logsf(use) - base[:, None])
 
 
-def failure_probability(life: Lifetime, ages: Sequence[float], rates: Sequence[float], periods: float) -> np.ndarray:
+def failure_probability(life: Life, ages: Sequence[float], rates: Sequence[float], periods: float) -> np.ndarray:
     """Each item's chance of failing within `periods` periods, given it works now."""
     a, r = np.asarray(ages, dtype=float), np.asarray(rates, dtype=float)
-    return 1.0 - _conditional_sf(life, a, r, np.array([float(periods)]))[:, 0]
+    return 1.0 - _conditional_sf(_lives(life, a.size), a, r, np.array([float(periods)]))[:, 0]
 
 
 def poisson_binomial_pmf(p: np.ndarray, kmax: int | None = None) -> np.ndarray:
@@ -128,7 +137,7 @@ def _quantiles(pmf: np.ndarray, confidence: float) -> tuple[int, int]:
     return lo, min(hi, len(pmf) - 1)
 
 
-def _renewal_function(life: Lifetime, top: float, points: int = RENEWAL_GRID) -> tuple[np.ndarray, np.ndarray]:
+def _renewal_function(life: Any, top: float, points: int = RENEWAL_GRID) -> tuple[np.ndarray, np.ndarray]:
     """M0(u), the expected renewals in use [0, u] from new, on a grid: M0 = F + dF * M0."""
     u = np.linspace(0.0, top, points + 1)
     cdf = np.asarray(life.cdf(u), dtype=float)
@@ -141,9 +150,10 @@ def _renewal_function(life: Lifetime, top: float, points: int = RENEWAL_GRID) ->
     return u, m
 
 
-def forecast(life: Lifetime, ages: Sequence[float], rates: Sequence[float], periods: int, *, renewal: bool = False,
+def forecast(life: Life, ages: Sequence[float], rates: Sequence[float], periods: int, *, renewal: bool = False,
              confidence: float = 0.9) -> Forecast:
-    """Expected failures in each of `periods` periods for items at `ages` using `rates` per period."""
+    """Expected failures in each of `periods` periods for items at `ages` using `rates` per period; `life` is
+    one law for every item or an ItemLives with each item's own (rows in the order of `ages`)."""
     if not 1 <= periods <= 1200:
         raise InputError("periods", "must be 1 to 1200")
     a = np.asarray(ages, dtype=float)
@@ -153,12 +163,15 @@ def forecast(life: Lifetime, ages: Sequence[float], rates: Sequence[float], peri
     if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(~np.isfinite(r)) or np.any(r < 0):
         raise InputError("items", "current use and rates must be finite and >= 0")
     n = a.size
+    lives = _lives(life, n)
+    if len(lives) != n:
+        raise InputError("items", "one life law per item is needed")
     steps = np.arange(periods + 1, dtype=float)
     if n == 0:
         zeros = [0.0] * periods
         return Forecast(periods, zeros, [0] * periods, [0] * periods, confidence, 0.0, renewal, "no items", "none",
                         np.zeros(0), np.zeros(0))
-    surv = _conditional_sf(life, a, r, steps)  # (n, periods + 1)
+    surv = _conditional_sf(lives, a, r, steps)  # (n, periods + 1)
     p = -np.diff(surv, axis=1)  # (n, periods): chance of (first) failure in each period
     item_next = p[:, 0]
     if not renewal:
@@ -174,38 +187,43 @@ def forecast(life: Lifetime, ages: Sequence[float], rates: Sequence[float], peri
         return Forecast(periods, expected.tolist(), [b[0] for b in bounds], [b[1] for b in bounds], confidence,
                         float(expected.sum()), False, "conditional survival per item (no replacement)",
                         how, p.sum(axis=1), item_next)
-    per_item = _renewal_counts(life, a, r, periods)  # (n, periods)
+    per_item = _renewal_counts(lives, a, r, periods)  # (n, periods)
     expected = per_item.sum(axis=0)
     tail = (1.0 - confidence) / 2.0
     lower = [int(stats.poisson.ppf(tail, m)) if m > 0 else 0 for m in expected]
     upper = [int(stats.poisson.ppf(1.0 - tail, m)) if m > 0 else 0 for m in expected]
-    method = ("renewal, exponential lives: λ·rate per period exactly" if _exponential_rate(life) is not None
+    method = ("renewal, exponential lives: λ·rate per period exactly" if lives.exponential_rate() is not None
               else "renewal equation (residual life at the current use, then renewals from new)")
     return Forecast(periods, expected.tolist(), lower, upper, confidence, float(expected.sum()), True, method,
                     "Poisson with the expected count", per_item.sum(axis=1), 1.0 - surv[:, 1])
 
 
-def _exponential_rate(life: Lifetime) -> float | None:
-    if life.distribution_id == "exponential" and not life.params.get("gamma"):
-        return float(life.params["failure_rate"])
-    return None
-
-
-def _renewal_counts(life: Lifetime, a: np.ndarray, r: np.ndarray, periods: int) -> np.ndarray:
-    """Expected failures of each item in each period when failed items are replaced by new ones."""
-    lam = _exponential_rate(life)
+def _renewal_counts(lives: ItemLives, a: np.ndarray, r: np.ndarray, periods: int) -> np.ndarray:
+    """Expected failures of each item in each period when failed items are replaced by new ones (a
+    replacement is new with the same law as the item it replaces: same model, same covariates)."""
+    lam = lives.exponential_rate()
     if lam is not None:
         return np.repeat((lam * r)[:, None], periods, axis=1)
     steps = periods * SUBSTEPS
     grid = np.arange(steps + 1, dtype=float) / SUBSTEPS  # in periods
-    surv = _conditional_sf(life, a, r, grid)
+    surv = _conditional_sf(lives, a, r, grid)
     d_f = -np.diff(surv, axis=1)  # (n, steps): residual-life mass in each quarter period
-    top = float(r.max()) * periods
-    if top <= 0:
-        return np.zeros((a.size, periods))
-    u, m0 = _renewal_function(life, top)
     offsets = (np.arange(steps, dtype=float) + 0.5) / SUBSTEPS  # periods between a failure and a time point
-    kernel = 1.0 + np.interp(r[:, None] * offsets[None, :], u, m0)  # (n, steps)
+    kernel = np.ones((a.size, steps))
+    laws = lives.distinct_laws()
+    if laws > MAX_RENEWAL_LAWS:
+        raise InputError("replace_failed", f"replacement needs a renewal function per distinct item life: at most "
+                                           f"{MAX_RENEWAL_LAWS} (here {laws}; a Cox model has one per distinct "
+                                           "covariate set)")
+    for idx, one, scale in lives.groups():  # the renewal function from new of each distinct law, in its own time scale
+        use = r[idx] * scale  # the law's time per period, item by item
+        # items whose horizons (in the law's time) lie within a factor 2 share one grid, so every item's
+        # horizon spans at least half the grid's points
+        octave = np.floor(np.log2(np.where(use > 0, use, 1.0))).astype(np.int64)
+        for o in np.unique(octave[use > 0]):
+            sel = (octave == o) & (use > 0)
+            u, m0 = _renewal_function(one, float(use[sel].max()) * periods)
+            kernel[idx[sel]] = 1.0 + np.interp(use[sel, None] * offsets[None, :], u, m0)  # (items, steps)
     nfft = 1 << (2 * steps - 1).bit_length()
     conv = np.fft.irfft(np.fft.rfft(d_f, nfft, axis=1) * np.fft.rfft(kernel, nfft, axis=1), nfft, axis=1)
     # E N(x_j) = Σ_{m < jS} dF_m · (1 + M0((jS − m − ½)·r/S)): the causal convolution at jS − 1

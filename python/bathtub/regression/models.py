@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import special, stats
 
-from bathtub.errors import InputError
+from bathtub.errors import InputError, RowError
 from bathtub.regression import additive, cox, design, parametric, validation, zph
 
 if TYPE_CHECKING:
@@ -385,3 +385,64 @@ def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[
 
     return {"x": x.tolist(), "sf": s.tolist(), "ff": (1 - s).tolist(), "hf": clean(hz), "Hf": clean(cum),
             "df": clean(dens)}
+
+
+# ---- many units at once (fleets) ----------------------------------------------------------------------
+
+PER_UNIT = ("cox", *parametric.FAMILIES)  # models whose survival for given covariates is a proper curve
+
+
+def unit_rows(record: Mapping[str, Any], covariates: list[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """(design rows (n, p), stratum numbers (n,)) of units from their {column: value}; units with the
+    same values share one computation. An InputError names the unit's index in `row` (RowError)."""
+    cache: dict[tuple[Any, ...], tuple[np.ndarray, int]] = {}
+    rows, strata = [], []
+    for i, values in enumerate(covariates):
+        key = tuple(sorted((k, repr(v)) for k, v in values.items()))
+        if key not in cache:
+            try:
+                cache[key] = _unit(record, values)
+            except InputError as e:
+                raise RowError(e.field, i, e.rule) from None
+        x, k = cache[key]
+        rows.append(x)
+        strata.append(k)
+    p = len(rows[0]) if rows else 0
+    return (np.array(rows, dtype=float).reshape(len(rows), p), np.array(strata, dtype=np.int64))
+
+
+def log_survival(record: Mapping[str, Any], x: np.ndarray, strata: np.ndarray, use: np.ndarray) -> np.ndarray:
+    """log S(use | unit i) for the units' design rows `x` (n, p) at ages `use` (n, k), row by row.
+
+    Cox: −Λ0_s(t)·exp((x − x̄)β), Λ0 the stratum's Breslow step function (flat after its last
+    failure); parametric: log S0((ln t − μ − xγ)/σ) of the family's standard law."""
+    dist = record["distribution"]
+    if dist not in PER_UNIT:
+        raise InputError("model_id", f"a {dist} model has no per-unit survival curve here; use cox, "
+                                     f"{', '.join(parametric.FAMILIES)}")
+    use = np.asarray(use, dtype=float)
+    if dist == "cox":
+        coef = np.array([c["coef"] for c in record["coefficients"]])
+        lp = (x - np.asarray(record["means"])) @ coef if coef.size else np.zeros(x.shape[0])
+        out = np.empty(use.shape)
+        for s, base in enumerate(record["baseline"]):
+            sel = strata == s
+            if not np.any(sel):
+                continue
+            times, cum = np.asarray(base["time"], dtype=float), np.asarray(base["cumhaz"], dtype=float)
+            idx = np.searchsorted(times, use[sel], side="right") - 1
+            h = np.where(idx >= 0, cum[np.maximum(idx, 0)], 0.0)
+            out[sel] = -h * np.exp(lp[sel])[:, None]
+        return out
+    eta = x @ np.asarray(record["gamma"], dtype=float) if x.shape[1] else np.zeros(x.shape[0])
+    with np.errstate(divide="ignore"):
+        z = (np.log(np.maximum(use, 0.0)) - record["mu"] - eta[:, None]) / record["sigma"]
+    return parametric._log_f_s(parametric.FAMILIES[dist], z)[1]
+
+
+def support_end(record: Mapping[str, Any]) -> float | None:
+    """Where a Cox baseline ends (its last failure time: no failures are predicted beyond it)."""
+    if record["distribution"] != "cox":
+        return None
+    ends = [b["time"][-1] for b in record["baseline"] if b["time"]]
+    return float(min(ends)) if ends else 0.0

@@ -14,23 +14,14 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-import orjson
-
 from bathtub_api.ids import new_id, now
+from bathtub_api.store.common import Conn, KeyTaken, KeyUse, claim_key, dumps, loads
 from bathtub_api.store.migrations import MIGRATIONS, statements
+from bathtub_api.store.tracking import TrackingQueries
 
 CHUNK_ROWS = 100  # dataset rows per stored chunk: a 100-row page decodes at most 200 rows.
 # Fixed: chunks are addressed as row // CHUNK_ROWS, so changing it needs a data migration.
 MAX_CHUNK = 2**31 - 1  # the INTEGER column's largest value
-
-
-class Conn(Protocol):
-    """What a query needs: the driver's connection or transaction."""
-
-    async def fetch(self, sql: str, *args: Any) -> list[dict[str, Any]]: ...
-    async def fetchrow(self, sql: str, *args: Any) -> dict[str, Any] | None: ...
-    async def execute(self, sql: str, *args: Any) -> int: ...
-    async def executemany(self, sql: str, args: list[tuple[Any, ...]]) -> None: ...
 
 
 class Driver(Conn, Protocol):
@@ -46,17 +37,6 @@ Outcome = Literal["ok", "stale", "missing", "key_taken"]
 def ingest_scope(dataset_id: str) -> str:
     """The idempotency-key scope of ingests into one dataset."""
     return f"ingest:{dataset_id}"
-
-
-@dataclass(frozen=True)
-class KeyUse:
-    """An Idempotency-Key as a request uses it: where it applies, the request's hash, and how
-    long (seconds) a key is kept."""
-
-    scope: str
-    key: str
-    request_hash: str
-    ttl_s: float
 
 
 @dataclass(frozen=True)
@@ -85,20 +65,12 @@ class DatasetChange:
     key: KeyUse | None = None
 
 
-def dumps(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY).decode()
-
-
-def loads(text: str | None) -> Any:
-    return None if text is None else orjson.loads(text)
-
-
 def like_escape(text: str) -> str:
     """`text` matched literally inside LIKE (escape character `!`)."""
     return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
 
 
-class Store:
+class Store(TrackingQueries):
     """Users, tokens, items (datasets, models, diagrams, ...), dataset rows and jobs."""
 
     def __init__(self, driver: Driver, kind: str) -> None:
@@ -283,8 +255,8 @@ class Store:
                         "mail_" + secrets.token_hex(10), owner, m["recipient"], m["subject"], m["body"], t, t,
                     )
                 if key is not None:
-                    await _claim_key(tx, owner, key, answer or {})
-        except _KeyTaken:
+                    await claim_key(tx, owner, key, answer or {})
+        except KeyTaken:
             return "key_taken"
         return "ok"
 
@@ -321,14 +293,14 @@ class Store:
         try:
             async with self.db.transaction() as tx:
                 if key is not None:
-                    await _claim_key(tx, owner, key, answer or {})
+                    await claim_key(tx, owner, key, answer or {})
                 await tx.execute(
                     "INSERT INTO items (id, owner, kind, name, created_at, updated_at, body) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)",
                     item_id, owner, "dataset", name, t, t, dumps(body),
                 )
                 await _write_chunks(tx, item_id, 0, 0, [], rows)
-        except _KeyTaken:
+        except KeyTaken:
             return "key_taken"
         return "ok"
 
@@ -390,7 +362,7 @@ class Store:
                 if item["version"] != snap.version or await _model_versions(tx, owner, snap.id) != snap.model_versions:
                     return "stale"
                 if change.key is not None:
-                    await _claim_key(tx, owner, change.key, change.answer)
+                    await claim_key(tx, owner, change.key, change.answer)
                 if change.rewrite_from is not None:
                     first = change.rewrite_from // CHUNK_ROWS
                     await tx.execute("DELETE FROM dataset_chunks WHERE dataset_id = ? AND chunk >= ?", snap.id, first)
@@ -411,7 +383,7 @@ class Store:
                     await tx.execute("UPDATE items SET body = ?, updated_at = ?, version = version + 1 WHERE id = ?",
                                      dumps(body), t, model_id)
                 return "ok"
-        except _KeyTaken:
+        except KeyTaken:
             return "key_taken"
 
     async def insert_item_on_dataset(
@@ -628,24 +600,6 @@ async def _model_versions(conn: Conn, owner: str, dataset_id: str) -> dict[str, 
         owner, f'%"dataset_id":"{dataset_id}"%',
     )
     return {r["id"]: r["version"] for r in rows}
-
-
-class _KeyTaken(Exception):
-    """Raised inside a transaction to roll it back: the idempotency key was claimed first."""
-
-
-async def _claim_key(tx: Conn, owner: str, key: KeyUse, answer: dict[str, Any]) -> None:
-    """Record the key with its request hash and answer in the caller's transaction (expired
-    keys purged on the way), or raise _KeyTaken if a live one exists."""
-    t = now()
-    await tx.execute("DELETE FROM idempotency_keys WHERE created_at < ?", t - key.ttl_s)
-    n = await tx.execute(
-        "INSERT INTO idempotency_keys (owner, scope, key, request_hash, answer, created_at) VALUES (?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (owner, scope, key) DO NOTHING",
-        owner, key.scope, key.key, key.request_hash, dumps(answer), t,
-    )
-    if n == 0:
-        raise _KeyTaken
 
 
 def _decode_chunks(texts: list[str]) -> list[list[Any]]:

@@ -142,6 +142,21 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         """,
         "DROP TABLE mail_outbox",
     ),
+    (
+        7,
+        # A tracked fleet's measurements, one row per (item, time): appended by the tracking
+        # ingest in the same transaction as the fleet's new predictions; gone with the fleet.
+        """
+        CREATE TABLE tracking_measurements (
+            fleet_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+            item TEXT NOT NULL,
+            t DOUBLE PRECISION NOT NULL,
+            value DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (fleet_id, item, t)
+        );
+        """,
+        "DROP TABLE tracking_measurements",
+    ),
 ]
 
 

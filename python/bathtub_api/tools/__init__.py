@@ -16,10 +16,12 @@ from bathtub_api.tools import (
     rcm,
     recurrent,
     strategy,
+    tracking,
     uploads,
 )
 
-MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, uploads, photos, fleets, rcm)
+MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, uploads, photos, fleets, tracking,
+           rcm)
 
 
 def default_registry() -> Registry:

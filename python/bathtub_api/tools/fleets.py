@@ -17,19 +17,23 @@ from typing import Annotated, Any, Literal
 from aiohttp import web
 from pydantic import Field
 
-from bathtub.errors import InputError
+from bathtub.errors import InputError, RowError
 from bathtub.fleet import ItemUsage, apply_reading, forecast, rate_used
-from bathtub.fleet.forecast import failure_probability
+from bathtub.fleet.forecast import MAX_RENEWAL_LAWS, failure_probability
+from bathtub.fleet.lives import CovariateLives
+from bathtub.regression import models as regression_models
 from bathtub_api import idempotency, mailer, tables
 from bathtub_api.errors import ApiError, not_found
+from bathtub_api.fields import Text
 from bathtub_api.ids import iso, new_id, now
 from bathtub_api.registry import Ctx, Registry, read_json
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
-from bathtub_api.tools.life import saved_lifetime
+from bathtub_api.tools.life import load_model, saved_lifetime
 
 Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00]*$")]
 NonNeg = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 MAX_ITEMS = 200_000
+Covariates = Annotated[dict[Text, float | str], Field(max_length=200)]
 RuleKind = Literal["expected_failures_next_period", "expected_failures_horizon", "item_failure_probability"]
 
 
@@ -37,6 +41,8 @@ class FleetItemIn(Strict):
     name: Name
     current_use: NonNeg = Field(description="use so far (meter reading), in the life model's unit")
     rate: NonNeg | None = Field(None, description="manual use per period")
+    covariates: Covariates | None = Field(None, description="with a regression life model: this item's covariate "
+                                                            "values (each missing one from default_covariates)")
 
 
 class AlertRuleIn(Strict):
@@ -61,6 +67,8 @@ class FleetCreate(Strict):
     default_rate: NonNeg | None = None
     rate_source: Literal["manual", "estimated"] = "manual"
     replace_failed: bool = Field(False, description="true: failed items are replaced by new ones (renewal)")
+    default_covariates: Covariates | None = Field(None, description="with a regression life model: covariate values "
+                                                                    "of any item that does not give its own")
     confidence: Annotated[float, Field(gt=0.5, lt=1)] = 0.9
     items: Annotated[list[FleetItemIn], Field(max_length=MAX_ITEMS)] = Field(default_factory=list)
     alert_rules: Annotated[list[AlertRuleIn], Field(max_length=50)] = Field(default_factory=list)
@@ -78,6 +86,7 @@ class FleetUpdate(Strict):
     default_rate: NonNeg | None = None
     rate_source: Literal["manual", "estimated"] | None = None
     replace_failed: bool | None = None
+    default_covariates: Covariates | None = None
     confidence: Annotated[float, Field(gt=0.5, lt=1)] | None = None
     items: Annotated[list[FleetItemIn], Field(max_length=MAX_ITEMS)] | None = None
     remove_items: Annotated[list[Name], Field(max_length=MAX_ITEMS)] | None = None
@@ -99,7 +108,10 @@ def fleet_url(ctx: Ctx, fleet_id: str) -> str:
 
 def _item(i: FleetItemIn, old: dict[str, Any] | None = None) -> dict[str, Any]:
     kept = {k: v for k, v in (old or {}).items() if k in ("read_at", "baseline_use", "baseline_at", "estimated_rate")}
-    return {**kept, "name": i.name, "current_use": i.current_use, "rate": i.rate}
+    out = {**kept, "name": i.name, "current_use": i.current_use, "rate": i.rate}
+    if i.covariates is not None:
+        out["covariates"] = i.covariates
+    return out
 
 
 def _unique(items: list[FleetItemIn], field: str) -> None:
@@ -111,6 +123,14 @@ def _unique(items: list[FleetItemIn], field: str) -> None:
 
 
 async def _life(ctx: Ctx, model_id: str) -> Any:
+    """(the life: a Lifetime, or a regression model's record whose items each have their own, unit)."""
+    body = (await load_model(ctx, model_id))["body"]
+    if body.get("kind") == "regression":
+        if body.get("distribution") not in regression_models.PER_UNIT:
+            raise InputError("model_id", f"model {model_id} is a {body.get('distribution')} regression model; a "
+                                         f"fleet takes {', '.join(regression_models.PER_UNIT)} (an item's curve for "
+                                         "its covariates)")
+        return body, body.get("unit")
     try:
         life, unit = await saved_lifetime(ctx, model_id)
     except InputError as e:
@@ -118,16 +138,51 @@ async def _life(ctx: Ctx, model_id: str) -> Any:
     return life, unit
 
 
+def item_lives(life: Any, body: dict[str, Any], items: list[dict[str, Any]]) -> Any:
+    """The items' life laws: the model itself, or (a regression model) each item's own from its
+    covariates merged over the fleet's defaults; a missing or unknown covariate names the item."""
+    if not isinstance(life, dict):
+        return life
+    default = body.get("default_covariates") or {}
+    try:
+        return CovariateLives.from_covariates(life, [{**default, **(i.get("covariates") or {})} for i in items])
+    except RowError as e:
+        name = items[e.row]["name"]
+        field = e.field.removeprefix("covariates")
+        k = next(j for j, i in enumerate(body["items"]) if i["name"] == name)
+        raise InputError(f"items[{k}].covariates{field}", f"item {name!r}: {e.row_rule} (or give it in "
+                                                          "default_covariates)") from None
+
+
+def check_covariates(life: Any, body: dict[str, Any]) -> None:
+    """At the door: a regression model needs every covariate for every item; another model none."""
+    if isinstance(life, dict):
+        lives = item_lives(life, body, body["items"])
+        if body["replace_failed"] and lives.distinct_laws() > MAX_RENEWAL_LAWS:
+            raise InputError("replace_failed", f"with replacement a Cox fleet takes at most {MAX_RENEWAL_LAWS} "
+                                               f"distinct covariate sets (a renewal function each); here "
+                                               f"{lives.distinct_laws()}")
+        return
+    if body.get("default_covariates"):
+        raise InputError("default_covariates", f"model {body['model_id']} has no covariates (a regression model "
+                                               "has)")
+    for k, i in enumerate(body["items"]):
+        if i.get("covariates"):
+            raise InputError(f"items[{k}].covariates", f"item {i['name']!r}: model {body['model_id']} has no "
+                                                       "covariates (a regression model has)")
+
+
 def _rules(rules: list[AlertRuleIn]) -> list[dict[str, Any]]:
     return [{"id": f"rule_{k + 1}", **r.model_dump(), "active": False} for k, r in enumerate(rules)]
 
 
 async def create(ctx: Ctx, req: FleetCreate) -> dict[str, Any]:
-    await _life(ctx, req.model_id)
+    life, _ = await _life(ctx, req.model_id)
     _unique(req.items, "items")
     fleet_id = new_id("fleet")
     body = {**req.model_dump(exclude={"items", "alert_rules"}), "items": [_item(i) for i in req.items],
             "alert_rules": _rules(req.alert_rules)}
+    await ctx.jobs.run_cpu(check_covariates, life, body)
     await ctx.store.insert_item(ctx.user.id, "fleet", fleet_id, req.name, body)
     return await _record(ctx, await load_item(ctx, "fleet", fleet_id), FleetGet(id=fleet_id))
 
@@ -137,9 +192,8 @@ async def update(ctx: Ctx, req: FleetUpdate) -> dict[str, Any]:
         item = await load_item(ctx, "fleet", req.id)
         body = dict(item["body"])
         changes = req.model_dump(exclude={"id", "items", "remove_items", "alert_rules"}, exclude_none=True)
-        if "model_id" in changes:
-            await _life(ctx, changes["model_id"])
         body.update(changes)
+        life, _ = await _life(ctx, body["model_id"])
         by_name = {i["name"]: i for i in body["items"]}
         for j, name in enumerate(req.remove_items or []):
             if name not in by_name:
@@ -154,6 +208,7 @@ async def update(ctx: Ctx, req: FleetUpdate) -> dict[str, Any]:
         body["items"] = list(by_name.values())
         if req.alert_rules is not None:
             body["alert_rules"] = _rules(req.alert_rules)
+        await ctx.jobs.run_cpu(check_covariates, life, body)
         name = body["name"]
         if await ctx.store.update_item(ctx.user.id, "fleet", req.id, name, body, if_version=item["version"]):
             return await _record(ctx, await load_item(ctx, "fleet", req.id), FleetGet(id=req.id))
@@ -171,7 +226,8 @@ def compute(life: Any, body: dict[str, Any]) -> tuple[dict[str, Any], list[dict[
             ages.append(i["current_use"])
             rates.append(rate)
             used.append(len(rows) - 1)
-    fc = forecast(life, ages, rates, body["periods"], renewal=body["replace_failed"], confidence=body["confidence"])
+    lives = item_lives(life, body, [items[j] for j in used])
+    fc = forecast(lives, ages, rates, body["periods"], renewal=body["replace_failed"], confidence=body["confidence"])
     for k, j in enumerate(used):
         rows[j]["expected_failures"] = float(fc.item_expected[k])
         rows[j]["failure_probability_next_period"] = float(fc.item_next[k])
@@ -179,9 +235,18 @@ def compute(life: Any, body: dict[str, Any]) -> tuple[dict[str, Any], list[dict[
     status = "ok" if missing == 0 else "partial"
     out = {"status": status, **fc.to_dict(), "period_label": body["period_label"],
            "items_forecast": len(used), "items_without_rate": missing}
+    notes = []
     if missing:
-        out["note"] = (f"{missing} item(s) have no usage rate (no manual rate, no estimate, no fleet default) and "
-                       "are left out of the counts")
+        notes.append(f"{missing} item(s) have no usage rate (no manual rate, no estimate, no fleet default) and are "
+                     "left out of the counts")
+    if isinstance(life, dict):
+        out["life"] = "each item's own curve from its covariates (regression model)"
+        end = regression_models.support_end(life)
+        if end is not None and any(a + r * body["periods"] > end for a, r in zip(ages, rates)):
+            notes.append(f"the Cox baseline ends at the last failure time in its data ({end:g}): no failures are "
+                         "counted for use beyond it, so items used past it are under-forecast")
+    if notes:
+        out["note"] = "; ".join(notes)
     return out, rows
 
 
@@ -197,6 +262,7 @@ async def _record(ctx: Ctx, item: dict[str, Any], req: FleetGet) -> dict[str, An
     return {"id": item["id"], "name": item["name"], "model_id": b["model_id"], "period_label": b["period_label"],
             "periods": b["periods"], "default_rate": b.get("default_rate"), "rate_source": b["rate_source"],
             "replace_failed": b["replace_failed"], "confidence": b["confidence"], "item_count": len(b["items"]),
+            "default_covariates": b.get("default_covariates"),
             "items": items, "items_next_offset": end if end < len(b["items"]) else None,
             "alert_rules": b["alert_rules"], "created_at": iso(item["created_at"]),
             "updated_at": iso(item["updated_at"]), "url": fleet_url(ctx, item["id"])}
@@ -254,8 +320,9 @@ def _readings(names: list[str] | None, rows: list[Any], field: str) -> list[dict
     return out
 
 
-async def _ingest_rows(request: web.Request) -> tuple[list[str] | None, list[Any], str, bytes]:
-    """(CSV names or None, rows, field, the request as bytes for its idempotency key)."""
+async def ingest_rows(request: web.Request, field: str = "readings") -> tuple[list[str] | None, list[Any], str, bytes]:
+    """(CSV names or None, rows, field, the request as bytes for its idempotency key): a JSON
+    {field: [...]}, a bare JSON array, or CSV text (rows then named body[i])."""
     if request.content_type in ("text/csv", "text/plain", "application/csv"):
         raw = await request.read()
         try:
@@ -265,11 +332,11 @@ async def _ingest_rows(request: web.Request) -> tuple[list[str] | None, list[Any
         names, rows = tables.parse_csv(text, "body")
         return names, rows, "body", b"csv\n" + raw
     body = await read_json(request)
-    if isinstance(body, dict) and set(body) == {"readings"}:
-        body = body["readings"]
+    if isinstance(body, dict) and set(body) == {field}:
+        body = body[field]
     if isinstance(body, list):
-        return None, body, "readings", b"json\n" + idempotency.canonical(body)
-    raise InputError("readings", "send {\"readings\": [...]} (or a JSON array, or text/csv)")
+        return None, body, field, b"json\n" + idempotency.canonical(body)
+    raise InputError(field, f"send {{\"{field}\": [...]}} (or a JSON array, or text/csv)")
 
 
 def apply_readings(body: dict[str, Any], readings: list[dict[str, Any]]) -> tuple[dict[str, Any], int]:
@@ -319,23 +386,24 @@ def _figure(rule: dict[str, Any], fc: dict[str, Any], life: Any, body: dict[str,
         return float(fc["expected_failures"][0]), "expected failures in the next period"
     if rule["kind"] == "expected_failures_horizon":
         return float(fc["total_expected"]), f"expected failures over {fc['periods']} periods"
-    ages, rates, names = [], [], []
+    ages, rates, names, used = [], [], [], []
     for i in body["items"]:
         rate, _ = rate_used(body["rate_source"], i.get("estimated_rate"), i.get("rate"), body.get("default_rate"))
         if rate is not None:
             ages.append(i["current_use"])
             rates.append(rate)
             names.append(i["name"])
+            used.append(i)
     if not ages:
         return 0.0, "no item has a usage rate"
-    probs = failure_probability(life, ages, rates, rule["periods"])
+    probs = failure_probability(item_lives(life, body, used), ages, rates, rule["periods"])
     k = int(probs.argmax())
     return float(probs[k]), f"item {names[k]!r}: chance of failing within {rule['periods']} period(s)"
 
 
 async def ingest_usage(ctx: Ctx, request: web.Request) -> dict[str, Any]:
     fleet_id = request.match_info["fleet_id"]
-    names, rows, field, raw = await _ingest_rows(request)
+    names, rows, field, raw = await ingest_rows(request)
     key = idempotency.key_use(ctx, f"fleet_usage:{fleet_id}", raw)
     if key is not None and (first := await idempotency.replay(ctx, key)) is not None:
         return {**first, "replayed": True}
