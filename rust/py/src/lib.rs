@@ -94,6 +94,7 @@ fn dist(
         params,
         base_distribution_id,
         table: None,
+        path: None,
     })
     .map_err(err)
 }
