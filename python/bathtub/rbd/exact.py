@@ -217,8 +217,13 @@ def structure(d: Mapping[str, Any]) -> Exactness:
         for key in SIMULATED_NODE_FIELDS:
             if n.get(key) is not None:
                 return Exactness(False, f"block {n['id']} has {key}, which only the simulation honours")
-        if (n.get("model") or {}).get("distribution_id") == "table":
+        m = n.get("model") or {}
+        if m.get("path") is not None:
+            return Exactness(False, f"block {n['id']} follows covariate schedules: its life under them is simulated")
+        if m.get("distribution_id") == "table":
             return Exactness(False, f"block {n['id']} is a joint unit: its tabulated conditional life is simulated")
+        if m.get("distribution_id") == "steps":
+            return Exactness(False, f"block {n['id']} is on a Cox model: its step (Breslow) life is simulated")
     g = _Graph()
     rename: dict[str, tuple[str, str]] = {}  # node id -> (entry, exit) after splitting
     for n in d["nodes"]:
