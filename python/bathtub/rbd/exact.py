@@ -301,7 +301,9 @@ def evaluate(f: Formula, t: np.ndarray, _memo: dict[int, np.ndarray] | None = No
     if kind == "block":
         _, life, block_kind, n = f
         if id(life) not in memo:  # blocks sharing a model are evaluated once
-            memo[id(life)] = np.asarray(life.sf(t), dtype=float)
+            # far in the tail scipy's log-logistic sf takes log1p(-1) on its way to 0: a right 0
+            with np.errstate(divide="ignore", under="ignore"):
+                memo[id(life)] = np.asarray(life.sf(t), dtype=float)
         r = memo[id(life)]
         if block_kind == "series":
             return r**n

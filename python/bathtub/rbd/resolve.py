@@ -136,6 +136,8 @@ def _regression_block(n: Mapping[str, Any], f: str, models: Mapping[str, Mapping
     covariates or schedules on any other model are refused."""
     m = n.get("model") or {}
     mid = m.get("saved_model_id")
+    if mid and mid not in models:
+        raise InputError(f"{f}.model.saved_model_id", f"no model with id {mid!r}")
     body = models.get(mid) if mid else None
     if body is not None and body.get("kind") == "regression" and "joint_unit" not in m:
         return block_life(body, mid, m.get("covariates"), n.get("covariate_schedules"), f, unit, warnings)
