@@ -265,3 +265,21 @@ def test_times_scale_exactly(scale: float) -> None:
     m1, m2 = _run(f1, 80.0), _run(f2, 80.0 * scale)
     assert m2.probability_of_failure == pytest.approx(m1.probability_of_failure, abs=2e-3)
     assert m2.mttf == pytest.approx(m1.mttf * scale, rel=1e-4)
+
+
+def test_fixed_covariates_in_a_repairable_diagram(records: dict) -> None:
+    """A saved Weibull PH life at fixed covariates with exponential repairs: the mean availability
+    is MTTF / (MTTF + MTTR) (alternating renewal, horizon long against a cycle); a Cox block runs too
+    (its quote reads the mean of its Breslow steps: infinite when the last step leaves survivors)."""
+    for dist in ("weibull_ph", "cox"):
+        d = _diagram({"saved_model_id": "m", "covariates": {"load": 1.0}})
+        d["repairable"] = True
+        d["nodes"][1]["repair"] = {"distribution_id": "exponential", "params": [{"name": "failure_rate",
+                                                                                 "value": 0.2}]}
+        out = analyze(d, models={"m": records[dist]}, horizon=20_000.0, replications=200, seed=2)
+        assert out["method"] == "simulation" and math.isfinite(out["quote"]["seconds"])
+        if dist == "weibull_ph":
+            life = _life(_form(records[dist], {"covariates": {"load": 1.0}}))
+            p = {q["name"]: q["value"] for q in life["params"]}
+            mttf = p["alpha"] * math.gamma(1 + 1 / p["beta"])
+            assert out["results"]["mean_availability"] == pytest.approx(mttf / (mttf + 5.0), abs=0.01)

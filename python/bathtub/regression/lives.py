@@ -104,11 +104,13 @@ def life_at(record: Mapping[str, Any], lp: float, stratum: int = 0) -> dict[str,
         return {"distribution_id": "steps", "table": [[float(t), float(v)] for t, v in zip(b["time"], f)]}
     mu, sigma = float(record["mu"]), float(record["sigma"])
     if dist == "lognormal_aft":
-        return {"distribution_id": "lognormal", "params": {"mu": mu + lp, "sigma": sigma}}
+        return {"distribution_id": "lognormal", "params": [{"name": "mu", "value": mu + lp},
+                                                           {"name": "sigma", "value": sigma}]}
     name = "weibull" if dist == "weibull_ph" else "loglogistic"
     if dist == "weibull_ph":
         lp = -lp * sigma  # the PH predictor x·b is −x·γ/σ: back to log-time location
-    return {"distribution_id": name, "params": {"alpha": math.exp(mu + lp), "beta": 1.0 / sigma}}
+    return {"distribution_id": name, "params": [{"name": "alpha", "value": math.exp(mu + lp)},
+                                                {"name": "beta", "value": 1.0 / sigma}]}
 
 
 def stratum_of(record: Mapping[str, Any], values: Mapping[str, Any], field: str) -> int:
