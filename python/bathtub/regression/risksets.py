@@ -42,6 +42,7 @@ class Stratum:
     death_bins: np.ndarray  # start of each time's run in death_pos
     death_f: np.ndarray  # Efron's l/d of each death within its time
     x_dead: np.ndarray  # x of the dying rows (in death_pos order)
+    row_time: np.ndarray  # per row: its event time's index if it dies, else len(times)
     xd: np.ndarray  # Σ x over all events (p)
     work: np.ndarray  # rows × p scratch for the Hessian's X·diag(v) (reused across Newton steps)
 
@@ -73,7 +74,9 @@ def prepare(x: np.ndarray, start: np.ndarray | None, stop: np.ndarray, event: np
     k_start = None if start is None else np.searchsorted(times, start if whole else start[rows], side="right")
     f = (np.arange(death_time.size) - first[death_time]) / deaths[death_time]
     x_dead = xs[death_pos]
-    return Stratum(rows, xs, k_stop, k_start, times, deaths, death_pos, death_time, first, f, x_dead,
+    row_time = np.full(xs.shape[0], times.size, dtype=np.int64)
+    row_time[death_pos] = death_time
+    return Stratum(rows, xs, k_stop, k_start, times, deaths, death_pos, death_time, first, f, x_dead, row_time,
                    x_dead.sum(axis=0), np.empty_like(xs))
 
 
@@ -158,11 +161,12 @@ def information(s: Stratum, t: Terms, efron: bool, by_time: np.ndarray | None = 
     one = np.ones(s.times.size) if by_time is None else by_time
     c1, c2, e1, e2, e3 = (one * a for a in (t.c1, t.c2, t.e1, t.e2, t.e3))
     # Σ_g c1_g S2_g − c2_g D2_g, minus Σ_l a_l a_lᵀ expanded with e1, e2, e3
-    v = t.w * _span(s, c1)
-    if efron:  # a dying row's own time counts with Efron's (1 − f) share: Σ c1 − c2 there
-        v[s.death_pos] -= t.w[s.death_pos] * c2[s.death_time]
-    np.multiply(s.x, v[:, None], out=s.work)
-    second = s.work.T @ s.x  # Xᵀ diag(v) X: one BLAS product
+    span = _span(s, c1)
+    if efron:  # a dying row's own time counts with Efron's (1 − f) share: Σ c1 − c2 there (still > 0)
+        span -= np.append(c2, 0.0)[s.row_time]
+    # Xᵀ diag(v) X = YᵀY with Y = X·√v (v = w·span >= 0): one BLAS rank-p update
+    np.multiply(s.x, np.sqrt(np.maximum(t.w * span, 0.0))[:, None], out=s.work)
+    second = s.work.T @ s.work
     cross = (t.s1 * e2[:, None]).T @ t.d1
     outer = (t.s1 * e1[:, None]).T @ t.s1 - cross - cross.T + (t.d1 * e3[:, None]).T @ t.d1
     return second - outer
