@@ -164,9 +164,13 @@ def information(s: Stratum, t: Terms, efron: bool, by_time: np.ndarray | None = 
     span = _span(s, c1)
     if efron:  # a dying row's own time counts with Efron's (1 − f) share: Σ c1 − c2 there (still > 0)
         span -= np.append(c2, 0.0)[s.row_time]
-    # Xᵀ diag(v) X = YᵀY with Y = X·√v (v = w·span >= 0): one BLAS rank-p update
-    np.multiply(s.x, np.sqrt(np.maximum(t.w * span, 0.0))[:, None], out=s.work)
-    second = s.work.T @ s.work
+    if by_time is None:
+        # Xᵀ diag(v) X = YᵀY with Y = X·√v (v = w·span >= 0 here): one BLAS rank-p update
+        np.multiply(s.x, np.sqrt(np.maximum(t.w * span, 0.0))[:, None], out=s.work)
+        second = s.work.T @ s.work
+    else:  # cox.zph's weights g(t) may be negative: the plain product
+        np.multiply(s.x, (t.w * span)[:, None], out=s.work)
+        second = s.work.T @ s.x
     cross = (t.s1 * e2[:, None]).T @ t.d1
     outer = (t.s1 * e1[:, None]).T @ t.s1 - cross - cross.T + (t.d1 * e3[:, None]).T @ t.d1
     return second - outer
