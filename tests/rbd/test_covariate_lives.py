@@ -283,3 +283,18 @@ def test_fixed_covariates_in_a_repairable_diagram(records: dict) -> None:
             p = {q["name"]: q["value"] for q in life["params"]}
             mttf = p["alpha"] * math.gamma(1 + 1 / p["beta"])
             assert out["results"]["mean_availability"] == pytest.approx(mttf / (mttf + 5.0), abs=0.01)
+
+
+def test_a_running_block_follows_the_schedule_from_its_age(records: dict) -> None:
+    """t is the block's age: a unit 30 h old at the start has R(m) = S(30 + m) / S(30) on the path."""
+    rec = records["weibull_ph"]
+    b = rec["coefficients"][0]["coef"]
+    d = _diagram({"saved_model_id": "m"}, {"load": {"expression": "0.5 + 1.3*(t >= 40)"}})
+    form = engine_form(check_diagram(d), {"m": rec}, {})
+    next(n for n in form["nodes"] if n["id"] == "b")["state"] = {"age": 30.0}  # the engine's initial state
+
+    def big_h(t: float) -> float:
+        h = _weibull_h(rec, min(t, 40.0)) * math.exp(0.5 * b)
+        return h + (_weibull_h(rec, t) - _weibull_h(rec, 40.0)) * math.exp(1.8 * b) if t > 40 else h
+
+    _within(_run(form, 50.0), math.exp(-(big_h(80.0) - big_h(30.0))))
