@@ -115,8 +115,8 @@ engine_version: str = _engine.__version__
 
 NODE_TYPES = ("input", "output", "component", "series", "parallel", "knode", "standby", "subsystem")
 # Spec fields that change how a block behaves but that this engine version does not simulate
-# yet: refused rather than silently ignored (covariate schedules need saved covariate models).
-NOT_YET_SIMULATED = ("covariate_schedules",)
+# yet: refused rather than silently ignored.
+NOT_YET_SIMULATED: tuple[str, ...] = ()
 # Diagram settings not simulated yet (refused, never ignored).
 DIAGRAM_NOT_YET_SIMULATED: tuple[str, ...] = ()
 COST_KINDS = ("repair", "replacement", "preventive", "inspection", "set_up", "downtime", "acquisition")
@@ -192,10 +192,13 @@ def _model(model: Any, field: str) -> dict[str, Any]:
         raise InputError(field, "must be an object (BlockModel)")
     if model.get("saved_model_id") is not None:
         raise InputError(f"{field}.saved_model_id", "resolve saved models to distribution_id + params first")
+    if model.get("path") is not None:
+        base = _model({k: v for k, v in model.items() if k != "path"}, field)
+        return {**base, "path": _path(model["path"], f"{field}.path")}
     dist_id = model.get("distribution_id")
     if not isinstance(dist_id, str):
         raise InputError(f"{field}.distribution_id", "required (a distribution id)")
-    if dist_id == TABLE:
+    if dist_id in (TABLE, STEPS):
         return _table(model, field)
     base = model.get("base_distribution_id")
     try:
@@ -224,21 +227,48 @@ def _model(model: Any, field: str) -> dict[str, Any]:
 
 
 TABLE = "table"  # a life as [t, F] knots (a joint unit's conditional life); the engine checks the knots
+STEPS = "steps"  # the same knots read as a step distribution function (a Cox model's Breslow survival)
 TABLE_MAX_KNOTS = 100_000
+PATH_SCALES = ("hazard", "time")
+PATH_MAX_SEGMENTS = 100_000
+
+
+def _path(path: Any, field: str) -> dict[str, Any]:
+    """A covariate path (`bathtub.rbd.covariate_life` makes it from covariate_schedules): segment
+    starts, a factor per segment, optional period, scale hazard | time; the engine checks the rest."""
+    if not isinstance(path, Mapping):
+        raise InputError(field, "must be an object {starts, factors, period?, scale}")
+    for k in path:
+        if k not in ("starts", "factors", "period", "scale"):
+            raise InputError(f"{field}.{k}", "unknown field; a path has starts, factors, period, scale")
+    out: dict[str, Any] = {}
+    for key in ("starts", "factors"):
+        v = path.get(key)
+        if not isinstance(v, list) or not 1 <= len(v) <= PATH_MAX_SEGMENTS:
+            raise InputError(f"{field}.{key}", f"1 to {PATH_MAX_SEGMENTS} numbers")
+        out[key] = [_finite(x, f"{field}.{key}") for x in v]
+    if path.get("scale") not in PATH_SCALES:
+        raise InputError(f"{field}.scale", f"must be one of {', '.join(PATH_SCALES)}")
+    out["scale"] = path["scale"]
+    if path.get("period") is not None:
+        out["period"] = _finite(path["period"], f"{field}.period")
+    return out
 
 
 def _table(model: Mapping[str, Any], field: str) -> dict[str, Any]:
+    dist_id = model["distribution_id"]
     for k in model:
         if k not in ("distribution_id", "table"):
-            raise InputError(f"{field}.{k}", "not with the table distribution (its knots are in table)")
+            raise InputError(f"{field}.{k}", f"not with the {dist_id} distribution (its knots are in table)")
     knots = model.get("table")
-    if not isinstance(knots, list) or not 2 <= len(knots) <= TABLE_MAX_KNOTS:
-        raise InputError(f"{field}.table", f"2 to {TABLE_MAX_KNOTS} [t, F] knots")
+    least = 1 if dist_id == STEPS else 2
+    if not isinstance(knots, list) or not least <= len(knots) <= TABLE_MAX_KNOTS:
+        raise InputError(f"{field}.table", f"{least} to {TABLE_MAX_KNOTS} [t, F] knots")
     for i, k in enumerate(knots):
         if (not isinstance(k, (list, tuple)) or len(k) != 2
                 or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in k)):
             raise InputError(f"{field}.table.{i}", "must be a [t, F] pair of numbers")
-    return {"distribution_id": TABLE, "params": {}, "table": [[float(a), float(b)] for a, b in knots]}
+    return {"distribution_id": dist_id, "params": {}, "table": [[float(a), float(b)] for a, b in knots]}
 
 
 def _int(node: Mapping[str, Any], key: str, field: str, low: int) -> int | None:
@@ -715,6 +745,9 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
         for key in NOT_YET_SIMULATED:
             if node.get(key) not in (None, False):
                 raise InputError(f"{f}.{key}", f"not simulated by engine {engine_version}")
+        if node.get("covariate_schedules"):
+            raise InputError(f"{f}.covariate_schedules", "resolve it with its saved model first "
+                                                         "(bathtub.rbd.engine_form makes it the model's path)")
         out: dict[str, Any] = {"id": nid, "type": kind}
         if node.get("model") is not None:
             out["model"] = _model(node["model"], f"{f}.model")

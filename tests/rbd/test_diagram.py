@@ -128,10 +128,17 @@ def test_resolution_passes_simulated_fields_and_refuses_the_rest() -> None:
     d = rbd.apply_edits(d, [{"op": "set", "phases": [{"name": "p", "duration": 1}]}])
     assert rbd.engine_form(d, {}, {})["phases"] == [{"name": "p", "duration": 1}]
     # The engine's own list of what it does not simulate is refused, naming node and field.
-    unsimulated = engine.NOT_YET_SIMULATED[0]
-    d["nodes"] = [{**n, unsimulated: {"x": {"expression": "1"}}} if n["id"] == "a" else n for n in d["nodes"]]
-    with pytest.raises(InputError, match=rf"^nodes.a.{unsimulated}: not simulated by engine"):
+    for unsimulated in engine.NOT_YET_SIMULATED:
+        bad = {**d, "nodes": [{**n, unsimulated: True} if n["id"] == "a" else n for n in d["nodes"]]}
+        with pytest.raises(InputError, match=rf"^nodes.a.{unsimulated}: not simulated by engine"):
+            rbd.engine_form(bad, {}, {})
+    # covariate schedules are simulated on a saved regression model only
+    d["nodes"] = [{**n, "covariate_schedules": {"x": {"expression": "1"}}} if n["id"] == "a" else n
+                  for n in d["nodes"]]
+    with pytest.raises(InputError, match=r"^nodes.a.covariate_schedules: needs a saved regression model"):
         rbd.engine_form(d, {}, {})
+    with pytest.raises(InputError, match=r"^diagram.nodes.a.covariate_schedules: resolve it"):
+        engine.normalize_diagram(d)
     e = rbd.check_diagram(diagram([block("a", {"saved_model_id": "mdl_x"})], [("in", "a"), ("a", "out")],
                                   unit="hours"))
     with pytest.raises(InputError, match=r"^nodes.a.model.saved_model_id: no model with id 'mdl_x'"):

@@ -47,7 +47,7 @@ CASES = {
     "covariate_schedule": (
         _single(False, {"saved_model_id": SAVED}),
         [{"op": "update_node", "id": "a", "covariate_schedules": {"temp": {"expression": "20 + 5 * (t // 100)"}}}],
-        "nodes.a.covariate_schedules: not simulated by engine"),
+        "nodes.a.covariate_schedules: needs a saved regression model"),
     "joint_unit_on_a_plain_model": (
         _single(False, {"saved_model_id": SAVED}),
         [{"op": "update_node", "id": "a", "model": {"saved_model_id": SAVED, "joint_unit": {"id": "u1", "age": 5.0}}}],

@@ -214,10 +214,12 @@ def analyze(
     closed form or by simulation. `options` as `check_options` takes them (horizon or
     mission_time, replications or precision, seed, grid, method). `control` (engine.RunControl)
     cancels a simulation from another thread and reports its progress; `cluster` runs it on a
-    dask cluster (`bathtub.scaleout`) with the same numbers. Returns {method,
-    reason, quote, results, curve, precision}."""
+    dask cluster (`bathtub.scaleout`) with the same numbers. Returns {method, reason, quote,
+    results, curve, precision, warnings} (warnings: covariate values clipped to a saved
+    regression model's fitted range)."""
     body = check_diagram(diagram)
-    resolved = engine_form(body, models or {}, diagrams or {})
+    warnings: list[str] = []
+    resolved = engine_form(body, models or {}, diagrams or {}, warnings=warnings)
     opts = check_options(body["repairable"], options, phases_end=engine.phases_end(resolved))
     what = plan(resolved, body["repairable"], opts)
     if what["method"] == "closed_form":
@@ -225,4 +227,4 @@ def analyze(
     else:
         out = simulate(resolved, body["repairable"], opts, crews=int(body.get("repair_crews", 0)), threads=threads,
                        control=control, cluster=cluster)
-    return {**what, **out}
+    return {**what, **out, "warnings": warnings}

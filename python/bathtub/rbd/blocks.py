@@ -73,7 +73,7 @@ _FIELD_CHECKS: dict[str, s.Check] = {
 }
 
 MODEL_KEYS = ("distribution_id", "base_distribution_id", "params", "mean", "given", "saved_model_id",
-              "placeholder", "joint_unit")
+              "placeholder", "joint_unit", "covariates")
 
 
 def check_model(model: Any, field: str) -> dict[str, Any]:
@@ -93,11 +93,17 @@ def check_model(model: Any, field: str) -> dict[str, Any]:
             if k in m:
                 raise InputError(f"{field}.{k}", "not with saved_model_id (the saved model holds its parameters)")
         out["saved_model_id"] = s.text(200, 1)(m["saved_model_id"], f"{field}.saved_model_id")
+        if "covariates" in m:
+            if "joint_unit" in m:
+                raise InputError(f"{field}.covariates", "not with joint_unit (its covariates are in joint_unit)")
+            out["covariates"] = s.BLOCK_COVARIATES(m["covariates"], f"{field}.covariates")
         if "joint_unit" in m:
             out["joint_unit"] = s.JOINT_UNIT(m["joint_unit"], f"{field}.joint_unit")
     else:
         if "joint_unit" in m:
             raise InputError(f"{field}.joint_unit", "only with a saved condition-based (joint) model")
+        if "covariates" in m:
+            raise InputError(f"{field}.covariates", "only with a saved regression model (saved_model_id)")
         dist = m["distribution_id"]
         if not isinstance(dist, str):
             raise InputError(f"{field}.distribution_id", "must be a string")

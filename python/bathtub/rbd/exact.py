@@ -217,8 +217,13 @@ def structure(d: Mapping[str, Any]) -> Exactness:
         for key in SIMULATED_NODE_FIELDS:
             if n.get(key) is not None:
                 return Exactness(False, f"block {n['id']} has {key}, which only the simulation honours")
-        if (n.get("model") or {}).get("distribution_id") == "table":
+        m = n.get("model") or {}
+        if m.get("path") is not None:
+            return Exactness(False, f"block {n['id']} follows covariate schedules: its life under them is simulated")
+        if m.get("distribution_id") == "table":
             return Exactness(False, f"block {n['id']} is a joint unit: its tabulated conditional life is simulated")
+        if m.get("distribution_id") == "steps":
+            return Exactness(False, f"block {n['id']} is on a Cox model: its step (Breslow) life is simulated")
     g = _Graph()
     rename: dict[str, tuple[str, str]] = {}  # node id -> (entry, exit) after splitting
     for n in d["nodes"]:
@@ -296,7 +301,9 @@ def evaluate(f: Formula, t: np.ndarray, _memo: dict[int, np.ndarray] | None = No
     if kind == "block":
         _, life, block_kind, n = f
         if id(life) not in memo:  # blocks sharing a model are evaluated once
-            memo[id(life)] = np.asarray(life.sf(t), dtype=float)
+            # far in the tail scipy's log-logistic sf takes log1p(-1) on its way to 0: a right 0
+            with np.errstate(divide="ignore", under="ignore"):
+                memo[id(life)] = np.asarray(life.sf(t), dtype=float)
         r = memo[id(life)]
         if block_kind == "series":
             return r**n

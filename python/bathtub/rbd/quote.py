@@ -10,9 +10,12 @@ assumes one core, so on an idle multi-core machine runs finish sooner.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
+
+import numpy as np
 
 from bathtub.distributions import Lifetime
 
@@ -37,7 +40,15 @@ class Quote:
 
 
 def _mean(model: Mapping[str, Any]) -> float:
-    params = {p["name"]: p["value"] for p in model["params"]}
+    if model["distribution_id"] in ("table", "steps"):
+        # knots [t, F]: a step life's mass sits on its knots, a table's spreads between them
+        t, f = (np.array([k[i] for k in model["table"]], dtype=float) for i in (0, 1))
+        if f[-1] < 1.0:
+            return math.inf
+        mid = t if model["distribution_id"] == "steps" else np.concatenate([[t[0]], (t[1:] + t[:-1]) / 2])
+        return float(np.sum(mid * np.diff(np.concatenate([[0.0], f]))))
+    raw = model["params"]
+    params = {p["name"]: p["value"] for p in raw} if isinstance(raw, list) else dict(raw)
     return float(Lifetime(model["distribution_id"], params, model.get("base_distribution_id")).mean())
 
 

@@ -14,6 +14,8 @@ from bathtub.degradation import conditional_life, life_table
 from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.engine import DIAGRAM_NOT_YET_SIMULATED, NOT_YET_SIMULATED, engine_version
 from bathtub.errors import InputError
+from bathtub.rbd.covariate_life import block_life
+from bathtub.regression.lives import check_life_model
 from bathtub.units import units_clash
 
 # What an analysis must honour but the engine does not simulate: the engine's own lists, so
@@ -117,6 +119,37 @@ def model_from_saved(body: Mapping[str, Any], model_id: str, field: str, unit: s
     return out
 
 
+def check_saved(body: Mapping[str, Any], model_id: str, field: str, unit: str | None) -> None:
+    """Refuse a saved model that cannot be a block's life (what `engine_form` would refuse
+    without the node's covariates)."""
+    if body.get("kind") == "regression":
+        check_life_model(body, model_id, field)
+        if units_clash(body.get("unit"), unit):
+            raise InputError(field, f"model {model_id} is in {body.get('unit')!r} but the diagram is in {unit!r}")
+        return
+    model_from_saved(body, model_id, field, unit)
+
+
+def _regression_block(n: Mapping[str, Any], f: str, models: Mapping[str, Mapping[str, Any]], unit: str | None,
+                      warnings: list[str]) -> dict[str, Any] | None:
+    """A block on a saved regression model (fixed covariates and/or schedules), else None;
+    covariates or schedules on any other model are refused."""
+    m = n.get("model") or {}
+    mid = m.get("saved_model_id")
+    if mid and mid not in models:
+        raise InputError(f"{f}.model.saved_model_id", f"no model with id {mid!r}")
+    body = models.get(mid) if mid else None
+    if body is not None and body.get("kind") == "regression" and "joint_unit" not in m:
+        return block_life(body, mid, m.get("covariates"), n.get("covariate_schedules"), f, unit, warnings)
+    if m.get("covariates"):
+        raise InputError(f"{f}.model.covariates", "only with a saved regression model (model.saved_model_id)")
+    if n.get("covariate_schedules"):
+        what = f"model {mid} is not a regression model" if mid else "the block's life is not a saved model"
+        raise InputError(f"{f}.covariate_schedules", f"needs a saved regression model (cox, weibull_ph, "
+                                                     f"lognormal_aft, loglogistic_aft); {what}")
+    return None
+
+
 def joint_life(
     body: Mapping[str, Any], model_id: str, unit_in: Mapping[str, Any], field: str, unit: str | None
 ) -> dict[str, Any]:
@@ -198,9 +231,12 @@ def engine_form(
     *,
     field: str = "",
     depth: int = 0,
+    warnings: list[str] | None = None,
 ) -> dict[str, Any]:
     """The engine's diagram (`bathtub.engine` form, subsystems inline under `diagram`).
-    `models`: saved model bodies by id; `diagrams`: stored diagrams by id."""
+    `models`: saved model bodies by id; `diagrams`: stored diagrams by id. `warnings`, when
+    given, collects what the run's answer should say (covariate values clipped to a fit's range)."""
+    warnings = [] if warnings is None else warnings
     if depth > MAX_DEPTH:
         raise InputError(field or "nodes", f"subsystems nested more than {MAX_DEPTH} deep")
     pre = f"{field}." if field else ""
@@ -216,7 +252,10 @@ def engine_form(
         out: dict[str, Any] = {"id": n["id"], "type": n["type"]}
         if "joint_unit" in (n.get("model") or {}):
             _check_joint_block(n, f)
-        if "model" in n:
+        regression = _regression_block(n, f, models, d.get("unit"), warnings)
+        if regression is not None:
+            out["model"] = regression
+        elif "model" in n:
             out["model"] = _model(n["model"], f"{f}.model", models, d.get("unit"))
         if "repair" in n:
             if not d.get("repairable"):
@@ -247,7 +286,8 @@ def engine_form(
             if units_clash(inner.get("unit"), d.get("unit")):
                 raise InputError(f"{f}.subsystem_rbd_id", f"diagram {sub} is in {inner['unit']!r}, this one in "
                                                           f"{d['unit']!r}")
-            out["diagram"] = engine_form(inner, models, diagrams, field=f"{f}.subsystem", depth=depth + 1)
+            out["diagram"] = engine_form(inner, models, diagrams, field=f"{f}.subsystem", depth=depth + 1,
+                                         warnings=warnings)
         nodes.append(out)
     form: dict[str, Any] = {"nodes": nodes, "edges": [dict(e) for e in d["edges"]]}
     for key in DIAGRAM_ENGINE_FIELDS:

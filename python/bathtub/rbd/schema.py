@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bathtub.errors import InputError
+from bathtub.rbd.schedules import compile_expression
 
 Check = Callable[[Any, str], Any]
 
@@ -242,12 +243,16 @@ def _schedule_rules(v: dict[str, Any], field: str) -> None:
         raise InputError(field, "give expression or table")
     if "period" in v and "table" not in v:
         raise InputError(f"{field}.period", "only with table")
+    if "expression" in v:
+        compile_expression(v["expression"], f"{field}.expression")
     if "table" in v:
         times = [p["t"] for p in v["table"]]
         if times[0] != 0:
             raise InputError(f"{field}.table[0].t", "the first phase starts at 0")
         if any(b <= a for a, b in itertools.pairwise(times)):
             raise InputError(f"{field}.table", "phase start times must increase")
+        if "period" in v and times[-1] >= v["period"]:
+            raise InputError(f"{field}.period", f"must be beyond the last phase start ({times[-1]:g})")
 
 
 _PHASE_VALUE = one_of(number(), text(200), rule="must be a number or a string")
@@ -260,6 +265,8 @@ SCHEDULE = obj(
     then=_schedule_rules,
 )
 COVARIATE_SCHEDULES = mapping(SCHEDULE, 100)
+# A block's fixed covariate values (with a saved regression model): numbers, or levels.
+BLOCK_COVARIATES = mapping(_PHASE_VALUE, 100)
 
 JOINT_UNIT = obj(
     {

@@ -63,7 +63,7 @@ def _evaluate(strata: list[Stratum], beta: np.ndarray, ties: str, hessian: bool 
     ll, grad, hess = 0.0, np.zeros(p), np.zeros((p, p))
     terms: list[risksets.Terms | None] = []
     for s in strata:
-        eta = beta @ s.xt
+        eta = s.x @ beta
         if ties in ("efron", "breslow"):
             a, b, c, t = risksets.evaluate(s, eta, ties == "efron", hessian)
             terms.append(t)
@@ -193,7 +193,7 @@ def fit_cox(
         if t is not None:
             steps = risksets.hazard_steps(s, t, efron=False)
         else:  # exact ties: Breslow's step at the fitted β
-            eta = beta @ s.xt
+            eta = s.x @ beta
             w = np.exp(eta)
             s0 = risksets._at_risk(s, w)
             steps = s.deaths / s0

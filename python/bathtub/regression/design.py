@@ -175,9 +175,12 @@ def from_formula(columns: Mapping[str, Sequence[Any]], formula: str, field: str 
     x = np.asarray(mm[cols], dtype=float)
     if not np.all(np.isfinite(x)):
         raise InputError(field, "a term is not finite on some row (log of 0? division by 0?)")
+    numeric = sorted(k for k in frame if k not in categorical)
+    # the fitted range of each numeric variable: a block's covariate schedule is clipped to it
+    ranges = {k: [float(np.min(frame[k])), float(np.max(frame[k]))] for k in numeric}
     return Design(x, [str(c) for c in cols],
                   {"formula": rhs.strip(), "categorical": categorical, "anchors": anchors,
-                   "numeric": sorted(k for k in frame if k not in categorical), "names": [str(c) for c in cols]})
+                   "numeric": numeric, "names": [str(c) for c in cols], "ranges": ranges})
 
 
 def design(

@@ -40,7 +40,7 @@ def _groups(s: Stratum) -> list[tuple[np.ndarray, np.ndarray]]:
 
 def exact_terms(s: Stratum, eta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     """Discrete-time log partial likelihood, gradient and Hessian of one stratum."""
-    p = s.xt.shape[0]
+    p = s.p
     ll, grad, hess = 0.0, np.zeros(p), np.zeros((p, p))
     for rows, dead in _groups(s):
         d = dead.size
@@ -119,7 +119,7 @@ def _kp_group(w: np.ndarray, x: np.ndarray, dead_mask: np.ndarray) -> tuple[floa
 
 def kp_terms(s: Stratum, eta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     """Kalbfleisch–Prentice log marginal likelihood, gradient and Hessian of one stratum."""
-    p = s.xt.shape[0]
+    p = s.p
     ll, grad, hess = 0.0, np.zeros(p), np.zeros((p, p))
     for rows, dead in _groups(s):
         e_r = eta[rows]

@@ -11,9 +11,13 @@ rows have k_start = 0). At each Newton step:
   time); every sum over l collapses to per-time scalars Σ1/S0_l, Σf/S0_l, Σ1/S0_l², Σf/S0_l²,
   Σf²/S0_l² (f = l/d). Breslow is f = 0;
 - the second-moment part of the Hessian, Σ_g c1_g·S2_g, is Σ_i w_i·(C1[k_stop] − C1[k_start])·x_i x_iᵀ
-  with C1 the cumulative c1: one BLAS product XᵀWX instead of n·p² running sums.
+  with C1 the cumulative c1, and Efron's correction on the dying rows folds into the same weights:
+  one BLAS product XᵀVX instead of n·p² running sums.
 
 Weights are e^{eta − max eta} so nothing overflows; the shift is put back in the log-likelihood.
+At 10⁶ rows the cost is memory traffic, not arithmetic: no transposed copies of x are kept, and
+the one n×p temporary of the Hessian is a buffer reused across Newton steps (a fresh 40 MB array
+is a fresh mapping, page-faulted in on every step).
 """
 
 from __future__ import annotations
@@ -38,9 +42,13 @@ class Stratum:
     death_bins: np.ndarray  # start of each time's run in death_pos
     death_f: np.ndarray  # Efron's l/d of each death within its time
     x_dead: np.ndarray  # x of the dying rows (in death_pos order)
-    x_dead_t: np.ndarray  # the same transposed (p × deaths, contiguous)
+    row_time: np.ndarray  # per row: its event time's index if it dies, else len(times)
     xd: np.ndarray  # Σ x over all events (p)
-    xt: np.ndarray  # x transposed (p × rows, contiguous: each covariate one stream)
+    work: np.ndarray  # rows × p scratch for the Hessian's X·diag(v) (reused across Newton steps)
+
+    @property
+    def p(self) -> int:
+        return self.x.shape[1]
 
 
 def prepare(x: np.ndarray, start: np.ndarray | None, stop: np.ndarray, event: np.ndarray,
@@ -53,19 +61,23 @@ def prepare(x: np.ndarray, start: np.ndarray | None, stop: np.ndarray, event: np
     death_pos = np.flatnonzero(ev)
     if death_pos.size == 0:
         return None
-    death_pos = death_pos[np.argsort(ts[death_pos], kind="stable")]
+    times = np.unique(ts[death_pos])
+    k_stop = np.searchsorted(times, ts, side="right")
+    # deaths grouped by time, in row order within a time: a stable sort of small integers
+    # (numpy radix-sorts them), cheaper than sorting the times themselves
+    kd = k_stop[death_pos]
+    death_pos = death_pos[np.argsort(kd.astype(np.uint16) if times.size < 2**16 else kd, kind="stable")]
     dt = ts[death_pos]
     first = np.flatnonzero(np.concatenate([[True], dt[1:] != dt[:-1]]))
-    times = dt[first]
     deaths = np.diff(np.append(first, dt.size)).astype(float)
     death_time = np.repeat(np.arange(times.size), deaths.astype(np.int64))
-    k_stop = np.searchsorted(times, ts, side="right")
     k_start = None if start is None else np.searchsorted(times, start if whole else start[rows], side="right")
     f = (np.arange(death_time.size) - first[death_time]) / deaths[death_time]
     x_dead = xs[death_pos]
-    xt = np.ascontiguousarray(xs.T)
-    return Stratum(rows, xs, k_stop, k_start, times, deaths, death_pos, death_time, first, f, x_dead,
-                   np.ascontiguousarray(x_dead.T), x_dead.sum(axis=0), xt)
+    row_time = np.full(xs.shape[0], times.size, dtype=np.int64)
+    row_time[death_pos] = death_time
+    return Stratum(rows, xs, k_stop, k_start, times, deaths, death_pos, death_time, first, f, x_dead, row_time,
+                   x_dead.sum(axis=0), np.empty_like(xs))
 
 
 def _at_risk(s: Stratum, weights: np.ndarray) -> np.ndarray:
@@ -107,26 +119,28 @@ class Terms:
 def evaluate(s: Stratum, eta: np.ndarray, efron: bool,
              hessian: bool = True) -> tuple[float, np.ndarray, np.ndarray, Terms]:
     """Log partial likelihood, gradient and Hessian (negative definite) of one stratum at `eta`."""
-    p = s.xt.shape[0]
+    p = s.p
     shift = float(eta.max())
     w = np.exp(eta - shift)
     s0 = _at_risk(s, w)
-    s1 = np.column_stack([_at_risk(s, w * s.xt[j]) for j in range(p)])
+    s1 = np.column_stack([_at_risk(s, w * s.x[:, j]) for j in range(p)])
     d = s.deaths
     g = d.size
     wd = w[s.death_pos]
     d0 = np.add.reduceat(wd, s.death_bins)
-    d1 = np.column_stack([np.add.reduceat(wd * s.x_dead_t[j], s.death_bins) for j in range(p)])
+    d1 = np.add.reduceat(wd[:, None] * s.x_dead, s.death_bins, axis=0)
     if efron:
         f = s.death_f
         s0l = s0[s.death_time] - f * d0[s.death_time]
         inv = 1.0 / s0l
         inv2 = inv * inv
-        c1 = np.bincount(s.death_time, inv, g)
-        c2 = np.bincount(s.death_time, f * inv, g)
-        e1 = np.bincount(s.death_time, inv2, g)
-        e2 = np.bincount(s.death_time, f * inv2, g)
-        e3 = np.bincount(s.death_time, f * f * inv2, g)
+        # per-time sums over the (contiguous, time-grouped) deaths
+        bins = s.death_bins
+        c1 = np.add.reduceat(inv, bins)
+        c2 = np.add.reduceat(f * inv, bins)
+        e1 = np.add.reduceat(inv2, bins)
+        e2 = np.add.reduceat(f * inv2, bins)
+        e3 = np.add.reduceat(f * f * inv2, bins)
         den = float(np.sum(np.log(s0l)))
     else:
         c1 = d / s0
@@ -147,10 +161,16 @@ def information(s: Stratum, t: Terms, efron: bool, by_time: np.ndarray | None = 
     one = np.ones(s.times.size) if by_time is None else by_time
     c1, c2, e1, e2, e3 = (one * a for a in (t.c1, t.c2, t.e1, t.e2, t.e3))
     # Σ_g c1_g S2_g − c2_g D2_g, minus Σ_l a_l a_lᵀ expanded with e1, e2, e3
-    v = t.w * _span(s, c1)
-    second = (s.xt * v) @ s.x  # Xᵀ diag(v) X: one BLAS product
-    if efron:
-        second -= (s.x_dead_t * (t.w[s.death_pos] * c2[s.death_time])) @ s.x_dead
+    span = _span(s, c1)
+    if efron:  # a dying row's own time counts with Efron's (1 − f) share: Σ c1 − c2 there (still > 0)
+        span -= np.append(c2, 0.0)[s.row_time]
+    if by_time is None:
+        # Xᵀ diag(v) X = YᵀY with Y = X·√v (v = w·span >= 0 here): one BLAS rank-p update
+        np.multiply(s.x, np.sqrt(np.maximum(t.w * span, 0.0))[:, None], out=s.work)
+        second = s.work.T @ s.work
+    else:  # cox.zph's weights g(t) may be negative: the plain product
+        np.multiply(s.x, (t.w * span)[:, None], out=s.work)
+        second = s.work.T @ s.x
     cross = (t.s1 * e2[:, None]).T @ t.d1
     outer = (t.s1 * e1[:, None]).T @ t.s1 - cross - cross.T + (t.d1 * e3[:, None]).T @ t.d1
     return second - outer

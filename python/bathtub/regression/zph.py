@@ -61,7 +61,7 @@ def ph_test(strata: list[Stratum], beta: np.ndarray, names: list[str], efron: bo
     ibg = np.zeros((p, p))
     igg = np.zeros((p, p))
     for s in strata:
-        _, _, _, t = risksets.evaluate(s, beta @ s.xt, efron, hessian=False)
+        _, _, _, t = risksets.evaluate(s, s.x @ beta, efron, hessian=False)
         gt = gtime_rows[s.rows[s.death_pos[s.death_bins]]]  # g at each event time (same for its ties)
         xd_time = np.add.reduceat(s.x_dead, s.death_bins, axis=0)
         resid = xd_time - (t.s1 * t.c1[:, None] - t.d1 * t.c2[:, None])  # Schoenfeld sums per time

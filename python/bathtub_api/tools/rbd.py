@@ -20,7 +20,7 @@ from pydantic import Field
 from bathtub import engine, rbd
 from bathtub.errors import InputError
 from bathtub.rbd.analysis import RunOptions
-from bathtub.rbd.resolve import model_from_saved
+from bathtub.rbd.resolve import check_saved
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import Id, Name, Text, Unit, integer
 from bathtub_api.ids import iso, new_id
@@ -138,7 +138,7 @@ async def _references(store: Store, owner: str, body: dict[str, Any]) -> tuple[d
                         raise InputError(f"{f}.{key}.saved_model_id", f"degradation model {mid} is "
                                          f"{item['body'].get('model')}; a joint unit needs a random_effects one")
                     if not joint:
-                        model_from_saved(item["body"], mid, f"{f}.{key}.saved_model_id", d.get("unit"))
+                        check_saved(item["body"], mid, f"{f}.{key}.saved_model_id", d.get("unit"))
                     models[mid] = item["body"]
             sub = n.get("subsystem_rbd_id")
             if sub and sub not in diagrams:
@@ -255,9 +255,10 @@ def _inputs_hash(inputs: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(inputs, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-async def _resolve(store: Store, owner: str, body: dict[str, Any]) -> dict[str, Any]:
+async def _resolve(store: Store, owner: str, body: dict[str, Any],
+                   warnings: list[str] | None = None) -> dict[str, Any]:
     models, diagrams = await _references(store, owner, body)
-    return rbd.engine_form(body, models, diagrams)
+    return rbd.engine_form(body, models, diagrams, warnings=warnings)
 
 
 async def _find_run(ctx: Ctx, rbd_id: str, key: str) -> dict[str, Any] | None:
@@ -277,14 +278,15 @@ async def _find_run(ctx: Ctx, rbd_id: str, key: str) -> dict[str, Any] | None:
 def _run_summary(run_id: str, body: dict[str, Any]) -> dict[str, Any]:
     """What the job result and the at-once answers carry: the run without its curve."""
     keep = ("rbd_id", "method", "reason", "results", "precision", "quote", "duration_s", "engine_version",
-            "placeholders")
+            "placeholders", "warnings")
     return {"run_id": run_id, "status": "done", **{k: body.get(k) for k in keep}}
 
 
 async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
     item = await _load(ctx.store, ctx.user.id, "rbd", req.id)
     body = item["body"]
-    diagram = await _resolve(ctx.store, ctx.user.id, body)
+    warnings: list[str] = []
+    diagram = await _resolve(ctx.store, ctx.user.id, body, warnings)
     raw = req.model_dump(exclude={"id", "recompute"}, exclude_none=True)
     opts = rbd.check_options(body["repairable"], raw, phases_end=engine.phases_end(diagram))
     crews = int(body.get("repair_crews", 0))
@@ -299,7 +301,8 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
     what = await ctx.jobs.run_native(rbd.plan, diagram, body["repairable"], opts)
     run_id = new_id("rbd_run")
     args = {"run_id": run_id, "rbd_id": req.id, "rbd_name": item["name"], "inputs": inputs, "inputs_hash": key,
-            "diagram_hash": rbd.content_hash(body), "plan": what, "placeholders": rbd.placeholders(body)}
+            "diagram_hash": rbd.content_hash(body), "plan": what, "placeholders": rbd.placeholders(body),
+            "warnings": warnings}
     if what["method"] == "closed_form":
         run = await _execute(ctx.store, ctx.user.id, ctx.jobs, args)
         return {**run, "cached": False}
@@ -312,7 +315,7 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
         ctx.jobs.check_quote(what["quote"], "replications", "mission_time")
     queued = await ctx.jobs.submit(ctx.user.id, JOB_KIND, args)
     return {**queued, "run_id": run_id, "method": "simulation", "reason": what["reason"], "quote": what["quote"],
-            "cached": False}
+            "cached": False, "warnings": warnings}
 
 
 def _compute(inputs: dict[str, Any], method: str, threads: int, control: engine.RunControl | None,
@@ -347,6 +350,7 @@ async def _execute(store: Store, owner: str, jobs: Any, args: dict[str, Any],
         "quote": plan["quote"],
         "duration_s": duration,
         "placeholders": args["placeholders"],
+        "warnings": args.get("warnings", []),
     }
     await store.insert_item(owner, "rbd_run", args["run_id"], f"{args['rbd_name']} ({plan['method']})", body)
     return _run_summary(args["run_id"], body)

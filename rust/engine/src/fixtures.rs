@@ -9,6 +9,7 @@ pub fn exp(rate: f64) -> DistSpec {
         params: [("failure_rate".to_string(), rate)].into(),
         base_distribution_id: None,
         table: None,
+        path: None,
     }
 }
 

@@ -99,6 +99,7 @@ fn dist(
         params,
         base_distribution_id,
         table: None,
+        path: None,
     })
     .map_err(err)
 }

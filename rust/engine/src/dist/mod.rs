@@ -13,6 +13,7 @@ mod loglogistic;
 mod lognormal;
 mod mixture;
 mod normal;
+mod path;
 mod power;
 mod solve;
 mod table;
@@ -28,6 +29,7 @@ pub use loglogistic::LogLogistic;
 pub use lognormal::LogNormal;
 pub use mixture::Mixture;
 pub use normal::Normal;
+pub use path::{PathLife, PathSpec};
 pub use power::{PowerSf, hazard_share};
 pub use table::Table;
 pub use uniform::Uniform;
@@ -148,6 +150,8 @@ pub enum Dist {
     Mixture(Mixture),
     PowerSf(PowerSf),
     Table(Table),
+    /// A life under a covariate path (boxed: it holds a base life and its tables).
+    Path(Box<PathLife>),
 }
 
 macro_rules! each {
@@ -165,6 +169,7 @@ macro_rules! each {
             Dist::Mixture($d) => $e,
             Dist::PowerSf($d) => $e,
             Dist::Table($d) => $e,
+            Dist::Path($d) => $e,
         }
     };
 }
@@ -231,9 +236,12 @@ pub struct DistSpec {
     pub params: BTreeMap<String, f64>,
     #[serde(default)]
     pub base_distribution_id: Option<String>,
-    /// `table` only: its [t, F] knots (see `Table`).
+    /// `table` and `steps` only: its [t, F] knots (see `Table`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<Vec<[f64; 2]>>,
+    /// A covariate path the life runs under (see `PathLife`); the rest is its base life.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathSpec>,
 }
 
 fn take(
@@ -311,7 +319,14 @@ impl Dist {
 
     /// Build from a spec; a mixture splits its numbered parameters into modes.
     pub fn from_spec(spec: &DistSpec) -> Result<Dist, DistError> {
-        if spec.distribution_id == "table" {
+        if let Some(path) = &spec.path {
+            let base = Dist::from_spec(&DistSpec {
+                path: None,
+                ..spec.clone()
+            })?;
+            return Ok(Dist::Path(Box::new(PathLife::new(base, path)?)));
+        }
+        if spec.distribution_id == "table" || spec.distribution_id == "steps" {
             if !spec.params.is_empty() {
                 return Err(DistError("table: takes knots in table, no params".into()));
             }
@@ -319,7 +334,11 @@ impl Dist {
                 .table
                 .as_deref()
                 .ok_or_else(|| DistError("table: knots [[t, F], ...] are required".into()))?;
-            return Ok(Dist::Table(Table::new(knots)?));
+            return Ok(Dist::Table(if spec.distribution_id == "steps" {
+                Table::steps(knots)?
+            } else {
+                Table::new(knots)?
+            }));
         }
         if spec.table.is_some() {
             return Err(DistError(format!(
@@ -379,6 +398,7 @@ mod tests {
             params: p.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             base_distribution_id: None,
             table: None,
+            path: None,
         }
     }
 

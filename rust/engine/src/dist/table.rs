@@ -3,6 +3,10 @@
 //! piecewise-linear F exactly. Mass not reached by the last knot (F_n < 1) never fails: its
 //! lives are infinite. Used for lives known only numerically (a condition-based unit's
 //! conditional remaining life from its degradation readings).
+//!
+//! `steps` reads the same knots as a right-continuous step function instead: F(t) = F_i on
+//! [t_i, t_{i+1}), 0 before t_0 (a Cox model's Breslow survival, which drops only at event
+//! times); a draw is the first knot whose F reaches the uniform.
 use super::{DistError, Lifetime};
 
 #[derive(Debug, Clone)]
@@ -10,6 +14,7 @@ pub struct Table {
     t: Vec<f64>,
     f: Vec<f64>,
     mean: f64,
+    step: bool,
 }
 
 pub const MAX_KNOTS: usize = 100_000;
@@ -17,10 +22,29 @@ pub const MAX_KNOTS: usize = 100_000;
 impl Table {
     /// Knots with t strictly increasing from t_0 >= 0, F non-decreasing in [0, 1].
     pub fn new(knots: &[[f64; 2]]) -> Result<Self, DistError> {
+        Self::build(knots, false)
+    }
+
+    /// The knots as a step distribution function (1 to MAX_KNOTS knots).
+    pub fn steps(knots: &[[f64; 2]]) -> Result<Self, DistError> {
+        Self::build(knots, true)
+    }
+
+    /// Time of the last knot: past it no more mass fails.
+    pub fn last_time(&self) -> f64 {
+        self.t[self.t.len() - 1]
+    }
+
+    pub fn knot_times(&self) -> &[f64] {
+        &self.t
+    }
+
+    fn build(knots: &[[f64; 2]], step: bool) -> Result<Self, DistError> {
         let bad = |why: String| Err(DistError(format!("table: {why}")));
-        if knots.len() < 2 || knots.len() > MAX_KNOTS {
+        let least = if step { 1 } else { 2 };
+        if knots.len() < least || knots.len() > MAX_KNOTS {
             return bad(format!(
-                "needs 2 to {MAX_KNOTS} [t, F] knots (got {})",
+                "needs {least} to {MAX_KNOTS} [t, F] knots (got {})",
                 knots.len()
             ));
         }
@@ -40,6 +64,9 @@ impl Table {
         let last = f[f.len() - 1];
         let mean = if last < 1.0 {
             f64::INFINITY
+        } else if step {
+            // each knot carries its jump of F
+            t[0] * f[0] + t[1..].iter().zip(f.windows(2)).map(|(ti, fw)| ti * (fw[1] - fw[0])).sum::<f64>()
         } else {
             // E[T] = t_0 F_0 + sum over intervals of the midpoint times the interval's mass
             t[0] * f[0]
@@ -48,7 +75,7 @@ impl Table {
                     .map(|(tw, fw)| 0.5 * (tw[0] + tw[1]) * (fw[1] - fw[0]))
                     .sum::<f64>()
         };
-        Ok(Table { t, f, mean })
+        Ok(Table { t, f, mean, step })
     }
 
     /// Index i of the interval [t_i, t_{i+1}] holding t (t within the table).
@@ -70,6 +97,9 @@ impl Lifetime for Table {
             return self.f[n - 1];
         }
         let i = self.interval(t);
+        if self.step {
+            return self.f[i];
+        }
         let w = (t - self.t[i]) / (self.t[i + 1] - self.t[i]);
         self.f[i] + w * (self.f[i + 1] - self.f[i])
     }
@@ -78,8 +108,8 @@ impl Lifetime for Table {
     }
     fn pdf(&self, t: f64) -> f64 {
         let n = self.t.len();
-        if t < self.t[0] || t >= self.t[n - 1] {
-            return 0.0;
+        if self.step || t < self.t[0] || t >= self.t[n - 1] {
+            return 0.0; // a step function has no density (its mass sits on the knots)
         }
         let i = self.interval(t);
         (self.f[i + 1] - self.f[i]) / (self.t[i + 1] - self.t[i])
@@ -89,11 +119,17 @@ impl Lifetime for Table {
     }
     fn quantile(&self, p: f64) -> f64 {
         let n = self.t.len();
+        if self.step && p <= 0.0 {
+            return 0.0;
+        }
         if p <= self.f[0] {
             return self.t[0];
         }
         if p > self.f[n - 1] {
             return f64::INFINITY;
+        }
+        if self.step {
+            return self.t[self.f.partition_point(|&x| x < p)];
         }
         // first knot with F >= p: the root lies in the interval ending there
         let j = self.f.partition_point(|&x| x < p).max(1);
@@ -151,6 +187,32 @@ mod tests {
             (below3 - 0.5).abs() < 4.0 * (0.25f64 / n as f64).sqrt(),
             "{below3}"
         );
+    }
+
+    #[test]
+    fn steps_jump_at_the_knots() {
+        // S drops 0.8 -> 0.5 -> 0.2 at 2, 5, 9 (a Breslow survival), 0.2 never fails
+        let d = Table::steps(&[[2.0, 0.2], [5.0, 0.5], [9.0, 0.8]]).unwrap();
+        assert_eq!(d.cdf(1.9), 0.0);
+        assert_eq!(d.cdf(2.0), 0.2);
+        assert_eq!(d.cdf(4.99), 0.2);
+        assert_eq!(d.cdf(5.0), 0.5);
+        assert_eq!(d.cdf(100.0), 0.8);
+        assert_eq!(d.pdf(3.0), 0.0);
+        assert_eq!(d.quantile(0.2), 2.0);
+        assert_eq!(d.quantile(0.21), 5.0);
+        assert_eq!(d.quantile(0.8), 9.0);
+        assert_eq!(d.quantile(0.81), f64::INFINITY);
+        assert_eq!(d.mean(), f64::INFINITY);
+        let full = Table::steps(&[[2.0, 0.25], [4.0, 1.0]]).unwrap();
+        assert_eq!(full.mean(), 2.0 * 0.25 + 4.0 * 0.75);
+        // draws land on the knots with their jumps' probabilities
+        let mut rng = Stream::new(4, 2);
+        let n = 100_000;
+        let at5 = (0..n).filter(|_| d.sample(&mut rng) == 5.0).count() as f64 / n as f64;
+        assert!((at5 - 0.3).abs() < 4.0 * (0.21f64 / n as f64).sqrt(), "{at5}");
+        assert!(Table::steps(&[[1.0, 0.5]]).is_ok());
+        assert!(Table::steps(&[[1.0, 0.5], [1.0, 0.6]]).is_err());
     }
 
     #[test]

@@ -1,0 +1,117 @@
+"""A saved regression model as one unit's life distribution, for given covariates.
+
+- `weibull_ph`: h(t|x) = h0(t)·e^{xb}: a Weibull with the shape β and scale α·e^{-xb/β}
+  (= e^{μ + xγ}, the same model read as log-time location).
+- `lognormal_aft`, `loglogistic_aft`: log T = μ + xγ + σε: the family with location μ + xγ
+  (lognormal μ; loglogistic scale e^{μ + xγ}).
+- `cox`: the Breslow step survival of the unit's stratum, exp(−H0(t)·e^{(x − x̄)β}), as a step
+  table (the baseline is stored at the covariate means x̄).
+
+For a covariate path (`path_factor`), the reference life (linear predictor 0) and the factor of
+each segment: e^{xb} on the hazard (proportional hazards) or e^{−xγ} on the clock (AFT: the age
+runs that much faster).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from bathtub.errors import InputError
+from bathtub.regression import design
+
+LIFE_MODELS = ("cox", "weibull_ph", "lognormal_aft", "loglogistic_aft")
+SCALE = {"cox": "hazard", "weibull_ph": "hazard", "lognormal_aft": "time", "loglogistic_aft": "time"}
+
+
+def check_life_model(record: Mapping[str, Any], model_id: str, field: str) -> None:
+    dist = record.get("distribution")
+    if dist not in LIFE_MODELS:
+        why = ("its cumulative hazard can decrease for some covariates (an additive effect is not a life "
+               "distribution)" if dist == "additive_hazards" else "it has no life distribution for given covariates")
+        raise InputError(field, f"model {model_id} is a {dist!r} regression model: {why}; a block's life can be "
+                                f"a saved {', '.join(LIFE_MODELS)} model")
+
+
+def variables(record: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The values a unit needs, by column: {kind: numeric, range: [lo, hi] or None} or
+    {kind: categorical | stratum, levels}."""
+    spec = record["design"]
+    out: dict[str, dict[str, Any]] = {}
+    if "terms" in spec:
+        for t in spec["terms"]:
+            if t["kind"] == "numeric":
+                out[t["column"]] = {"kind": "numeric", "range": [t["min"], t["max"]] if "min" in t else None}
+            else:
+                out[t["column"]] = {"kind": "categorical", "levels": list(t["levels"])}
+    else:
+        ranges = spec.get("ranges", {})
+        for k in spec.get("numeric", []):
+            out[k] = {"kind": "numeric", "range": ranges.get(k)}
+        for k, levels in spec.get("categorical", {}).items():
+            out[k] = {"kind": "categorical", "levels": list(levels)}
+    if record.get("strata_column"):
+        out[record["strata_column"]] = {"kind": "stratum", "levels": [b["stratum"] for b in record["baseline"]]}
+    return out
+
+
+def _stratum(record: Mapping[str, Any], values: Mapping[str, Any], field: str) -> tuple[dict[str, Any], int]:
+    values = dict(values)
+    col = record.get("strata_column")
+    if not col:
+        return values, 0
+    level = design._level(values.pop(col))
+    levels = [b["stratum"] for b in record["baseline"]]
+    if level not in levels:
+        raise InputError(f"{field}.{col}", f"stratum {level!r} not in the fit (strata: {levels})")
+    return values, levels.index(level)
+
+
+def linear_predictor(record: Mapping[str, Any], values: Mapping[str, Any], field: str) -> float:
+    """x·β of a unit (Cox: relative to the covariate means, where its baseline is stored); for an
+    AFT model x·γ on log time."""
+    values, _ = _stratum(record, values, field)
+    x = design.row(record["design"], values, field)
+    dist = record["distribution"]
+    if dist == "cox":
+        coef = np.array([c["coef"] for c in record["coefficients"]])
+        return float((x - np.asarray(record["means"])) @ coef)
+    if dist == "weibull_ph":
+        return float(x @ np.array([c["coef"] for c in record["coefficients"]]))
+    return float(x @ np.asarray(record["gamma"]))
+
+
+def path_factor(record: Mapping[str, Any], lp: float) -> float:
+    """The segment factor of a linear predictor: e^{xb} on the hazard, e^{−xγ} on the clock."""
+    return math.exp(lp) if SCALE[record["distribution"]] == "hazard" else math.exp(-lp)
+
+
+def reference_life(record: Mapping[str, Any], stratum: int = 0) -> dict[str, Any]:
+    """The life at linear predictor 0, as an engine BlockModel."""
+    return life_at(record, 0.0, stratum)
+
+
+def life_at(record: Mapping[str, Any], lp: float, stratum: int = 0) -> dict[str, Any]:
+    """The unit's life at linear predictor `lp` (from `linear_predictor`), as an engine BlockModel."""
+    dist = record["distribution"]
+    if dist == "cox":
+        b = record["baseline"][stratum]
+        cum = np.asarray(b["cumhaz"], dtype=float) * math.exp(lp)
+        f = -np.expm1(-cum)
+        return {"distribution_id": "steps", "table": [[float(t), float(v)] for t, v in zip(b["time"], f)]}
+    mu, sigma = float(record["mu"]), float(record["sigma"])
+    if dist == "lognormal_aft":
+        return {"distribution_id": "lognormal", "params": [{"name": "mu", "value": mu + lp},
+                                                           {"name": "sigma", "value": sigma}]}
+    name = "weibull" if dist == "weibull_ph" else "loglogistic"
+    if dist == "weibull_ph":
+        lp = -lp * sigma  # the PH predictor x·b is −x·γ/σ: back to log-time location
+    return {"distribution_id": name, "params": [{"name": "alpha", "value": math.exp(mu + lp)},
+                                                {"name": "beta", "value": 1.0 / sigma}]}
+
+
+def stratum_of(record: Mapping[str, Any], values: Mapping[str, Any], field: str) -> int:
+    return _stratum(record, values, field)[1]
