@@ -13,13 +13,15 @@ from bathtub_api.tools import (
     life,
     photos,
     rbd,
+    rbd_decisions,
     rcm,
     recurrent,
     strategy,
     uploads,
 )
 
-MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, uploads, photos, fleets, rcm)
+MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, rbd_decisions,
+           uploads, photos, fleets, rcm)
 
 
 def default_registry() -> Registry:

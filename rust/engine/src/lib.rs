@@ -8,6 +8,7 @@
 pub mod agenda;
 pub mod alt;
 pub mod availability;
+pub mod decisions;
 pub mod diagram;
 pub mod dist;
 pub mod error;
