@@ -46,6 +46,9 @@ def test_age_replacement_optimum_matches_the_strategy_calculator():
     lo, hi = opt["indistinguishable_from"]
     assert lo <= t_star <= hi, (t_star, opt)
     assert not opt["at_edge"]
+    r_lo, r_hi = opt["range"]
+    assert r_lo <= lo and hi <= r_hi and r_lo <= opt["estimate"] <= r_hi
+    assert abs(opt["estimate"] - t_star) <= 25.0  # within one grid step of the exact optimum
     # The optimum's cost rate and the whole curve against the renewal-reward closed form (a
     # finite horizon started new adds a bias of order one cycle in a thousand: 1% allowed).
     assert abs(opt["value"] - ref["optimal_cost_rate"]) <= Z * opt["std_error"] + 0.01 * ref["optimal_cost_rate"]

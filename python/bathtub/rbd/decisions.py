@@ -243,6 +243,20 @@ def check_blocks(diagram: Mapping[str, Any], blocks: Sequence[str], knob: str) -
             raise InputError(f"blocks[{i}]", f"{b!r} has no {what} whose interval to search: give it one first")
 
 
+def _vertex(x: Sequence[float], y: Sequence[float], k: int) -> float:
+    """The vertex of the parabola through the best grid point and its neighbours (the grid
+    point itself at an edge or where the three are not convex), kept between the neighbours."""
+    if k == 0 or k == len(x) - 1:
+        return x[k]
+    (x0, x1, x2), (y0, y1, y2) = x[k - 1:k + 2], y[k - 1:k + 2]
+    den = (x0 - x1) * (x0 - x2) * (x1 - x2)
+    a = (x2 * (y1 - y0) + x1 * (y0 - y2) + x0 * (y2 - y1)) / den
+    b = (x2 * x2 * (y0 - y1) + x1 * x1 * (y2 - y0) + x0 * x0 * (y1 - y2)) / den
+    if a == 0.0 or (a < 0) != (y1 > y0):  # not a vertex on the best side
+        return x[k]
+    return min(max(-b / (2 * a), x0), x2)
+
+
 def interval_search(
     diagram: Any,
     *,
@@ -264,8 +278,10 @@ def interval_search(
     simulated in one engine pass on common random numbers over [0, horizon].
 
     Without `target`: the candidate with the best objective (least cost rate, least
-    PFDavg or most availability); its uncertainty is the range of candidates whose paired
-    difference from it is not significant at 95%. With `target` (objective availability:
+    PFDavg or most availability); its uncertainty: the candidates whose paired difference
+    from it is not significant at 95% (`indistinguishable_from`), widened by one grid step
+    each side (`range`: nothing between grid points was simulated); `estimate` the vertex of
+    the parabola through the best candidate and its neighbours. With `target` (objective availability:
     at least it; pfd_avg: at most it): among candidates whose mean meets it, the one of
     least cost rate when the diagram has costs, else the longest interval (the least
     maintenance); and where the mean curve crosses the target, the interval there (linear
@@ -314,9 +330,14 @@ def interval_search(
         best = max(range(len(xs)), key=lambda k: sign * values[k])
         diffs = [_diff(cov, n, k, best, means, b) for k in range(len(xs))]
         tied = [k for k in range(len(xs)) if k == best or diffs[k]["interval"][0] <= 0.0 <= diffs[k]["interval"][1]]
+        k1, k2 = min(tied), max(tied)
         out["optimum"] = {"interval": xs[best], "value": values[best], "std_error": ses[best],
                           "interval_95": curve[best]["interval_95"],
-                          "indistinguishable_from": [xs[min(tied)], xs[max(tied)]],
+                          "indistinguishable_from": [xs[k1], xs[k2]],
+                          # Between grid points nothing was simulated: the optimum lies within
+                          # one step of the candidates not significantly worse than the best.
+                          "range": [xs[max(k1 - 1, 0)], xs[min(k2 + 1, len(xs) - 1)]],
+                          "estimate": _vertex(xs, values, best),
                           "at_edge": best in (0, len(xs) - 1)}
         out["versus_optimum"] = [{"interval": x, **d} for x, d in zip(xs, diffs, strict=True)]
         ratios = [d["variance_ratio"] for k, d in enumerate(diffs) if k != best and d["variance_ratio"] is not None]

@@ -28,7 +28,7 @@ pub const MAX_SEARCHED: usize = 16;
 /// Ratio of two means with its delta-method standard error (`cross`: sum of x * y).
 fn ratio_se(x: &Moments, y: &Moments, cross: i128) -> (Option<f64>, Option<f64>) {
     let (mx, my) = (x.mean(), y.mean());
-    if !(my > 0.0) {
+    if my.is_nan() || my <= 0.0 {
         return (None, None);
     }
     let r = mx / my;
