@@ -352,6 +352,10 @@ def interval_search(
                           else "longest interval meeting the target"}
     else:
         out["optimum"] = None
+    ref = xs.index(out["optimum"]["interval"]) if meets else 0
+    ratios = [d["variance_ratio"] for k in range(len(xs)) if k != ref
+              for d in [_diff(cov, n, k, ref, means, b)] if d["variance_ratio"] is not None]
+    out["crn_variance_ratio_median"] = float(np.median(ratios)) if ratios else None
     mid = _crossing(xs, values, target)
     lo_c = _crossing(xs, [v - Z95 * se for v, se in zip(values, ses, strict=True)], target)
     hi_c = _crossing(xs, [v + Z95 * se for v, se in zip(values, ses, strict=True)], target)

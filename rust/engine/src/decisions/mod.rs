@@ -186,3 +186,108 @@ pub fn interval_search(
         ctl,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagram::NodeSpec;
+    use crate::fixtures::{edges, exp, node};
+
+    fn two_in_series() -> DiagramSpec {
+        let block = |id: &str, rate: f64, repair: f64| NodeSpec {
+            model: Some(exp(rate)),
+            repair: Some(exp(repair)),
+            ..node(id, "component")
+        };
+        DiagramSpec {
+            nodes: vec![
+                node("in", "input"),
+                block("a", 1e-3, 0.1),
+                block("b", 2e-3, 0.02),
+                node("out", "output"),
+            ],
+            edges: edges(&[("in", "a"), ("a", "b"), ("b", "out")]),
+            ..Default::default()
+        }
+    }
+    fn plan(count: u64) -> Plan {
+        Plan::new("availability", 2000.0, 0, "up", 5, 0, count).unwrap()
+    }
+
+    #[test]
+    fn any_thread_count_gives_the_same_sums() {
+        let spec = two_in_series();
+        let (_, one) = what_to_improve(&spec, plan(300), Some(1), &Control::new()).unwrap();
+        let (changes, three) = what_to_improve(&spec, plan(300), Some(3), &Control::new()).unwrap();
+        assert_eq!(changes.len(), 4);
+        assert_eq!(one.up, three.up);
+        assert_eq!(one.cross, three.cross);
+        let (a, b) = (one.importance.unwrap(), three.importance.unwrap());
+        assert_eq!(a.birnbaum, b.birnbaum);
+        assert_eq!(a.in_failed_cut, b.in_failed_cut);
+    }
+
+    #[test]
+    fn an_unchanged_design_differs_by_exactly_nothing() {
+        // The same interval twice: identical lanes, so the paired difference is 0 with no spread.
+        let mut spec = two_in_series();
+        spec.nodes[1].preventive = Some(crate::diagram::PreventiveSpec {
+            policy: Some("age".into()),
+            interval: 300.0,
+            ..Default::default()
+        });
+        let acc = interval_search(
+            &spec,
+            &["a".into()],
+            Knob::Preventive,
+            &[300.0, 300.0, 600.0],
+            plan(200),
+            None,
+            &Control::new(),
+        )
+        .unwrap();
+        assert_eq!(acc.up[0], acc.up[1]);
+        let s = acc.summary();
+        let c = &s.covariance;
+        assert!((c[0][0] + c[1][1] - 2.0 * c[0][1]).abs() < 1e-12);
+        assert_ne!(acc.up[0], acc.up[2]);
+    }
+
+    #[test]
+    fn refusals_name_what_is_wrong() {
+        let spec = two_in_series();
+        let e = interval_search(
+            &spec,
+            &["a".into()],
+            Knob::Preventive,
+            &[1.0, 2.0],
+            plan(1),
+            None,
+            &Control::new(),
+        );
+        assert!(e.unwrap_err().0.contains("no preventive policy"));
+        let e = interval_search(
+            &spec,
+            &["zz".into()],
+            Knob::ProofTest,
+            &[1.0, 2.0],
+            plan(1),
+            None,
+            &Control::new(),
+        );
+        assert!(e.unwrap_err().0.contains("no such block"));
+        let e = interval_search(
+            &spec,
+            &["a".into()],
+            Knob::Preventive,
+            &[1.0],
+            plan(1),
+            None,
+            &Control::new(),
+        );
+        assert!(e.unwrap_err().0.contains("intervals"));
+        let cost = Plan::new("availability", 10.0, 0, "cost", 1, 0, 1).unwrap();
+        let e = what_to_improve(&spec, cost, None, &Control::new());
+        assert!(e.unwrap_err().0.contains("no costs"));
+    }
+}
