@@ -29,7 +29,8 @@ def series_ab() -> dict[str, Any]:
 
 
 def age_replaced() -> dict[str, Any]:
-    life = {"distribution_id": "weibull", "params": [{"name": "alpha", "value": 1000.0}, {"name": "beta", "value": 3.0}]}
+    params = [{"name": "alpha", "value": 1000.0}, {"name": "beta", "value": 3.0}]
+    life = {"distribution_id": "weibull", "params": params}
     p = {"id": "p", "type": "component", "model": life, "instant_repair": True,
          "preventive": {"policy": "age", "interval": 500.0, "cost": 100.0}, "costs": {"replace": 1000.0}}
     nodes = [{"id": "in", "type": "input"}, p, {"id": "out", "type": "output"}]
