@@ -9,6 +9,7 @@ from typing import Any
 
 from bathtub.strategy.replacement import optimal_replacement
 from tests.conftest import Api
+from tests.service.test_job_control import poll as poll_until
 from tests.service.test_rbd_service import poll
 
 Z = 4.0
@@ -111,3 +112,18 @@ async def test_refusals_name_the_field_and_queue_nothing(api: Api) -> None:
         assert 400 <= status < 500 and refused["detail"].startswith(field), (path, body, refused)
     status, after = await api.post("list/job", {})
     assert after["items"] == before["items"]
+
+
+async def test_a_decision_job_shows_progress_and_cancels(api: Api) -> None:
+    rbd_id = await created(api, series_ab())
+    status, queued = await api.post("rbd_analysis/what_to_improve",
+                                    {"id": rbd_id, "horizon": 1e5, "replications": 1_000_000})
+    assert status == 200, queued
+    job = await poll_until(api, queued["job_id"], ("running",), lambda j: j["progress"] > 0)
+    assert 0 < job["progress"] < 1
+    status, out = await api.post("jobs/cancel", {"id": queued["job_id"]})
+    assert status == 200 and out["status"] == "cancelled", out
+    # Over the per-job limit: refused at the door, naming what to lower.
+    status, refused = await api.post("rbd_analysis/what_to_improve",
+                                     {"id": rbd_id, "horizon": 1e9, "replications": 1_000_000})
+    assert status == 422 and refused["detail"].startswith("replications:") and "CPU-minutes" in refused["detail"]
