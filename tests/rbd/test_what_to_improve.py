@@ -261,4 +261,19 @@ def test_refusals_name_the_field():
         what_to_improve(d, repairable=True, horizon=-1.0)
     with pytest.raises(InputError, match="mission_time"):
         what_to_improve(build("series", False), repairable=False)
+    with pytest.raises(InputError, match=r"blocks\[0\]"):
+        what_to_improve(d, repairable=True, horizon=10.0, blocks=["nope"])
     assert what_to_improve(d, repairable=True, horizon=10.0, check_only=True) == {}
+
+
+def test_what_if_for_chosen_blocks_only_importance_for_all():
+    d = build("bridge", repairable=True)
+    whole = what_to_improve(d, repairable=True, horizon=500.0, replications=200, seed=6)
+    part = what_to_improve(d, repairable=True, horizon=500.0, replications=200, seed=6, blocks=["E", "A"])
+    by_id = {b["id"]: b for b in part["blocks"]}
+    assert set(by_id) == set("ABCDE")
+    assert all((by_id[i]["what_if"]["mtbf_doubled"] is None) == (i not in "EA") for i in "ABCDE")
+    # The same streams: the chosen blocks' figures are those of the full run.
+    full = {b["id"]: b for b in whole["blocks"]}
+    for i in "EA":
+        assert by_id[i]["what_if"] == full[i]["what_if"] and by_id[i]["birnbaum"] == full[i]["birnbaum"]

@@ -96,6 +96,7 @@ async def test_refusals_name_the_field_and_queue_nothing(api: Api) -> None:
         ("rbd_analysis/what_to_improve", {"id": rbd_id, "mission_time": 10.0}, "mission_time:"),
         ("rbd_analysis/what_to_improve", {"id": rbd_id, "horizon": 10.0, "objective": "reliability"}, "objective:"),
         ("rbd_analysis/what_to_improve", {"id": rbd_id, "horizon": 10.0, "replications": 5}, "replications:"),
+        ("rbd_analysis/what_to_improve", {"id": rbd_id, "horizon": 10.0, "blocks": ["a", "zz"]}, "blocks[1]:"),
         ("rbd_analysis/interval_search", {"id": age_id, "blocks": ["nope"], "knob": "preventive", "low": 1.0,
                                           "high": 2.0, "horizon": 10.0}, "blocks[0]:"),
         ("rbd_analysis/interval_search", {"id": age_id, "blocks": ["p"], "knob": "proof_test", "low": 1.0,

@@ -34,6 +34,7 @@ CHANGES = {"mtbf_doubled": "doubling the MTBF of", "mttr_halved": "halving the M
 MIN_REPLICATIONS = 100
 KNOBS = ("preventive", "proof_test")
 MAX_CANDIDATES = 200
+MAX_CHANGES = 199  # the engine's lanes per run, less the base design
 
 
 def default_objective(diagram: Mapping[str, Any], repairable: bool) -> str:
@@ -93,7 +94,14 @@ def _diff(cov: Sequence[Sequence[float]], n: int, i: int, j: int, means: Sequenc
 
 
 def _engine_error(e: engine.EngineError) -> InputError:
-    return InputError("diagram", str(e))
+    """The engine's refusal, under the request field it names (else the diagram's)."""
+    msg = str(e)
+    for field in ("objective", "blocks", "intervals"):
+        if msg.startswith(f"{field}: "):
+            return InputError(field, msg[len(field) + 2:])
+        if msg.startswith(f"{field} "):
+            return InputError(field, msg[len(field) + 1:])
+    return InputError("diagram", msg)
 
 
 def _sentence(objective: str, change: str, block: str, w: Mapping[str, Any]) -> str:
@@ -115,6 +123,7 @@ def what_to_improve(
     replications: int = 2000,
     seed: int = 1,
     crews: int = 0,
+    blocks: Sequence[str] | None = None,
     threads: int | None = None,
     control: RunControl | None = None,
 ) -> dict[str, Any]:
@@ -123,15 +132,24 @@ def what_to_improve(
     and "what if" gains: the objective if the block's MTBF doubled (every life stretched
     by 2) or, repairable, its MTTR halved, each as a difference from the base with its 95%
     interval on common random numbers. Blocks ranked by their best gain; `top` the three
-    best changes in words. `diagram` is an engine-form diagram (resolved models).
+    best changes in words. `blocks` limits the what-if changes to those blocks (at most
+    MAX_CHANGES changes a run; importance is measured for every block). `diagram` is an
+    engine-form diagram (resolved models).
     `check_only` refuses what the run would refuse (every design compiled) and runs nothing."""
     obj = _check_objective(objective, diagram, repairable)
     text, kind, time = _run_args(diagram, repairable, horizon, mission_time, replications, seed)
     compared, a, b = _transform(obj, time)
     count = 0 if check_only else replications
+    chosen = None if blocks is None else list(blocks)
+    if chosen is not None:
+        if not chosen or len(set(chosen)) != len(chosen):
+            raise InputError("blocks", "name each block once, at least one")
+        for i, name in enumerate(chosen):
+            if _block_node(json.loads(text), name) is None:
+                raise InputError(f"blocks[{i}]", f"{name!r} is no block of the diagram")
     try:
         raw = call_engine(lambda ctl: _engine.what_to_improve(
-            text, kind, time, crews, compared, seed, 0, count, threads=threads, control=ctl), control)
+            text, kind, time, crews, compared, seed, 0, count, chosen, threads=threads, control=ctl), control)
     except engine.EngineError as e:
         raise _engine_error(e) from None
     if check_only:
@@ -145,22 +163,22 @@ def what_to_improve(
     base_value = a + b * means[0]
     sign = 1.0 if HIGHER_IS_BETTER[obj] else -1.0
     shares = _shares(s, repairable)
-    blocks: dict[str, dict[str, Any]] = {}
+    rows: dict[str, dict[str, Any]] = {}
     for imp in s["importance"]["blocks"]:
         bid = imp["id"]
-        blocks[bid] = {"id": bid, **{k: v for k, v in imp.items() if k != "id"}, **shares.get(bid, {}),
-                       "what_if": {"mtbf_doubled": None, "mttr_halved": None}, "best_gain": None}
+        rows[bid] = {"id": bid, **{k: v for k, v in imp.items() if k != "id"}, **shares.get(bid, {}),
+                     "what_if": {"mtbf_doubled": None, "mttr_halved": None}, "best_gain": None}
     changes = []
     for lane, ch in enumerate(out["changes"], start=1):
         w = _diff(cov, n, lane, 0, means, b)
         w["value"] = a + b * means[lane]
         w["gain"] = sign * w["difference"]
-        blocks[ch["block"]]["what_if"][ch["change"]] = w
+        rows[ch["block"]]["what_if"][ch["change"]] = w
         changes.append((w["gain"], ch["change"], ch["block"], w))
-    for blk in blocks.values():
+    for blk in rows.values():
         gains = [w["gain"] for w in blk["what_if"].values() if w is not None]
         blk["best_gain"] = max(gains) if gains else None
-    ranked = sorted(blocks.values(), key=lambda x: -(x["best_gain"] if x["best_gain"] is not None else -math.inf))
+    ranked = sorted(rows.values(), key=lambda x: -(x["best_gain"] if x["best_gain"] is not None else -math.inf))
     changes.sort(key=lambda c: -c[0])
     top = [_sentence(obj, change, block, w) for gain, change, block, w in changes[:3]]
     if not any(w["interval"][0] > 0 or w["interval"][1] < 0 for _, _, _, w in changes[:3]):

@@ -32,12 +32,14 @@ class WhatToImprove(Strict):
     halved) on common random numbers. `horizon` (repairable) or `mission_time`
     (non-repairable) as in analyze; `objective` the figure compared (default: pfd_avg for a
     safety function, availability for other repairable diagrams, reliability otherwise;
-    cost_rate needs costs)."""
+    cost_rate needs costs); `blocks` the blocks whose what-if changes to run (default all;
+    at most 199 changes a run, so a large diagram names them), importance is for all."""
 
     id: Id
     horizon: Time | None = None
     mission_time: Time | None = None
     objective: Literal["availability", "pfd_avg", "cost_rate", "reliability"] | None = None
+    blocks: Annotated[list[Text], Field(min_length=1, max_length=decisions.MAX_CHANGES)] | None = None
     replications: integer(ge=decisions.MIN_REPLICATIONS, le=1_000_000) = 2000
     seed: integer(ge=0, le=2**63 - 1) = 1
 
@@ -91,9 +93,9 @@ async def what_to_improve(ctx: Ctx, req: WhatToImprove) -> dict[str, Any]:
     diagram = await _resolve(ctx.store, ctx.user.id, body)
     args = {"diagram": diagram, "repairable": repairable, "horizon": req.horizon, "mission_time": req.mission_time,
             "objective": req.objective, "replications": req.replications, "seed": req.seed,
-            "crews": int(body.get("repair_crews", 0))}
+            "crews": int(body.get("repair_crews", 0)), "blocks": req.blocks}
     await ctx.jobs.run_native(_check_improve, args)
-    blocks = await ctx.jobs.run_native(engine.compile_diagram, diagram)
+    blocks = req.blocks or await ctx.jobs.run_native(engine.compile_diagram, diagram)
     lanes = 1 + len(blocks) * (2 if repairable else 1) + 1
     q = _quoted(ctx, diagram, req.replications, req.horizon, lanes, "replications")
     queued = await ctx.jobs.submit(ctx.user.id, IMPROVE_JOB, {"rbd_id": req.id, "rbd_name": item["name"],

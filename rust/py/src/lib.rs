@@ -259,7 +259,7 @@ fn simulate_mission(
 /// What to improve (`bathtub_engine::decisions::what_to_improve`): JSON
 /// {changes, summary} (summary: the common-random-numbers run, lane 0 the base design).
 #[pyfunction]
-#[pyo3(signature = (diagram_json, kind, time, crews, compared, seed, replication_start, replications, threads=None, control=None))]
+#[pyo3(signature = (diagram_json, kind, time, crews, compared, seed, replication_start, replications, blocks=None, threads=None, control=None))]
 #[allow(clippy::too_many_arguments)]
 fn what_to_improve(
     py: Python<'_>,
@@ -271,6 +271,7 @@ fn what_to_improve(
     seed: u64,
     replication_start: u64,
     replications: u64,
+    blocks: Option<Vec<String>>,
     threads: Option<usize>,
     control: Option<&Bound<'_, RunControl>>,
 ) -> PyResult<String> {
@@ -290,7 +291,8 @@ fn what_to_improve(
         let spec: DiagramSpec =
             serde_json::from_str(&owned).map_err(|e| err(format!("diagram: {e}")))?;
         let (changes, acc) =
-            decisions::what_to_improve(&spec, plan, threads, &ctl).map_err(run_err(&ctl))?;
+            decisions::what_to_improve(&spec, blocks.as_deref(), plan, threads, &ctl)
+                .map_err(run_err(&ctl))?;
         to_json(&serde_json::json!({"changes": changes, "summary": acc.summary()}))
     })
 }

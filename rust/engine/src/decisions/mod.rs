@@ -75,12 +75,25 @@ pub struct Change {
 }
 
 /// The designs a what-to-improve run compares with the base (lane 0): each block's MTBF
-/// doubled and, in repairable runs, its MTTR halved (blocks with a repair model).
+/// doubled and, in repairable runs, its MTTR halved (blocks with a repair model); only
+/// the blocks in `only` when given (importance is still measured for every block).
 pub fn what_if_designs(
     spec: &DiagramSpec,
     kind: RunKind,
+    only: Option<&[String]>,
 ) -> Result<Vec<(Change, DiagramSpec)>, EngineError> {
-    let ids = Compiled::new(spec)?.block_ids();
+    let all = Compiled::new(spec)?.block_ids();
+    let ids = match only {
+        None => all,
+        Some(chosen) => {
+            if let Some(b) = chosen.iter().find(|b| !all.contains(b)) {
+                return Err(EngineError(format!(
+                    "blocks: {b:?} is no block of the diagram"
+                )));
+            }
+            chosen.to_vec()
+        }
+    };
     let mut out = vec![];
     for id in &ids {
         if let Some(s) = stretched(spec, id, true, 2.0)? {
@@ -106,7 +119,8 @@ pub fn what_if_designs(
     }
     if out.len() + 1 > MAX_LANES {
         return Err(EngineError(format!(
-            "what to improve compares at most {} changes (this diagram has {})",
+            "blocks: what to improve compares at most {} changes in one run ({} here); name the \
+             blocks to change",
             MAX_LANES - 1,
             out.len()
         )));
@@ -118,11 +132,12 @@ pub fn what_if_designs(
 /// common random numbers. Lane 0 is the base; lane i + 1 is `changes[i]`.
 pub fn what_to_improve(
     spec: &DiagramSpec,
+    only: Option<&[String]>,
     plan: Plan,
     threads: Option<usize>,
     ctl: &Control,
 ) -> Result<(Vec<Change>, CrnAcc), EngineError> {
-    let designs = what_if_designs(spec, plan.kind)?;
+    let designs = what_if_designs(spec, plan.kind, only)?;
     let mut lanes = vec![Compiled::new(spec)?];
     let mut changes = vec![];
     for (ch, s) in designs {
@@ -217,8 +232,9 @@ mod tests {
     #[test]
     fn any_thread_count_gives_the_same_sums() {
         let spec = two_in_series();
-        let (_, one) = what_to_improve(&spec, plan(300), Some(1), &Control::new()).unwrap();
-        let (changes, three) = what_to_improve(&spec, plan(300), Some(3), &Control::new()).unwrap();
+        let (_, one) = what_to_improve(&spec, None, plan(300), Some(1), &Control::new()).unwrap();
+        let (changes, three) =
+            what_to_improve(&spec, None, plan(300), Some(3), &Control::new()).unwrap();
         assert_eq!(changes.len(), 4);
         assert_eq!(one.up, three.up);
         assert_eq!(one.cross, three.cross);
@@ -287,7 +303,10 @@ mod tests {
         );
         assert!(e.unwrap_err().0.contains("intervals"));
         let cost = Plan::new("availability", 10.0, 0, "cost", 1, 0, 1).unwrap();
-        let e = what_to_improve(&spec, cost, None, &Control::new());
+        let e = what_to_improve(&spec, None, cost, None, &Control::new());
         assert!(e.unwrap_err().0.contains("no costs"));
+        let only = ["zz".to_string()];
+        let e = what_to_improve(&spec, Some(&only), plan(1), None, &Control::new());
+        assert!(e.unwrap_err().0.contains("no block"));
     }
 }
