@@ -272,7 +272,7 @@ pub fn run(
     ctl: &Control,
 ) -> Result<CrnAcc, EngineError> {
     let scale = check(lanes, kind, compared, seed)?;
-    if importance && lanes[0].phases.iter().len() > 0 {
+    if importance && !lanes[0].phases.is_empty() {
         return Err(EngineError(
             "phases: importance measures are for one-phase missions".into(),
         ));
