@@ -60,6 +60,34 @@ def simulate_mission(
     threads: int | None = None,
     control: RunControl | None = None,
 ) -> tuple[str, str]: ...
+def what_to_improve(
+    diagram_json: str,
+    kind: str,
+    time: float,
+    crews: int,
+    compared: str,
+    seed: int,
+    replication_start: int,
+    replications: int,
+    blocks: list[str] | None = None,
+    threads: int | None = None,
+    control: RunControl | None = None,
+) -> str: ...
+def interval_search(
+    diagram_json: str,
+    blocks: list[str],
+    knob: str,
+    intervals: list[float],
+    kind: str,
+    time: float,
+    crews: int,
+    compared: str,
+    seed: int,
+    replication_start: int,
+    replications: int,
+    threads: int | None = None,
+    control: RunControl | None = None,
+) -> str: ...
 def merge_availability(a: str, b: str) -> tuple[str, str]: ...
 def merge_mission(a: str, b: str) -> tuple[str, str]: ...
 def alt_fit(

@@ -13,6 +13,7 @@ from bathtub_api.tools import (
     life,
     photos,
     rbd,
+    rbd_decisions,
     rcm,
     recurrent,
     strategy,
@@ -20,8 +21,8 @@ from bathtub_api.tools import (
     uploads,
 )
 
-MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, uploads, photos, fleets, tracking,
-           rcm)
+MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, rbd_decisions, uploads, photos,
+           fleets, tracking, rcm)
 
 
 def default_registry() -> Registry:

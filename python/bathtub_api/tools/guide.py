@@ -267,7 +267,7 @@ PAGES: dict[str, Page] = {
         ("rbd/create", "rbd/edit", "get/rbd"),
     ),
     "rbd_analysis": Page(
-        "Diagram analysis", "Availability simulations as jobs; runs with curves.",
+        "Diagram analysis", "Availability simulations as jobs; runs with curves; what to improve; interval search.",
         "`rbd_analysis analyze` with `id` and `horizon` (repairable) or `mission_time` (non-repairable), "
         "`replications` or `precision` (relative 95% half-width of mean unavailability), `seed`. A "
         "non-repairable diagram that reduces to series, parallel and k-of-n parts (bridges included) answers at "
@@ -309,8 +309,32 @@ PAGES: dict[str, Page] = {
         "phased mission's `mission_time` is the phases' total duration (omit it, or give that value). When the "
         "operator sets BATHTUB_DASK_SCHEDULER, simulation jobs run in chunks on that dask cluster and merge to "
         "exactly the numbers a local run gives at the same seed (progress counts finished chunks; cancel stops "
-        "them).",
-        ("rbd_analysis/analyze", "get/rbd_run", "get/job", "jobs/cancel"),
+        "them). "
+        "Decisions, each a job whose result (in `get job`) is the answer, not an `rbd_run`: every candidate "
+        "design runs in one engine pass on common random numbers (each unit draws its lives and repairs from "
+        "its own stream, so a change to one block leaves the others' draws alone) and differences are paired per "
+        "replication, with `variance_ratio` (independent runs' variance over the paired one). "
+        "`rbd_analysis what_to_improve` {id, horizon | mission_time, objective?, blocks?, replications (100+, "
+        "default 2000), seed}: what-if changes for `blocks` (default all; at most 199 changes a run), "
+        "importance for every block; `objective` availability, pfd_avg (default for a safety_function) or cost_rate "
+        "(repairable), reliability (non-repairable, one phase); per block Birnbaum (as time average, or at the "
+        "mission end), criticality and Fussell-Vesely (some failed minimal cut set holds the block, given the "
+        "system is down) with standard errors, RAW, RRW, share of system downtime and of cost (or of mission "
+        "failures caused), and `what_if`: the objective if the block's MTBF doubled (every life stretched by "
+        "2) or its MTTR halved, as `difference` from the base with its 95% `interval`, and `gain` (the "
+        "improvement, signed); blocks ranked by their best gain, `top` the three best changes in words. "
+        "`rbd_analysis interval_search` {id, blocks, knob preventive | proof_test, low, high, points (2-200, "
+        "default 21), horizon, objective cost_rate (default) | availability | pfd_avg, target?, replications, "
+        "seed} puts every named block (each must already have that policy or proof test) on each candidate "
+        "interval: `curve` (objective with its 95% interval, and cost rate when the diagram has costs); without "
+        "`target`, `optimum` the best candidate with `indistinguishable_from` (candidates not significantly "
+        "worse), `range` (that widened by one grid step: nothing between candidates is simulated) and "
+        "`estimate` (parabola vertex); with `target` (availability at least, pfd_avg at most), the candidate of "
+        "least cost rate meeting it (no costs: the longest), and `interval_at_target` where the mean curve "
+        "crosses it with the range where its 95% band does. Both quote their cost (designs x one run) and "
+        "refuse over the per-job limit.",
+        ("rbd_analysis/analyze", "rbd_analysis/what_to_improve", "rbd_analysis/interval_search", "get/rbd_run",
+         "get/job", "jobs/cancel"),
     ),
     "strategy": Page(
         "Maintenance strategy", "Optimal replacement, failure-finding intervals, shut plans.",

@@ -139,7 +139,12 @@ fn cost_scale(c: &Compiled, horizon: f64) -> f64 {
 }
 
 impl AvailabilityAcc {
-    fn empty(c: &Compiled, options: &AvailabilityOptions, blocks: &[String], start: u64) -> Self {
+    pub(crate) fn empty(
+        c: &Compiled,
+        options: &AvailabilityOptions,
+        blocks: &[String],
+        start: u64,
+    ) -> Self {
         let g = blocks.len();
         let tests = test_times(c, options.horizon);
         let costs = c.has_costs;
@@ -187,7 +192,7 @@ impl AvailabilityAcc {
     }
 
     /// Sum in another accumulator (any order; used inside a run).
-    fn absorb(&mut self, o: &AvailabilityAcc) {
+    pub(crate) fn absorb(&mut self, o: &AvailabilityAcc) {
         self.replication_start = self.replication_start.min(o.replication_start);
         self.replication_count += o.replication_count;
         self.availability.merge(&o.availability);
@@ -271,6 +276,21 @@ impl Flow {
 
 /// One replication into `acc`.
 fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
+    replicate_observed(sim, acc, grid, rep, |_, _| {});
+}
+
+/// [`replicate`] with `observe(sim, t)` called before each event at `t` and once at the
+/// horizon: the blocks' states seen then held since the previous call (the decisions
+/// module integrates importance over them). The no-op observer compiles away, so plain
+/// runs pay nothing and draw the same numbers.
+#[inline(always)]
+pub(crate) fn replicate_observed(
+    sim: &mut Sim,
+    acc: &mut AvailabilityAcc,
+    grid: &[f64],
+    rep: u64,
+    mut observe: impl FnMut(&Sim, f64),
+) {
     let o = &acc.options;
     let horizon = o.horizon;
     let mut rng = Stream::new(o.seed, rep);
@@ -311,6 +331,7 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
             j += 1;
             next_grid = grid.get(j).copied().unwrap_or(f64::INFINITY);
         }
+        observe(sim, te);
         let s = sim.step(&mut rng).expect("an event is pending");
         events += 1;
         if cap {
@@ -346,6 +367,7 @@ fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
         acc.point_up[j] += up as u64;
         j += 1;
     }
+    observe(sim, horizon);
     if !up {
         let d = horizon - down_start;
         down_total += d;
@@ -457,7 +479,7 @@ pub fn time_grid(horizon: f64, n: usize) -> Vec<f64> {
     }
 }
 
-fn check(c: &Compiled, o: &AvailabilityOptions) -> Result<(), EngineError> {
+pub(crate) fn check(c: &Compiled, o: &AvailabilityOptions) -> Result<(), EngineError> {
     if !(o.horizon.is_finite() && o.horizon > 0.0) {
         return Err(EngineError(format!(
             "horizon must be a finite number > 0 (got {})",

@@ -3,11 +3,13 @@
 //!
 //! `dist` (life and repair distributions), `diagram` (spec form and compiled form),
 //! `sim` (the event core), `availability` and `mission` (the two run kinds with their
-//! mergeable accumulators), `parallel` (rayon over replications), `rng` (streams).
+//! mergeable accumulators), `parallel` (rayon over replications), `rng` (streams),
+//! `decisions` (what to improve and interval search: candidate designs on common random numbers).
 
 pub mod agenda;
 pub mod alt;
 pub mod availability;
+pub mod decisions;
 pub mod diagram;
 pub mod dist;
 pub mod error;

@@ -56,7 +56,7 @@ pub struct MissionAcc {
 }
 
 impl MissionAcc {
-    fn empty(c: &Compiled, o: &MissionOptions, blocks: &[String], start: u64) -> Self {
+    pub(crate) fn empty(c: &Compiled, o: &MissionOptions, blocks: &[String], start: u64) -> Self {
         MissionAcc {
             options: o.clone(),
             blocks: blocks.to_vec(),
@@ -87,7 +87,7 @@ impl MissionAcc {
         }
     }
 
-    fn absorb(&mut self, o: &MissionAcc) {
+    pub(crate) fn absorb(&mut self, o: &MissionAcc) {
         self.replication_start = self.replication_start.min(o.replication_start);
         self.replication_count += o.replication_count;
         self.time_to_failure.merge(&o.time_to_failure);
@@ -114,7 +114,7 @@ impl MissionAcc {
     }
 }
 
-fn replicate(sim: &mut Sim, acc: &mut MissionAcc, grid: &[f64], rep: u64) {
+pub(crate) fn replicate(sim: &mut Sim, acc: &mut MissionAcc, grid: &[f64], rep: u64) {
     let mut rng = Stream::new(acc.options.seed, rep);
     sim.reset(&mut rng);
     let (mut ttf, mut cause) = (f64::INFINITY, usize::MAX);
@@ -172,25 +172,8 @@ fn replicate(sim: &mut Sim, acc: &mut MissionAcc, grid: &[f64], rep: u64) {
     acc.replication_count += 1;
 }
 
-pub fn run(
-    c: &Compiled,
-    o: &MissionOptions,
-    start: u64,
-    count: u64,
-    threads: Option<usize>,
-) -> Result<MissionAcc, EngineError> {
-    run_with(c, o, start, count, threads, &Control::new())
-}
-
-/// [`run`] under a [`Control`]: stoppable between replications, progress counted as it goes.
-pub fn run_with(
-    c: &Compiled,
-    o: &MissionOptions,
-    start: u64,
-    count: u64,
-    threads: Option<usize>,
-    ctl: &Control,
-) -> Result<MissionAcc, EngineError> {
+/// What a mission run refuses, whatever its replications.
+pub(crate) fn check(c: &Compiled, o: &MissionOptions) -> Result<(), EngineError> {
     if !(o.mission_time.is_finite() && o.mission_time > 0.0) {
         return Err(EngineError(format!(
             "mission_time must be a finite number > 0 (got {})",
@@ -235,6 +218,29 @@ pub fn run_with(
             "proof tests (inspection) need a repairable run: failures are found and repaired",
         ));
     }
+    Ok(())
+}
+
+pub fn run(
+    c: &Compiled,
+    o: &MissionOptions,
+    start: u64,
+    count: u64,
+    threads: Option<usize>,
+) -> Result<MissionAcc, EngineError> {
+    run_with(c, o, start, count, threads, &Control::new())
+}
+
+/// [`run`] under a [`Control`]: stoppable between replications, progress counted as it goes.
+pub fn run_with(
+    c: &Compiled,
+    o: &MissionOptions,
+    start: u64,
+    count: u64,
+    threads: Option<usize>,
+    ctl: &Control,
+) -> Result<MissionAcc, EngineError> {
+    check(c, o)?;
     let blocks = c.block_ids();
     let grid = time_grid(o.mission_time, o.grid);
     let empty = || MissionAcc::empty(c, o, &blocks, start);

@@ -68,6 +68,12 @@ impl Stream {
     }
 }
 
+/// The seed of unit `unit`'s own streams in a run seeded `seed` (common-random-numbers
+/// runs): a bijective mix, so units' streams differ from each other and from the run's.
+pub fn substream_seed(seed: u64, unit: u64) -> u64 {
+    mix64(seed ^ mix64(unit.wrapping_add(1).wrapping_mul(0xD1B5_4A32_D192_ED03)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

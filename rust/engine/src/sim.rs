@@ -272,6 +272,17 @@ pub struct Sim<'a> {
     batch: bool,
     batch_up: bool,
     held: Vec<u32>,
+    /// Common-random-numbers runs (`unit_streams`): each unit's lives and repairs drawn
+    /// from its own stream, so changing one block leaves every other unit's draws as they
+    /// were. Empty in ordinary runs (every draw from the replication's one stream).
+    unit_rng: Vec<Stream>,
+}
+
+/// The stream a unit's life or repair is drawn from: its own in common-random-numbers
+/// runs, else the replication's.
+#[inline(always)]
+fn pick<'s>(own: &'s mut [Stream], u: usize, rng: &'s mut Stream) -> &'s mut Stream {
+    if own.is_empty() { rng } else { &mut own[u] }
 }
 
 impl<'a> Sim<'a> {
@@ -388,6 +399,7 @@ impl<'a> Sim<'a> {
             batch: false,
             batch_up: false,
             held: vec![],
+            unit_rng: vec![],
         }
     }
 
@@ -398,6 +410,15 @@ impl<'a> Sim<'a> {
 
     /// Start a fresh replication: every unit new, running (standby: the first k running,
     /// the others idle), the structure evaluated once from scratch.
+    /// Common random numbers: from now on (until `shared_streams`), draw each unit's lives
+    /// and repairs in replication `rep` from its own stream of `seed`.
+    pub fn unit_streams(&mut self, seed: u64, rep: u64) {
+        let n = self.c.unit_group.len();
+        self.unit_rng.clear();
+        self.unit_rng
+            .extend((0..n as u64).map(|u| Stream::new(crate::rng::substream_seed(seed, u), rep)));
+    }
+
     pub fn reset(&mut self, rng: &mut Stream) {
         self.now = 0.0;
         self.agenda.clear();
@@ -428,7 +449,7 @@ impl<'a> Sim<'a> {
                 let u = (g.first_unit + j) as usize;
                 self.age[u] = 0.0;
                 self.last[u] = 0.0;
-                let l = life.sample(rng).max(0.0);
+                let l = life.sample(pick(&mut self.unit_rng, u, rng)).max(0.0);
                 self.life_at[u] = l;
                 if j < running {
                     self.status[u] = Status::Running;
@@ -821,10 +842,11 @@ impl<'a> Sim<'a> {
     fn restart_aged(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let life = &self.c.dists[self.c.groups[g].life as usize];
         let v = self.vage[u];
+        let r = pick(&mut self.unit_rng, u, rng);
         let l = if v > 0.0 {
-            life.sample_residual(v, rng)
+            life.sample_residual(v, r)
         } else {
-            life.sample(rng)
+            life.sample(r)
         };
         self.born[u] = self.now;
         let l = l.max(0.0);
@@ -921,7 +943,8 @@ impl<'a> Sim<'a> {
                 let u = (grp.first_unit + j) as usize;
                 match start {
                     Start::Aged { age } => {
-                        let l = c.dists[grp.life as usize].sample_residual(age, rng);
+                        let l = c.dists[grp.life as usize]
+                            .sample_residual(age, pick(&mut self.unit_rng, u, rng));
                         self.life_at[u] = l;
                         self.push(l, u as u32, FAIL);
                     }
@@ -940,7 +963,8 @@ impl<'a> Sim<'a> {
                             // In repair now (a crew on it): the rest of a repair begun `since` ago.
                             let d = &c.dists[self.repair_of[g] as usize];
                             self.busy += 1;
-                            self.push(d.sample_residual(since, rng), u as u32, REPAIRED);
+                            let r = d.sample_residual(since, pick(&mut self.unit_rng, u, rng));
+                            self.push(r, u as u32, REPAIRED);
                         } else {
                             self.agenda.cancel(u);
                         }
@@ -1082,7 +1106,9 @@ impl<'a> Sim<'a> {
         // A planned replacement renews as new (imperfect repair starts over).
         self.vage[u] = 0.0;
         self.fails_since[u] = 0;
-        let l = self.c.dists[grp.life as usize].sample(rng).max(0.0);
+        let l = self.c.dists[grp.life as usize]
+            .sample(pick(&mut self.unit_rng, u, rng))
+            .max(0.0);
         self.life_at[u] = l;
         self.born[u] = self.now;
         match grp.pm {
@@ -1367,12 +1393,16 @@ impl<'a> Sim<'a> {
     fn renew_modes(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let c = self.c;
         let grp = &c.groups[g];
-        let l = c.dists[grp.life as usize].sample(rng).max(0.0);
+        let l = c.dists[grp.life as usize]
+            .sample(pick(&mut self.unit_rng, u, rng))
+            .max(0.0);
         self.push(self.now + l, u as u32, FAIL);
         if self.fixing[u] & NOT_COVERED != 0
             && let Some(d) = grp.uncovered
         {
-            let l = c.dists[d as usize].sample(rng).max(0.0);
+            let l = c.dists[d as usize]
+                .sample(pick(&mut self.unit_rng, u, rng))
+                .max(0.0);
             let slot = self.uncovered_slot(self.test_index[g] as usize);
             self.push(self.now + l, slot as u32, UNCOVERED);
         }
@@ -1411,7 +1441,9 @@ impl<'a> Sim<'a> {
 
     fn renew_in_place(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let grp = &self.c.groups[g];
-        let l = self.c.dists[grp.life as usize].sample(rng).max(0.0);
+        let l = self.c.dists[grp.life as usize]
+            .sample(pick(&mut self.unit_rng, u, rng))
+            .max(0.0);
         let rate = match (grp.kind, self.status[u]) {
             (GroupKind::Standby { dormancy, .. }, Status::Idle) => dormancy,
             _ => 1.0,
@@ -1434,7 +1466,9 @@ impl<'a> Sim<'a> {
     fn schedule_repair(&mut self, u: usize, g: usize, rng: &mut Stream) {
         // Availability runs check that every block has a repair model or instant repair.
         let d = self.repair_of[g] as usize;
-        let r = self.c.dists[d].draw(rng).max(0.0);
+        let r = self.c.dists[d]
+            .draw(pick(&mut self.unit_rng, u, rng))
+            .max(0.0);
         self.push(self.now + r, u as u32, REPAIRED);
     }
 
@@ -1490,7 +1524,9 @@ impl<'a> Sim<'a> {
 
     fn repaired_plain<const SPECIAL: bool>(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let c = self.c;
-        let l = c.dists[self.life_of[g] as usize].draw(rng).max(0.0);
+        let l = c.dists[self.life_of[g] as usize]
+            .draw(pick(&mut self.unit_rng, u, rng))
+            .max(0.0);
         match c.groups[g].kind {
             GroupKind::Plain { .. } => {
                 // Plain units age only while running and are renewed here: no age kept.

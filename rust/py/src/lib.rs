@@ -4,14 +4,15 @@
 use bathtub_engine::alt::bootstrap::{Kind, Plan, Replicates};
 use bathtub_engine::alt::{self as alt_engine, AltData, Model, Relationship, parse_life};
 use bathtub_engine::availability::{self, AvailabilityAcc, AvailabilityOptions, Precision};
+use bathtub_engine::decisions::{self, variants::Knob};
 use bathtub_engine::diagram::{Compiled, DiagramSpec};
 use bathtub_engine::dist::{Dist, DistSpec, Lifetime};
 use bathtub_engine::mission::{self, MissionAcc, MissionOptions};
 use bathtub_engine::parallel::Control;
 use bathtub_engine::rng::Stream;
-use pyo3::{create_exception, import_exception};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use pyo3::{create_exception, import_exception};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -261,6 +262,90 @@ fn simulate_mission(
 }
 
 /// Merge two availability accumulators over adjacent replication ranges.
+/// What to improve (`bathtub_engine::decisions::what_to_improve`): JSON
+/// {changes, summary} (summary: the common-random-numbers run, lane 0 the base design).
+#[pyfunction]
+#[pyo3(signature = (diagram_json, kind, time, crews, compared, seed, replication_start, replications, blocks=None, threads=None, control=None))]
+#[allow(clippy::too_many_arguments)]
+fn what_to_improve(
+    py: Python<'_>,
+    diagram_json: &str,
+    kind: &str,
+    time: f64,
+    crews: u32,
+    compared: &str,
+    seed: u64,
+    replication_start: u64,
+    replications: u64,
+    blocks: Option<Vec<String>>,
+    threads: Option<usize>,
+    control: Option<&Bound<'_, RunControl>>,
+) -> PyResult<String> {
+    let owned = diagram_json.to_string();
+    let ctl = self::control(control);
+    let plan = decisions::Plan::new(
+        kind,
+        time,
+        crews,
+        compared,
+        seed,
+        replication_start,
+        replications,
+    )
+    .map_err(err)?;
+    py.detach(|| {
+        let spec: DiagramSpec =
+            serde_json::from_str(&owned).map_err(|e| err(format!("diagram: {e}")))?;
+        let (changes, acc) =
+            decisions::what_to_improve(&spec, blocks.as_deref(), plan, threads, &ctl)
+                .map_err(run_err(&ctl))?;
+        to_json(&serde_json::json!({"changes": changes, "summary": acc.summary()}))
+    })
+}
+
+/// Interval search (`bathtub_engine::decisions::interval_search`): JSON summary of the
+/// common-random-numbers run, one lane per candidate interval.
+#[pyfunction]
+#[pyo3(signature = (diagram_json, blocks, knob, intervals, kind, time, crews, compared, seed, replication_start, replications, threads=None, control=None))]
+#[allow(clippy::too_many_arguments)]
+fn interval_search(
+    py: Python<'_>,
+    diagram_json: &str,
+    blocks: Vec<String>,
+    knob: &str,
+    intervals: Vec<f64>,
+    kind: &str,
+    time: f64,
+    crews: u32,
+    compared: &str,
+    seed: u64,
+    replication_start: u64,
+    replications: u64,
+    threads: Option<usize>,
+    control: Option<&Bound<'_, RunControl>>,
+) -> PyResult<String> {
+    let owned = diagram_json.to_string();
+    let ctl = self::control(control);
+    let plan = decisions::Plan::new(
+        kind,
+        time,
+        crews,
+        compared,
+        seed,
+        replication_start,
+        replications,
+    )
+    .map_err(err)?;
+    let knob = Knob::parse(knob).map_err(err)?;
+    py.detach(|| {
+        let spec: DiagramSpec =
+            serde_json::from_str(&owned).map_err(|e| err(format!("diagram: {e}")))?;
+        let acc = decisions::interval_search(&spec, &blocks, knob, &intervals, plan, threads, &ctl)
+            .map_err(run_err(&ctl))?;
+        to_json(&acc.summary())
+    })
+}
+
 #[pyfunction]
 fn merge_availability(a: &str, b: &str) -> PyResult<(String, String)> {
     let a: AvailabilityAcc = serde_json::from_str(a).map_err(err)?;
@@ -368,6 +453,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_availability, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_mission, m)?)?;
     m.add_function(wrap_pyfunction!(merge_availability, m)?)?;
+    m.add_function(wrap_pyfunction!(what_to_improve, m)?)?;
+    m.add_function(wrap_pyfunction!(interval_search, m)?)?;
     m.add_function(wrap_pyfunction!(merge_mission, m)?)?;
     m.add_function(wrap_pyfunction!(alt_fit, m)?)?;
     m.add_function(wrap_pyfunction!(alt_bootstrap, m)?)?;
