@@ -18,7 +18,6 @@ from bathtub.life import records, saved
 from bathtub.life.demand import analyse_demands
 from bathtub.recurrent import data as recurrent_data
 from bathtub.recurrent import record as recurrent
-from bathtub.regression import models as regression_models
 from bathtub.regression import records as regression_records
 from bathtub.regression.records import fit_regression
 from bathtub_api.errors import ApiError
@@ -310,9 +309,9 @@ async def reliability(ctx: Ctx, model_id: str, req: ReliabilityIn) -> dict[str, 
                            "unit": body.get("unit")}
     if body.get("kind") == "regression":
         if req.t is not None:
-            out["at"] = await ctx.jobs.run_cpu(regression_models.evaluate_at, body, req.t, req.covariates)
+            out["at"] = await ctx.jobs.run_cpu(regression_records.evaluate_at, body, req.t, req.covariates)
         else:
-            out["curves"] = await ctx.jobs.run_cpu(regression_models.evaluate_curves, body, req.points,
+            out["curves"] = await ctx.jobs.run_cpu(regression_records.evaluate_curves, body, req.points,
                                                    req.covariates)
         out["covariates"] = req.covariates
         return out
