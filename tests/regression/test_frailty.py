@@ -29,6 +29,8 @@ def quad_loglik(par: np.ndarray, x: np.ndarray, t: np.ndarray, e: np.ndarray, g:
     """Σ_groups log ∫ Π_j f(t_j|z)^δ S(t_j|z)^(1−δ) · gamma(z; mean 1, var θ) dz, by quadrature."""
     c, rho, b, theta = par[0], par[1], par[2:-1], par[-1]
     total = 0.0
+    shape = 1 / theta
+    norm = -math.lgamma(shape) - shape * math.log(theta)  # the gamma density of mean 1, variance θ
     for k in np.unique(g):
         s = g == k
         log_h = c + rho * np.log(t[s]) + x[s] @ b
@@ -36,8 +38,6 @@ def quad_loglik(par: np.ndarray, x: np.ndarray, t: np.ndarray, e: np.ndarray, g:
         cum = float(np.exp(log_h).sum())
         d = int(e[s].sum())
 
-        shape = 1 / theta
-        norm = -math.lgamma(shape) - shape * math.log(theta)  # the gamma density of mean 1, variance θ
 
         def integrand(z: float, events: float = events, cum: float = cum, d: int = d) -> float:
             if z <= 0:
@@ -69,7 +69,8 @@ def test_equals_numerical_integration_at_the_optimum() -> None:
     for i in range(k):
         for j in range(i, k):
             ei, ej = h * np.eye(k)[i], h * np.eye(k)[j]
-            hess[i, j] = hess[j, i] = (f(u0 + ei + ej) - f(u0 + ei - ej) - f(u0 - ei + ej) + f(u0 - ei - ej)) / (4 * h * h)
+            hess[i, j] = hess[j, i] = (f(u0 + ei + ej) - f(u0 + ei - ej) - f(u0 - ei + ej)
+                                       + f(u0 - ei - ej)) / (4 * h * h)
     se = np.sqrt(np.diag(np.linalg.inv(-hess)))
     assert np.allclose(np.sqrt(np.diag(fit.cov)), se, rtol=2e-3)
 

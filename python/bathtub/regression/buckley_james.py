@@ -11,15 +11,15 @@ residual is taken as a failure so the estimated residual distribution has total 
 (Efron's tail convention); tied residuals count failures before censorings.
 
 Convergence: the Kaplan–Meier imputation is a step function of β, so the iteration either
-reaches a fixed point (β repeats to a relative 1e-8) or is drawn into a cycle (an iterate
-returns to within 1e-8 of an earlier one; cycles of 20 and more steps occur under heavy
+reaches a fixed point (β repeats to 1e-9 relative to the slopes) or is drawn into a cycle (an
+iterate returns to within that of an earlier one; cycles of 20 and more steps occur under heavy
 censoring). A cycle's estimate is the mean over the cycle (as `rms::bj`), and the fit says so
 (`cycle`, its length); neither within `MAX_ITER` steps is a refusal.
 
 Standard errors: `se` is Buckley & James's approximate variance σ̂²(X_uᵀX_u)⁻¹ over the failures
 (σ̂ from their residuals, d − p − 1 degrees of freedom), as `rms::bj` reports; `boot_se` is the
-nonparametric bootstrap over units (B = `BOOT`, fixed seed), which does not lean on that
-approximation. With no censoring the estimate is ordinary least squares on log t.
+nonparametric bootstrap over units (a fixed seed), which does not lean on that
+approximation, when asked for (`boot` resamples). With no censoring the estimate is ordinary least squares on log t.
 """
 
 from __future__ import annotations
@@ -32,8 +32,7 @@ import numpy as np
 from bathtub.errors import InputError
 
 MAX_ITER = 1000
-REPEAT = 1e-8  # iterates this close (relative) are the same point
-BOOT = 200
+REPEAT = 1e-9  # iterates this close (relative to the slopes) are the same point
 SEED = 20261123
 
 
@@ -100,7 +99,8 @@ def _iterate(xi: np.ndarray, y: np.ndarray, event: np.ndarray,
         new = np.linalg.solve(r, q.T @ ystar)  # least squares by the one QR of the design
         if not np.all(np.isfinite(new)):
             raise InputError("covariates", "the Buckley–James iterations diverged")
-        tol = REPEAT * (1 + np.max(np.abs(new)))
+        # relative to the slopes: the intercept moves with the time unit, the iteration does not
+        tol = REPEAT * (1 + (np.max(np.abs(new[1:])) if new.size > 1 else 0.0))
         same = np.flatnonzero(np.max(np.abs(history[:it] - new), axis=1) <= tol)
         if same.size:
             k = int(same[-1])
@@ -114,7 +114,7 @@ def _iterate(xi: np.ndarray, y: np.ndarray, event: np.ndarray,
 
 
 def fit_buckley_james(x: np.ndarray, stop: np.ndarray, event: np.ndarray, field: str = "covariates",
-                      boot: int = BOOT) -> BuckleyJamesFit:
+                      boot: int = 0) -> BuckleyJamesFit:
     """Buckley–James AFT fit on log time with approximate and bootstrap standard errors."""
     x = np.asarray(x, dtype=float)
     stop = np.asarray(stop, dtype=float)

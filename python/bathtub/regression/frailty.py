@@ -166,12 +166,14 @@ def fit_weibull_frailty(x: np.ndarray, stop: np.ndarray, event: np.ndarray, grou
     q = len(levels)
     d = np.bincount(codes, event.astype(float), q)
     data = _Data(xc, np.log(stop), event, codes, d, q)
-    ph = parametric.fit_parametric("weibull_ph", xc, stop, event, None, field)
-    # survreg's (μ, σ, γ) as log H = (log t − μ − xγ)/σ: c = −μ/σ, ρ = 1/σ, b = −γ/σ
-    start = np.concatenate([[-ph.mu / ph.sigma, -math.log(ph.sigma)], -ph.gamma / ph.sigma])
-    par, ll, iterations = _maximise(data, start, field)
-    null = _Data(np.empty((n, 0)), data.logt, event, codes, d, q)
-    _, ll0, _ = _maximise(null, start[:2], field)
+    # trial steps of the optimisers may overflow e^{log H}; they are rejected, not errors
+    with np.errstate(over="ignore", invalid="ignore"):
+        ph = parametric.fit_parametric("weibull_ph", xc, stop, event, None, field)
+        # survreg's (μ, σ, γ) as log H = (log t − μ − xγ)/σ: c = −μ/σ, ρ = 1/σ, b = −γ/σ
+        start = np.concatenate([[-ph.mu / ph.sigma, -math.log(ph.sigma)], -ph.gamma / ph.sigma])
+        par, ll, iterations = _maximise(data, start, field)
+        null = _Data(np.empty((n, 0)), data.logt, event, codes, d, q)
+        _, ll0, _ = _maximise(null, start[:2], field)
     ll0 = max(ll0, ph.loglik0)  # the null model's own boundary is the Weibull without covariates
     boundary = math.exp(par[-1]) < THETA_FLOOR or ll <= ph.loglik + 1e-10 * abs(ph.loglik)
     if boundary:

@@ -265,8 +265,9 @@ def _bj_record(d: design.Design, rows: Rows, confidence: float, field: str, boot
                                                                       "assume proportional hazards"},
                             "robust": robust_block,
                             "convergence": {"iterations": fit.iterations, "cycle": fit.cycle, "reading": reading,
-                                            "rule": "stop when the estimate repeats to a relative 1e-8 (a fixed point) "
-                                                    "or returns to an earlier iterate (a cycle: averaged)"},
+                                            "rule": "stop when the estimate repeats to 1e-9 relative to the slopes (a "
+                                                    "fixed point) or returns to an earlier iterate (a cycle: "
+                                                    "averaged)"},
                             "se": "Buckley–James approximate variance σ²(X_uᵀX_u)⁻¹ over the failures "
                                   "(as rms::bj)"},
             "design": d.spec, "intercept": fit.intercept, "beta": fit.beta.tolist(), "residuals": residuals,
