@@ -207,8 +207,9 @@ def fit_cox_frailty(x: np.ndarray, names: list[str], stop: np.ndarray, event: np
     n, p = x.shape
     if not event.any():
         raise InputError("mapping.c", "no failures: a Cox model needs at least one event")
-    base = cox.fit_cox(x, names, stop, event, start=start, ties=ties, robust=False,
-                       field_names={"design": field})
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # rejected trial steps, as below
+        base = cox.fit_cox(x, names, stop, event, start=start, ties=ties, robust=False,
+                           field_names={"design": field})
     means = x.mean(axis=0)
     xc = x - means
     s = risksets.prepare(xc, start, stop, event, np.arange(n))
@@ -218,6 +219,14 @@ def fit_cox_frailty(x: np.ndarray, names: list[str], stop: np.ndarray, event: np
                                           f"fit holds ({MAX_CELLS:,} cells); merge groups or round the times")
     d = np.bincount(codes, event.astype(float), q)
     pb = _Problem(s, codes, q, ties == "efron", codes[s.death_pos], d)
+    # trial Newton steps may underflow a risk set's weights; such steps are rejected (non-finite PPL)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        return _fit(pb, base, names, levels, q, d, means, s, codes, event, ties, n, p, field)
+
+
+def _fit(pb: _Problem, base: cox.CoxFit, names: list[str], levels: list[str], q: int, d: np.ndarray,
+         means: np.ndarray, s: risksets.Stratum, codes: np.ndarray, event: np.ndarray, ties: str, n: int, p: int,
+         field: str) -> CoxFrailtyFit:
     cache: dict[float, tuple[np.ndarray, np.ndarray, float, float, int]] = {}
     history: list[tuple[float, float]] = [(0.0, base.loglik)]
     state = {"beta": base.beta.copy(), "omega": np.zeros(q), "iters": 0}

@@ -27,9 +27,10 @@ import numpy as np
 from scipy import optimize, special
 
 from bathtub.errors import InputError
-from bathtub.regression import parametric
+from bathtub.regression import cox, parametric
 
 THETA_FLOOR = 1e-7  # below this the fitted frailty variance is the boundary θ = 0
+THETA_MAX = 1e4  # above this the frailty variance is running off (groups that separate failures)
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,6 +102,8 @@ class _Data:
 def _negll(par: np.ndarray, data: _Data) -> tuple[float, np.ndarray]:
     p = data.x.shape[1]
     c, log_rho, b, log_theta = par[0], par[1], par[2:2 + p], par[2 + p]
+    if not (abs(log_rho) < 700 and log_theta < 700):
+        return math.inf, np.zeros_like(par)  # an optimiser's trial step far off: rejected
     rho = math.exp(log_rho)
     theta = math.exp(log_theta)
     log_h = c + rho * data.logt + (data.x @ b if p else 0.0)
@@ -167,7 +170,7 @@ def fit_weibull_frailty(x: np.ndarray, stop: np.ndarray, event: np.ndarray, grou
     d = np.bincount(codes, event.astype(float), q)
     data = _Data(xc, np.log(stop), event, codes, d, q)
     # trial steps of the optimisers may overflow e^{log H}; they are rejected, not errors
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         ph = parametric.fit_parametric("weibull_ph", xc, stop, event, None, field)
         # survreg's (μ, σ, γ) as log H = (log t − μ − xγ)/σ: c = −μ/σ, ρ = 1/σ, b = −γ/σ
         start = np.concatenate([[-ph.mu / ph.sigma, -math.log(ph.sigma)], -ph.gamma / ph.sigma])
@@ -186,14 +189,26 @@ def fit_weibull_frailty(x: np.ndarray, stop: np.ndarray, event: np.ndarray, grou
         jac[2:, 2:] = -np.eye(p) / ph.sigma
         cov = jac @ ph.cov @ jac.T
     else:
-        hess = parametric._hessian(_negll, par, (data,))
+        if math.exp(par[-1]) > THETA_MAX:
+            raise InputError("mapping.group", "the frailty variance runs off to infinity (groups that almost "
+                                              "separate failures from survivors); fewer, larger groups may help")
+        with np.errstate(over="ignore", invalid="ignore"):
+            hess = parametric._hessian(_negll, par, (data,))
         try:
             cov = np.linalg.inv(hess)
         except np.linalg.LinAlgError:
             raise InputError(field, "the information matrix is singular at the fit") from None
-        if np.any(np.diag(cov) <= 0):
+        if not np.all(np.isfinite(cov)) or np.any(np.diag(cov) <= 0):
             raise InputError(field, "the marginal likelihood has no maximum (a covariate that separates failures "
                                     "from survivors?)")
+    # a coefficient running off (monotone likelihood), by the Cox fit's rule
+    sd = np.sqrt(np.mean(xc**2, axis=0))
+    spread = np.maximum(np.abs(par[2:2 + p]) * sd / cox.SEPARATION, np.sqrt(np.diag(cov))[2:2 + p] * sd /
+                        cox.SE_SEPARATION) if p else np.zeros(0)
+    if p and float(spread.max()) > 1.0:
+        worst = int(np.argmax(spread))
+        raise InputError(field, f"covariate {worst + 1} of the design separates failures from survivors (monotone "
+                                "likelihood): its coefficient runs to infinity; drop it or merge its levels")
     # back to uncentred covariates: c_raw = c − means·b
     k = cov.shape[0]
     jac = np.eye(k)

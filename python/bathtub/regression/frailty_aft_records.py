@@ -291,6 +291,11 @@ def _cox_cum(record: Mapping[str, Any], eta: float, t: np.ndarray) -> np.ndarray
     return np.where(idx >= 0, np.asarray(b["cumhaz"], dtype=float)[np.maximum(idx, 0)], 0.0) * math.exp(eta)
 
 
+def _marginal_cum(h: float, theta: float) -> float:
+    """−log of the marginal survival, log(1 + θH)/θ, finite where the survival underflows to 0."""
+    return h if theta <= 0 else math.log1p(theta * h) / theta
+
+
 def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
     t = _check_t(t)
     dist = record["distribution"]
@@ -317,13 +322,14 @@ def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any]
         cond_hz = float(rho / tt[0] * hcond) if t > 0 else float(frailty.marginal_hazard_density(c, rho, 0.0, eta,
                                                                                                  tt)[0][0])
         return {"t": t, "reliability": s, "failure": 1 - s, "hazard": float(hz[0]),
-                "cumulative_hazard": -math.log(s) if s > 0 else math.inf, "density": float(dens[0]),
+                "cumulative_hazard": _marginal_cum(float(np.exp(c + eta + rho * np.log(tt))[0]) if t > 0 else 0.0,
+                                                   theta), "density": float(dens[0]),
                 "frailty": MARGINAL, "conditional": {"reliability": math.exp(-hcond), "hazard": cond_hz,
                                                      "cumulative_hazard": hcond}}
     eta = _eta(record, covariates, "means")
     h = float(_cox_cum(record, eta, np.array([t]))[0])
     s = float(cox_frailty.marginal_survival(np.array([h]), theta)[0])
-    return {"t": t, "reliability": s, "failure": 1 - s, "hazard": None, "cumulative_hazard": -math.log(s),
+    return {"t": t, "reliability": s, "failure": 1 - s, "hazard": None, "cumulative_hazard": _marginal_cum(h, theta),
             "density": None, "null_reason": {"hazard": NO_HAZARD, "density": NO_HAZARD}, "frailty": MARGINAL,
             "conditional": {"reliability": math.exp(-h), "cumulative_hazard": h}}
 
@@ -339,9 +345,8 @@ def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[
         x = np.linspace(0.0, frailty.quantile(c, rho, theta, eta, 0.999), points)
         s = frailty.marginal_survival(c, rho, theta, eta, x)
         hz, dens = frailty.marginal_hazard_density(c, rho, theta, eta, np.where(x > 0, x, 1e-300))
-        with np.errstate(divide="ignore"):
-            cum = -np.log(s) + 0.0
         hcond = np.exp(c + eta + rho * np.log(np.where(x > 0, x, 1e-300)))
+        cum = np.log1p(theta * hcond) / theta if theta > 0 else hcond
 
         def clean(a: np.ndarray) -> list[float | None]:
             return [float(v) if math.isfinite(v) else None for v in a]
@@ -368,5 +373,6 @@ def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[
     s = cox_frailty.marginal_survival(h, theta)
     nulls = [None] * x.size
     return {"step": "post", "x": x.tolist(), "sf": s.tolist(), "ff": (1 - s).tolist(), "hf": nulls,
-            "Hf": (-np.log(s)).tolist(), "df": nulls, "null_reason": {"hf": NO_HAZARD, "df": NO_HAZARD},
+            "Hf": (np.log1p(theta * h) / theta if theta > 0 else h).tolist(), "df": nulls,
+            "null_reason": {"hf": NO_HAZARD, "df": NO_HAZARD},
             "frailty": MARGINAL, "conditional": {"sf": np.exp(-h).tolist()}}

@@ -53,6 +53,8 @@ def _km(times: np.ndarray, observed: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def _step(u: np.ndarray, s: np.ndarray, t: np.ndarray) -> np.ndarray:
+    if u.size == 0:  # nothing observed (no censoring at all): the curve stays at 1
+        return np.ones(np.shape(t))
     idx = np.searchsorted(u, t, side="right") - 1
     return np.where(idx >= 0, s[np.maximum(idx, 0)], 1.0)
 
