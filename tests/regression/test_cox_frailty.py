@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bathtub.errors import InputError
 from bathtub.regression.cox_frailty import fit_cox_frailty, gamma_correction
 from tests.regression.rref import run_r
 
@@ -119,3 +120,10 @@ def test_time_scale(scale: float) -> None:
     assert np.allclose(np.sqrt(np.diag(fit.var)), np.sqrt(np.diag(base.var)), rtol=1e-7)
     assert np.allclose(fit.baseline_time, base.baseline_time * scale, rtol=1e-12)
     assert np.allclose(fit.baseline_cumhaz, base.baseline_cumhaz, rtol=1e-7)
+
+
+def test_too_many_groups_times_failure_times_is_refused() -> None:
+    d = frailty_data(2000, 3, 0.5, seed=9, round_to=1e-6)  # ~3,000 distinct failure times × 2,000 groups
+    with pytest.raises(InputError) as err:
+        _ours(d)
+    assert err.value.field == "mapping.group" and "weibull_frailty" in err.value.rule
