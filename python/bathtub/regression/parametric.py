@@ -58,6 +58,8 @@ def _negll(theta: np.ndarray, kind: str, x: np.ndarray, logt: np.ndarray, event:
            logs: np.ndarray | None) -> tuple[float, np.ndarray]:
     p = x.shape[1]
     mu, log_sigma, gamma = theta[0], theta[1], theta[2:]
+    if not abs(log_sigma) < 700:
+        return math.inf, np.zeros_like(theta)  # an optimiser's trial step far off: rejected, not an overflow
     sigma = math.exp(log_sigma)
     loc = mu + (x @ gamma if p else 0.0)
     z = (logt - loc) / sigma

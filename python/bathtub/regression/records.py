@@ -3,8 +3,9 @@
 `fit_regression` is `POST /api/v1/fit` with `covariates` or `formula`: it reads the mapping
 (x, c; i with xl/xr start/stop rows, or i with x as successive stop times), builds the design,
 fits `cox`, `weibull_ph`, `lognormal_aft`, `loglogistic_aft`, `royston_parmar`, `proportional_odds`
-or `additive_hazards` (or ranks the full-likelihood ones by AIC for `best`) and returns the record:
-coefficients, gof, validation and diagnostics. `evaluate_at` and `evaluate_curves` answer
+or `additive_hazards` (or ranks the full-likelihood ones by AIC for `best`), or the shared-frailty and
+Buckley–James models of `frailty_aft_records` (role `group`), and returns the record: coefficients,
+gof, validation and diagnostics. `evaluate_at` and `evaluate_curves` answer
 `POST /api/v1/models/{id}/reliability` with `covariates`.
 """
 
@@ -18,16 +19,16 @@ import numpy as np
 
 from bathtub.errors import InputError
 from bathtub.life.data import _codes, _numbers
-from bathtub.regression import cox, design, flexible, flexible_models, models, parametric, zph
+from bathtub.regression import cox, design, flexible, flexible_models, frailty_aft_records, models, parametric, zph
 from bathtub.regression.models import additive_record, cox_record, parametric_record
 
-MODELS = ("cox", *parametric.FAMILIES, *flexible.MODELS, "additive_hazards")
+MODELS = ("cox", *parametric.FAMILIES, *flexible.MODELS, "additive_hazards", *frailty_aft_records.MODELS)
 # Models with a full likelihood on the same rows, so AIC ranks them for `best` (Cox's partial likelihood
 # and the additive model's estimating equations are not comparable).
 RANKED = (*parametric.FAMILIES, *flexible.MODELS)
-ROLES = ("x", "c", "i", "xl", "xr")
+ROLES = ("x", "c", "i", "xl", "xr", "group")
 COX_OPTIONS = ("tie_method", "strata_column", "cluster_column")
-OPTIONS = ("reference", "confidence", "ph_transform", "knots")
+OPTIONS = ("reference", "confidence", "ph_transform", "knots", "bootstrap")
 
 
 class Rows:
@@ -42,10 +43,6 @@ def read_rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str]) 
     if not isinstance(mapping, Mapping) or not mapping:
         raise InputError("mapping", "must map roles (x, c; i with xl/xr) to column names")
     for role, col in mapping.items():
-        if role == "group":
-            raise InputError("mapping.group", f"is the shared-frailty role; the regression models here are "
-                                              f"{', '.join(MODELS)} (for standard errors clustered by a column use "
-                                              "cox_options.cluster_column)")
         if role not in ROLES:
             raise InputError(f"mapping.{role}", f"unknown role for a regression model; roles are {', '.join(ROLES)}")
         if col not in columns:
@@ -151,8 +148,8 @@ def fit_regression(
     for k in cox_options:
         if k not in COX_OPTIONS:
             raise InputError(f"cox_options.{k}", f"unknown; known: {', '.join(COX_OPTIONS)}")
-    if cox_options and distribution != "cox":
-        raise InputError("cox_options", "apply to distribution cox only")
+    frailty_aft_records.check_request(distribution, mapping if isinstance(mapping, Mapping) else {}, cox_options,
+                                      options)
     knots = options.get("knots")
     if knots is not None and distribution not in flexible.MODELS:
         raise InputError("options.knots", f"apply to {' and '.join(flexible.MODELS)} only")
@@ -186,6 +183,9 @@ def fit_regression(
         return cox_record(fit, d, rows, confidence, transform,
                           {"tie_method": ties, "strata_column": cox_options.get("strata_column"),
                            "cluster_column": cox_options.get("cluster_column")})
+    if distribution in frailty_aft_records.MODELS:
+        return frailty_aft_records.fit_record(distribution, columns, mapping, d, rows, confidence, formula is not None,
+                                              cox_options, options)
     if distribution == "best":
         candidates = []
         refusals = {}
@@ -232,6 +232,8 @@ def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any]
     """{t, reliability, failure, hazard, cumulative_hazard, density} of a regression record for one unit."""
     if record["distribution"] in flexible.MODELS:
         return flexible_models.evaluate_at(record, t, covariates)
+    if record["distribution"] in frailty_aft_records.MODELS:
+        return frailty_aft_records.evaluate_at(record, t, covariates)
     return models.evaluate_at(record, t, covariates)
 
 
@@ -239,6 +241,8 @@ def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[
     """Whole curves {x, sf, ff, hf, Hf, df} of a regression record for one unit."""
     if record["distribution"] in flexible.MODELS:
         return flexible_models.evaluate_curves(record, points, covariates)
+    if record["distribution"] in frailty_aft_records.MODELS:
+        return frailty_aft_records.evaluate_curves(record, points, covariates)
     return models.evaluate_curves(record, points, covariates)
 
 
@@ -253,3 +257,4 @@ def _check_rebuild(d: design.Design, columns: Mapping[str, Sequence[Any]]) -> No
             raise InputError("formula", "uses a transform that depends on the whole column (center, scale, "
                                         "splines): predictions for one unit could not rebuild it; transform the "
                                         "column in the dataset instead")
+

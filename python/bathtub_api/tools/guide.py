@@ -78,10 +78,10 @@ REGRESSION_TEXT = (
     "Covariates: `covariates` (column names; a text column becomes treatment-coded dummies `col[T.level]` against "
     "its first level in sorted order, or the level in `options.reference`) or a `formula` right-hand side "
     "(`age + C(site) + age:load`, `np.log(load)`; transforms that need the whole column, such as centring or "
-    "splines, are refused because a unit's row could not be rebuilt). `cox_options` (cox only): `tie_method` "
-    "efron (default), breslow, exact or kalbfleisch-prentice; `strata_column` (a baseline per level, no "
-    "coefficient); `cluster_column` (robust standard errors clustered by it). `options`: `confidence` (0.95), "
-    "`ph_transform` (km, identity, log, rank), `knots`. Models: "
+    "splines, are refused because a unit's row could not be rebuilt). `cox_options` (cox; `tie_method` also "
+    "cox_frailty): `tie_method` efron (default), breslow, exact or kalbfleisch-prentice; `strata_column` (a "
+    "baseline per level, no coefficient); `cluster_column` (robust standard errors clustered by it). `options`: "
+    "`confidence` (0.95), `ph_transform` (km, identity, log, rank), `knots`, `bootstrap` (buckley_james). Models: "
     + "; ".join(f"`{k}` {v}" for k, v in REGRESSION_MODELS.items() if k in regression.MODELS)
     + ". `best` fits every model with a full likelihood of the times ("
     + ", ".join(f"`{k}`" for k in regression.RANKED)
@@ -104,7 +104,20 @@ REGRESSION_TEXT = (
     "test, clustered by `cluster_column`, else by the item, else by row), `ties` and `strata`. Evaluate one "
     "unit with POST /api/v1/models/{id}/reliability and `covariates` {column: value} (and the stratum for a "
     "stratified Cox): with `t` its reliability, failure, hazard, cumulative hazard and density at t, without "
-    "it whole curves; a Cox or additive model's curves are steps with no hazard or density."
+    "it whole curves; a Cox or additive model's curves are steps with no hazard or density. "
+    "Shared frailty (`weibull_frailty`, `cox_frailty`, mapping role `group`): units of one group (a plant, a "
+    "batch) share an unobserved gamma multiplier of their hazard (mean 1, variance theta); `weibull_frailty` "
+    "integrates it out of the likelihood in closed form, `cox_frailty` fits R's coxph(... + frailty(group)) "
+    "(penalised partial likelihood, theta maximising R's integrated likelihood; se and R's se2; efron or breslow "
+    "ties; start/stop rows allowed). Their coefficients are hazard ratios given the frailty; the `frailty` block "
+    "gives theta, its likelihood-ratio test against no frailty (p halved: theta = 0 is a boundary) and, for "
+    "cox_frailty, each group's estimated frailty; their reliability is the population-averaged (marginal) "
+    "survival, with the frailty-1 unit's curve as `conditional`. `group` on any other model is refused. "
+    "`buckley_james`: least squares on log time with censored times replaced by their Kaplan-Meier conditional "
+    "expectation, iterated to a fixed point (or averaged over the cycle the iteration can fall into, said in "
+    "`diagnostics.convergence`); exp_coef is a time ratio, se Buckley-James's approximate variance, and "
+    "`options.bootstrap` (20..2000 resamples, fixed seed) adds bootstrap standard errors as robust_se; it has no "
+    "likelihood, so no AIC."
 )
 
 PAGES: dict[str, Page] = {

@@ -57,10 +57,11 @@ class FitIn(Strict):
     """Fit a life model to a saved dataset. `mapping` roles: `x` time, `c` censoring code,
     `n` count, `xl`/`xr` interval ends, `mode` failure mode (fits competing risks). With
     `covariates` or `formula` a regression model (`cox`, `weibull_ph`, `lognormal_aft`,
-    `loglogistic_aft`, `royston_parmar`, `proportional_odds`, `additive_hazards`, or `best` by
-    AIC): roles `x`, `c`, and `i` (item) with `xl`/`xr` start/stop rows (or successive stop
-    times in `x`) for time-varying covariates. An ALT `distribution` (life_relationship,
-    e.g. weibull_arrhenius) reads `stress` (and `stress2`)."""
+    `loglogistic_aft`, `royston_parmar`, `proportional_odds`, `additive_hazards`, `buckley_james`,
+    or `best` by AIC): roles `x`, `c`, and `i` (item) with `xl`/`xr` start/stop rows (or successive
+    stop times in `x`) for time-varying covariates; the shared-frailty models `weibull_frailty` and
+    `cox_frailty` also read `group` (units of a group share a frailty). An ALT `distribution`
+    (life_relationship, e.g. weibull_arrhenius) reads `stress` (and `stress2`)."""
 
     name: Name
     dataset_id: Id
@@ -71,8 +72,9 @@ class FitIn(Strict):
     unit: Unit | None = None
     options: Annotated[dict[Text, Any], Field(
         description="offset, zi, lfp (booleans), method (mle, rrx, rry), bounds (fisher, likelihood), "
-                    "modes (2 or 3), base_distribution, median_ranks; with covariates: reference, confidence, "
-                    "ph_transform, knots (royston_parmar, proportional_odds: a count or knot times)")] | None = None
+                    "modes (2 or 3), base_distribution, median_ranks; regression: reference, confidence, "
+                    "ph_transform, knots (royston_parmar, proportional_odds: a count or knot times), bootstrap "
+                    "(buckley_james resamples)")] | None = None
     covariates: Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]],
                           Field(min_length=1, max_length=100)] | None = None
     formula: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
