@@ -112,7 +112,7 @@ def _evaluate(pb: _Problem, beta: np.ndarray, omega: np.ndarray, theta: float,
     """ℓ, PPL, gradient (ω then β) of PPL, the penalised information blocks D (ω,ω), E (ω,β), A (β,β) with D
     full up to 5 groups and its diagonal above (R's sparse form), and then the full D as a product."""
     s, q = pb.s, pb.q
-    eta = (beta @ s.xt if beta.size else np.zeros(s.x.shape[0])) + omega[pb.codes]
+    eta = (s.x @ beta if beta.size else np.zeros(s.x.shape[0])) + omega[pb.codes]
     ll, grad_b, hess_b, t = risksets.evaluate(s, eta, pb.efron)
     span = risksets._span(s, t.c1)
     v = t.w * span
@@ -323,7 +323,7 @@ def _fit(pb: _Problem, base: cox.CoxFit, names: list[str], levels: list[str], q:
     if top < THETA_MAX:
         hi = math.exp(optimize.brentq(lambda u: at(math.exp(u)) - (ilik - drop), math.log(top),
                                       math.log(top * 2), xtol=1e-4))
-    eta = (beta @ s.xt if p else np.zeros(n)) + omega[codes]
+    eta = (s.x @ beta if p else np.zeros(n)) + omega[codes]
     shift_terms = risksets.evaluate(s, eta, False, hessian=False)[3]
     steps = risksets.hazard_steps(s, shift_terms, efron=False)
     return CoxFrailtyFit(list(names), beta, var, var2, theta, theta_se, (lo, hi), ilik, ll, ppl, base.loglik,
