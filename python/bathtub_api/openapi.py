@@ -15,8 +15,9 @@ API_VERSION = "1.1.0"
 REF = "#/components/schemas/{model}"
 
 ERRORS = {
-    "401": "Bad or missing token",
-    "403": "The token lacks the scope",
+    "401": "Bad or missing token (or a forged, expired or ended session cookie)",
+    "402": "A plan limit stops the call; detail names the limit and its value (guide topic `plans`)",
+    "403": "The token lacks the scope, or a change carried by a session cookie lacks this service's Origin",
     "404": "Unknown id, or an item owned by someone else",
     "413": "Request body too large",
     "422": "Bad input; detail names the field and the rule",
@@ -166,10 +167,12 @@ def build(reg: Registry) -> dict[str, Any]:
                            '{"detail": "..."}. The same actions are offered through the tool protocol at /mcp.',
         },
         "servers": [{"url": "/"}],
-        "security": [{"bearer": []}],
+        "security": [{"bearer": []}, {"session": []}],
         "paths": dict(sorted(paths.items())),
         "components": {
             "schemas": schemas,
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"},
+                                # POST /api/v1/session sets it; changes need this service's Origin.
+                                "session": {"type": "apiKey", "in": "cookie", "name": "bathtub_session"}},
         },
     }

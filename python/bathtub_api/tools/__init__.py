@@ -15,11 +15,13 @@ from bathtub_api.tools import (
     rbd,
     rcm,
     recurrent,
+    session,
     strategy,
     uploads,
 )
 
-MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, uploads, photos, fleets, rcm)
+MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, uploads, photos, fleets, rcm,
+           session)
 
 
 def default_registry() -> Registry:
