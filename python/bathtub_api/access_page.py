@@ -39,7 +39,10 @@ def _page(request: web.Request, status: int = 200, **values: Any) -> web.Respons
     text = _env.get_template("api_access.html").render(root=ROOT, css=CSS_PATH, **values)
     return web.Response(text=text, status=status, content_type="text/html",
                         headers={"Content-Security-Policy": CSP, "Cache-Control": "no-store",
-                                 "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"})
+                                 "X-Frame-Options": "DENY",
+                                 # not no-referrer: under it a browser sends `Origin: null` with our
+                                 # own forms, which the CSRF rule must refuse
+                                 "Referrer-Policy": "same-origin"})
 
 
 async def _signed_in(request: web.Request) -> tuple[dict[str, Any], str] | None:
@@ -61,9 +64,19 @@ async def _signed_in(request: web.Request) -> tuple[dict[str, Any], str] | None:
     return owner, session_id
 
 
+def _why_signed_out(detail: str) -> str:
+    """The API's 401 detail, said to a person at the page."""
+    for start, text in (("bad session cookie", "Your session cookie is not valid (altered or from elsewhere)."),
+                        ("session expired", "Your session expired."),
+                        ("session ended", "Your session ended (signed out, or its token was revoked).")):
+        if detail.startswith(start):
+            return f"{text} Sign in again."
+    return detail
+
+
 def _sign_in_page(request: web.Request, status: int = 200, message: str = "") -> web.Response:
     response = _page(request, status, owner=None, message=message, error="", tokens=[], created=None,
-                     offered=[], limits=None)
+                     offered=[], limits=None, refused=False)
     if request.cookies.get(sessions.COOKIE):
         sessions.clear_cookie(response)  # a dead cookie is dropped so the browser stops sending it
     return response
@@ -78,7 +91,7 @@ async def _signed_in_page(request: web.Request, owner: dict[str, Any], *, status
                "current": r["id"] == owner["token_id"]} for r in rows]
     limits = plans.limits(request.app[CONFIG], owner.get("plan") or "free")
     return _page(request, status, owner=owner, message=message, error=error, tokens=tokens, created=created,
-                 offered=[s for s in SCOPES if s in owner["scopes"]], limits=limits)
+                 offered=[s for s in SCOPES if s in owner["scopes"]], limits=limits, refused=False)
 
 
 def _when(ts: float) -> str:
@@ -95,9 +108,9 @@ def _guard(handler: Any) -> Any:
             return await handler(request)
         except ApiError as e:
             if e.status == 401:
-                return _sign_in_page(request, 401, e.detail)
+                return _sign_in_page(request, 401, _why_signed_out(e.detail))
             response = _page(request, e.status, owner=None, message="", error=e.detail, tokens=[], created=None,
-                             offered=[], limits=None)
+                             offered=[], limits=None, refused=True)
             response.headers.update(e.headers)
             return response
 
