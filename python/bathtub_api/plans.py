@@ -87,8 +87,9 @@ def check_job(plan: PlanLimits, *, replications: int, seconds: float | None = No
 
 
 def stored_items_refusal(plan: PlanLimits) -> PlanRefusal:
+    items = "item" if plan.stored_items == 1 else "items"
     return PlanRefusal(plan.plan, "stored_items", plan.stored_items,
-                       f"at most {plan.stored_items:,} stored items; delete some, or ask for the pro plan")
+                       f"at most {plan.stored_items:,} stored {items}; delete some, or ask for the pro plan")
 
 
 def concurrent_jobs_refusal(plan: PlanLimits) -> PlanRefusal:

@@ -253,3 +253,31 @@ def test_plan_limits_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
     assert (config.free_stored_items, config.pro_concurrent_jobs, config.free_job_cpu_seconds) == (12, 3, 42.5)
     with pytest.raises(ValueError, match="free_stored_items"):
         Config(free_stored_items=-1)
+
+
+async def test_the_client_raises_its_one_error_type_with_402(config: Config) -> None:
+    from bathtub.client import Client
+    from bathtub.errors import ApiError, BathtubError
+    from tests.service.test_client import Served
+
+    config = dataclasses.replace(config, free_stored_items=1)
+    token = await token_create(config, "alice", ["read", "write"])
+    served = await asyncio.to_thread(Served, config)
+
+    def run() -> tuple[dict[str, Any], BathtubError, dict[str, Any]]:
+        with Client(served.url, token, max_retries=0) as bt:
+            first = bt.datasets_create(name="only one", data={"t": [1.0]})
+            with pytest.raises(BathtubError) as info:
+                bt.datasets_create(name="one too many", data={"t": [1.0]})
+            opened = bt.post_session(token=token)  # the session route is a client method too
+            return first, info.value, opened
+
+    try:
+        first, err, opened = await asyncio.to_thread(run)
+    finally:
+        await asyncio.to_thread(served.close)
+    assert first["id"].startswith("ds_")
+    assert isinstance(err, ApiError) and err.status == 402
+    assert err.detail.startswith("plan.stored_items: the free plan allows at most 1 stored item;")
+    assert str(err).startswith("402")
+    assert opened["user"] == "alice" and opened["scopes"] == ["read", "write"]
