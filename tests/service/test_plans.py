@@ -281,3 +281,19 @@ async def test_the_client_raises_its_one_error_type_with_402(config: Config) -> 
     assert err.detail.startswith("plan.stored_items: the free plan allows at most 1 stored item;")
     assert str(err).startswith("402")
     assert opened["user"] == "alice" and opened["scopes"] == ["read", "write"]
+
+
+async def test_bootstrap_resamples_are_replications_at_the_edge(aiohttp_client: Any, config: Config) -> None:
+    from tests.service.test_alt_routes import _body, _dataset
+
+    config = dataclasses.replace(config, free_replications_per_job=300)
+    api = await make_api(aiohttp_client, config)
+    status, fitted = await api.post("/api/v1/fit", _body(await _dataset(api)))
+    assert status == 200, fitted
+    status, queued = await api.post("alt/bootstrap", {"model_id": fitted["id"], "replicates": 300})
+    assert status == 200 and queued["status"] == "queued", queued
+    jobs = await count(config, "SELECT COUNT(*) AS n FROM jobs")
+    status, body = await api.post("alt/bootstrap", {"model_id": fitted["id"], "replicates": 301})
+    refused_402(status, body, "replications_per_job", "300")
+    assert await count(config, "SELECT COUNT(*) AS n FROM jobs") == jobs
+    await api.post("jobs/cancel", {"id": queued["job_id"]})
