@@ -167,12 +167,19 @@ def build(reg: Registry) -> dict[str, Any]:
                            '{"detail": "..."}. The same actions are offered through the tool protocol at /mcp.',
         },
         "servers": [{"url": "/"}],
-        "security": [{"bearer": []}, {"session": []}],
+        "security": [{"bearer": []}],
         "paths": dict(sorted(paths.items())),
         "components": {
             "schemas": schemas,
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"},
-                                # POST /api/v1/session sets it; changes need this service's Origin.
-                                "session": {"type": "apiKey", "in": "cookie", "name": "bathtub_session"}},
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                # Described, not listed as a requirement: it is the browser's alternative, and fuzzers
+                # (tests/service/test_schemathesis.py) should exercise the API with the bearer token.
+                "session": {"type": "apiKey", "in": "cookie", "name": "bathtub_session",
+                            "description": "Set by POST /api/v1/session (signing in with a token); accepted "
+                                           "wherever the bearer token is, with its scopes. A request carried by "
+                                           "it that changes anything must send this service's Origin (else "
+                                           "403)."},
+            },
         },
     }

@@ -349,7 +349,7 @@ PAGES: dict[str, Page] = {
         "revoking the token ends its sessions. A `read` token reads and calculates; anything "
         "that stores (create, edit, fit, ingest, analyze, a calculator's `save: true`) needs `write` (403 naming "
         "the scope).",
-        ("list/dataset", "list/job", "get/dataset", "get/job"),
+        ("list/dataset", "list/job", "get/dataset", "get/job", "POST /api/v1/session", "DELETE /api/v1/session"),
     ),
     "plans": Page(
         "Plans and limits", "What the limits are and what to do when one stops a call.",
@@ -369,7 +369,7 @@ PAGES: dict[str, Page] = {
         "that many seconds) and 30 bad-token requests a minute per client address (then 429 for that address), "
         "request bodies up to its configured size (413), 1-500 rows per dataset page, and a per-job limit on a "
         "simulation's quoted cost that no plan lifts (10 CPU-minutes by default; 422 naming the field to lower).",
-        ("guide", "POST /api/v1/session"),
+        ("guide",),
     ),
 }
 
