@@ -74,7 +74,7 @@ def chromium(width: int = 1200, height: int = 900) -> Iterator[Any]:
                 f"--window-size={width},{height}", "--disable-extensions", "--no-first-run"):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(60)
+    driver.set_page_load_timeout(180)  # a loaded machine (CI, shared cores) renders slowly
     try:
         yield driver
     finally:
