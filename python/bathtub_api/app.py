@@ -8,12 +8,12 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from bathtub import engine_version
-from bathtub_api import docs, mailer, mcp, openapi
+from bathtub_api import access_page, docs, mailer, mcp, openapi, plans
 from bathtub_api.auth import RateLimiter, TokenCache, auth_middleware
 from bathtub_api.config import Config
 from bathtub_api.errors import error_middleware, json_response
 from bathtub_api.jobs import JobRunner
-from bathtub_api.keys import BAD_TOKENS, CONFIG, JOBS, LIMITER, REGISTRY, STORE, TOKENS
+from bathtub_api.keys import BAD_TOKENS, CONFIG, JOBS, LIMITER, REGISTRY, SESSION_KEY, STORE, TOKENS
 from bathtub_api.registry import Registry
 from bathtub_api.store import open_store
 from bathtub_api.tools import default_registry, uploads
@@ -45,13 +45,16 @@ def create_app(config: Config | None = None, registry: Registry | None = None) -
     app.router.add_get("/api/v1/openapi.json", openapi_json, name="openapi")
     app.router.add_get("/healthz", health, name="health")
     docs.add_routes(app, reg)  # the browsable docs at /api/v1/docs
+    access_page.add_routes(app)  # Settings > API access: sign in, list, create and revoke tokens
     return app
 
 
 async def _store_and_jobs(app: web.Application) -> AsyncIterator[None]:
     config = app[CONFIG]
     store = await open_store(config.database_url)
+    store.plans = plans.all_limits(config)  # the store enforces the quotas it counts (items, jobs)
     app[STORE] = store
+    app[SESSION_KEY] = config.session_key or await store.server_secret("session_hmac")
     jobs = JobRunner(store, app[REGISTRY], concurrency=config.job_concurrency, cpu_workers=config.cpu_workers,
                      retention_days=config.job_retention_days, cpu_limit_s=config.job_cpu_limit_seconds,
                      lease_s=config.job_lease_seconds, heartbeat_s=config.job_heartbeat_seconds,

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from bathtub_api import sessions
 from bathtub_api.errors import ApiError, Handler
-from bathtub_api.keys import BAD_TOKENS, LIMITER, STORE, TOKENS, USER
+from bathtub_api.keys import BAD_TOKENS, LIMITER, SESSION, STORE, TOKENS, USER
 
 if TYPE_CHECKING:
     from bathtub_api.store import Store
@@ -20,7 +21,10 @@ if TYPE_CHECKING:
 TOKEN_PREFIX = "bt_"
 SCOPES = ("read", "write")
 PROTECTED_PREFIXES = ("/api/v1/", "/api/ingest/", "/api/import/", "/mcp")
+# Signing in is public: its credential is the token in its body (checked like a bearer token).
 PUBLIC_PATHS = frozenset({"/api/v1/openapi.json"})
+SESSION_PATH = "/api/v1/session"
+TOUCH_EVERY_S = 60.0  # how fresh a token's "last used" is
 # The browsable API docs (bathtub_api/docs.py): static assets and the guide's text, no user data.
 PUBLIC_PREFIXES = ("/api/v1/docs",)
 
@@ -31,6 +35,7 @@ class User:
     name: str
     scopes: frozenset[str]
     token_id: str
+    plan: str = "free"
 
 
 def new_token() -> str:
@@ -95,6 +100,18 @@ class TokenCache:
         self.ttl = ttl
         self.size = size
         self._entries: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._touched: dict[str, float] = {}
+
+    async def touch(self, store: Store, token_id: str) -> None:
+        """Record that a token was used (the API access page's "last used"), at most once a
+        TOUCH_EVERY_S per token and process: a hot client must not turn every read into a write."""
+        t = time.time()
+        if t - self._touched.get(token_id, -math.inf) < TOUCH_EVERY_S:
+            return
+        if len(self._touched) >= self.size:
+            self._touched.clear()
+        self._touched[token_id] = t
+        await store.touch_token(token_id, t)
 
     async def owner(self, store: Store, token_hash: str) -> dict[str, Any] | None:
         t = time.monotonic()
@@ -117,7 +134,7 @@ def _protected(path: str) -> bool:
     return path.startswith(PROTECTED_PREFIXES) or path == "/mcp"
 
 
-def _too_many(limiter: RateLimiter, wait: float, what: str) -> ApiError:
+def too_many(limiter: RateLimiter, wait: float, what: str) -> ApiError:
     return ApiError(
         429,
         f"rate limit exceeded ({int(limiter.capacity)} {what} a minute); retry in {wait:.1f} s",
@@ -127,29 +144,47 @@ def _too_many(limiter: RateLimiter, wait: float, what: str) -> ApiError:
 
 @web.middleware
 async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if not _protected(request.path):
+    if not _protected(request.path) or (request.method == "POST" and request.path == SESSION_PATH):
+        # Signing in (POST /api/v1/session) is public: its credential is the token in its body.
         return await handler(request)
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    header = request.headers.get("Authorization", "")
+    cookie = request.cookies.get(sessions.COOKIE)
+    # An address that keeps sending bad tokens (or cookies) is slowed down before any lookup:
+    # guessing tokens (or flooding the store with lookups) costs it time. Good ones are not counted.
+    bad = request.app[BAD_TOKENS]
+    address = request.remote or "-"
+    if not header and cookie:  # a browser session: the token it was opened with, plus CSRF rules
+        wait = bad.wait(address)
+        if wait > 0:
+            raise too_many(bad, wait, "bad-token requests per client address")
+        owner, session_id = await sessions.cookie_owner(request.app, cookie, address)
+        sessions.check_origin(request)
+        request[SESSION] = session_id
+    else:
+        owner = await _bearer_owner(request, header, bad, address)
+    limiter = request.app[LIMITER]
+    wait = limiter.check(owner["token_id"])
+    if wait > 0:
+        raise too_many(limiter, wait, "requests")
+    await request.app[TOKENS].touch(request.app[STORE], owner["token_id"])
+    request[USER] = User(owner["user_id"], owner["name"], owner["scopes"], owner["token_id"],
+                         owner.get("plan") or "free")
+    return await handler(request)
+
+
+async def _bearer_owner(request: web.Request, header: str, bad: RateLimiter, address: str) -> dict[str, Any]:
+    scheme, _, token = header.partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise ApiError(401, "missing token: send Authorization: Bearer <token>", {"WWW-Authenticate": "Bearer"})
-    # An address that keeps sending bad tokens is slowed down before any lookup: guessing
-    # tokens (or flooding the store with lookups) costs it time. Good tokens are not counted.
-    bad = request.app[BAD_TOKENS]
-    address = request.remote or "-"
     wait = bad.wait(address)
     if wait > 0:
-        raise _too_many(bad, wait, "bad-token requests per client address")
+        raise too_many(bad, wait, "bad-token requests per client address")
     owner = await request.app[TOKENS].owner(request.app[STORE], hash_token(token))
     if owner is None:
         bad.check(address)
         raise ApiError(401, "bad or revoked token", {"WWW-Authenticate": 'Bearer error="invalid_token"'})
-    limiter = request.app[LIMITER]
-    wait = limiter.check(owner["token_id"])
-    if wait > 0:
-        raise _too_many(limiter, wait, "requests")
-    request[USER] = User(owner["user_id"], owner["name"], owner["scopes"], owner["token_id"])
-    return await handler(request)
+    return owner
 
 
 def require_scope(user: User, scope: str, why: str | None = None) -> None:

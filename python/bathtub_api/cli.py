@@ -1,4 +1,4 @@
-"""`bathtub` command: serve, token create/list/revoke, migrate.
+"""`bathtub` command: serve, token create/list/revoke, user plan, migrate.
 
 Made for the first five minutes: `serve` says "serving on" only once it listens, a port in use or
 a database it cannot open is one plain line (exit 2), every command names the database it uses
@@ -23,6 +23,7 @@ from bathtub import engine_version
 from bathtub_api.auth import SCOPES, hash_token, new_token
 from bathtub_api.config import Config, default_db_path
 from bathtub_api.ids import iso
+from bathtub_api.plans import PLANS
 from bathtub_api.store import Store, open_store
 
 TOKEN_HINT = "bathtub token create --user NAME --scopes read,write"
@@ -64,12 +65,12 @@ async def _with_store(config: Config, *, migrate: bool = True) -> Store:
         raise Refused(f"cannot open the database at {where(config)}: {e}") from None
 
 
-async def token_create(config: Config, user: str, scopes: list[str]) -> str:
+async def token_create(config: Config, user: str, scopes: list[str], name: str = "cli") -> str:
     store = await _with_store(config)
     try:
         uid = await store.ensure_user(user)
         token = new_token()
-        await store.add_token(uid, hash_token(token), token[:8], scopes)
+        await store.add_token(uid, hash_token(token), token[:8], scopes, name)
         return token
     finally:
         await store.close()
@@ -89,6 +90,17 @@ async def _token_revoke(config: Config, token_id: str) -> bool:
     store = await _with_store(config)
     try:
         return await store.revoke_token(token_id)
+    finally:
+        await store.close()
+
+
+async def user_plan(config: Config, user: str, plan: str | None) -> str | None:
+    """Put a user on a plan (or with None, read it): the plan, or None if there is no such user."""
+    store = await _with_store(config)
+    try:
+        if plan is not None and not await store.set_plan(user, plan):
+            return None
+        return await store.user_plan(user)
     finally:
         await store.close()
 
@@ -156,8 +168,15 @@ def _parser() -> argparse.ArgumentParser:
                         help=f"comma list of {', '.join(SCOPES)} (default: read; no env)")
     listing = command(token, "list", "list tokens (never the secret)")
     listing.add_argument("--user", help="only this user's tokens (default: everyone's; no env)")
+    create.add_argument("--name", default="cli",
+                        help="a name to tell it by on the API access page (default: cli; no env)")
     revoke = command(token, "revoke", "revoke a token by its id (tok_...)")
     revoke.add_argument("token_id", help="the token's id, as `token list` shows it")
+    user = command(sub, "user", "manage users").add_subparsers(dest="user_command", required=True)
+    plan = command(user, "plan", "show a user's plan, or put them on one (limits: the guide topic `plans`)")
+    plan.add_argument("user", help="the user's name")
+    plan.add_argument("plan", nargs="?", choices=PLANS,
+                      help="free or pro (default: show the current plan; no env)")
     migrate = command(sub, "migrate", "apply migrations (or go down to --to N)")
     migrate.add_argument("--to", type=int, help="schema version to migrate to (default: the newest; no env)")
     return parser
@@ -209,7 +228,7 @@ def _run(args: argparse.Namespace, config: Config) -> int:
         return _serve(config)
     if args.command == "token":
         if args.token_command == "create":
-            token = asyncio.run(token_create(config, args.user, args.scopes))
+            token = asyncio.run(token_create(config, args.user, args.scopes, args.name))
             print(f"bathtub: token for {args.user} in database {where(config)} (shown once; only its hash is kept)",
                   file=sys.stderr)
             print(token)
@@ -223,6 +242,14 @@ def _run(args: argparse.Namespace, config: Config) -> int:
             return 0
         print(f"no active token {args.token_id} in database {where(config)}", file=sys.stderr)
         return 1
+    if args.command == "user":
+        plan = asyncio.run(user_plan(config, args.user, args.plan))
+        if plan is None:
+            print(f"no user {args.user} in database {where(config)} (a user is made by `token create`)",
+                  file=sys.stderr)
+            return 1
+        print(f"{args.user}: plan {plan} (database {where(config)})")
+        return 0
     print(f"schema version {asyncio.run(_migrate(config, args.to))} (database {where(config)})")
     return 0
 

@@ -88,7 +88,34 @@ class Config:
                                  "pip install 'bathtub[cluster]'")
         if self.job_max_attempts < 1:
             raise ValueError("job_max_attempts must be at least 1")
+        for plan in ("free", "pro"):
+            for name in ("stored_items", "replications_per_job", "concurrent_jobs"):
+                if getattr(self, f"{plan}_{name}") < 0:
+                    raise ValueError(f"{plan}_{name} must be >= 0")
+            cpu = getattr(self, f"{plan}_job_cpu_seconds")
+            if cpu is not None and not cpu >= 0:
+                raise ValueError(f"{plan}_job_cpu_seconds must be >= 0")
+        if not self.session_hours > 0:
+            raise ValueError("session_hours must be > 0")
     bad_token_limit_per_minute: int = 30  # per client address: guessing tokens is slowed to this
+    # Plans (a user's plan is set with `bathtub user plan USER free|pro`; new users are free).
+    # What each plan allows; a call past a limit is refused with 402 naming it (bathtub_api/plans.py).
+    # Stored items are everything a user keeps (datasets, models, diagrams, runs, fleets, ...) but
+    # uploads waiting for import; replications are a simulation's (or a bootstrap's resamples);
+    # CPU-seconds are a job's quote on one core (the pro default is the service-wide per-job limit,
+    # job_cpu_limit_seconds); concurrent jobs count queued and running ones.
+    free_stored_items: int = 1000
+    pro_stored_items: int = 100_000
+    free_replications_per_job: int = 1_000_000
+    pro_replications_per_job: int = 10_000_000
+    free_job_cpu_seconds: float = 300.0
+    pro_job_cpu_seconds: float | None = None
+    free_concurrent_jobs: int = 4
+    pro_concurrent_jobs: int = 16
+    # Browser sessions (POST /api/v1/session): the cookie's HMAC key (empty: a random key kept in
+    # the store, shared by every instance on it) and how long a session lasts.
+    session_key: str = ""
+    session_hours: float = 12.0
 
     @cached_property
     def public_base_url(self) -> str:
@@ -131,6 +158,16 @@ class Config:
             ("job_engine_threads", "BATHTUB_JOB_ENGINE_THREADS", int),
             ("shutdown_grace_seconds", "BATHTUB_SHUTDOWN_GRACE_SECONDS", float),
             ("dask_scheduler", "BATHTUB_DASK_SCHEDULER", str),
+            ("free_stored_items", "BATHTUB_FREE_STORED_ITEMS", int),
+            ("pro_stored_items", "BATHTUB_PRO_STORED_ITEMS", int),
+            ("free_replications_per_job", "BATHTUB_FREE_REPLICATIONS", int),
+            ("pro_replications_per_job", "BATHTUB_PRO_REPLICATIONS", int),
+            ("free_job_cpu_seconds", "BATHTUB_FREE_JOB_CPU_SECONDS", float),
+            ("pro_job_cpu_seconds", "BATHTUB_PRO_JOB_CPU_SECONDS", float),
+            ("free_concurrent_jobs", "BATHTUB_FREE_CONCURRENT_JOBS", int),
+            ("pro_concurrent_jobs", "BATHTUB_PRO_CONCURRENT_JOBS", int),
+            ("session_key", "BATHTUB_SESSION_KEY", str),
+            ("session_hours", "BATHTUB_SESSION_HOURS", float),
         ):
             if name in env:
                 values[key] = conv(env[name])

@@ -9,8 +9,9 @@ import html
 import swagger_ui_bundle
 from aiohttp import web
 
+from bathtub_api.keys import CONFIG
 from bathtub_api.registry import Registry
-from bathtub_api.tools.guide import PAGES, available_names
+from bathtub_api.tools.guide import PAGES, available_names, topic_text
 
 ROOT = "/api/v1/docs"
 ASSETS = f"{ROOT}/assets"
@@ -71,8 +72,9 @@ def add_routes(app: web.Application, reg: Registry) -> None:
         live = available_names(reg)
         actions = "".join(f"<li><code>{html.escape(a)}</code>{'' if a in live else ' (not in this service)'}</li>"
                           for a in page.actions)
+        text = topic_text(key, live, request.app[CONFIG])
         body = (f"{_topics_nav()}<main class=\"topic\"><h1>{html.escape(page.title)}</h1>"
-                f"<p><em>{html.escape(page.summary)}</em></p><p>{html.escape(page.answer(live))}</p>"
+                f"<p><em>{html.escape(page.summary)}</em></p><p>{html.escape(text)}</p>"
                 f"<h2>Actions</h2><ul>{actions}</ul>"
                 f'<p><a href="{ROOT}">All operations</a> · the same text: <code>POST /api/v1/guide</code> '
                 f"<code>{{\"topic\": \"{html.escape(key)}\"}}</code></p></main>")

@@ -21,6 +21,7 @@ PREFIX = {
     "rcm_study": "rcm",
     "degradation_model": "deg",
     "tracked_fleet": "trk",
+    "session": "ses",
 }
 
 

@@ -15,8 +15,9 @@ API_VERSION = "1.1.0"
 REF = "#/components/schemas/{model}"
 
 ERRORS = {
-    "401": "Bad or missing token",
-    "403": "The token lacks the scope",
+    "401": "Bad or missing token (or a forged, expired or ended session cookie)",
+    "402": "A plan limit stops the call; detail names the limit and its value (guide topic `plans`)",
+    "403": "The token lacks the scope, or a change carried by a session cookie lacks this service's Origin",
     "404": "Unknown id, or an item owned by someone else",
     "413": "Request body too large",
     "422": "Bad input; detail names the field and the rule",
@@ -170,6 +171,15 @@ def build(reg: Registry) -> dict[str, Any]:
         "paths": dict(sorted(paths.items())),
         "components": {
             "schemas": schemas,
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                # Described, not listed as a requirement: it is the browser's alternative, and fuzzers
+                # (tests/service/test_schemathesis.py) should exercise the API with the bearer token.
+                "session": {"type": "apiKey", "in": "cookie", "name": "bathtub_session",
+                            "description": "Set by POST /api/v1/session (signing in with a token); accepted "
+                                           "wherever the bearer token is, with its scopes. A request carried by "
+                                           "it that changes anything must send this service's Origin (else "
+                                           "403)."},
+            },
         },
     }

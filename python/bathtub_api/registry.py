@@ -12,6 +12,7 @@ import orjson
 from aiohttp import web
 from pydantic import BaseModel
 
+from bathtub_api import plans
 from bathtub_api.auth import User, require_scope
 from bathtub_api.errors import ApiError, json_response
 from bathtub_api.fields import refuse_nul
@@ -42,6 +43,11 @@ class Ctx:
 
     def url(self, path: str) -> str:
         return f"{self.base_url}{path}"
+
+    @property
+    def plan(self) -> plans.PlanLimits:
+        """What the caller's plan allows (Config.<plan>_*)."""
+        return plans.limits(self.config, self.user.plan)
 
 
 BIG_BODY = 1 << 20  # bytes of JSON parsed off the event loop
@@ -233,8 +239,10 @@ def require_write_if(user: User, writes_if: WritesIf | None, model: Any) -> None
 
 
 async def invoke(action: Action, ctx: Ctx, body: Any) -> Any:
-    """Check scope, validate, run: the single path shared by REST and the tool protocol."""
+    """Check scope and plan, validate, run: the single path shared by REST and the tool protocol."""
     require_scope(ctx.user, action.scope)
+    if action.pro_only:
+        plans.check_tool(ctx.plan, action.tool, action.action)
     if not isinstance(body, dict):
         raise ApiError(422, "body: must be a JSON object")
     model = action.request.model_validate(body)

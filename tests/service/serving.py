@@ -70,7 +70,8 @@ class Server:
         self.base = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "BATHTUB_DATABASE_URL": database_url,
                "BATHTUB_JOB_LEASE_SECONDS": str(LEASE_S), "BATHTUB_JOB_HEARTBEAT_SECONDS": str(LEASE_S / 5),
-               "BATHTUB_JOB_CPU_LIMIT_SECONDS": "1e9", "BATHTUB_JOB_ENGINE_THREADS": "1"}
+               "BATHTUB_JOB_CPU_LIMIT_SECONDS": "1e9", "BATHTUB_JOB_ENGINE_THREADS": "1",
+               "BATHTUB_FREE_JOB_CPU_SECONDS": "1e9"}  # the free plan's limit too: hours-long runs
         self.log = log.open("ab")
         self.proc = subprocess.Popen([sys.executable, "-m", "bathtub_api.cli", "serve", "--host", "127.0.0.1",
                                       "--port", str(self.port)], env=env, stdout=self.log, stderr=self.log)

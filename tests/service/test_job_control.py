@@ -44,9 +44,9 @@ def quoted_seconds(diagram: dict[str, Any], replications: int, horizon: float | 
 
 @pytest.fixture
 def config(database_url: str) -> Config:
-    # Room for long runs (the refusal tests build their own app with the default limit).
+    # Room for long runs, the free plan's too (the refusal tests build their own app with the default limit).
     return Config(database_url=database_url, rate_limit_per_minute=10_000, job_concurrency=2, cpu_workers=1,
-                  token_cache_seconds=0.0, job_cpu_limit_seconds=1e9)
+                  token_cache_seconds=0.0, job_cpu_limit_seconds=1e9, free_job_cpu_seconds=1e9)
 
 
 async def count_jobs(database_url: str) -> int:

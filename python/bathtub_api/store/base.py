@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from bathtub_api.ids import new_id, now
+from bathtub_api.store.accounts import Accounts
 from bathtub_api.store.common import Conn, KeyTaken, KeyUse, claim_key, dumps, loads
 from bathtub_api.store.migrations import MIGRATIONS, statements
 from bathtub_api.store.tracking import TrackingQueries
@@ -70,7 +71,7 @@ def like_escape(text: str) -> str:
     return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
 
 
-class Store(TrackingQueries):
+class Store(TrackingQueries, Accounts):
     """Users, tokens, items (datasets, models, diagrams, ...), dataset rows and jobs."""
 
     def __init__(self, driver: Driver, kind: str) -> None:
@@ -121,19 +122,20 @@ class Store(TrackingQueries):
         assert row is not None
         return str(row["id"])
 
-    async def add_token(self, user_id: str, token_hash: str, prefix: str, scopes: Sequence[str]) -> str:
+    async def add_token(self, user_id: str, token_hash: str, prefix: str, scopes: Sequence[str],
+                        name: str = "") -> str:
         tid = new_id("token")
         await self.db.execute(
-            "INSERT INTO tokens (id, user_id, hash, prefix, scopes, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-            tid, user_id, token_hash, prefix, ",".join(scopes), now(),
+            "INSERT INTO tokens (id, user_id, hash, prefix, scopes, created_at, name) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            tid, user_id, token_hash, prefix, ",".join(scopes), now(), name,
         )
         return tid
 
     async def token_owner(self, token_hash: str) -> dict[str, Any] | None:
         """The live token's user and scopes, or None for an unknown or revoked token."""
         row = await self.db.fetchrow(
-            "SELECT t.id AS token_id, t.scopes, u.id AS user_id, u.name FROM tokens t JOIN users u ON u.id = t.user_id "
-            "WHERE t.hash = ? AND t.revoked_at IS NULL",
+            "SELECT t.id AS token_id, t.scopes, u.id AS user_id, u.name, u.plan FROM tokens t "
+            "JOIN users u ON u.id = t.user_id WHERE t.hash = ? AND t.revoked_at IS NULL",
             token_hash,
         )
         if row is None:
@@ -156,12 +158,18 @@ class Store(TrackingQueries):
         return n > 0
 
     # -- items ---------------------------------------------------------------------------
-    async def insert_item(self, owner: str, kind: str, item_id: str, name: str, body: dict[str, Any]) -> None:
+    async def insert_item(self, owner: str, kind: str, item_id: str, name: str, body: dict[str, Any], *,
+                          counted: bool = True) -> None:
+        """Store a new item, refused (402) past the owner's plan unless `counted` is False: a
+        queued run whose room was checked when it was submitted (check_room_for_item)."""
         t = now()
-        await self.db.execute(
-            "INSERT INTO items (id, owner, kind, name, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            item_id, owner, kind, name, t, t, dumps(body),
-        )
+        async with self.db.transaction() as tx:
+            if counted:
+                await self.room_for_item(tx, owner, kind)
+            await tx.execute(
+                "INSERT INTO items (id, owner, kind, name, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                item_id, owner, kind, name, t, t, dumps(body),
+            )
 
     async def get_item(self, owner: str, kind: str, item_id: str) -> dict[str, Any] | None:
         row = await self.db.fetchrow(
@@ -292,6 +300,7 @@ class Store(TrackingQueries):
         t = now()
         try:
             async with self.db.transaction() as tx:
+                await self.room_for_item(tx, owner, "dataset")
                 if key is not None:
                     await claim_key(tx, owner, key, answer or {})
                 await tx.execute(
@@ -400,6 +409,7 @@ class Store(TrackingQueries):
                 return "missing"
             if item["version"] != snap.version:
                 return "stale"
+            await self.room_for_item(tx, owner, kind)
             t = now()
             await tx.execute(
                 "INSERT INTO items (id, owner, kind, name, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -431,11 +441,14 @@ class Store(TrackingQueries):
     # write of a running job's outcome is guarded by that lease, so an instance that lost its
     # job (cancelled by the owner, or recovered after its lease ran out) never overwrites it.
     async def create_job(self, owner: str, action: str, args: dict[str, Any]) -> str:
+        """A queued job, refused (402) past the owner's plan's concurrent jobs."""
         jid = new_id("job")
-        await self.db.execute(
-            "INSERT INTO jobs (id, owner, action, status, args, created_at) VALUES (?, ?, ?, 'queued', ?, ?)",
-            jid, owner, action, dumps(args), now(),
-        )
+        async with self.db.transaction() as tx:
+            await self.room_for_job(tx, owner)
+            await tx.execute(
+                "INSERT INTO jobs (id, owner, action, status, args, created_at) VALUES (?, ?, ?, 'queued', ?, ?)",
+                jid, owner, action, dumps(args), now(),
+            )
         return jid
 
     async def list_jobs(self, owner: str, limit: int, offset: int, *, name_contains: str | None = None,

@@ -157,6 +157,42 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         """,
         "DROP TABLE tracking_measurements",
     ),
+    (
+        9,
+        # Plans and sessions. A user's plan (free or pro, set with `bathtub user plan`) picks the
+        # limits of Config.plan_limits. A token gets a name and the time it was last used, for the
+        # API access page. A browser session is a row (so sign-out and revoking its token end it
+        # server-side) named by a signed cookie; the signing key lives in server_secrets unless the
+        # configuration gives one, so every instance on one store signs alike.
+        """
+        ALTER TABLE users ADD COLUMN plan TEXT NOT NULL DEFAULT 'free';
+        ALTER TABLE tokens ADD COLUMN name TEXT NOT NULL DEFAULT '';
+        ALTER TABLE tokens ADD COLUMN last_used_at DOUBLE PRECISION;
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            token_id TEXT NOT NULL REFERENCES tokens(id),
+            created_at DOUBLE PRECISION NOT NULL,
+            expires_at DOUBLE PRECISION NOT NULL,
+            ended_at DOUBLE PRECISION
+        );
+        CREATE INDEX sessions_token ON sessions (token_id);
+        CREATE TABLE server_secrets (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL
+        );
+        CREATE INDEX jobs_owner_status ON jobs (owner, status)
+        """,
+        """
+        DROP INDEX jobs_owner_status;
+        DROP TABLE server_secrets;
+        DROP INDEX sessions_token;
+        DROP TABLE sessions;
+        ALTER TABLE tokens DROP COLUMN last_used_at;
+        ALTER TABLE tokens DROP COLUMN name;
+        ALTER TABLE users DROP COLUMN plan
+        """,
+    ),
 ]
 
 

@@ -16,13 +16,14 @@ from bathtub_api.tools import (
     rbd_decisions,
     rcm,
     recurrent,
+    session,
     strategy,
     tracking,
     uploads,
 )
 
 MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, rbd_decisions, uploads, photos,
-           fleets, tracking, rcm)
+           fleets, tracking, rcm, session)
 
 
 def default_registry() -> Registry:

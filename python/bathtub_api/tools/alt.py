@@ -18,6 +18,7 @@ from bathtub.alt.columns import alt_arrays
 from bathtub.alt.evaluate import at_stress
 from bathtub.alt.fit import alt_data
 from bathtub.errors import InputError
+from bathtub_api import plans
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import integer
 from bathtub_api.registry import Ctx, JobCtx, Registry
@@ -73,6 +74,9 @@ async def bootstrap(ctx: Ctx, req: BootstrapIn) -> dict[str, Any]:
         model.stress_vector(req.use_stress, req.use_stress2, fields=("use_stress", "use_stress2"))
     elif req.use_stress2 is not None:
         raise InputError("use_stress", "use_stress2 needs use_stress")
+    # A bootstrap's resamples are its replications under the caller's plan (402). It has no quote:
+    # its cost is the refits, bounded by MAX_REPLICATES and the model's size.
+    plans.check_job(ctx.plan, replications=req.replicates)
     args = req.model_dump()
     return await ctx.jobs.submit(ctx.user.id, JOB_KIND, args)
 

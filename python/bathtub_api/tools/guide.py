@@ -10,6 +10,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from bathtub.regression import records as regression
+from bathtub_api.config import Config
+from bathtub_api.plans import PlanLimits, all_limits
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import Strict
 
@@ -484,19 +486,36 @@ PAGES: dict[str, Page] = {
         "`name_contains` (ignoring case; a job's name is its kind) and `created_after` (ISO 8601, UTC without a "
         "zone) filter; an item's `url` answers a GET. Read items with `get` (`get dataset` pages rows the same "
         "way). Long calculations answer with a `job_id`: poll `get job`; `jobs cancel` stops your queued or "
-        "running job. Tokens are created and revoked by the operator with "
-        "`bathtub token create --user NAME --scopes read,write`. A `read` token reads and calculates; anything "
+        "running job. The operator makes a user's first token with "
+        "`bathtub token create --user NAME --scopes read,write`; then the user manages their own under Settings > "
+        "API access (the page /settings/api-access): sign in with a token, see each token's name, scopes, "
+        "creation and last use, create one choosing its scopes (shown once; never more scopes than the token "
+        "signed in with), revoke one. Signing in (POST /api/v1/session with {token}) sets a session cookie "
+        "accepted wherever the token is, with its scopes; a request carried by the cookie that changes anything "
+        "must come from this service's pages (its Origin, else 403); DELETE /api/v1/session signs out, and "
+        "revoking the token ends its sessions. A `read` token reads and calculates; anything "
         "that stores (create, edit, fit, ingest, analyze, a calculator's `save: true`) needs `write` (403 naming "
         "the scope).",
-        ("list/dataset", "list/job", "get/dataset", "get/job"),
+        ("list/dataset", "list/job", "get/dataset", "get/job", "POST /api/v1/session", "DELETE /api/v1/session"),
     ),
     "plans": Page(
         "Plans and limits", "What the limits are and what to do when one stops a call.",
-        "This service enforces 120 requests a minute per token (429 with Retry-After: wait that many seconds) "
-        "and 30 bad-token requests a minute per client address (then 429 for that address), "
+        "Every user is on a plan: `free` (every new user) or `pro`, which the operator sets with "
+        "`bathtub user plan USER free|pro`. A plan limits stored items (everything you keep: datasets, models, "
+        "diagrams, runs, analyses, fleets, studies, photos; uploads waiting for import do not count), "
+        "replications per job (a simulation's, or a bootstrap's resamples), CPU-seconds per job (a simulation's "
+        "quote on one core, shown in the analysis answer's `quote`), queued or running jobs at once, and whether "
+        "pro-only tools may be called (an action's `pro_only` flag, in tools/list and the OpenAPI document). "
+        "A call past a limit is answered 402 with a detail that names the limit and its value "
+        "(`plan.stored_items`, `plan.replications_per_job`, `plan.job_cpu_seconds`, `plan.concurrent_jobs`, "
+        "`plan.pro_tools`); nothing was stored or queued. What to do: for stored items, delete datasets "
+        "(`datasets delete`) or fleets (`fleets delete`) you no longer need; for replications or CPU-seconds, ask "
+        "fewer replications (or max_replications) or a shorter horizon or mission_time; for concurrent jobs, "
+        "wait for one to finish (`get job`) or cancel one (`jobs cancel`); or ask the operator for the pro plan. "
+        "Whatever the plan, the service enforces 120 requests a minute per token (429 with Retry-After: wait "
+        "that many seconds) and 30 bad-token requests a minute per client address (then 429 for that address), "
         "request bodies up to its configured size (413), 1-500 rows per dataset page, and a per-job limit on a "
-        "simulation's quoted cost (10 CPU-minutes by default; 422 naming the field to lower). It has no paid plans: "
-        "402 is never returned by a self-hosted Bathtub.",
+        "simulation's quoted cost that no plan lifts (10 CPU-minutes by default; 422 naming the field to lower).",
         ("guide",),
     ),
 }
@@ -527,6 +546,24 @@ class GuideAnswer(Strict):
     actions: list[GuideAction] | None = None
 
 
+def plans_text(config: Config, plan: str | None = None) -> str:
+    """The plan figures this service is configured with (and the caller's plan, when known)."""
+
+    def one(p: PlanLimits) -> str:
+        return (f"{p.plan}: {p.stored_items:,} stored items, {p.replications_per_job:,} replications per job, "
+                f"{p.job_cpu_seconds:g} CPU-seconds per job, {p.concurrent_jobs} queued or running jobs at once, "
+                f"{'with' if p.pro_tools else 'no'} pro-only tools")
+
+    text = " Here: " + "; ".join(one(p) for p in all_limits(config).values()) + "."
+    return text + (f" Your plan: {plan}." if plan else "")
+
+
+def topic_text(key: str, live: set[str], config: Config, plan: str | None = None) -> str:
+    """A topic's text as the guide answers it; `plans` adds this service's configured figures."""
+    text = PAGES[key].answer(live)
+    return text + plans_text(config, plan) if key == "plans" else text
+
+
 def available_names(reg: Registry) -> set[str]:
     names = {f"{a.tool}/{a.action}" if a.action else a.tool for a in reg.actions.values()}
     names |= {f"{r.method} {r.path}" for r in reg.routes}
@@ -544,7 +581,7 @@ def register(reg: Registry) -> None:
         return {
             "topic": req.topic,
             "title": page.title,
-            "text": page.answer(live),
+            "text": topic_text(req.topic, live, ctx.config, ctx.user.plan),
             "actions": [{"name": a, "available": a in live} for a in page.actions],
         }
 

@@ -21,6 +21,7 @@ from bathtub import engine, rbd
 from bathtub.errors import InputError
 from bathtub.rbd.analysis import RunOptions
 from bathtub.rbd.resolve import check_saved
+from bathtub_api import plans
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import Id, Name, Text, Unit, integer
 from bathtub_api.ids import iso, new_id
@@ -299,6 +300,7 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
             return {**_run_summary(cached["id"], cached["body"]), "cached": True}
     # Compiling and reducing a large diagram takes a while: off the event loop.
     what = await ctx.jobs.run_native(rbd.plan, diagram, body["repairable"], opts)
+    await ctx.store.check_room_for_item(ctx.user.id)  # the run is a stored item of the owner's plan
     run_id = new_id("rbd_run")
     args = {"run_id": run_id, "rbd_id": req.id, "rbd_name": item["name"], "inputs": inputs, "inputs_hash": key,
             "diagram_hash": rbd.content_hash(body), "plan": what, "placeholders": rbd.placeholders(body),
@@ -313,6 +315,8 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
                              "horizon")
     else:
         ctx.jobs.check_quote(what["quote"], "replications", "mission_time")
+    # Then the caller's plan (402): the service-wide limit above is no plan's to lift.
+    plans.check_job(ctx.plan, replications=int(what["quote"]["replications"]), seconds=float(what["quote"]["seconds"]))
     queued = await ctx.jobs.submit(ctx.user.id, JOB_KIND, args)
     return {**queued, "run_id": run_id, "method": "simulation", "reason": what["reason"], "quote": what["quote"],
             "cached": False, "warnings": warnings}
@@ -352,7 +356,10 @@ async def _execute(store: Store, owner: str, jobs: Any, args: dict[str, Any],
         "placeholders": args["placeholders"],
         "warnings": args.get("warnings", []),
     }
-    await store.insert_item(owner, "rbd_run", args["run_id"], f"{args['rbd_name']} ({plan['method']})", body)
+    # Its room under the owner's plan was checked when the analysis was asked for (a queued run
+    # must not fail at its end because the owner stored something meanwhile).
+    await store.insert_item(owner, "rbd_run", args["run_id"], f"{args['rbd_name']} ({plan['method']})", body,
+                            counted=False)
     return _run_summary(args["run_id"], body)
 
 

@@ -17,6 +17,7 @@ from bathtub import engine
 from bathtub.errors import InputError
 from bathtub.rbd import decisions
 from bathtub.rbd.quote import quote
+from bathtub_api import plans
 from bathtub_api.fields import Id, Text, integer
 from bathtub_api.registry import Ctx, JobCtx, Registry
 from bathtub_api.tools.common import Open, Strict
@@ -82,6 +83,8 @@ def _quoted(ctx: Ctx, diagram: dict[str, Any], replications: int, horizon: float
     q["events_per_replication"] *= lanes
     q["basis"] += f", x {lanes} designs on common random numbers"
     ctx.jobs.check_quote(q, field, "horizon" if horizon is not None else "mission_time")
+    # Then the caller's plan (402): every design's replications are simulated, so they all count.
+    plans.check_job(ctx.plan, replications=replications * lanes, seconds=float(q["seconds"]))
     return q
 
 
