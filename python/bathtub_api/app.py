@@ -16,7 +16,7 @@ from bathtub_api.jobs import JobRunner
 from bathtub_api.keys import BAD_TOKENS, CONFIG, JOBS, LIMITER, REGISTRY, STORE, TOKENS
 from bathtub_api.registry import Registry
 from bathtub_api.store import open_store
-from bathtub_api.tools import default_registry, uploads
+from bathtub_api.tools import default_registry, sharing, uploads
 from bathtub_api.transport import access_middleware, install_protocol_errors
 
 
@@ -45,6 +45,7 @@ def create_app(config: Config | None = None, registry: Registry | None = None) -
     app.router.add_get("/api/v1/openapi.json", openapi_json, name="openapi")
     app.router.add_get("/healthz", health, name="health")
     docs.add_routes(app, reg)  # the browsable docs at /api/v1/docs
+    sharing.add_page_routes(app)  # share links' pages at /s/{secret}
     return app
 
 

@@ -20,6 +20,7 @@ PREFIX = {
     "fleet": "flt",
     "rcm_study": "rcm",
     "degradation_model": "deg",
+    "report": "rpt",
 }
 
 

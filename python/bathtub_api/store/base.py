@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 import orjson
 
 from bathtub_api.ids import new_id, now
+from bathtub_api.store.links import LinkQueries
 from bathtub_api.store.migrations import MIGRATIONS, statements
 
 CHUNK_ROWS = 100  # dataset rows per stored chunk: a 100-row page decodes at most 200 rows.
@@ -98,7 +99,7 @@ def like_escape(text: str) -> str:
     return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
 
 
-class Store:
+class Store(LinkQueries):
     """Users, tokens, items (datasets, models, diagrams, ...), dataset rows and jobs."""
 
     def __init__(self, driver: Driver, kind: str) -> None:

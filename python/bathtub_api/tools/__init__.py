@@ -15,11 +15,14 @@ from bathtub_api.tools import (
     rbd,
     rcm,
     recurrent,
+    reports,
+    sharing,
     strategy,
     uploads,
 )
 
-MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, uploads, photos, fleets, rcm)
+MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, uploads, photos, fleets, rcm,
+           reports, sharing)
 
 
 def default_registry() -> Registry:
