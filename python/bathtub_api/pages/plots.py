@@ -41,7 +41,8 @@ matplotlib.rcParams.update({
     "legend.fontsize": 8,
 })
 _HEAD = re.compile(r"^.*?(?=<svg)", re.S)
-PROBABILITIES = (0.001, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.632, 0.8, 0.9, 0.95, 0.99, 0.999)
+# Ticks a reader of probability paper expects, thinned where the scale crowds them together.
+PROBABILITIES = (0.001, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.9, 0.99, 0.999)
 
 
 def _svg(fig: Figure, label: str) -> str:
@@ -79,7 +80,10 @@ def probability_plot(paper: Paper, points: dict[str, list[float]], line: dict[st
         ax.plot(points["t"], to_y(points["F"], paper.y), "o", color=INK, markersize=4, label="failures (median ranks)")
     if paper.x == "log":
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
     lo, hi = ax.get_ylim()
+    lo, hi = max(lo, float(to_y(0.0005, paper.y))), min(hi, float(to_y(0.9995, paper.y)))
+    ax.set_ylim(lo, hi)
     ticks = [p for p in PROBABILITIES if lo <= to_y(p, paper.y) <= hi]
     ax.yaxis.set_major_locator(FixedLocator([float(to_y(p, paper.y)) for p in ticks]))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: _percent(y, paper)))
@@ -128,16 +132,19 @@ def curve_with_band(t: Sequence[Any], y: Sequence[Any], lower: Sequence[Any] | N
 
 def bars(labels: Sequence[str], values: Sequence[float], ylabel: str, title: str,
          lower: Sequence[float] | None = None, upper: Sequence[float] | None = None,
-         interval_label: str | None = None) -> str:
+         interval_label: str | None = None, xlabel: str | None = None) -> str:
     fig = _figure(6.4, 3.0)
     ax = fig.add_subplot()
     xs = range(len(labels))
+    ax.set_axisbelow(True)
     ax.bar(xs, values, color=ACCENT, width=0.6, label=ylabel)
     if lower is not None and upper is not None:
         err = [[max(v - lo, 0) for v, lo in zip(values, lower)], [max(hi - v, 0) for v, hi in zip(values, upper)]]
         ax.errorbar(xs, values, yerr=err, fmt="none", ecolor=INK, elinewidth=1, capsize=4, label=interval_label)
         ax.legend(loc="best")
     ax.set_xticks(list(xs), list(labels))
+    if xlabel:
+        ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(axis="x", visible=False)
@@ -155,6 +162,11 @@ def cost_rate(t: Sequence[Any], rate: Sequence[Any], optimum_t: float | None, op
         ax.plot([optimum_t], [optimum_rate], "o", color=WARN, markersize=7, label="optimum", zorder=5)
         ax.annotate(f"optimum {optimum_t:.4g}{(' ' + unit) if unit else ''}", (optimum_t, optimum_rate),
                     xytext=(8, 12), textcoords="offset points", color=WARN)
+    # The rate explodes as the interval shrinks: show the region around the optimum and run to failure.
+    ceiling = max(v for v in (run_to_failure, optimum_rate) if v is not None) if (run_to_failure or optimum_rate) \
+        else None
+    if ceiling:
+        ax.set_ylim(0, 2.0 * ceiling)
     ax.set_xlabel(f"replacement interval{_unit(unit)}")
     ax.set_ylabel("cost per unit time")
     ax.set_title(title)

@@ -33,7 +33,10 @@ KIND_TITLES = {"model": "Life model", "recurrent_model": "Recurrent-event model"
                "strategy_analysis": "Maintenance strategy analysis", "degradation_model": "Degradation model",
                "rcm_study": "RCM worksheet", "fleet": "Fleet forecast", "report": "Report",
                "missing": "No longer available"}
-DATASET_ROWS = 50  # rows a dataset page shows
+DATASET_ROWS = 50
+RESULT_LABELS = {"mttf": "MTTF", "optimal_time": "Optimal interval", "optimal_cost_rate": "Cost rate at the optimum",
+                 "run_to_failure_cost_rate": "Cost rate running to failure", "beneficial": "Preventive replacement pays",
+                 "planned_cost": "Planned (preventive) cost", "unplanned_cost": "Unplanned (failure) cost"}  # rows a dataset page shows
 LIFE_FAMILIES_PLOTTED = ("distribution",)
 
 
@@ -187,6 +190,8 @@ async def _rbd(src: Source, item_id: str) -> Section:
 async def _run(src: Source, item_id: str) -> Section:
     record = await src.get("rbd_run", id=item_id, include_curve=True)
     sec = Section("rbd_run", item_id, f"{record.get('rbd_name') or record['rbd_id']} ({record['method']})", record)
+    sec.extra["labels"] = block_labels(record)
+    sec.extra["unit"] = _run_unit(record)
     sec.figures = await asyncio.to_thread(_run_figures, record)
     return sec
 
@@ -194,7 +199,7 @@ async def _run(src: Source, item_id: str) -> Section:
 def _run_figures(record: dict[str, Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     curve = record.get("curve") or {}
-    unit = (record.get("inputs") or {}).get("unit")
+    unit = _run_unit(record)
     name = record.get("rbd_name") or record["rbd_id"]
     if "availability" in curve:
         out["curve"] = plots.curve_with_band(curve["t"], curve["availability"], curve.get("lower"), curve.get("upper"),
@@ -204,9 +209,21 @@ def _run_figures(record: dict[str, Any]) -> dict[str, str]:
                                              "reliability R(t)", unit, f"{name}: reliability over time")
     blocks = (record.get("results") or {}).get("blocks") or []
     if blocks:
-        out["blocks"] = plots.bars([b["id"] for b in blocks], [100.0 * b["share_of_system_downtime"] for b in blocks],
+        labels = block_labels(record)
+        out["blocks"] = plots.bars([labels.get(b["id"], b["id"]) for b in blocks], [100.0 * b["share_of_system_downtime"] for b in blocks],
                                    "share of system downtime (%)", f"{name}: block contributions")
     return out
+
+
+def _run_unit(record: dict[str, Any]) -> str | None:
+    inputs = record.get("inputs") or {}
+    return inputs.get("unit") or (inputs.get("diagram") or {}).get("unit")
+
+
+def block_labels(record: dict[str, Any]) -> dict[str, str]:
+    """Block id -> its label in the diagram the run ran on (the id where it has none)."""
+    nodes = ((record.get("inputs") or {}).get("diagram") or {}).get("nodes") or []
+    return {n["id"]: str(n.get("label") or n["id"]) for n in nodes}
 
 
 # ---- strategy, degradation, RCM, fleets --------------------------------------------------------
@@ -222,6 +239,7 @@ async def _strategy(src: Source, item_id: str) -> Section:
             f"{record['name']}: cost rate against the replacement interval")
     sec.extra["scalars"] = [(k, v) for k, v in result.items()
                             if isinstance(v, (int, float, str, bool)) and k not in ("reason",)]
+    sec.extra["labels"] = RESULT_LABELS
     return sec
 
 
@@ -279,9 +297,9 @@ async def _fleet(src: Source, item_id: str) -> Section:
         interval = fc.get("interval") or {}
         label = record.get("period_label") or "period"
         sec.figures["forecast"] = await asyncio.to_thread(
-            plots.bars, [f"{label} {k + 1}" for k in range(len(fc["expected_failures"]))], fc["expected_failures"],
+            plots.bars, [str(k + 1) for k in range(len(fc["expected_failures"]))], fc["expected_failures"],
             "expected failures", f"{record['name']}: forecast failures by {label}", interval.get("lower"),
-            interval.get("upper"), f"{round(100 * (interval.get('confidence') or 0.9))}% interval")
+            interval.get("upper"), f"{round(100 * (interval.get('confidence') or 0.9))}% interval", label)
     return sec
 
 
