@@ -33,10 +33,11 @@ KIND_TITLES = {"model": "Life model", "recurrent_model": "Recurrent-event model"
                "strategy_analysis": "Maintenance strategy analysis", "degradation_model": "Degradation model",
                "rcm_study": "RCM worksheet", "fleet": "Fleet forecast", "report": "Report",
                "missing": "No longer available"}
-DATASET_ROWS = 50
+DATASET_ROWS = 50  # rows a dataset page shows
 RESULT_LABELS = {"mttf": "MTTF", "optimal_time": "Optimal interval", "optimal_cost_rate": "Cost rate at the optimum",
-                 "run_to_failure_cost_rate": "Cost rate running to failure", "beneficial": "Preventive replacement pays",
-                 "planned_cost": "Planned (preventive) cost", "unplanned_cost": "Unplanned (failure) cost"}  # rows a dataset page shows
+                 "run_to_failure_cost_rate": "Cost rate running to failure",
+                 "beneficial": "Preventive replacement pays", "planned_cost": "Planned (preventive) cost",
+                 "unplanned_cost": "Unplanned (failure) cost"}
 LIFE_FAMILIES_PLOTTED = ("distribution",)
 
 
@@ -210,7 +211,8 @@ def _run_figures(record: dict[str, Any]) -> dict[str, str]:
     blocks = (record.get("results") or {}).get("blocks") or []
     if blocks:
         labels = block_labels(record)
-        out["blocks"] = plots.bars([labels.get(b["id"], b["id"]) for b in blocks], [100.0 * b["share_of_system_downtime"] for b in blocks],
+        out["blocks"] = plots.bars([labels.get(b["id"], b["id"]) for b in blocks],
+                                   [100.0 * b["share_of_system_downtime"] for b in blocks],
                                    "share of system downtime (%)", f"{name}: block contributions")
     return out
 
