@@ -67,7 +67,8 @@ async def seed(post: Post) -> dict[str, str]:
     ids["degradation_model"] = deg["id"]
     sa = await ok(post, "/api/v1/strategy/optimal_replacement", {
         "distribution_id": "weibull", "params": [{"name": "alpha", "value": 1000.0}, {"name": "beta", "value": 2.5}],
-        "planned_cost": 1.0, "unplanned_cost": 10.0, "save": True, "name": "pump bearing replacement"})
+        "planned_cost": 1.0, "unplanned_cost": 10.0, "unit": "hours", "save": True,
+        "name": "pump bearing replacement"})
     ids["strategy_analysis"] = sa["analysis_id"]
     rbd = await ok(post, "/api/v1/rbd/create", two_of_three())
     ids["rbd"] = rbd["id"]
@@ -90,7 +91,7 @@ async def seed(post: Post) -> dict[str, str]:
         "text": "Deliver 200 m3/h of cooling water", "standard": "at least 200 m3/h at 4 bar",
         "failures": [{"text": "No flow", "modes": [
             {"text": "Bearing seizes", "effects": "pump stops; standby starts", "consequence": "operational",
-             "decision": {"outcome": "fixed_interval", "task": "replace bearing", "interval": 600,
+             "decision": {"outcome": "fixed_interval", "task": "replace bearing", "interval": 360,
                           "interval_unit": "hours", "evidence": {"type": "strategy_analysis",
                                                                  "id": sa["analysis_id"]}}},
             {"text": "Impeller <cracks>", "consequence": "non_operational",

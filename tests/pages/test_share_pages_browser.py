@@ -88,7 +88,7 @@ def expected_text(kind: str, record: dict[str, Any]) -> list[str]:
         first = 10 * (1 - math.exp(-0.1))
         return [number(total), number(first), "months"]
     if kind == "rcm_study":
-        return ["Impeller <cracks>", "SUPPORTED", "replace bearing", "600 hours", "Bearing seizes"]
+        return ["Impeller <cracks>", "SUPPORTED", "replace bearing", "360 hours", "Bearing seizes"]
     raise AssertionError(kind)
 
 
