@@ -149,3 +149,44 @@ async def test_report_prints_to_pdf(api: Api) -> None:
         assert resp.status == 200 and resp.content_type == "application/pdf"
         pdf = await resp.read()
     assert pdf.startswith(b"%PDF-") and len(pdf) > 10_000  # the plots are in it, not an empty page
+
+
+async def test_every_kind_of_model_has_a_page(api: Api) -> None:
+    """Non-parametric, competing-risks, regression, ALT, demand and every recurrent model: a page,
+    never a 500, with the figures the record supports."""
+    _, ds = await api.post("datasets/create", {"name": "d", "data": {
+        "t": [5.0, 8, 12, 15, 20, 22, 30, 31, 40, 45, 50, 60], "c": [0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0],
+        "x1": [1.0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0], "mode": ["a", "b"] * 6,
+        "s": [100.0] * 4 + [150.0] * 4 + [200.0] * 4}})
+    life = [("kaplan_meier", {"x": "t", "c": "c"}, {}, "step"), ("turnbull", {"x": "t", "c": "c"}, {}, "step"),
+            ("weibull", {"x": "t", "c": "c", "mode": "mode"}, {}, None),
+            ("cox", {"x": "t", "c": "c"}, {"covariates": ["x1"]}, "hazard ratio"),
+            ("weibull_ph", {"x": "t", "c": "c"}, {"covariates": ["x1"]}, "hazard ratio"),
+            ("weibull_arrhenius", {"x": "t", "c": "c", "stress": "s"}, {}, None),
+            ("gumbel", {"x": "t", "c": "c"}, {}, "Gumbel (smallest extreme value) probability plot")]
+    for dist, mapping, extra, shows in life:
+        status, m = await api.post("/api/v1/fit", {"name": f"fit {dist}", "dataset_id": ds["id"],
+                                                    "distribution": dist, "mapping": mapping, **extra})
+        assert status == 200, (dist, m)
+        _, link = await api.post("sharing/create_link", {"kind": "model", "id": m["id"]})
+        status, html, _ = await _page(api, link["url"])
+        assert status == 200 and f"fit {dist}" in html, dist
+        if shows == "step":
+            assert html.count("<svg") == 1, dist
+        elif shows:
+            assert shows in html, dist
+    status, m = await api.post("fit/demand", {"name": "valves", "batches": [{"demands": 100, "failures": 2},
+                                                                           {"demands": 50, "failures": 1}]})
+    _, link = await api.post("sharing/create_link", {"kind": "model", "id": m["id"]})
+    status, html, _ = await _page(api, link["url"])
+    assert status == 200 and "Probability of failure on demand" in html and "0.02" in html
+    _, ev = await api.post("datasets/create", {"name": "ev", "data": {
+        "t": [10.0, 40, 70, 20, 60, 90, 30], "sys": ["A", "A", "A", "B", "B", "B", "C"],
+        "end": [100.0, 100, 100, 120, 120, 120, 80]}})
+    for model in ("mcf", "kijima1", "loglinear", "hpp", "duane", "power_law"):
+        status, m = await api.post("fit/recurrent", {"name": f"rec {model}", "dataset_id": ev["id"], "model": model,
+                                                     "mapping": {"t": "t", "system": "sys", "end": "end"}})
+        assert status == 200, (model, m)
+        _, link = await api.post("sharing/create_link", {"kind": "recurrent_model", "id": m["id"]})
+        status, html, _ = await _page(api, link["url"])
+        assert status == 200 and f"rec {model}" in html and html.count("<svg") == 1, model

@@ -54,7 +54,7 @@ def when(v: Any) -> str:
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("bathtub_api.pages", "templates"),
     autoescape=True,
-    undefined=jinja2.StrictUndefined,
+    undefined=jinja2.ChainableUndefined,  # a field a kind lacks shows empty, never a 500
     trim_blocks=True,
     lstrip_blocks=True,
 )

@@ -130,6 +130,24 @@ def curve_with_band(t: Sequence[Any], y: Sequence[Any], lower: Sequence[Any] | N
     return _svg(fig, title)
 
 
+def step_survival(t: Sequence[Any], sf: Sequence[Any], lower: Sequence[Any] | None, upper: Sequence[Any] | None,
+                  unit: str | None, title: str, confidence: float = 0.95) -> str:
+    """A non-parametric reliability estimate (a step down at each failure time) with its band."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    xs = [0.0, *_clean(t)]
+    if lower is not None and upper is not None:
+        ax.fill_between(xs, [1.0, *_clean(lower)], [1.0, *_clean(upper)], step="post", color=BAND, alpha=0.5,
+                        linewidth=0, label=f"{round(100 * confidence)}% confidence band")
+    ax.step(xs, [1.0, *_clean(sf)], where="post", color=ACCENT, linewidth=1.8, label="reliability R(t)")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel(f"time{_unit(unit)}")
+    ax.set_ylabel("reliability R(t)")
+    ax.set_title(title)
+    ax.legend(loc="best")
+    return _svg(fig, title)
+
+
 def bars(labels: Sequence[str], values: Sequence[float], ylabel: str, title: str,
          lower: Sequence[float] | None = None, upper: Sequence[float] | None = None,
          interval_label: str | None = None, xlabel: str | None = None) -> str:

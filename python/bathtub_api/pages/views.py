@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from bathtub.degradation.paths import Path
+from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.errors import InputError
 from bathtub.life import saved
 from bathtub.life.data import LifeData
@@ -38,7 +39,8 @@ RESULT_LABELS = {"mttf": "MTTF", "optimal_time": "Optimal interval", "optimal_co
                  "run_to_failure_cost_rate": "Cost rate running to failure",
                  "beneficial": "Preventive replacement pays", "planned_cost": "Planned (preventive) cost",
                  "unplanned_cost": "Unplanned (failure) cost"}
-LIFE_FAMILIES_PLOTTED = ("distribution",)
+LIFE_FAMILIES_PLOTTED = ("distribution",)  # record kinds with one CDF (not regression, ALT, demand, ...)
+PLOTTED_DISTRIBUTIONS = (*FAMILIES, MIXTURE)
 
 
 @dataclass
@@ -93,7 +95,13 @@ async def _model(src: Source, item_id: str) -> Section:
     if record.get("kind") == "recurrent":
         return await _recurrent_from(src, record)
     sec = Section("model", item_id, record["name"], record)
-    if record.get("kind") not in LIFE_FAMILIES_PLOTTED:
+    curve = record.get("curve")
+    if record.get("kind") == "nonparametric" and isinstance(curve, dict) and curve.get("time"):
+        sec.figures["survival"] = await asyncio.to_thread(
+            plots.step_survival, curve["time"], curve["sf"], curve.get("lower"), curve.get("upper"),
+            record.get("unit"), f"{record['name']}: {record['distribution'].replace('_', '-')} estimate",
+            float(record.get("confidence") or 0.95))
+    if record.get("kind") not in LIFE_FAMILIES_PLOTTED or record.get("distribution") not in PLOTTED_DISTRIBUTIONS:
         return sec
     source = await src.source_of("model", item_id)
     columns = await src.columns(record.get("dataset_id"))
