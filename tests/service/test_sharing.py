@@ -84,6 +84,21 @@ async def test_revoked_expired_unknown_and_deleted_links_answer_the_same_404(api
     assert gone[0] == 404 and gone[1] == answers[0][1]
 
 
+async def test_a_link_is_held_to_the_request_rate(aiohttp_client: Any, config: Any, registry: Any) -> None:
+    import dataclasses
+
+    from bathtub_api.app import create_app
+    from bathtub_api.cli import token_create
+
+    cfg = dataclasses.replace(config, rate_limit_per_minute=3)
+    client = await aiohttp_client(create_app(cfg, registry))
+    api = Api(client, await token_create(cfg, "alice", ["read", "write"]))
+    _, ds = await api.post("datasets/create", {"name": "lives", "data": {"t": [1.0, 2.0, 3.0]}})
+    _, link = await api.post("sharing/create_link", {"kind": "dataset", "id": ds["id"]})
+    statuses = [(await _page(api, link["url"]))[0] for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+
+
 async def test_links_refuse_at_the_door_and_belong_to_their_owner(api: Api, other_api: Api, client: Any,
                                                                   config: Any) -> None:
     from bathtub_api.cli import token_create
@@ -149,6 +164,13 @@ async def test_report_prints_to_pdf(api: Api) -> None:
         assert resp.status == 200 and resp.content_type == "application/pdf"
         pdf = await resp.read()
     assert pdf.startswith(b"%PDF-") and len(pdf) > 10_000  # the plots are in it, not an empty page
+    _, link = await api.post("sharing/create_link", {"kind": "report", "id": report["id"]})
+    async with api.client.get(urlsplit(link["url"]).path + "/pdf") as resp:  # no token: the link's own PDF
+        assert resp.status == 200 and resp.content_type == "application/pdf"
+        assert (await resp.read()).startswith(b"%PDF-")
+    await api.post("sharing/revoke_link", {"id": link["id"]})
+    async with api.client.get(urlsplit(link["url"]).path + "/pdf") as resp:
+        assert resp.status == 404 and resp.content_type == "text/html"
 
 
 async def test_every_kind_of_model_has_a_page(api: Api) -> None:

@@ -22,7 +22,7 @@ from bathtub_api.auth import User
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import Id, integer
 from bathtub_api.ids import iso, now
-from bathtub_api.keys import BAD_TOKENS, REGISTRY
+from bathtub_api.keys import BAD_TOKENS, LIMITER, REGISTRY
 from bathtub_api.pages import CSP, ICON, STYLESHEET, asset, render_gone, stylesheet
 from bathtub_api.pages.build import item_page
 from bathtub_api.pages.pdf import print_pdf
@@ -163,6 +163,14 @@ async def _live_link(ctx: Ctx, request: web.Request) -> dict[str, Any] | None:
             row = None
     if row is None:
         bad.check(address)
+        return None
+    # Opening a page costs plotting: a link is held to the per-token request rate, so one leaked
+    # URL cannot keep the service busy.
+    limiter = request.app[LIMITER]
+    wait = limiter.check(f"link:{row['id']}")
+    if wait > 0:
+        raise ApiError(429, f"this link is opened too often; retry in {wait:.1f} s",
+                       {"Retry-After": str(max(1, int(wait) + 1))})
     return row
 
 
