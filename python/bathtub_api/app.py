@@ -16,7 +16,7 @@ from bathtub_api.jobs import JobRunner
 from bathtub_api.keys import BAD_TOKENS, CONFIG, JOBS, LIMITER, REGISTRY, SESSION_KEY, STORE, TOKENS
 from bathtub_api.registry import Registry
 from bathtub_api.store import open_store
-from bathtub_api.tools import default_registry, uploads
+from bathtub_api.tools import default_registry, sharing, uploads
 from bathtub_api.transport import access_middleware, install_protocol_errors
 
 
@@ -46,6 +46,7 @@ def create_app(config: Config | None = None, registry: Registry | None = None) -
     app.router.add_get("/healthz", health, name="health")
     docs.add_routes(app, reg)  # the browsable docs at /api/v1/docs
     access_page.add_routes(app)  # Settings > API access: sign in, list, create and revoke tokens
+    sharing.add_page_routes(app)  # share links' pages at /s/{secret}
     return app
 
 

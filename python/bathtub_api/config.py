@@ -48,6 +48,9 @@ class Config:
     smtp_url: str = ""
     smtp_from: str = "bathtub@localhost"
     mail_poll_s: float = 2.0
+    # Headless Chromium prints reports to PDF; empty: `chromium` (or `chromium-browser`) on PATH.
+    chromium_path: str = ""
+    pdf_timeout_s: float = 60.0
 
     def files_dir(self) -> str:
         if self.data_dir:
@@ -150,6 +153,7 @@ class Config:
             ("upload_base_url", "BATHTUB_UPLOAD_BASE_URL", str),
             ("smtp_url", "BATHTUB_SMTP_URL", str),
             ("smtp_from", "BATHTUB_SMTP_FROM", str),
+            ("chromium_path", "BATHTUB_CHROMIUM", str),
             ("idempotency_key_hours", "BATHTUB_IDEMPOTENCY_KEY_HOURS", float),
             ("job_cpu_limit_seconds", "BATHTUB_JOB_CPU_LIMIT_SECONDS", float),
             ("job_lease_seconds", "BATHTUB_JOB_LEASE_SECONDS", float),

@@ -22,6 +22,7 @@ PREFIX = {
     "degradation_model": "deg",
     "tracked_fleet": "trk",
     "session": "ses",
+    "report": "rpt",
 }
 
 

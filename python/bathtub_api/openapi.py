@@ -29,8 +29,10 @@ def _ref(model: type[BaseModel] | None) -> dict[str, Any]:
     return {"$ref": REF.format(model=model.__name__)} if model else {"type": "object"}
 
 
-def _responses(response: type[BaseModel] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {"200": {"description": "OK", "content": {"application/json": {"schema": _ref(response)}}}}
+def _responses(response: type[BaseModel] | None, produces: str = "application/json") -> dict[str, Any]:
+    ok = {"schema": _ref(response)} if produces == "application/json" else {
+        "schema": {"type": "string", **({"format": "binary"} if produces == "application/pdf" else {})}}
+    out: dict[str, Any] = {"200": {"description": "OK", "content": {produces: ok}}}
     for code, text in ERRORS.items():
         error = {"schema": {"$ref": REF.format(model="Error")}}
         out[code] = {"description": text, "content": {"application/json": error}}
@@ -134,7 +136,7 @@ def build(reg: Registry) -> dict[str, Any]:
             "summary": r.summary,
             "description": r.description or r.summary,
             "tags": ["original"],
-            "responses": _responses(r.response),
+            "responses": _responses(r.response, r.produces),
             "x-bathtub": {"scope": r.scope, "stores": r.stores, "rest_only": True},
         }
         params = [

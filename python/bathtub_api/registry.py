@@ -121,6 +121,7 @@ class Route:
     # Authorization header, the handler checks its own credential; `scope` is then unused.
     public: bool = False
     writes_if: WritesIf | None = None
+    produces: str = "application/json"  # the 200 answer's media type (a page: text/html, a PDF)
 
     @property
     def stores(self) -> str:

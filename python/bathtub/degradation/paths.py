@@ -78,6 +78,11 @@ class Path:
     def g_inv(self, u: Any) -> np.ndarray:
         return TRANSFORMS[self.t][1](np.asarray(u, dtype=float))
 
+    def value(self, intercept: float, slope: float, t: Any) -> np.ndarray:
+        """A unit's fitted path at times `t`: h⁻¹(intercept + slope·g(t)) (times in g's domain)."""
+        with np.errstate(all="ignore"):
+            return TRANSFORMS[self.y][1](intercept + slope * self.g(t))
+
     def h(self, y: Any, field: str = "y") -> np.ndarray:
         y = np.asarray(y, dtype=float)
         _domain(self.y, y, field)

@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 from bathtub_api.ids import new_id, now
 from bathtub_api.store.accounts import Accounts
 from bathtub_api.store.common import Conn, KeyTaken, KeyUse, claim_key, dumps, loads
+from bathtub_api.store.links import LinkQueries
 from bathtub_api.store.migrations import MIGRATIONS, statements
 from bathtub_api.store.tracking import TrackingQueries
 
@@ -71,7 +72,7 @@ def like_escape(text: str) -> str:
     return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
 
 
-class Store(TrackingQueries, Accounts):
+class Store(TrackingQueries, Accounts, LinkQueries):
     """Users, tokens, items (datasets, models, diagrams, ...), dataset rows and jobs."""
 
     def __init__(self, driver: Driver, kind: str) -> None:

@@ -158,6 +158,28 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "DROP TABLE tracking_measurements",
     ),
     (
+        8,
+        # Share links: a read-only page of one item for anyone with the URL. Only the SHA-256 of
+        # the link's secret is kept (the URL is shown once); revoked or expired links stay listed.
+        """
+        CREATE TABLE share_links (
+            id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL REFERENCES users(id),
+            kind TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            hash TEXT NOT NULL UNIQUE,
+            created_at DOUBLE PRECISION NOT NULL,
+            expires_at DOUBLE PRECISION,
+            revoked_at DOUBLE PRECISION
+        );
+        CREATE INDEX share_links_owner ON share_links (owner, created_at);
+        """,
+        """
+        DROP INDEX share_links_owner;
+        DROP TABLE share_links
+        """,
+    ),
+    (
         9,
         # Plans and sessions. A user's plan (free or pro, set with `bathtub user plan`) picks the
         # limits of Config.plan_limits. A token gets a name and the time it was last used, for the

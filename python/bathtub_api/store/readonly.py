@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 READS = frozenset({
     "kind", "schema_version", "token_owner", "get_item", "list_items", "dataset_page", "dataset_all_rows",
     "get_job", "queue_position", "find_item", "owned_item", "items_created_before", "find_key", "outbox",
-    "list_jobs", "dataset_rows", "dataset_snapshot", "tracking_measurements",
+    "list_jobs", "dataset_rows", "dataset_snapshot", "tracking_measurements", "live_share_link", "list_share_links",
+    "get_share_link",
 })
 
 

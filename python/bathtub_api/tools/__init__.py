@@ -16,14 +16,16 @@ from bathtub_api.tools import (
     rbd_decisions,
     rcm,
     recurrent,
+    reports,
     session,
+    sharing,
     strategy,
     tracking,
     uploads,
 )
 
 MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, rbd_decisions, uploads, photos,
-           fleets, tracking, rcm, session)
+           fleets, tracking, rcm, reports, sharing, session)
 
 
 def default_registry() -> Registry:

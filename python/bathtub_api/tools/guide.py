@@ -460,7 +460,8 @@ PAGES: dict[str, Page] = {
         "its availability target); rtf uneconomic cites an optimal_replacement analysis that finds replacement "
         "does not pay; on_condition cites a `degradation_model` (its P–F interval must be longer than the "
         "inspection interval). Intervals convert between hours, days, weeks, months (30.44 days) and years "
-        "(365.25 days); other units (cycles, km) compare only with themselves. `get rcm_study` {id} returns the "
+        "(365.25 days); other units (cycles, km) compare only with themselves, and an analysis saved without a "
+        "`unit` cannot be compared (wrong_type says so): save it with its unit. `get rcm_study` {id} returns the "
         "worksheet in the form create takes, with node ids and, on each decision, a read-only `check` {state, "
         "reason}: supported, contradicted, stale (the item was refitted or re-saved after the decision was "
         "written; the check's `current` says what it shows now), missing (no such item of yours) or wrong_type. "
@@ -469,13 +470,39 @@ PAGES: dict[str, Page] = {
         "function in full. `rcm update` {id, mode: merge, name?, functions?, remove?}: nodes with an id update "
         "that node (fields given replace, null clears an optional field such as a decision), nodes without one "
         "are added, and `remove` lists node ids deleted with everything under them. Sending a decision again "
-        "re-takes its evidence's current version, which clears stale. `list rcm_study` lists your studies.",
+        "re-takes its evidence's current version, which clears stale. `list rcm_study` lists your studies. A "
+        "worksheet can be shared as a page or put in a report (topic sharing).",
         ("rcm/create", "rcm/update", "get/rcm_study", "list/rcm_study"),
     ),
     "sharing": Page(
-        "Sharing", "Read-only share links and reports.",
-        "`sharing create_link` makes a read-only page that anyone with the URL can open.",
-        ("sharing/create_link",),
+        "Sharing", "Read-only share links and reports with plots, as pages and PDF.",
+        "`sharing create_link` {kind, id, expires_in?} answers {id, url}: a read-only page of one of your items "
+        "that anyone with the URL can open, with no token. Kinds: model (life: probability plot with the fitted "
+        "line and its 95% band, reliability and hazard curves, parameters and B-lives), recurrent_model (the "
+        "data's mean cumulative function against the model's expected events, parameters, MTBF, trend tests), "
+        "dataset (columns and the first 50 rows), rbd (the diagram drawn, its blocks), rbd_run (A(t) or R(t) "
+        "with its band, headline figures with intervals, each block's share of downtime), strategy_analysis (the "
+        "cost-rate curve with the optimum marked), degradation_model (readings, fitted paths and the threshold; "
+        "the crossing-time life), rcm_study (the worksheet with each decision's evidence check and the scheduled "
+        "tasks), fleet (forecast failures per period with their interval) and report. `expires_in` is in "
+        "seconds (60 to 366 days); without it a link lasts until revoked. The URL holds a 256-bit secret shown "
+        "only in this answer: the service keeps just its SHA-256, so a lost URL cannot be read back; make a new "
+        "link. A page shows its own item only, as the API reads it when the page is opened (a refit shows "
+        "there at once); it has no script and fetches nothing from elsewhere, and prints cleanly. The same page "
+        "as PDF is at the URL + `/pdf`. `sharing revoke_link` {id} and expiry make the page answer 404, the same "
+        "page as for a mistyped or deleted item's link, so it tells nothing. `sharing list_links` {kind?, "
+        "item_id?, offset, limit} lists your links with their state (live, revoked, expired), never their URLs. "
+        "Reports: `reports create` {name, note?, items: [{kind, id, note?}]} (1 to 50 items; kinds model, "
+        "recurrent_model, dataset, rbd, degradation_model, strategy_analysis, rcm_study, fleet; notes plain "
+        "text up to 3000 characters, shown above the item's section exactly as typed: markup is not "
+        "interpreted). Every item must be yours, or nothing is stored (404 naming `items[i].id`). `get report` "
+        "and `list report` read them back; `reports delete` removes one (its items stay). The owner reads a "
+        "report with a token at GET /api/v1/reports/{id}/html or /pdf (printed by headless Chromium; 503 where "
+        "the service has none); `sharing create_link` with kind report shares it. A report shows each item as "
+        "it is when opened; an item deleted since is shown as no longer existing.",
+        ("sharing/create_link", "sharing/revoke_link", "sharing/list_links", "reports/create", "get/report",
+         "list/report", "reports/delete", "GET /api/v1/reports/{report_id}/html",
+         "GET /api/v1/reports/{report_id}/pdf"),
     ),
     "workspace": Page(
         "Workspace", "Your items, ids, jobs and tokens.",

@@ -1,0 +1,101 @@
+"""One item of every shareable kind, made through the API (the same calls a user makes), for the
+page tests. `post(path, body) -> (status, json)` is any client bound to a read-write token."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+Post = Callable[[str, Any], Awaitable[tuple[int, Any]]]
+
+# Bearing lives (hours), two suspensions: the life model's data.
+LIVES = [16.0, 34.0, 53.0, 75.0, 93.0, 120.0, 150.0, 191.0, 240.0, 339.0]
+CENSORED = [0, 0, 0, 0, 0, 0, 1, 0, 1, 0]
+LAM, MU = 1e-3, 0.05  # pump failure and repair rates (per hour) of the 2-of-3 diagram
+# Crow-AMSAA data (reliability's system_growth(): MIL-HDBK-189C's example).
+GROWTH = [2.7, 10.3, 12.5, 30.6, 57.0, 61.3, 80.0, 109.5, 125.0, 128.6, 143.8, 167.9, 229.2, 296.7, 320.6, 328.2,
+          366.2, 396.7, 421.1, 438.2, 501.2, 620.0]
+CRACK_SLOPES = [0.10, 0.13, 0.16, 0.19, 0.22]
+CRACK_TIMES = [0.0, 50.0, 100.0, 150.0, 200.0, 250.0]
+
+
+async def ok(post: Post, path: str, body: Any) -> dict[str, Any]:
+    status, out = await post(path, body)
+    assert status == 200, (path, out)
+    return out
+
+
+def exp_block(rate: float) -> dict[str, Any]:
+    return {"distribution_id": "exponential", "params": [{"name": "failure_rate", "value": rate}]}
+
+
+def two_of_three() -> dict[str, Any]:
+    blocks = [{"id": f"p{i}", "type": "component", "label": f"Pump {i}", "model": exp_block(LAM),
+               "repair": exp_block(MU)} for i in (1, 2, 3)]
+    nodes = [{"id": "in", "type": "input"}, {"id": "out", "type": "output"},
+             {"id": "vote", "type": "knode", "n": 2, "k": 3}, *blocks]
+    edges = [{"source": "in", "target": b["id"]} for b in blocks]
+    edges += [{"source": b["id"], "target": "vote"} for b in blocks] + [{"source": "vote", "target": "out"}]
+    return {"name": "2oo3 pumps", "unit": "hours", "repairable": True, "nodes": nodes, "edges": edges}
+
+
+async def seed(post: Post) -> dict[str, str]:
+    """Kind -> id of one item each (recurrent_model is a model of kind recurrent)."""
+    ids: dict[str, str] = {}
+    ds = await ok(post, "/api/v1/datasets/create", {"name": "bearing lives", "notes": "test rig B, 2026",
+                                                     "data": {"hours": LIVES, "censored": CENSORED}})
+    ids["dataset"] = ds["id"]
+    fit = await ok(post, "/api/v1/fit", {"name": "bearing life", "dataset_id": ds["id"], "distribution": "weibull",
+                                         "mapping": {"x": "hours", "c": "censored"}, "unit": "hours"})
+    ids["model"] = fit["id"]
+    growth = await ok(post, "/api/v1/datasets/create", {"name": "prototype failures", "data": {"t": GROWTH}})
+    rec = await ok(post, "/api/v1/fit", {"name": "prototype growth", "dataset_id": growth["id"],
+                                         "distribution": "crow_amsaa", "mapping": {"t": "t"}, "unit": "hours"})
+    ids["recurrent_model"] = rec["id"]
+    cols: dict[str, list[Any]] = {"unit": [], "hours": [], "crack": []}
+    for k, b in enumerate(CRACK_SLOPES):
+        for j, t in enumerate(CRACK_TIMES):
+            cols["unit"].append(f"U{k}")
+            cols["hours"].append(t)
+            cols["crack"].append(1.0 + b * t + 0.2 * ((j * 7 + k * 3) % 5 - 2))
+    cracks = await ok(post, "/api/v1/datasets/create", {"name": "crack lengths", "data": cols})
+    deg = await ok(post, "/api/v1/degradation/create", {
+        "name": "crack growth", "dataset_id": cracks["id"], "mapping": {"i": "unit", "x": "hours", "y": "crack"},
+        "path": "linear", "threshold": 50.0, "direction": "up", "model": "pseudo_failure",
+        "life_distribution": "lognormal", "unit": "hours"})
+    ids["degradation_model"] = deg["id"]
+    sa = await ok(post, "/api/v1/strategy/optimal_replacement", {
+        "distribution_id": "weibull", "params": [{"name": "alpha", "value": 1000.0}, {"name": "beta", "value": 2.5}],
+        "planned_cost": 1.0, "unplanned_cost": 10.0, "unit": "hours", "save": True,
+        "name": "pump bearing replacement"})
+    ids["strategy_analysis"] = sa["analysis_id"]
+    rbd = await ok(post, "/api/v1/rbd/create", two_of_three())
+    ids["rbd"] = rbd["id"]
+    queued = await ok(post, "/api/v1/rbd_analysis/analyze", {"id": rbd["id"], "horizon": 200.0,
+                                                              "replications": 20_000, "seed": 7, "grid": 21})
+    for _ in range(1200):
+        job = await ok(post, "/api/v1/get/job", {"id": queued["job_id"]})
+        if job["status"] in ("done", "failed"):
+            break
+        await asyncio.sleep(0.05)
+    assert job["status"] == "done", job
+    ids["rbd_run"] = queued["run_id"]
+    life = await ok(post, "/api/import/models", {"name": "pump life", "distribution": "exponential", "unit": "hours",
+                                                 "params": [{"name": "failure_rate", "value": 1e-3}]})
+    fleet = await ok(post, "/api/v1/fleets/create", {
+        "name": "pumps", "model_id": life["id"], "period_label": "months", "periods": 6, "default_rate": 50.0,
+        "items": [{"name": f"P{i}", "current_use": 100.0 * i, "rate": 100.0} for i in range(1, 11)]})
+    ids["fleet"] = fleet["id"]
+    study = await ok(post, "/api/v1/rcm/create", {"name": "cooling water pumps", "functions": [{
+        "text": "Deliver 200 m3/h of cooling water", "standard": "at least 200 m3/h at 4 bar",
+        "failures": [{"text": "No flow", "modes": [
+            {"text": "Bearing seizes", "effects": "pump stops; standby starts", "consequence": "operational",
+             "decision": {"outcome": "fixed_interval", "task": "replace bearing", "interval": 360,
+                          "interval_unit": "hours", "evidence": {"type": "strategy_analysis",
+                                                                 "id": sa["analysis_id"]}}},
+            {"text": "Impeller <cracks>", "consequence": "non_operational",
+             "decision": {"outcome": "rtf", "rtf_basis": "random", "evidence": {"type": "model", "id": fit["id"]}}},
+        ]}]}]})
+    ids["rcm_study"] = study["id"]
+    return ids
