@@ -329,7 +329,9 @@ async def _execute(store: Store, owner: str, jobs: Any, args: dict[str, Any],
     cancelled through `control` raises engine.Cancelled and stores nothing."""
     plan = args["plan"]
     start = time.perf_counter()
-    out = await jobs.run_native(_compute, args["inputs"], plan["method"], jobs.engine_threads, control)
+    # A queued run (it has a control) is a background job: below requests in priority.
+    run = jobs.run_native if control is None else jobs.run_background
+    out = await run(_compute, args["inputs"], plan["method"], jobs.engine_threads, control)
     duration = time.perf_counter() - start
     body = {
         "rbd_id": args["rbd_id"],
