@@ -100,7 +100,7 @@ def _checker(op: Any, mode: GenerationMode, examples: int, base: str, token: str
             if response.status_code == 422:
                 report.refused += 1
                 report.refused_by_operation[op.label] += 1
-                detail = response.json().get("detail", "") if _is_json(response) else response.text
+                detail = _detail(response)
                 report.refused_by_rule[(op.label, rule_of(str(detail)))] += 1
         checks = [not_a_server_error, response_schema_conformance, content_type_conformance]
         try:
@@ -111,8 +111,12 @@ def _checker(op: Any, mode: GenerationMode, examples: int, base: str, token: str
     return check
 
 
-def _is_json(response: requests.Response) -> bool:
-    return response.headers.get("Content-Type", "").startswith("application/json")
+def _detail(response: requests.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text
+    return str(body.get("detail", body)) if isinstance(body, dict) else str(body)
 
 
 def _body(case: Any) -> str:
