@@ -14,6 +14,7 @@ from typing import Any
 from bathtub.distributions import FAMILIES, MIXTURE, params_from_mean, params_rules, parse_params
 from bathtub.errors import InputError, prefixed
 from bathtub.rbd import schema as s
+from bathtub.rbd.schema import PARAMS_ARRAY
 
 NODE_TYPES = ("input", "output", "component", "series", "parallel", "knode", "standby", "subsystem")
 BLOCK_TYPES = ("component", "series", "parallel", "standby", "subsystem")
@@ -246,7 +247,7 @@ def model_schema() -> s.Schema:
         "properties": {
             "distribution_id": {"enum": [*FAMILIES, MIXTURE]},
             "base_distribution_id": {"enum": list(FAMILIES)},
-            "params": {"type": "array"},
+            "params": PARAMS_ARRAY,
             "mean": {"type": "number", "exclusiveMinimum": 0.0},
             "given": {"type": "object", "additionalProperties": {"type": "number"}},
             "saved_model_id": {"type": "string", "minLength": 1, "maxLength": 200},
@@ -261,7 +262,8 @@ def model_schema() -> s.Schema:
 
 _REQUIRED_BY_TYPE = {"component": ("model",), "series": ("model",), "parallel": ("model",),
                      "standby": ("model", "spares"), "knode": ("n",), "subsystem": ("subsystem_rbd_id",)}
-NODE_RULES = ("Rules between fields: a knode's n is at most its k and at most the branches feeding it; warm spares "
+NODE_RULES = ("Rules between fields: preventive and inspection not together; a knode's n is at most its k and "
+              "at most the branches feeding it; warm spares "
               "(0 < dormancy < 1) need k = 1; a block repaired one at a time has no costs; a mixture life takes "
               "no imperfect repair_quality, nor a condition-replaced block; preventive.opportunity needs a "
               "maintenance_group; covariate_schedules need a saved covariate model; joint_unit only in a "
@@ -286,8 +288,6 @@ def node_schema(repairable: bool) -> s.Schema:
             variant["oneOf"] = [{"required": ["repair"], "properties": {"instant_repair": {"const": False}}},
                                 {"required": ["instant_repair"], "properties": {"instant_repair": {"const": True},
                                                                                  "repair": _NULL}}]
-        if "preventive" in props and "inspection" in props:
-            variant["not"] = {"required": ["preventive", "inspection"]}
         variants.append(variant)
     return {"oneOf": variants, "description": NODE_RULES}
 

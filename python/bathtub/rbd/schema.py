@@ -31,6 +31,13 @@ class Check:
         return self.fn(v, field)
 
 
+# Parameters as the library reads them anywhere: numbers in the family's order, or {name, value}.
+PARAMS_ARRAY: Schema = {"type": "array", "maxItems": 100, "items": {"anyOf": [
+    {"type": "number"},
+    {"type": "object", "required": ["name", "value"], "additionalProperties": False,
+     "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 200}, "value": {"type": "number"}}}]}}
+
+
 def _bounds(lo: float, hi: float, lo_open: bool, hi_open: bool) -> Schema:
     out: Schema = {}
     if math.isfinite(lo):

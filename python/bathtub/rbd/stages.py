@@ -15,6 +15,7 @@ from bathtub.distributions import FAMILIES, params_rules
 from bathtub.errors import InputError
 from bathtub.rbd import schema as s
 from bathtub.rbd.blocks import FIELD_CHECKS
+from bathtub.rbd.schema import PARAMS_ARRAY
 
 COMPONENT_KEYS = ("label", "distribution", "params", "model_id", "repair_distribution", "repair_params",
                   "placeholder", "costs", "preventive", "inspection")
@@ -125,7 +126,7 @@ def stages_schema(repairable: bool) -> s.Schema:
     props: s.Schema = {
         "label": {"type": "string", "minLength": 1, "maxLength": 200},
         "distribution": {"enum": list(FAMILIES)},
-        "params": {"type": "array"},
+        "params": PARAMS_ARRAY,
         "model_id": {"type": "string", "minLength": 1, "maxLength": 200},
         "placeholder": {"type": "boolean"},
     }
@@ -139,11 +140,13 @@ def stages_schema(repairable: bool) -> s.Schema:
     }
     if repairable:
         props["repair_distribution"] = {"enum": list(FAMILIES)}
-        props["repair_params"] = {"type": "array"}
+        props["repair_params"] = dict(PARAMS_ARRAY)
         for key in ("costs", "preventive", "inspection"):
             props[key] = FIELD_CHECKS[key].schema
         component["required"] = ["label", "repair_distribution", "repair_params"]
-        component["allOf"] = [*component["allOf"], *params_rules("repair_distribution", "repair_params")]
+        # repair_params follow repair_distribution's family as params follow distribution's (the
+        # generators this schema is checked with cannot combine both sets of family rules)
+        props["repair_params"]["description"] = "The repair family's parameters, as params for distribution"
     stage: s.Schema = {
         "type": "object", "required": ["components"], "additionalProperties": False,
         "properties": {
