@@ -147,29 +147,19 @@ class ImportData(Strict):
     n: list[Annotated[float, Field(gt=0)]] | None = None
 
 
-def _import_params_rules() -> list[dict[str, Any]]:
-    """Which parameter names each importable distribution name takes (their tool's names, and
-    Bathtub's where they do not clash), from the library's table of names; Bathtub's own ids
-    take their family's parameters within bounds."""
-    rules = distributions.params_rules("distribution", "params")
-    for f in names.FOREIGN:
-        fam = FAMILIES.get(f.distribution)
-        allowed = dict.fromkeys((*f.their_names, *f.extras, *(fam.names if fam else ()),
-                                 *(("gamma",) if fam and fam.location and f.location is not False else ())))
-        if f.distribution == MIXTURE:
-            continue  # numbered names (alpha1, beta1, weight1, ...): checked by the library
-        item = {"type": "object", "properties": {"name": {"enum": list(allowed)}}}
-        rules.append({"if": {"required": ["distribution"], "properties": {"distribution": {"const": f.name}}},
-                      "then": {"properties": {"params": {"anyOf": [{"type": "array", "items": item},
-                                                                   {"type": "null"}]}}}})
-    return rules
+def _import_params_description() -> str:
+    """Which parameter names each other tool's name takes (their names; Bathtub's where they do
+    not clash), from the library's table of names. Stated, not given as rules: with the families'
+    rules beside them they are more than the schema generators the fuzz uses can combine."""
+    parts = [f"{f.name} ({', '.join((*f.their_names, *f.extras))})" for f in names.FOREIGN if f.their_names]
+    return "Parameters: a Bathtub id takes its family's (bounded as published); " + "; ".join(parts)
 
 
 class ImportIn(Strict):
     """A model from `data` (refitted; `options` as for fits) or from `params` (params-only;
     `extras` such as metrics go with params)."""
 
-    model_config = ConfigDict(json_schema_extra={"allOf": _import_params_rules()})
+    model_config = ConfigDict(json_schema_extra={"allOf": distributions.params_rules("distribution", "params")})
     exactly_one = ("data", "params")
     companions: ClassVar[dict[str, tuple[str, ...]]] = {"params": ("extras",)}
     name: Name
@@ -180,7 +170,7 @@ class ImportIn(Strict):
                                                         "any case, with spaces, _ and - ignored."})]
     unit: Unit | None = None
     data: ImportData | None = None
-    params: list[ParamIn] | None = None
+    params: Annotated[list[ParamIn], Field(description=_import_params_description())] | None = None
     options: dict[Text, Any] | None = None
     extras: dict[Text, Any] | None = None
     base_distribution_id: Id | None = None
