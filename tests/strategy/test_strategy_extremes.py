@@ -10,7 +10,7 @@ import math
 import pytest
 
 from bathtub.errors import InputError
-from bathtub.strategy import demonstration_test, failure_finding_interval
+from bathtub.strategy import demonstration_test, failure_finding_interval, shut_plan
 
 
 def test_unavailability_of_a_few_ulps_keeps_its_digits():
@@ -53,3 +53,12 @@ def test_demonstration_missions_underflowing_are_refused():
     with pytest.raises(InputError) as err:
         demonstration_test(reliability=0.9, units=5, test_multiple=1e-200, shape=2.0, solve_for="confidence")
     assert err.value.field == "test_multiple"
+
+
+def test_shut_every_past_the_calendar_is_just_beyond_the_horizon():
+    """A shut every 1e16 days (found by the fuzz: a 500 from date arithmetic overflowing) falls
+    once, on its start, within the horizon; the next would be past year 9999."""
+    out = shut_plan(distribution_id="weibull", params=[1000.0, 2.0], current_age=0.0, usage_rate=24.0,
+                    horizon_days=365.0, failure_cost=1e4, today="2026-01-01",
+                    shuts=[{"name": "rare", "every": 1e16, "cost": 100.0, "start": "2026-02-01"}])
+    assert [p["date"] for p in out["plan"]] == ["2026-02-01"]
