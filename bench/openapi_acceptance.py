@@ -1,9 +1,13 @@
-"""How many schema-valid requests the service refuses: schemathesis generates N positive
-(schema-valid) requests per operation of the published OpenAPI document, sends them to the
-app on a loopback port (SQLite in a temp dir, a real token) and counts the 422 answers, per
-operation and in all. Derandomized: the same requests every run, so two trees compare.
+"""How many schema-valid requests the service refuses, and does any request fail or crawl:
+schemathesis generates N requests per operation of the published OpenAPI document (positive:
+schema-valid; with --negative also schema-invalid), sends them to the app on a loopback port
+(SQLite in a temp dir, a real token) and counts the 422 answers to schema-valid requests, per
+operation and per rule (the refusal's detail with the request's values taken out: what the
+schema cannot say, e.g. a cross-field rule), every 5xx or answer off its schema, and every
+request slower than 10 s. Derandomized: the same requests every run, so two trees compare.
 
     PYTHONPATH=python:. python3 bench/openapi_acceptance.py --examples 100
+    PYTHONPATH=python:. python3 bench/openapi_acceptance.py --examples 300 --negative   # the longer fuzz
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from schemathesis import GenerationMode
 from bathtub_api.app import create_app
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
-from tests.service.test_schemathesis import run
+from tests.service.test_schemathesis import SLOW_S, run
 
 
 def _serve(config: Config, started: threading.Event, out: dict[str, Any]) -> None:
@@ -41,21 +45,28 @@ def _serve(config: Config, started: threading.Event, out: dict[str, Any]) -> Non
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=int, default=100, help="positive requests per operation")
+    parser.add_argument("--examples", type=int, default=100, help="requests per operation and mode")
+    parser.add_argument("--negative", action="store_true", help="also schema-invalid requests (the fuzz)")
+    parser.add_argument("--only", default="", help="only operations whose label contains this")
     args = parser.parse_args()
+    modes = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE) if args.negative else (GenerationMode.POSITIVE,)
     with tempfile.TemporaryDirectory() as tmp:
         config = Config(database_url=f"sqlite:///{tmp}/bench.sqlite3", rate_limit_per_minute=10**6,
                         cpu_workers=1, token_cache_seconds=0.0)
         started, out = threading.Event(), {}
         threading.Thread(target=_serve, args=(config, started, out), daemon=True).start()
         started.wait()
-        report = run(out["base"], out["token"], args.examples, (GenerationMode.POSITIVE,))
-    for label, n in sorted(report.refused_by_operation.items()):
-        print(f"{n:5d}  {label}")
-    print(f"refused {report.refused} of {report.positive} schema-valid requests "
-          f"({len(report.failures)} check failures: 5xx or answers off their schema)")
-    for failure in report.failures[:5]:
-        print(failure.splitlines()[0])
+        report = run(out["base"], out["token"], args.examples, modes, args.only)
+    print("schema-valid requests refused, by operation and rule:")
+    for (label, rule), n in sorted(report.refused_by_rule.items()):
+        print(f"{n:5d}  {label}  {rule}")
+    share = report.refused / max(report.positive, 1)
+    print(f"refused {report.refused} of {report.positive} schema-valid requests ({share:.1%}); "
+          f"{report.sent} sent in all")
+    print(f"{len(report.failures)} check failures (5xx or answers off their schema); "
+          f"{len(report.slow)} requests slower than {SLOW_S:g} s")
+    for line in report.failures + report.slow:
+        print(line)
 
 
 if __name__ == "__main__":

@@ -188,6 +188,34 @@ def _as_mapping(params: Any, names: tuple[str, ...], field: str) -> dict[str, fl
     return out
 
 
+def _param_schema(p: Param) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "number"}
+    if math.isfinite(p.low):
+        out["minimum" if p.low_inclusive else "exclusiveMinimum"] = p.low
+    if math.isfinite(p.high):
+        out["maximum"] = p.high
+    return out
+
+
+def params_rules(id_field: str = "distribution_id", params_field: str = "params") -> list[dict[str, Any]]:
+    """JSON Schema if/then rules, one per family, for an object naming its family in `id_field`:
+    the family's parameters in `params_field`, from this declaration, as positional numbers in
+    order or {name, value} objects (a location family also takes `gamma`), within bounds."""
+    rules = []
+    for fid, fam in FAMILIES.items():
+        named = [*fam.params, *((LOCATION,) if fam.location else ())]
+        objects = {"type": "array", "minItems": len(fam.params), "maxItems": len(named),
+                   "items": {"oneOf": [{"type": "object", "required": ["name", "value"], "additionalProperties": False,
+                                        "properties": {"name": {"const": p.name}, "value": _param_schema(p)}}
+                                       for p in named]},
+                   "allOf": [{"contains": {"properties": {"name": {"const": p.name}}}} for p in fam.params]}
+        positional = {"type": "array", "prefixItems": [_param_schema(p) for p in fam.params],
+                      "minItems": len(fam.params), "maxItems": len(fam.params)}
+        rules.append({"if": {"required": [id_field], "properties": {id_field: {"const": fid}}},
+                      "then": {"properties": {params_field: {"anyOf": [positional, objects, {"type": "null"}]}}}})
+    return rules
+
+
 def parse_params(
     distribution_id: str,
     params: Any,

@@ -114,6 +114,7 @@ class JobRunner:
         self.instance = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._scheduler: aiojobs.Scheduler | None = None
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self._background: concurrent.futures.ThreadPoolExecutor | None = None
         self._loops: list[asyncio.Task[None]] = []
         self._running: dict[str, JobHandle] = {}
         self._spawned: set[str] = set()  # queued here, not finished yet
@@ -151,6 +152,8 @@ class JobRunner:
         finally:
             if self._scheduler:
                 await self._scheduler.close()
+            if self._background is not None:  # its runs were cancelled above: nothing to wait for
+                self._background.shutdown(wait=False, cancel_futures=True)
 
     @property
     def running(self) -> frozenset[str]:
@@ -315,6 +318,16 @@ class JobRunner:
         """Engine calls on a thread: they release the GIL, so threads run them in parallel."""
         return await asyncio.to_thread(fn, *args)
 
+    async def run_background(self, fn: Callable[..., T], *args: Any) -> T:
+        """A job's engine run (it releases the GIL) on a thread of lower scheduling priority,
+        which the engine's own threads inherit: on a busy machine the event loop, and so every
+        request, gets a core before the simulations do (two jobs use every core)."""
+        if self._background is None:
+            self._background = concurrent.futures.ThreadPoolExecutor(
+                max(1, self.concurrency), thread_name_prefix="bathtub-job", initializer=_lower_priority)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._background, functools.partial(fn, *args))
+
     # -- leases, recovery, purge -------------------------------------------------------
     async def recover(self) -> None:
         """Requeue (or fail, past max_attempts) jobs whose lease expired, then start every
@@ -359,6 +372,18 @@ class JobRunner:
                 await self.purge()
             except Exception:
                 log.exception("job purge failed; will retry")
+
+
+BACKGROUND_NICE = 10  # added to job threads' niceness: below requests, still well above idle work
+
+
+def _lower_priority() -> None:
+    """Job thread initializer. Linux sets a niceness per thread (setpriority on the thread id),
+    and threads a thread starts inherit it; elsewhere, or where refused, the thread keeps the
+    service's priority."""
+    with contextlib.suppress(OSError, AttributeError):
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + BACKGROUND_NICE))
 
 
 # -- pool workers die with the service -------------------------------------------------------

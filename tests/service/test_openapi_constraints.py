@@ -92,3 +92,41 @@ async def test_tool_protocol_schemas_carry_the_same_constraints(api: Api) -> Non
     create = variants["create"]
     assert {b["required"][0] for b in create["oneOf"]} == {"csv", "data"}
     assert create["properties"]["name"]["pattern"] == "^[^\\u0000]*$"
+
+
+def _validator(doc: dict[str, Any], name: str) -> Any:
+    import jsonschema_rs
+
+    schema = {**doc["components"]["schemas"][name], "components": doc["components"]}
+    return jsonschema_rs.Draft202012Validator(schema)  # its refs point into the document's components
+
+
+async def test_published_rules_come_from_the_checks(api: Api) -> None:
+    """Item 15: names are enums, node kinds are variants, filters carry their format; and what
+    the service accepts, its published schema accepts (the schema tightens, never refuses more)."""
+    status, doc = await api.get("/api/v1/openapi.json")
+    schemas = doc["components"]["schemas"]
+    assert {"Weibull_2P", "Lognormal_3P", "weibull"} <= set(schemas["ImportIn"]["properties"]["distribution"]["enum"])
+    assert "pattern" in schemas["ListRequest"]["properties"]["created_after"]["anyOf"][0]
+    assert "t" in schemas["RecurrentFitIn"]["properties"]["mapping"]["propertyNames"]["enum"]
+    rbd_create = _validator(doc, "RbdCreate")
+    good = {"name": "pumps", "unit": "h", "repairable": True, "stages": [{"k_of_n": 2, "components": [
+        {"label": f"P{i}", "distribution": "weibull", "params": [{"name": "alpha", "value": 800.0},
+                                                                 {"name": "beta", "value": 1.5}],
+         "repair_distribution": "exponential", "repair_params": [0.1]} for i in range(3)]}]}
+    assert rbd_create.is_valid(good)
+    assert (await api.post("/api/v1/rbd/create", good))[0] == 200
+    nodes = {"name": "line", "nodes": [
+        {"id": "in", "type": "input"}, {"id": "out", "type": "output"},
+        {"id": "a", "type": "component", "model": {"distribution_id": "exponential", "params": [1e-3]}},
+        {"id": "g", "type": "knode", "n": 1, "k": 1}],
+        "edges": [{"source": "in", "target": "a"}, {"source": "a", "target": "g"}, {"source": "g", "target": "out"}]}
+    assert rbd_create.is_valid(nodes)
+    assert (await api.post("/api/v1/rbd/create", nodes))[0] == 200
+    # what the schema refuses, the service refuses too, naming the field
+    bad = {**nodes, "nodes": [*nodes["nodes"][:2], {"id": "a", "type": "component", "spares": 1,
+                                                    "model": {"distribution_id": "exponential", "params": [1e-3]}},
+                              nodes["nodes"][3]]}
+    assert not rbd_create.is_valid(bad)
+    status, body = await api.post("/api/v1/rbd/create", bad)
+    assert status == 422 and body["detail"].startswith("nodes.a.spares"), body

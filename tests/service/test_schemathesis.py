@@ -10,6 +10,8 @@ every run, so a failure reproduces), generation only (no shrinking).
 from __future__ import annotations
 
 import asyncio
+import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,17 +43,34 @@ class Report:
     positive: int = 0
     refused: int = 0  # positive (schema-valid) requests answered 422
     refused_by_operation: Counter[str] = field(default_factory=Counter)
+    # (operation, the refusal's rule with the values taken out): what the schema does not say
+    refused_by_rule: Counter[tuple[str, str]] = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
+    slow: list[str] = field(default_factory=list)  # requests answered after more than SLOW_S seconds
+
+
+SLOW_S = 10.0
+TIMEOUT_S = 60.0
+_VALUES = re.compile(r"'[^']*'|\"[^\"]*\"|\[\d+\]|(?<![\w.])-?\d+(\.\d+)?(e[-+]?\d+)?\b")
+
+
+def rule_of(detail: str) -> str:
+    """A refusal's detail with the request's own values taken out, so refusals group by rule."""
+    return _VALUES.sub("_", detail)[:160]
 
 
 def run(base: str, token: str, examples: int = EXAMPLES,
-        modes: tuple[GenerationMode, ...] = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)) -> Report:
-    """Every operation of the served document, `examples` requests per mode (bench/ reuses it)."""
+        modes: tuple[GenerationMode, ...] = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE),
+        only: str = "") -> Report:
+    """Every operation of the served document (those whose label contains `only`), `examples`
+    requests per mode (bench/ reuses it)."""
     doc = requests.get(f"{base}/api/v1/openapi.json", timeout=30).json()
     schema = schemathesis.openapi.from_dict(doc)
     session = requests.Session()
     report = Report()
     for result in schema.get_all_operations():
+        if only not in result.ok().label:
+            continue
         for mode in modes:
             _checker(result.ok(), mode, examples, base, token, session, report)()
     return report
@@ -65,20 +84,45 @@ def _checker(op: Any, mode: GenerationMode, examples: int, base: str, token: str
     def check(case: Any) -> None:
         # Our token on every request: negative cases test bodies and parameters, not auth.
         case.headers = {**(case.headers or {}), "Authorization": f"Bearer {token}"}
-        response = case.call(base_url=base, session=session, timeout=60)
+        start = time.perf_counter()
+        try:
+            response = case.call(base_url=base, session=session, timeout=TIMEOUT_S)
+        except requests.Timeout:
+            report.sent += 1
+            report.slow.append(f"{op.label} [{mode.value}] no answer in {TIMEOUT_S:g} s: {_body(case)}")
+            return
+        elapsed = time.perf_counter() - start
         report.sent += 1
+        if elapsed > SLOW_S:
+            report.slow.append(f"{op.label} [{mode.value}] {elapsed:.1f} s: {_body(case)}")
         if mode is GenerationMode.POSITIVE:
             report.positive += 1
             if response.status_code == 422:
                 report.refused += 1
                 report.refused_by_operation[op.label] += 1
+                detail = _detail(response)
+                report.refused_by_rule[(op.label, rule_of(str(detail)))] += 1
         checks = [not_a_server_error, response_schema_conformance, content_type_conformance]
         try:
             case.validate_response(response, checks=checks)
         except (Exception, BaseExceptionGroup) as e:  # a failed check (a group): keep going, report all
-            report.failures.append(f"{op.label} [{mode.value}] {response.status_code}: {e}"[:2000])
+            report.failures.append(f"{op.label} [{mode.value}] {response.status_code}: {_body(case)}\n{e}"[:3000])
 
     return check
+
+
+def _detail(response: requests.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text
+    return str(body.get("detail", body)) if isinstance(body, dict) else str(body)
+
+
+def _body(case: Any) -> str:
+    """The request as sent, short enough to read in a report."""
+    parts = {"path": case.path_parameters, "query": case.query, "body": case.body}
+    return repr({k: v for k, v in parts.items() if v})[:1500]
 
 
 async def test_openapi_fuzz_no_5xx_and_schema_honoured(aiohttp_server: Any, config: Config,

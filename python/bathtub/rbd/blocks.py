@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bathtub.distributions import MIXTURE, params_from_mean, parse_params
+from bathtub.distributions import FAMILIES, MIXTURE, params_from_mean, params_rules, parse_params
 from bathtub.errors import InputError, prefixed
 from bathtub.rbd import schema as s
+from bathtub.rbd.schema import PARAMS_ARRAY
 
 NODE_TYPES = ("input", "output", "component", "series", "parallel", "knode", "standby", "subsystem")
 BLOCK_TYPES = ("component", "series", "parallel", "standby", "subsystem")
@@ -52,7 +53,7 @@ REPAIRABLE_ONLY = ("repair", "instant_repair", "costs", "preventive", "inspectio
 CLEARABLE = ("repair", "costs", "preventive", "inspection", "maintenance_group", "crew_priority", "instant_repair",
              "repair_one_at_a_time", "repair_quality", "capacity", "covariate_schedules")
 
-_FIELD_CHECKS: dict[str, s.Check] = {
+FIELD_CHECKS: dict[str, s.Check] = {
     "label": s.text(200),
     "n": s.integer(1, MAX_UNITS),
     "k": s.integer(1, MAX_UNITS),
@@ -169,7 +170,7 @@ def check_node(node: Any, field: str, *, repairable: bool) -> dict[str, Any]:
         if key in ("model", "repair"):
             out[key] = check_model(value, f"{field}.{key}")
         else:
-            out[key] = _FIELD_CHECKS[key](value, f"{field}.{key}")
+            out[key] = FIELD_CHECKS[key](value, f"{field}.{key}")
     _node_rules(out, field, repairable)
     return out
 
@@ -221,3 +222,83 @@ def _node_rules(n: dict[str, Any], field: str, repairable: bool) -> None:
 
 def on_placeholder(node: Mapping[str, Any]) -> bool:
     return any(bool((node.get(k) or {}).get("placeholder")) for k in ("model", "repair"))
+
+
+# ---------------------------------------------------------------------------------------
+# The JSON Schema of a node, from the same tables the checks read (published by the service).
+
+ID_SCHEMA: s.Schema = {"type": "string", "minLength": 1, "maxLength": MAX_ID,
+                       "pattern": r"^[^/\s\u0000](?:[^/\u0000]*[^/\s\u0000])?$",
+                       "description": "No '/' and no surrounding spaces; unique in the diagram"}
+_NULL: s.Schema = {"type": "null"}
+
+
+def model_schema() -> s.Schema:
+    """BlockModel: `distribution_id` with `params` (or a `mean` with `given` parameters), or a
+    `saved_model_id` (with `joint_unit` for a condition-based model)."""
+    inline = {"required": ["distribution_id"], "properties": {"saved_model_id": _NULL, "joint_unit": _NULL},
+              "oneOf": [{"required": ["params"], "properties": {"mean": _NULL, "given": _NULL}},
+                        {"required": ["mean"], "properties": {"params": _NULL, "base_distribution_id": _NULL}}]}
+    saved = {"required": ["saved_model_id"], "properties": {k: _NULL for k in
+                                                            ("distribution_id", "params", "mean", "given",
+                                                             "base_distribution_id")}}
+    mixture = {"if": {"required": ["distribution_id"], "properties": {"distribution_id": {"const": MIXTURE}}},
+               "then": {"required": ["base_distribution_id"]},
+               "else": {"properties": {"base_distribution_id": _NULL}}}
+    return {
+        "type": "object",
+        "description": "BlockModel. A mixture's params are alpha1, beta1, weight1, alpha2, ... (2 to 5 modes, "
+                       "weights adding to 1); mean with given sets the family's other parameters (the guide's "
+                       "rbds topic lists which); a saved model must be yours and parametric.",
+        "properties": {
+            "distribution_id": {"enum": [*FAMILIES, MIXTURE]},
+            "base_distribution_id": {"enum": list(FAMILIES)},
+            "params": PARAMS_ARRAY,
+            "mean": {"type": "number", "exclusiveMinimum": 0.0},
+            "given": {"type": "object", "additionalProperties": {"type": "number"}},
+            "saved_model_id": {"type": "string", "minLength": 1, "maxLength": 200},
+            "placeholder": {"type": "boolean"},
+            "joint_unit": s.JOINT_UNIT.schema,
+        },
+        "additionalProperties": False,
+        "oneOf": [inline, saved],
+        "allOf": [mixture, *params_rules()],
+    }
+
+
+_REQUIRED_BY_TYPE = {"component": ("model",), "series": ("model",), "parallel": ("model",),
+                     "standby": ("model", "spares"), "knode": ("n",), "subsystem": ("subsystem_rbd_id",)}
+NODE_RULES = ("Rules between fields: preventive and inspection not together; a knode's n is at most its k and "
+              "at most the branches feeding it; warm spares "
+              "(0 < dormancy < 1) need k = 1; a block repaired one at a time has no costs; a mixture life takes "
+              "no imperfect repair_quality, nor a condition-replaced block; preventive.opportunity needs a "
+              "maintenance_group; covariate_schedules need a saved covariate model; joint_unit only in a "
+              "non-repairable diagram.")
+
+
+def node_schema(repairable: bool) -> s.Schema:
+    """RbdNode in a repairable or non-repairable diagram: one variant per node type, each with
+    the fields that type takes (`FIELD_TYPES`), their checks' schemas and what it requires. The
+    BlockModel of `model` and `repair` is `node_models_schema` (given once, beside this)."""
+    model: s.Schema = {"type": "object"}
+    variants = []
+    for kind in REPAIRABLE_TYPES if repairable else NODE_TYPES:
+        props: s.Schema = {"id": ID_SCHEMA, "type": {"const": kind}}
+        for key, types in FIELD_TYPES.items():
+            if kind in types and (repairable or key not in REPAIRABLE_ONLY):
+                props[key] = model if key in ("model", "repair") else FIELD_CHECKS[key].schema
+        variant: s.Schema = {"type": "object", "properties": props, "additionalProperties": False,
+                             "required": ["id", "type", *_REQUIRED_BY_TYPE.get(kind, ())]}
+        if repairable and kind in ("component", "standby"):
+            # a repair model, or instant_repair: true (not both)
+            variant["oneOf"] = [{"required": ["repair"], "properties": {"instant_repair": {"const": False}}},
+                                {"required": ["instant_repair"], "properties": {"instant_repair": {"const": True},
+                                                                                 "repair": _NULL}}]
+        variants.append(variant)
+    return {"oneOf": variants, "description": NODE_RULES}
+
+
+def node_models_schema() -> s.Schema:
+    """What `model` and `repair` hold in any node (a BlockModel), for every node variant."""
+    model = model_schema()
+    return {"properties": {"model": model, "repair": model}}

@@ -32,17 +32,29 @@ SETTINGS: dict[str, s.Check] = {
 CCF_BASES = ("rate", "probability")
 
 
+CCF_GROUP = s.obj(
+    {
+        "id": s.text(64, 1),
+        "members": s.array(s.text(64, 1), 2, 1000),
+        "beta": s.number(0.0, 1.0, lo_open=True, hi_open=True),
+        "basis": s.enum(*CCF_BASES),
+        "mgl": s.array(s.number(0.0, 1.0), 1, 2),
+    },
+    required=("id", "members", "beta"),
+    rules="Group ids distinct; members are distinct blocks with a life model, each in one group at most; mgl is "
+          "[gamma] for 3 members, [gamma, delta] for 4.",
+)
+
+
 def _ccf_group(g: Any, field: str) -> dict[str, Any]:
-    return s.obj(
-        {
-            "id": s.text(64, 1),
-            "members": s.array(s.text(64, 1), 2, 1000),
-            "beta": s.number(0.0, 1.0, lo_open=True, hi_open=True),
-            "basis": s.enum(*CCF_BASES),
-            "mgl": s.array(s.number(0.0, 1.0), 1, 2),
-        },
-        required=("id", "members", "beta"),
-    )(g, field)
+    return CCF_GROUP(g, field)  # type: ignore[no-any-return]
+
+
+EDGE_SCHEMA: s.Schema = {"type": "object", "required": ["source", "target"], "additionalProperties": False,
+                         "properties": {"source": {"type": "string"}, "target": {"type": "string"}}}
+GRAPH_RULES = ("The graph: node ids unique; exactly one input and one output node; every edge joins two nodes of "
+               "the diagram, once, never into the input or out of the output; every node lies on a path from "
+               "the input to the output; no cycle; a knode's k (when given) equals the branches feeding it.")
 
 
 def clean_settings(values: Mapping[str, Any], field: str) -> dict[str, Any]:

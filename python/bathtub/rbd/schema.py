@@ -2,7 +2,10 @@
 
 A checker is `check(value, field) -> cleaned value` and raises `InputError(field, rule)`
 naming the dotted path. Objects refuse unknown keys, as the spec's schemas do
-("no additional properties"). Declared as data so one table drives the rules.
+("no additional properties"). Declared as data so one table drives the rules, and each
+checker carries the JSON Schema of what it accepts (`check.schema`), built by the same
+declaration: the service publishes it, so the published schema and the check cannot drift.
+Rules between fields that JSON Schema cannot say are stated in the object's description.
 """
 
 from __future__ import annotations
@@ -15,7 +18,34 @@ from typing import Any
 from bathtub.errors import InputError
 from bathtub.rbd.schedules import compile_expression
 
-Check = Callable[[Any, str], Any]
+Schema = dict[str, Any]
+
+
+class Check:
+    """A checker with the JSON Schema of the values it accepts."""
+
+    def __init__(self, fn: Callable[[Any, str], Any], schema: Schema) -> None:
+        self.fn = fn
+        self.schema = schema
+
+    def __call__(self, v: Any, field: str) -> Any:
+        return self.fn(v, field)
+
+
+# Parameters as the library reads them anywhere: numbers in the family's order, or {name, value}.
+PARAMS_ARRAY: Schema = {"type": "array", "maxItems": 100, "items": {"anyOf": [
+    {"type": "number"},
+    {"type": "object", "required": ["name", "value"], "additionalProperties": False,
+     "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 200}, "value": {"type": "number"}}}]}}
+
+
+def _bounds(lo: float, hi: float, lo_open: bool, hi_open: bool) -> Schema:
+    out: Schema = {}
+    if math.isfinite(lo):
+        out["exclusiveMinimum" if lo_open else "minimum"] = lo
+    if math.isfinite(hi):
+        out["exclusiveMaximum" if hi_open else "maximum"] = hi
+    return out
 
 
 def number(lo: float = -math.inf, hi: float = math.inf, *, lo_open: bool = False, hi_open: bool = False) -> Check:
@@ -34,7 +64,7 @@ def number(lo: float = -math.inf, hi: float = math.inf, *, lo_open: bool = False
             raise InputError(field, f"must be in {left}{lo:g}, {hi:g}{right}")
         return float(v)
 
-    return check
+    return Check(check, {"type": "number", **_bounds(lo, hi, lo_open, hi_open)})
 
 
 def integer(lo: int, hi: int) -> Check:
@@ -45,13 +75,16 @@ def integer(lo: int, hi: int) -> Check:
             raise InputError(field, f"must be an integer from {lo} to {hi}")
         return int(v)
 
-    return check
+    return Check(check, {"type": "integer", "minimum": lo, "maximum": hi})
 
 
-def boolean(v: Any, field: str) -> bool:
+def _boolean(v: Any, field: str) -> bool:
     if not isinstance(v, bool):
         raise InputError(field, "must be true or false")
     return v
+
+
+boolean = Check(_boolean, {"type": "boolean"})
 
 
 def text(max_len: int, min_len: int = 0) -> Check:
@@ -62,7 +95,7 @@ def text(max_len: int, min_len: int = 0) -> Check:
             raise InputError(field, f"must be {min_len} to {max_len} characters")
         return v
 
-    return check
+    return Check(check, {"type": "string", "minLength": min_len, "maxLength": max_len})
 
 
 def enum(*values: str) -> Check:
@@ -71,7 +104,7 @@ def enum(*values: str) -> Check:
             raise InputError(field, f"must be one of {', '.join(values)}")
         return str(v)
 
-    return check
+    return Check(check, {"enum": list(values)})
 
 
 def array(item: Check, min_len: int = 0, max_len: int = 100_000) -> Check:
@@ -82,7 +115,12 @@ def array(item: Check, min_len: int = 0, max_len: int = 100_000) -> Check:
             raise InputError(field, f"must have {min_len} to {max_len} items")
         return [item(x, f"{field}[{i}]") for i, x in enumerate(v)]
 
-    return check
+    return Check(check, {"type": "array", "items": _schema_of(item), "minItems": min_len, "maxItems": max_len})
+
+
+def _schema_of(c: Any) -> Schema:
+    """A checker's schema; a plain function (a pass-through) accepts anything."""
+    return c.schema if isinstance(c, Check) else {}
 
 
 def mapping(value: Check, max_len: int = 1000) -> Check:
@@ -93,16 +131,17 @@ def mapping(value: Check, max_len: int = 1000) -> Check:
             raise InputError(field, f"at most {max_len} entries")
         return {str(k): value(x, f"{field}.{k}") for k, x in v.items()}
 
-    return check
+    return Check(check, {"type": "object", "additionalProperties": value.schema, "maxProperties": max_len})
 
 
 def obj(
     fields: Mapping[str, Check],
     required: Sequence[str] = (),
     then: Callable[[dict[str, Any], str], None] | None = None,
+    rules: str = "",
 ) -> Check:
     """An object with only `fields` (nulls dropped), `required` present; `then` checks the
-    relations between fields."""
+    relations between fields, which `rules` states for the schema."""
 
     def check(v: Any, field: str) -> dict[str, Any]:
         if not isinstance(v, Mapping):
@@ -118,7 +157,13 @@ def obj(
             then(out, field)
         return out
 
-    return check
+    schema: Schema = {"type": "object", "properties": {k: c.schema for k, c in fields.items()},
+                      "additionalProperties": False}
+    if required:
+        schema["required"] = list(required)
+    if rules:
+        schema["description"] = rules
+    return Check(check, schema)
 
 
 def one_of(*checks: Check, rule: str) -> Check:
@@ -132,7 +177,7 @@ def one_of(*checks: Check, rule: str) -> Check:
                 continue
         raise InputError(field, rule)
 
-    return check
+    return Check(check, {"anyOf": [c.schema for c in checks]})
 
 
 # ---------------------------------------------------------------------------------------
@@ -145,7 +190,8 @@ def _range_order(v: dict[str, Any], field: str) -> None:
 
 
 NONNEG = number(0.0)
-COST_RANGE = obj({"min": NONNEG, "max": NONNEG}, required=("min", "max"), then=_range_order)
+COST_RANGE = obj({"min": NONNEG, "max": NONNEG}, required=("min", "max"), then=_range_order,
+                 rules="A cost range: max at least min.")
 COST = one_of(NONNEG, COST_RANGE, rule="must be a number >= 0 or {min, max}")
 
 BLOCK_COSTS = obj({"repair": COST, "replace": COST, "downtime": NONNEG, "acquisition": NONNEG})
@@ -176,6 +222,8 @@ PREVENTIVE = obj(
     },
     required=("interval",),
     then=_preventive_rules,
+    rules="policy condition requires threshold; inspection_cost only with policy condition; opportunity only "
+          "with policy age, at most interval.",
 )
 
 
@@ -201,6 +249,7 @@ PROOF_TEST = obj(
     },
     required=("interval",),
     then=_proof_rules,
+    rules="offset below interval; coverage below 1 requires full_test, a whole multiple of interval.",
 )
 
 
@@ -215,6 +264,7 @@ REPAIR_QUALITY = obj(
     {"model": enum("perfect", "kijima1", "kijima2"), "q": number(0.0, 1.0), "replace_after": integer(1, 1000)},
     required=("model",),
     then=_quality_rules,
+    rules="q only for kijima1 or kijima2 (0 with perfect); replace_after needs q > 0.",
 )
 
 
@@ -235,7 +285,10 @@ def _capacity(v: Any, field: str) -> Any:
     return _levels_sum(array(_LEVEL, 1, 100)(v, field), field)
 
 
-CAPACITY: Check = _capacity
+CAPACITY = Check(_capacity, {"anyOf": [
+    {"type": "number", "exclusiveMinimum": 0.0},
+    {"type": "array", "items": _LEVEL.schema, "minItems": 1, "maxItems": 100,
+     "description": "Capacity levels {value, probability}; the probabilities add to 1."}]})
 
 
 def _schedule_rules(v: dict[str, Any], field: str) -> None:
@@ -263,6 +316,8 @@ SCHEDULE = obj(
         "period": number(0.0, lo_open=True),
     },
     then=_schedule_rules,
+    rules="Exactly one of expression or table; period only with table; the table's first t is 0 and its t "
+          "increase.",
 )
 COVARIATE_SCHEDULES = mapping(SCHEDULE, 100)
 # A block's fixed covariate values (with a saved regression model): numbers, or levels.
@@ -282,17 +337,20 @@ DIAGRAM_COSTS = obj({"downtime_rate": NONNEG, "horizon": NONNEG, "discount_rate"
 PRODUCTION = obj({"demand": NONNEG, "unit": text(20), "period": NONNEG})
 
 
+_PHASE = obj(
+    {
+        "name": text(200, 1),
+        "duration": NONNEG,
+        "not_needed": array(text(200, 1)),
+        "votes": mapping(integer(0, 100_000)),
+    },
+    required=("name", "duration"),
+)
+_PHASE_LIST = array(_PHASE, 0, 50)
+
+
 def _phases(v: Any, field: str) -> list[dict[str, Any]]:
-    phase = obj(
-        {
-            "name": text(200, 1),
-            "duration": NONNEG,
-            "not_needed": array(text(200, 1)),
-            "votes": mapping(integer(0, 100_000)),
-        },
-        required=("name", "duration"),
-    )
-    out = array(phase, 0, 50)(v, field)
+    out = _PHASE_LIST(v, field)
     names = [p["name"] for p in out]
     for i, n in enumerate(names):
         if n in names[:i]:
@@ -300,13 +358,17 @@ def _phases(v: Any, field: str) -> list[dict[str, Any]]:
     return out
 
 
-PHASES: Check = _phases
+PHASES = Check(_phases, {**_PHASE_LIST.schema, "description": "Phase names are distinct; not_needed names "
+                                                              "blocks and votes names knodes of the diagram."})
+
+
+_NETWORK_ENDS = obj({"source": text(200, 1), "target": text(200, 1)}, rules="Node ids of the diagram.")
 
 
 def _network(v: Any, field: str) -> Any:
     if isinstance(v, bool):
         return v
-    return obj({"source": text(200, 1), "target": text(200, 1)})(v, field)
+    return _NETWORK_ENDS(v, field)
 
 
-NETWORK: Check = _network
+NETWORK = Check(_network, {"anyOf": [{"type": "boolean"}, _NETWORK_ENDS.schema]})

@@ -11,8 +11,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bathtub.distributions import FAMILIES, params_rules
 from bathtub.errors import InputError
 from bathtub.rbd import schema as s
+from bathtub.rbd.blocks import FIELD_CHECKS
+from bathtub.rbd.schema import PARAMS_ARRAY
 
 COMPONENT_KEYS = ("label", "distribution", "params", "model_id", "repair_distribution", "repair_params",
                   "placeholder", "costs", "preventive", "inspection")
@@ -114,3 +117,46 @@ def stages_to_diagram(stages: Any, *, repairable: bool = False) -> dict[str, Any
         previous = [gate]
     edges.extend({"source": p, "target": "output"} for p in previous)
     return {"nodes": nodes, "edges": edges, "ccf": ccf}
+
+
+def stages_schema(repairable: bool) -> s.Schema:
+    """The JSON Schema of `stages` in a repairable or non-repairable diagram, from the checks'
+    own declarations (a stage component becomes a component node)."""
+    null: s.Schema = {"type": "null"}
+    props: s.Schema = {
+        "label": {"type": "string", "minLength": 1, "maxLength": 200},
+        "distribution": {"enum": list(FAMILIES)},
+        "params": PARAMS_ARRAY,
+        "model_id": {"type": "string", "minLength": 1, "maxLength": 200},
+        "placeholder": {"type": "boolean"},
+    }
+    component: s.Schema = {
+        "type": "object", "required": ["label"], "additionalProperties": False, "properties": props,
+        "oneOf": [{"required": ["distribution", "params"], "properties": {"model_id": null}},
+                  {"required": ["model_id"], "properties": {"distribution": null, "params": null}}],
+        "allOf": params_rules("distribution", "params"),
+        "description": "StageComponent: distribution with params, or model_id (a saved parametric model of yours); "
+                       "a mixture life is given as a node, not here.",
+    }
+    if repairable:
+        props["repair_distribution"] = {"enum": list(FAMILIES)}
+        props["repair_params"] = dict(PARAMS_ARRAY)
+        for key in ("costs", "preventive", "inspection"):
+            props[key] = FIELD_CHECKS[key].schema
+        component["required"] = ["label", "repair_distribution", "repair_params"]
+        # repair_params follow repair_distribution's family as params follow distribution's (the
+        # generators this schema is checked with cannot combine both sets of family rules)
+        props["repair_params"]["description"] = "The repair family's parameters, as params for distribution"
+    stage: s.Schema = {
+        "type": "object", "required": ["components"], "additionalProperties": False,
+        "properties": {
+            "label": {"type": "string", "maxLength": 200},
+            "components": {"type": "array", "items": component, "minItems": 1, "maxItems": 1000},
+            "k_of_n": {"type": "integer", "minimum": 1, "maximum": 1000},
+            "common_cause_beta": {"type": "number", "minimum": 0.0, "exclusiveMaximum": 1.0},
+            "common_cause_basis": {"enum": ["rate", "probability"]},
+        },
+        "description": "Stage: components in parallel; k_of_n at most the number of components; a "
+                       "common_cause_beta above 0 needs 2 or more components.",
+    }
+    return {"type": "array", "items": stage, "minItems": 1, "maxItems": 1000}

@@ -26,9 +26,20 @@ _MAX_UNITS = 10**9
 def missions_exponent(test_multiple: float, shape: float) -> float:
     """m^β, refused past the floats (a test of 1e200 missions with shape 3 means nothing)."""
     try:
-        return test_multiple**shape
+        power = test_multiple**shape
     except OverflowError:
-        raise InputError("test_multiple", "test_multiple ** shape is beyond floating point") from None
+        power = math.inf
+    if not 0.0 < power < math.inf:  # underflow to 0 too: every later step divides by it
+        raise InputError("test_multiple", "test_multiple ** shape is beyond floating point")
+    return power
+
+
+def _mission_reliability(p: float, test_multiple: float, shape: float) -> float:
+    """(1 − p)^{1/m^β}: 0 when the bound on p rounds to 1 (no reliability is shown)."""
+    exponent = missions_exponent(test_multiple, shape)
+    if p >= 1.0:
+        return 0.0
+    return math.exp(math.log1p(-p) / exponent)
 
 
 def zero_failure_units(reliability: float, confidence: float, test_multiple: float = 1.0,
@@ -41,6 +52,8 @@ def zero_failure_units(reliability: float, confidence: float, test_multiple: flo
 
 def p_fail(reliability: float, test_multiple: float, shape: float) -> float:
     """Chance a unit fails a test of m missions when its mission reliability is R: 1 − R^{m^β}."""
+    if reliability <= 0.0:  # nothing shown (a bound that rounded to 0): every unit fails
+        return 1.0
     return -math.expm1(missions_exponent(test_multiple, shape) * math.log(reliability))
 
 
@@ -81,21 +94,27 @@ def test_multiple_for_units(reliability: float, confidence: float, units: int, f
                             shape: float = 1.0) -> float:
     """Missions per unit m so that n units with at most f failures demonstrate R at confidence C."""
     p = upper_failure_probability(units, failures, confidence)
+    if p >= 1.0:  # the bound rounds to certain failure: no test length shows any reliability
+        raise InputError("units", f"{units} units with {failures} failures show no reliability at this confidence; "
+                                  "test more units or allow fewer failures")
     return (math.log1p(-p) / math.log(reliability)) ** (1.0 / shape)
 
 
 def demonstrated_reliability(units: int, failures: int, confidence: float, test_multiple: float = 1.0,
                              shape: float = 1.0) -> float:
     """Lower confidence bound on mission reliability shown by passing: (1 − p*)^{1/m^β}."""
-    p = upper_failure_probability(units, failures, confidence)
-    return math.exp(math.log1p(-p) / missions_exponent(test_multiple, shape))
+    # 1 − p* directly, Beta⁻¹(1 − C; n − f, f + 1) by the beta's symmetry: near p* = 1 the
+    # difference would round to 0 while the bound is a tiny positive number.
+    survive = float(special.betaincinv(units - failures, failures + 1, 1.0 - confidence))
+    if survive <= 0.0:
+        return 0.0
+    return math.exp(math.log(survive) / missions_exponent(test_multiple, shape))
 
 
 def reliability_upper(units: int, failures: int, confidence: float, test_multiple: float = 1.0,
                       shape: float = 1.0) -> float:
     """Upper confidence bound on mission reliability: (1 − p_*)^{1/m^β}, p_* the lower bound on p."""
-    p = lower_failure_probability(units, failures, confidence)
-    return math.exp(math.log1p(-p) / missions_exponent(test_multiple, shape))
+    return _mission_reliability(lower_failure_probability(units, failures, confidence), test_multiple, shape)
 
 
 def confidence_reached(units: int, failures: int, reliability: float, test_multiple: float = 1.0,

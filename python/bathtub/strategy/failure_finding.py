@@ -13,19 +13,24 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 from scipy import optimize
 
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
-from bathtub.strategy.inputs import life_model, mean_life, probability, time_scale
-from bathtub.strategy.replacement import integral_sf
+from bathtub.strategy.inputs import life_model, mean_life, probability
+from bathtub.strategy.replacement import integral_cdf, integral_sf
+
+_NUDGES = 60  # halvings/doublings allowed when rounding leaves a bracket end on the wrong side
 
 
 def mean_unavailability(life: Lifetime, interval: float) -> float:
     """1 − (1/T)∫₀ᵀ R(t) dt: the share of time a hidden function is failed with tests every T."""
     if interval <= 0.0:
         return 0.0
-    return max(0.0, 1.0 - integral_sf(life, interval) / interval)
+    share_failed = integral_cdf(life, interval) / interval
+    # the smaller share computed directly: a tiny unavailability keeps its digits
+    return share_failed if share_failed < 0.5 else max(0.0, 1.0 - integral_sf(life, interval) / interval)
 
 
 def exponential_mean_unavailability(failure_rate: float, interval: float) -> float:
@@ -56,18 +61,7 @@ def failure_finding_interval(
     mttf = mean_life(life)
     u_target = 1.0 - a
 
-    def gap(t: float) -> float:
-        return mean_unavailability(life, t) - u_target
-
-    hi = time_scale(life)
-    while gap(hi) < 0.0:
-        hi *= 2.0
-        if hi > 1e300:
-            raise InputError("target_availability", "cannot be reached: the function is never unavailable enough")
-    lo = hi / 2.0
-    while lo > 1e-300 and gap(lo) > 0.0:
-        lo /= 2.0
-    interval = float(optimize.brentq(gap, lo, hi, xtol=1e-14 * hi, rtol=1e-15, maxiter=200))
+    interval = _solve(life, a)
     approx = 2.0 * u_target * mttf if mttf is not None else None
     exponential = life.distribution_id == "exponential" and not life.params.get("gamma")
     if exponential:
@@ -94,3 +88,53 @@ def failure_finding_interval(
         "approximate_interval": approx,
         "mean_unavailability": mean_unavailability(life, interval),
     }
+
+
+def _solve(life: Lifetime, a: float) -> float:
+    """T with mean availability (1/T)∫₀ᵀ R = a. The smaller of the two shares is compared
+    directly (∫F/T for a high target, ∫R/T for a low one), so neither cancels to noise, and the
+    root is bracketed in closed form from quantiles, with no open-ended search:
+    F rises, so (1/T)∫₀ᵀF ≤ F(T), and (1/T)∫₀ᵀF ≥ F(t₀)/2 at T = 2t₀; R falls, so
+    (1/T)∫₀ᵀR ≥ R(T), and (1/T)∫₀ᵀR ≤ t₀/T + R(t₀) ≤ a at R(t₀) = a/2, T = 2t₀/a."""
+    with np.errstate(all="ignore"):
+        if a > 0.5:
+            u = 1.0 - a  # exact for a in [0.5, 1]
+
+            def gap(t: float) -> float:
+                return integral_cdf(life, t) / t - u
+
+            lo, hi = float(life.ppf(u)), 2.0 * float(life.ppf(2.0 * u))
+        else:
+            def gap(t: float) -> float:
+                return a - integral_sf(life, t) / t
+
+            lo, hi = float(life.isf(a)), 2.0 * float(life.isf(a / 2.0)) / a
+            mttf = mean_life(life)
+            if mttf is not None and lo < mttf / a < hi:  # (1/T)∫₀ᵀR ≤ MTTF/T: tighter when the mean is finite
+                hi = mttf / a
+    if not (math.isfinite(hi) and hi > 0.0 and math.isfinite(lo)):
+        raise InputError("target_availability", f"{a!r} needs a test interval outside floating-point range for "
+                                                "this life model")
+    lo = lo if lo > 0.0 else hi * 1e-300
+    g_lo, g_hi = gap(lo), gap(hi)
+    for _ in range(_NUDGES):  # quadrature within its tolerance of an exact bound
+        if g_lo <= 0.0 or lo < 1e-300:
+            break
+        lo /= 2.0
+        g_lo = gap(lo)
+    for _ in range(_NUDGES):
+        if g_hi >= 0.0 or hi > 1e300:
+            break
+        hi *= 2.0
+        g_hi = gap(hi)
+    if not (g_lo <= 0.0 <= g_hi):
+        raise InputError("target_availability", f"{a!r} cannot be met: this life model's mean availability is "
+                                                "not resolvable in floating point near that target")
+    if g_lo == 0.0:
+        return lo
+    if g_hi == 0.0:
+        return hi
+    # on log-time: the bracket may span decades, and 1e-12 there is a relative 1e-12 in T
+    root = optimize.brentq(lambda v: gap(math.exp(v)), math.log(lo), math.log(hi), xtol=1e-12, rtol=1e-15,
+                           maxiter=200)
+    return math.exp(root)

@@ -18,6 +18,8 @@ cost Cu, life model R = 1 − F, hazard h, cumulative hazard H and renewal funct
 
 from __future__ import annotations
 
+import functools
+import math
 import warnings
 from typing import Any
 
@@ -41,20 +43,58 @@ def integral_sf(life: Lifetime, t: float) -> float:
     lo = max(0.0, life.support_low())
     if t <= lo:
         return t  # R = 1 throughout a failure-free period
+    return lo + _quad(life, life.sf, lo, t)
 
-    def sf(u: float) -> float:
-        return float(life.sf(u))
 
+def integral_cdf(life: Lifetime, t: float) -> float:
+    """∫₀ᵗ F(u) du = t − ∫₀ᵗ R, integrated directly: accurate to the last digits when it is a
+    tiny share of t (a short test interval), where the difference would cancel to noise."""
+    lo = max(0.0, life.support_low())
+    if t <= lo:
+        return 0.0  # nothing fails in a failure-free period
+    return _quad(life, life.cdf, lo, t)
+
+
+# Quantiles at which an integral over a wide range is split, so adaptive quadrature samples where
+# the probability is (an interval reaching 1e300 times the life's scale would otherwise look empty).
+_SPLIT_AT = (1e-12, 1e-6, 1e-3, 0.05, 0.25, 0.5, 0.75, 0.95, 0.999, 1 - 1e-6, 1 - 1e-12)
+
+
+@functools.lru_cache(maxsize=16)  # the cost-rate searches integrate one life many times
+def _quantiles(life: Lifetime) -> tuple[float, ...]:
+    with np.errstate(all="ignore"):
+        inside = [float(life.ppf(q)) for q in _SPLIT_AT]
+    return tuple(sorted({x for x in inside if math.isfinite(x) and x > 0.0}))
+
+
+def _quad(life: Lifetime, fn: Any, a: float, b: float) -> float:
+    """∫ₐᵇ fn: up to the life's first quantile mark directly, beyond it over log-time, split at
+    the marks. On log-time a heavy tail is smooth and a vanishing one is short, so an interval
+    reaching 1e300 times the life's scale costs a few hundred evaluations, not a stall."""
+    marks = [x for x in _quantiles(life) if a < x < b]
+    if not marks:
+        return _gk(lambda u: float(fn(u)), a, b, [])
+    head = _gk(lambda u: float(fn(u)), a, marks[0], [])
+
+    def on_log(v: float) -> float:
+        u = math.exp(v)
+        return float(fn(u)) * u
+
+    return head + _gk(on_log, math.log(marks[0]), math.log(b), [math.log(x) for x in marks[1:]])
+
+
+def _gk(f: Any, a: float, b: float, points: list[float]) -> float:
+    if not b > a:
+        return 0.0
     with warnings.catch_warnings():
-        # An sf with an infinite slope at 0 (shape < 1) can stall the tight tolerance; a looser
-        # one is then still far below anything a cost or an interval could resolve.
+        # An integrand with an infinite slope at 0 (shape < 1) can stall the tight tolerance; a
+        # looser one is then still far below anything a cost or an interval could resolve.
         warnings.simplefilter("error", integrate.IntegrationWarning)
         try:
-            val = integrate.quad(sf, lo, t, epsabs=0.0, epsrel=1e-11, limit=200)[0]
+            return float(integrate.quad(f, a, b, points=points or None, epsabs=0.0, epsrel=1e-11, limit=200)[0])
         except integrate.IntegrationWarning:
             warnings.simplefilter("ignore", integrate.IntegrationWarning)
-            val = integrate.quad(sf, lo, t, epsabs=0.0, epsrel=1e-8, limit=400)[0]
-    return lo + val
+            return float(integrate.quad(f, a, b, points=points or None, epsabs=0.0, epsrel=1e-8, limit=200)[0])
 
 
 def _time_grid(life: Lifetime, n: int = 1200) -> np.ndarray:
@@ -341,5 +381,5 @@ def minimal_repair_weibull_optimum(alpha: float, beta: float, planned_cost: floa
     return t, (planned_cost + unplanned_cost * (t / alpha) ** beta) / t
 
 
-__all__ = ["POLICIES", "integral_sf", "minimal_repair_weibull_optimum", "optimal_replacement"]
+__all__ = ["POLICIES", "integral_cdf", "integral_sf", "minimal_repair_weibull_optimum", "optimal_replacement"]
 

@@ -115,11 +115,19 @@ def _shut_dates(s: Mapping[str, Any], field: str, today: date, end: date) -> lis
 def _occurrences(nth: Callable[[int], date], k: int, today: date, end: date) -> list[date]:
     """The k-th, (k+1)-th, ... dates of a rule that fall in [today, end] (capped in number)."""
     out: list[date] = []
-    while (d := nth(k)) <= end and len(out) <= MAX_OCCURRENCES:
+    while (d := _nth(nth, k)) is not None and d <= end and len(out) <= MAX_OCCURRENCES:
         if d >= today:
             out.append(d)
         k += 1
     return out
+
+
+def _nth(nth: Callable[[int], date], k: int) -> date | None:
+    """The k-th date, or None past the calendar's last day (year 9999), which no horizon reaches."""
+    try:
+        return nth(k)
+    except (OverflowError, ValueError):
+        return None
 
 
 def shut_plan(

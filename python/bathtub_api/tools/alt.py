@@ -34,7 +34,7 @@ class BootstrapIn(Strict):
     with each unit's censoring time; nonparametric resamples units within each stress level."""
 
     model_id: str
-    replicates: Annotated[int, Field(ge=100, le=MAX_REPLICATES)] = 2000
+    replicates: integer(ge=100, le=MAX_REPLICATES) = 2000
     kind: Literal["parametric", "nonparametric"] = "parametric"
     seed: integer(ge=0, le=2**63 - 1) = 0
     use_stress: float | None = None

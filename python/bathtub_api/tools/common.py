@@ -75,6 +75,14 @@ class Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+# ISO 8601 as `datetime.fromisoformat` reads it: a date, or a date-time with optional seconds,
+# fraction and zone. Published as the field's pattern, so a schema-valid instant parses (the one
+# thing it cannot say is a day past the month's end, e.g. 02-30, which is refused naming the field).
+INSTANT_PATTERN = (r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+                   r"([T ]"
+                   r"([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?)?$")
+
+
 def parse_instant(text: str) -> float:
     """An ISO 8601 date or date-time as seconds since the epoch (no zone: UTC), as the store keeps
     creation times."""
@@ -94,8 +102,9 @@ class ListRequest(Strict):
     limit: integer(ge=1, le=500) = Field(100, description="items in the page, at most 500")
     name_contains: text(min_length=1, max_length=200) | None = Field(
         None, description="only items whose name contains this text, ignoring case")
-    created_after: text(max_length=64) | None = Field(
-        None, description="only items created after this instant (ISO 8601; without a zone, UTC)")
+    created_after: text(max_length=64, pattern=INSTANT_PATTERN) | None = Field(
+        None, description="only items created after this instant (ISO 8601 date or date-time; without a zone, "
+                          "UTC); a day past the month's end is refused")
 
     @field_validator("created_after")
     @classmethod

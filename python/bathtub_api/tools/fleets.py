@@ -24,7 +24,7 @@ from bathtub.fleet.lives import CovariateLives
 from bathtub.regression import models as regression_models
 from bathtub_api import idempotency, mailer, tables
 from bathtub_api.errors import ApiError, not_found
-from bathtub_api.fields import Text
+from bathtub_api.fields import Text, integer
 from bathtub_api.ids import iso, new_id, now
 from bathtub_api.registry import Ctx, Registry, read_json
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
@@ -52,7 +52,7 @@ class AlertRuleIn(Strict):
                                        "period; expected_failures_horizon: over the whole horizon; "
                                        "item_failure_probability: any item's chance of failing within `periods`")
     threshold: NonNeg
-    periods: Annotated[int, Field(ge=1, le=1200)] = 1
+    periods: integer(ge=1, le=1200) = 1
     email: Annotated[str, Field(min_length=3, max_length=254, pattern=r"^[^@\s]+@[^@\s]+$")]
     name: Annotated[str, Field(max_length=200)] = ""
 
@@ -63,7 +63,7 @@ class FleetCreate(Strict):
     period_label: Annotated[str, Field(min_length=1, max_length=40)] = Field(
         "months", description="days, weeks, months (30.44 days), quarters or years; any other label is shown as is "
                               "and gives no estimated rates")
-    periods: Annotated[int, Field(ge=1, le=240)] = 12
+    periods: integer(ge=1, le=240) = 12
     default_rate: NonNeg | None = None
     rate_source: Literal["manual", "estimated"] = "manual"
     replace_failed: bool = Field(False, description="true: failed items are replaced by new ones (renewal)")
@@ -82,7 +82,7 @@ class FleetUpdate(Strict):
     name: Name | None = None
     model_id: Annotated[str, Field(min_length=1, max_length=64)] | None = None
     period_label: Annotated[str, Field(min_length=1, max_length=40)] | None = None
-    periods: Annotated[int, Field(ge=1, le=240)] | None = None
+    periods: integer(ge=1, le=240) | None = None
     default_rate: NonNeg | None = None
     rate_source: Literal["manual", "estimated"] | None = None
     replace_failed: bool | None = None
@@ -98,8 +98,8 @@ class FleetId(Strict):
 
 
 class FleetGet(FleetId):
-    items_offset: Annotated[int, Field(ge=0, le=MAX_ITEMS)] = 0
-    items_limit: Annotated[int, Field(ge=0, le=5000)] = 500
+    items_offset: integer(ge=0, le=MAX_ITEMS) = 0
+    items_limit: integer(ge=0, le=5000) = 500
 
 
 def fleet_url(ctx: Ctx, fleet_id: str) -> str:

@@ -8,13 +8,14 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 from aiohttp import web
-from pydantic import Field, WithJsonSchema
+from pydantic import ConfigDict, Field, WithJsonSchema
 
+from bathtub import distributions
 from bathtub.alt import columns as alt_columns
 from bathtub.alt import relationships as alt_models
 from bathtub.distributions import FAMILIES, MIXTURE, Lifetime
 from bathtub.errors import InputError
-from bathtub.life import records, saved
+from bathtub.life import names, records, saved
 from bathtub.life.demand import analyse_demands
 from bathtub.recurrent import data as recurrent_data
 from bathtub.recurrent import record as recurrent
@@ -35,8 +36,6 @@ ROLES = tuple(dict.fromkeys(("x", "c", "n", "xl", "xr", "mode", *regression_reco
                              *alt_columns.ROLES)))
 Role = Literal[ROLES]
 Probability = Annotated[float, Field(gt=0, lt=1)]
-DISTRIBUTIONS = ("A distribution id: exponential, weibull, normal, lognormal, gamma, loglogistic, gumbel, logistic, "
-                 "uniform, beta, expo_weibull, mixture")
 
 
 class ParamIn(Strict):
@@ -151,17 +150,30 @@ class ImportData(Strict):
     n: list[Annotated[float, Field(gt=0)]] | None = None
 
 
+def _import_params_description() -> str:
+    """Which parameter names each other tool's name takes (their names; Bathtub's where they do
+    not clash), from the library's table of names. Stated, not given as rules: with the families'
+    rules beside them they are more than the schema generators the fuzz uses can combine."""
+    parts = [f"{f.name} ({', '.join((*f.their_names, *f.extras))})" for f in names.FOREIGN if f.their_names]
+    return "Parameters: a Bathtub id takes its family's (bounded as published); " + "; ".join(parts)
+
+
 class ImportIn(Strict):
     """A model from `data` (refitted; `options` as for fits) or from `params` (params-only;
     `extras` such as metrics go with params)."""
 
+    model_config = ConfigDict(json_schema_extra={"allOf": distributions.params_rules("distribution", "params")})
     exactly_one = ("data", "params")
     companions: ClassVar[dict[str, tuple[str, ...]]] = {"params": ("extras",)}
     name: Name
-    distribution: text(min_length=1, max_length=200, description=DISTRIBUTIONS)
+    distribution: Annotated[str, Field(min_length=1, max_length=200), WithJsonSchema(
+        {"enum": names.accepted_names(), "description": "A Bathtub distribution id, or a name another tool uses "
+                                                        "(reliability's Weibull_2P, lifelines' WeibullFitter, ...), "
+                                                        "its parameters in that tool's convention. Also accepted in "
+                                                        "any case, with spaces, _ and - ignored."})]
     unit: Unit | None = None
     data: ImportData | None = None
-    params: list[ParamIn] | None = None
+    params: Annotated[list[ParamIn], Field(description=_import_params_description())] | None = None
     options: dict[Text, Any] | None = None
     extras: dict[Text, Any] | None = None
     base_distribution_id: Id | None = None

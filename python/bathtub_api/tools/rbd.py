@@ -15,10 +15,13 @@ import time
 from typing import Annotated, Any, ClassVar, Literal
 
 from aiohttp import web
-from pydantic import Field
+from pydantic import ConfigDict, Field, WithJsonSchema
 
 from bathtub import engine, rbd
 from bathtub.errors import InputError
+from bathtub.rbd import blocks as rbd_blocks
+from bathtub.rbd import diagram as rbd_diagram
+from bathtub.rbd import stages as rbd_stages
 from bathtub.rbd.analysis import RunOptions
 from bathtub.rbd.resolve import check_saved
 from bathtub_api import plans
@@ -33,30 +36,58 @@ JOB_KIND = "rbd.simulate"
 SCAN_PAGE = 500
 
 
+def _by_repairable(field: str, repairable: dict[str, Any], not_repairable: dict[str, Any]) -> dict[str, Any]:
+    """A field's schema that depends on the diagram's `repairable` flag (default false)."""
+    return {"if": {"required": ["repairable"], "properties": {"repairable": {"const": True}}},
+            "then": {"properties": {field: repairable}}, "else": {"properties": {field: not_repairable}}}
+
+
+def _nodes_of(repairable: bool) -> dict[str, Any]:
+    return {"items": rbd_blocks.node_schema(repairable)}
+
+
+def _setting(key: str) -> Any:
+    """A diagram setting's type with the library check's schema (what `set` and create accept)."""
+    return WithJsonSchema({"anyOf": [rbd.SETTINGS[key].schema, {"type": "null"}]})
+
+
 class RbdCreate(Strict):
     """A diagram from `nodes` + `edges` (RbdNode, RbdEdge) or from compact `stages`, with
     any of the diagram settings an edit `set` takes (so a diagram whose blocks name a
     maintenance group, say, can be created whole: what is stored must analyse)."""
+
+    model_config = ConfigDict(json_schema_extra={
+        "allOf": [{"properties": {"nodes": {"items": rbd_blocks.node_models_schema()}}},
+                  _by_repairable("nodes", _nodes_of(True), _nodes_of(False)),
+                  _by_repairable("stages", rbd_stages.stages_schema(True), rbd_stages.stages_schema(False))],
+        "description": "A diagram from nodes + edges or from compact stages. What JSON Schema cannot say is "
+                       "refused naming the field: " + rbd_diagram.GRAPH_RULES + " " + rbd_blocks.NODE_RULES
+                       + " Saved models and subsystem diagrams named must be yours; what analyze refuses "
+                         "(a field this engine does not simulate) is refused here too."})
 
     exactly_one = ("nodes", "stages")
     companions: ClassVar[dict[str, tuple[str, ...]]] = {"nodes": ("edges",)}
     name: Name
     unit: Unit | None = None
     repairable: bool = False
-    nodes: Annotated[list[dict[Text, Any]], Field(min_length=1, description="RbdNode objects (guide topic rbds)")] \
-        | None = None
-    edges: Annotated[list[dict[Text, Any]], Field(description="RbdEdge objects, from -> to")] | None = None
+    nodes: Annotated[list[dict[Text, Any]], Field(min_length=1, max_length=rbd_diagram.MAX_NODES,
+                                                  description="RbdNode objects (guide topic rbds)")] | None = None
+    edges: Annotated[list[dict[Text, Any]], Field(description="RbdEdge objects, from -> to"),
+                     WithJsonSchema({"anyOf": [{"type": "array", "items": rbd_diagram.EDGE_SCHEMA},
+                                               {"type": "null"}]})] | None = None
     stages: Annotated[list[dict[Text, Any]], Field(
         min_length=1, description="Compact form: stages in series, each with components in parallel")] | None = None
     repair_crews: integer(ge=0, le=1_000_000) | None = None
-    ccf: list[dict[Text, Any]] | None = None
-    maintenance_groups: dict[Text, Any] | None = None
+    ccf: Annotated[list[dict[Text, Any]] | None, WithJsonSchema(
+        {"anyOf": [{"type": "array", "items": rbd_diagram.CCF_GROUP.schema, "maxItems": 1000},
+                   {"type": "null"}]})] = None
+    maintenance_groups: Annotated[dict[Text, Any] | None, _setting("maintenance_groups")] = None
     safety_function: bool | None = None
     target_sil: integer(ge=0, le=4) | None = None
-    costs: dict[Text, Any] | None = None
-    production: dict[Text, Any] | None = None
-    phases: list[dict[Text, Any]] | None = None
-    network: bool | dict[Text, Any] | None = None
+    costs: Annotated[dict[Text, Any] | None, _setting("costs")] = None
+    production: Annotated[dict[Text, Any] | None, _setting("production")] = None
+    phases: Annotated[list[dict[Text, Any]] | None, _setting("phases")] = None
+    network: Annotated[bool | dict[Text, Any] | None, _setting("network")] = None
 
 
 class RbdEdit(Strict):
@@ -337,7 +368,9 @@ async def _execute(store: Store, owner: str, jobs: Any, args: dict[str, Any],
     cancelled through `control` raises engine.Cancelled and stores nothing."""
     plan = args["plan"]
     start = time.perf_counter()
-    out = await jobs.run_native(_compute, args["inputs"], plan["method"], jobs.engine_threads, control, jobs.cluster)
+    # A queued run (it has a control) is a background job: below requests in priority.
+    run = jobs.run_native if control is None else jobs.run_background
+    out = await run(_compute, args["inputs"], plan["method"], jobs.engine_threads, control, jobs.cluster)
     duration = time.perf_counter() - start
     body = {
         "rbd_id": args["rbd_id"],

@@ -134,7 +134,7 @@ def _check_search(args: dict[str, Any]) -> None:
 
 
 async def improve_job(ctx: JobCtx, job: dict[str, Any]) -> dict[str, Any]:
-    out = await ctx.jobs.run_native(_run_improve, job["args"], ctx.jobs.engine_threads, ctx.handle.control)
+    out = await ctx.jobs.run_background(_run_improve, job["args"], ctx.jobs.engine_threads, ctx.handle.control)
     return {"rbd_id": job["rbd_id"], "rbd_name": job["rbd_name"], "quote": job["quote"], **out}
 
 
@@ -143,7 +143,7 @@ def _run_improve(args: dict[str, Any], threads: int, control: engine.RunControl)
 
 
 async def search_job(ctx: JobCtx, job: dict[str, Any]) -> dict[str, Any]:
-    out = await ctx.jobs.run_native(_run_search, job["args"], ctx.jobs.engine_threads, ctx.handle.control)
+    out = await ctx.jobs.run_background(_run_search, job["args"], ctx.jobs.engine_threads, ctx.handle.control)
     return {"rbd_id": job["rbd_id"], "rbd_name": job["rbd_name"], "quote": job["quote"], **out}
 
 

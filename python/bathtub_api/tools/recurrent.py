@@ -10,20 +10,23 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from bathtub.recurrent.data import ROLES
 from bathtub.recurrent.record import MODELS
+from bathtub_api.fields import Id, Name, Unit, integer, text
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools import life
 from bathtub_api.tools.common import Strict
 
-Name = Annotated[str, Field(min_length=1, max_length=200)]
-Unit = Annotated[str, Field(max_length=40)]
+# The request is validated again as the life tool's FitIn: its field types are the same ones, so
+# what this schema publishes is what that check enforces (fields.py), with the recurrent roles.
+Role = Literal[ROLES]
 
 
 class RecurrentOptions(Strict):
-    termination: Annotated[str, Field(pattern="^(time|failure)$")] | None = None
-    covariates: Annotated[list[str], Field(max_length=50)] | None = None
+    termination: Literal["time", "failure"] | None = None
+    covariates: Annotated[list[text(min_length=1, max_length=200)], Field(max_length=50)] | None = None
     confidence: Annotated[float, Field(ge=0.5, lt=1)] | None = None
-    systems: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
+    systems: integer(ge=1, le=10_000_000) | None = None
 
 
 class RecurrentFitIn(Strict):
@@ -33,9 +36,9 @@ class RecurrentFitIn(Strict):
     `cause`, `group` (two populations, mcf); grouped data `interval_end` and `count`."""
 
     name: Name
-    dataset_id: str
+    dataset_id: Id
     model: Literal["crow_amsaa", "power_law", "loglinear", "hpp", "duane", "kijima1", "kijima2", "mcf"]
-    mapping: dict[str, str]
+    mapping: Annotated[dict[Role, Id], Field(min_length=1, description="Role -> a column of the dataset")]
     unit: Unit | None = None
     options: RecurrentOptions | None = None
 

@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import datetime as dt
-import math
 from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from bathtub import strategy
-from bathtub.distributions import FAMILIES, LOCATION, MIXTURE, Param
+from bathtub.distributions import FAMILIES, MIXTURE, params_rules
 from bathtub.errors import InputError
 from bathtub.strategy.demonstration import MAX_FAILURES
 from bathtub.strategy.shuts import MAX_HORIZON_DAYS
@@ -30,38 +29,15 @@ Probability = Annotated[float, Field(gt=0, lt=1)]
 Date = text(pattern=r"^\d{4}-\d{2}-\d{2}$", description="A calendar date, YYYY-MM-DD")
 
 
-def _bounds(p: Param) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "number"}
-    if math.isfinite(p.low):
-        out["minimum" if p.low_inclusive else "exclusiveMinimum"] = p.low
-    if math.isfinite(p.high):
-        out["maximum"] = p.high
-    return out
-
-
-def _params_by_family() -> list[dict[str, Any]]:
-    """Each family's parameters, from the library's declaration: positional numbers in order,
-    or {name, value} objects (a location family also takes `gamma`)."""
-    rules = []
-    for fid, fam in FAMILIES.items():
-        named = [*fam.params, *((LOCATION,) if fam.location else ())]
-        objects = {"type": "array", "minItems": len(fam.params), "maxItems": len(named),
-                   "items": {"oneOf": [{"type": "object", "required": ["name", "value"], "additionalProperties": False,
-                                        "properties": {"name": {"const": p.name}, "value": _bounds(p)}}
-                                       for p in named]},
-                   "allOf": [{"contains": {"properties": {"name": {"const": p.name}}}} for p in fam.params]}
-        positional = {"type": "array", "prefixItems": [_bounds(p) for p in fam.params],
-                      "minItems": len(fam.params), "maxItems": len(fam.params)}
-        rules.append({"if": {"required": ["distribution_id"], "properties": {"distribution_id": {"const": fid}}},
-                      "then": {"properties": {"params": {"anyOf": [positional, objects, {"type": "null"}]}}}})
-    return rules
-
-
 class LifeModelIn(Strict):
     """The part's life model: inline `distribution_id` + `params`, or a `saved_model_id`
     (a parametric model of yours; the model's unit is used unless `unit` is given)."""
 
-    model_config = ConfigDict(json_schema_extra={"allOf": _params_by_family()})
+    model_config = ConfigDict(json_schema_extra={"allOf": [
+        {"if": {"required": ["distribution_id"], "properties": {"distribution_id": {"const": MIXTURE}}},
+         "then": {"required": ["base_distribution_id"]},
+         "else": {"properties": {"base_distribution_id": {"type": "null"}}}},
+        *params_rules()]})
 
     exactly_one = ("distribution_id", "saved_model_id")
     companions: ClassVar[dict[str, tuple[str, ...]]] = {"distribution_id": ("params", "base_distribution_id")}
@@ -70,7 +46,9 @@ class LifeModelIn(Strict):
     params: Annotated[list[ParamIn] | list[float], Field(
         description="The distribution's parameters, [{name, value}] or values in this order: " + PARAM_NAMES
                     + "; the model must put (almost) no lifetimes at or below 0")] | None = None
-    base_distribution_id: Id | None = None
+    base_distribution_id: Literal[tuple(FAMILIES)] | None = Field(  # type: ignore[valid-type]
+        None, description="A mixture's family (only with distribution_id mixture; its params are alpha1, beta1, "
+                          "weight1, alpha2, ..., weights adding to 1). A uniform's b must exceed its a.")
     saved_model_id: Id | None = None
     unit: Unit | None = None
     save: bool = False
