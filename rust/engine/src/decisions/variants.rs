@@ -15,8 +15,15 @@ pub fn time_scaled(spec: &DistSpec, k: f64) -> Result<DistSpec, EngineError> {
             "time scale must be a finite number > 0 (got {k})"
         )));
     }
+    if spec.path.is_some() {
+        // The covariate schedule runs on the calendar, the life on its own clock: stretching
+        // one and not the other has no single meaning, so it is refused, not guessed.
+        return Err(EngineError(
+            "a block whose life runs under a covariate schedule has no 'MTBF doubled' variant".into(),
+        ));
+    }
     let mut out = spec.clone();
-    if spec.distribution_id == "table" {
+    if spec.distribution_id == "table" || spec.distribution_id == "steps" {
         if let Some(knots) = out.table.as_mut() {
             for kn in knots.iter_mut() {
                 kn[0] *= k;
@@ -184,6 +191,7 @@ mod tests {
                 .collect::<BTreeMap<_, _>>(),
             base_distribution_id: None,
             table: None,
+            path: None,
         }
     }
 
@@ -217,12 +225,14 @@ mod tests {
                 .collect(),
                 base_distribution_id: Some("weibull".into()),
                 table: None,
+                path: None,
             },
             DistSpec {
                 distribution_id: "table".into(),
                 params: BTreeMap::new(),
                 base_distribution_id: None,
                 table: Some(vec![[0.0, 0.0], [10.0, 0.4], [25.0, 1.0]]),
+                path: None,
             },
         ];
         for s in &cases {
