@@ -31,7 +31,9 @@ def check_life_model(record: Mapping[str, Any], model_id: str, field: str) -> No
     dist = record.get("distribution")
     if dist not in LIFE_MODELS:
         why = ("its cumulative hazard can decrease for some covariates (an additive effect is not a life "
-               "distribution)" if dist == "additive_hazards" else "it has no life distribution for given covariates")
+               "distribution)" if dist == "additive_hazards" else
+               "block lives are offered for the models whose life under a changing covariate the engine simulates "
+               "(proportional hazards or accelerated time)")
         raise InputError(field, f"model {model_id} is a {dist!r} regression model: {why}; a block's life can be "
                                 f"a saved {', '.join(LIFE_MODELS)} model")
 

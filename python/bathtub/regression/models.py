@@ -418,8 +418,8 @@ def log_survival(record: Mapping[str, Any], x: np.ndarray, strata: np.ndarray, u
     failure); parametric: log S0((ln t − μ − xγ)/σ) of the family's standard law."""
     dist = record["distribution"]
     if dist not in PER_UNIT:
-        raise InputError("model_id", f"a {dist} model has no per-unit survival curve here; use cox, "
-                                     f"{', '.join(parametric.FAMILIES)}")
+        raise InputError("model_id", f"per-unit forecasts are offered for cox and {', '.join(parametric.FAMILIES)} "
+                                     f"models (one vectorised survival per unit); not for {dist}")
     use = np.asarray(use, dtype=float)
     if dist == "cox":
         coef = np.array([c["coef"] for c in record["coefficients"]])
