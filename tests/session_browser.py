@@ -1,28 +1,18 @@
-"""Headless Chromium for the API access page tests (Debian's /usr/bin/chromium and chromedriver,
-driven by selenium), and the app served on a loopback port in its own thread so the blocking
-browser can talk to it. A plain helper module: the page tests import it."""
+"""The app served on a loopback port in its own thread, so a blocking browser (tests/browser.py)
+can talk to it. A plain helper module: the API access page tests import it."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
-import shutil
 import socket
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-import pytest
 from aiohttp import web
 
 from bathtub_api.app import create_app
 from bathtub_api.config import Config
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 def free_port() -> int:
@@ -56,26 +46,3 @@ class ServedApp:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=30)
         self.loop.close()
-
-
-@contextmanager
-def chromium(width: int = 1200, height: int = 900) -> Iterator[Any]:
-    """A headless Chromium session; skipped where Chromium is not installed (failed under CI)."""
-    if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
-        if IN_CI:
-            pytest.fail(f"CI=true but {CHROMIUM} or {CHROMEDRIVER} is missing: the page tests must run")
-        pytest.skip("headless Chromium (Debian's chromium and chromium-driver) is not installed")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                f"--window-size={width},{height}", "--disable-extensions", "--no-first-run"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(180)  # a loaded machine (CI, shared cores) renders slowly
-    try:
-        yield driver
-    finally:
-        driver.quit()

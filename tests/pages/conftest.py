@@ -5,51 +5,19 @@ saves a screenshot under the test's tmp_path and returns what the page logged to
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-CHROMIUM = os.environ.get("BATHTUB_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-
-
-def _missing() -> str | None:
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (pip install '.[test]')"
-    if not CHROMIUM or not CHROMEDRIVER:
-        return "Chromium and its chromedriver are not installed (apt-get install chromium chromium-driver)"
-    return None
+from tests.browser import chromium
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    why = _missing()
-    if why:
-        if IN_CI:
-            pytest.fail(f"CI=true but {why}: the browser tests must run")
-        pytest.skip(why)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM  # type: ignore[assignment]
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1600",
-                "--hide-scrollbars", "--force-device-scale-factor=1"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(60)
-    try:
+    with chromium(console=True) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture

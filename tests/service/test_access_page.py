@@ -21,7 +21,8 @@ from bathtub_api import sessions
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
 from bathtub_api.store import open_store
-from tests.session_browser import ServedApp, chromium, free_port
+from tests.browser import chromium
+from tests.session_browser import ServedApp, free_port
 
 PAGE = "/settings/api-access"
 
