@@ -45,3 +45,16 @@ async def replay(ctx: Ctx, key: KeyUse) -> dict[str, Any] | None:
         raise ApiError(409, f"{HEADER}: {key.key!r} was already used with a different request; "
                             "a new request needs a new key")
     return dict(found["answer"])
+
+
+async def settled(ctx: Ctx, outcome: str, key: KeyUse | None, answer: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer of a conditional write under an optional key: ours when it went in ("ok"), the
+    first request's when that request took our key meanwhile ("key_taken"), None to try again
+    (the item changed under us)."""
+    if outcome == "ok":
+        return {**answer, "replayed": False}
+    if outcome == "key_taken" and key is not None:
+        first = await replay(ctx, key)
+        if first is not None:
+            return {**first, "replayed": True}
+    return None

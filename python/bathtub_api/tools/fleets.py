@@ -422,12 +422,9 @@ async def ingest_usage(ctx: Ctx, request: web.Request) -> dict[str, Any]:
                   "alerts_fired": len(fired)}
         outcome = await ctx.store.update_item_with_outbox(ctx.user.id, "fleet", fleet_id, item["name"], body,
                                                           item["version"], mails, key, answer)
-        if outcome == "ok":
-            return {**answer, "replayed": False}
-        if outcome == "key_taken" and key is not None:
-            first = await idempotency.replay(ctx, key)
-            if first is not None:
-                return {**first, "replayed": True}
+        done = await idempotency.settled(ctx, outcome, key, answer)
+        if done is not None:
+            return done
     raise ApiError(409, "fleet_id: the fleet is being changed by others too often; try again")
 
 

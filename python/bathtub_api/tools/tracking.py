@@ -250,12 +250,9 @@ async def ingest_measurements(ctx: Ctx, request: web.Request) -> dict[str, Any]:
                   "items": [fresh[k] for k in touched]}
         outcome = await ctx.store.commit_tracking(ctx.user.id, fleet_id, item["name"], new_body, item["version"],
                                                   add=[(k, t, v) for k, t, v, _ in checked], key=key, answer=answer)
-        if outcome == "ok":
-            return {**answer, "replayed": False}
-        if outcome == "key_taken" and key is not None:
-            first = await idempotency.replay(ctx, key)
-            if first is not None:
-                return {**first, "replayed": True}
+        done = await idempotency.settled(ctx, outcome, key, answer)
+        if done is not None:
+            return done
     raise ApiError(409, "fleet_id: the tracked fleet is being changed by others too often; try again")
 
 
