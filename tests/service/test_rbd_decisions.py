@@ -8,6 +8,8 @@ import math
 from typing import Any
 
 from bathtub.strategy.replacement import optimal_replacement
+from bathtub_api.cli import user_plan
+from bathtub_api.config import Config
 from tests.conftest import Api
 from tests.service.test_job_control import poll as poll_until
 from tests.service.test_rbd_service import poll
@@ -115,7 +117,10 @@ async def test_refusals_name_the_field_and_queue_nothing(api: Api) -> None:
     assert after["items"] == before["items"]
 
 
-async def test_a_decision_job_shows_progress_and_cancels(api: Api) -> None:
+async def test_a_decision_job_shows_progress_and_cancels(api: Api, config: Config) -> None:
+    # A long job (quoted at minutes, every design counted): past the free plan's CPU-seconds, so the
+    # owner is on the pro plan, whose limit is the service-wide one.
+    await user_plan(config, "alice", "pro")
     rbd_id = await created(api, series_ab())
     status, queued = await api.post("rbd_analysis/what_to_improve",
                                     {"id": rbd_id, "horizon": 1e5, "replications": 1_000_000})
@@ -128,3 +133,12 @@ async def test_a_decision_job_shows_progress_and_cancels(api: Api) -> None:
     status, refused = await api.post("rbd_analysis/what_to_improve",
                                      {"id": rbd_id, "horizon": 1e9, "replications": 1_000_000})
     assert status == 422 and refused["detail"].startswith("replications:") and "CPU-minutes" in refused["detail"]
+
+
+async def test_a_decision_job_past_the_plan_is_402_and_queues_nothing(api: Api) -> None:
+    rbd_id = await created(api, series_ab())
+    body = {"id": rbd_id, "horizon": 1e5, "replications": 1_000_000}  # every design counted in the quote
+    status, refused = await api.post("rbd_analysis/what_to_improve", body)
+    assert status == 402 and refused["detail"].startswith("plan.job_cpu_seconds:"), refused
+    status, jobs = await api.post("list/job", {})
+    assert status == 200 and jobs["items"] == []

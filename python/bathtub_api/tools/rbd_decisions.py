@@ -83,8 +83,9 @@ def _quoted(ctx: Ctx, diagram: dict[str, Any], replications: int, horizon: float
     q["events_per_replication"] *= lanes
     q["basis"] += f", x {lanes} designs on common random numbers"
     ctx.jobs.check_quote(q, field, "horizon" if horizon is not None else "mission_time")
-    # Then the caller's plan (402): every design's replications are simulated, so they all count.
-    plans.check_job(ctx.plan, replications=replications * lanes, seconds=float(q["seconds"]))
+    # Then the caller's plan (402): the replications asked for (each design runs them, on common
+    # random numbers), and the quote, which counts every design.
+    plans.check_job(ctx.plan, replications=replications, seconds=float(q["seconds"]))
     return q
 
 
