@@ -34,7 +34,7 @@ def row(rec: dict, f: dict) -> str:
     m = rec["machine"]
     where = (f"{m['cores']} cores, load {rec['load_before'][0]:g}→{rec['load_after'][0]:g}, "
              f"{rec['started'][:10]}")
-    note = f" {f['note']}" if f.get("note") else ""
+    note = f" ({f['note']})" if f.get("note") else ""
     return f"| `{rec['command']}` | {f['figure']}{note} | {rel} | {absolute} | {where} |"
 
 
