@@ -114,11 +114,6 @@ __all__ = [
 engine_version: str = _engine.__version__
 
 NODE_TYPES = ("input", "output", "component", "series", "parallel", "knode", "standby", "subsystem")
-# Spec fields that change how a block behaves but that this engine version does not simulate
-# yet: refused rather than silently ignored.
-NOT_YET_SIMULATED: tuple[str, ...] = ()
-# Diagram settings not simulated yet (refused, never ignored).
-DIAGRAM_NOT_YET_SIMULATED: tuple[str, ...] = ()
 COST_KINDS = ("repair", "replacement", "preventive", "inspection", "set_up", "downtime", "acquisition")
 MAX_U64 = 2**64 - 1
 # IEC 61508 low-demand bands: SIL n while PFDavg < SIL_UPPER[n - 1].
@@ -742,9 +737,6 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
         f = f"{field}.nodes.{nid}"  # users know their nodes by id, not by position
         if kind not in NODE_TYPES:
             raise InputError(f"{f}.type", f"must be one of {', '.join(NODE_TYPES)}")
-        for key in NOT_YET_SIMULATED:
-            if node.get(key) not in (None, False):
-                raise InputError(f"{f}.{key}", f"not simulated by engine {engine_version}")
         if node.get("covariate_schedules"):
             raise InputError(f"{f}.covariate_schedules", "resolve it with its saved model first "
                                                          "(bathtub.rbd.engine_form makes it the model's path)")
@@ -797,9 +789,6 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
         if not isinstance(e, Mapping) or not isinstance(e.get("source"), str) or not isinstance(e.get("target"), str):
             raise InputError(f"{field}.edges[{i}]", "must be an object {source, target} of node ids")
         out_edges.append({"source": e["source"], "target": e["target"]})
-    for key in DIAGRAM_NOT_YET_SIMULATED:
-        if diagram.get(key) not in (None, False, [], {}):
-            raise InputError(f"{field}.{key}", f"not simulated by engine {engine_version}")
     for key in ("safety_function", "target_sil"):
         if _depth > 0 and diagram.get(key):
             raise InputError(f"{field}.{key}", "a setting of the top diagram, not of a subsystem")

@@ -11,7 +11,7 @@ from aiohttp import web
 
 from bathtub_api.keys import CONFIG
 from bathtub_api.registry import Registry
-from bathtub_api.tools.guide import PAGES, available_names, topic_text
+from bathtub_api.tools.guide import PAGES, topic_text
 
 ROOT = "/api/v1/docs"
 ASSETS = f"{ROOT}/assets"
@@ -69,10 +69,8 @@ def add_routes(app: web.Application, reg: Registry) -> None:
         page = PAGES.get(key)
         if page is None:
             raise web.HTTPNotFound()
-        live = available_names(reg)
-        actions = "".join(f"<li><code>{html.escape(a)}</code>{'' if a in live else ' (not in this service)'}</li>"
-                          for a in page.actions)
-        text = topic_text(key, live, request.app[CONFIG])
+        actions = "".join(f"<li><code>{html.escape(a)}</code></li>" for a in page.actions)
+        text = topic_text(key, request.app[CONFIG])
         body = (f"{_topics_nav()}<main class=\"topic\"><h1>{html.escape(page.title)}</h1>"
                 f"<p><em>{html.escape(page.summary)}</em></p><p>{html.escape(text)}</p>"
                 f"<h2>Actions</h2><ul>{actions}</ul>"

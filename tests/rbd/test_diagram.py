@@ -127,11 +127,6 @@ def test_resolution_passes_simulated_fields_and_refuses_the_rest() -> None:
     assert next(n for n in form["nodes"] if n["id"] == "a")["costs"] == {"downtime": 3}
     d = rbd.apply_edits(d, [{"op": "set", "phases": [{"name": "p", "duration": 1}]}])
     assert rbd.engine_form(d, {}, {})["phases"] == [{"name": "p", "duration": 1}]
-    # The engine's own list of what it does not simulate is refused, naming node and field.
-    for unsimulated in engine.NOT_YET_SIMULATED:
-        bad = {**d, "nodes": [{**n, unsimulated: True} if n["id"] == "a" else n for n in d["nodes"]]}
-        with pytest.raises(InputError, match=rf"^nodes.a.{unsimulated}: not simulated by engine"):
-            rbd.engine_form(bad, {}, {})
     # covariate schedules are simulated on a saved regression model only
     d["nodes"] = [{**n, "covariate_schedules": {"x": {"expression": "1"}}} if n["id"] == "a" else n
                   for n in d["nodes"]]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
+
 from bathtub_api.tools.guide import PAGES
 
 
@@ -48,17 +50,21 @@ async def test_unknown_topic_and_asset_are_404(client: Any) -> None:
         assert resp.status == 401
 
 
-async def test_the_topic_list_marks_what_each_topic_covers(client: Any, config: Any) -> None:
+async def test_the_topic_list_gives_each_topic_s_summary(client: Any, config: Any) -> None:
     from bathtub_api.cli import token_create
-    from bathtub_api.tools import default_registry
-    from bathtub_api.tools.guide import available_names
 
     token = await token_create(config, "alice", ["read"])
     async with client.post("/api/v1/guide", json={}, headers={"Authorization": f"Bearer {token}"}) as resp:
         topics = (await resp.json())["topics"]
-    live = available_names(default_registry())
-    for t in topics:
-        actions = PAGES[t["id"]].actions
-        n = sum(a in live for a in actions)
-        assert t["coverage"] == ("available" if n == len(actions) else "planned" if n == 0 else "partly available")
-    assert {t["id"]: t["coverage"] for t in topics}["life_data"] == "available"
+    assert [t["id"] for t in topics] == list(PAGES)
+    assert all(t["summary"] == PAGES[t["id"]].summary and t["title"] for t in topics)
+
+
+def test_a_guide_naming_an_action_the_service_lacks_is_refused_at_build() -> None:
+    from bathtub_api.registry import Registry
+    from bathtub_api.tools import guide
+
+    reg = Registry()
+    guide.register(reg)  # the guide alone: every other topic's actions are missing
+    with pytest.raises(RuntimeError, match="guide topic 'life_data' names actions this service lacks"):
+        guide.check_pages(reg)

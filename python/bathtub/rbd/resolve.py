@@ -12,16 +12,11 @@ from typing import Any
 
 from bathtub.degradation import conditional_life, life_table
 from bathtub.distributions import FAMILIES, MIXTURE
-from bathtub.engine import DIAGRAM_NOT_YET_SIMULATED, NOT_YET_SIMULATED, engine_version
 from bathtub.errors import InputError
 from bathtub.rbd.covariate_life import block_life
 from bathtub.regression.lives import check_life_model
 from bathtub.units import units_clash
 
-# What an analysis must honour but the engine does not simulate: the engine's own lists, so
-# the service can never accept what the engine would ignore.
-DIAGRAM_NOT_SIMULATED = DIAGRAM_NOT_YET_SIMULATED
-NODE_NOT_SIMULATED = NOT_YET_SIMULATED
 # Node fields handed to the engine as stored (it validates them, naming node and field).
 NODE_ENGINE_FIELDS = ("n", "k", "spares", "cold", "dormancy", "preventive", "inspection", "costs", "capacity",
                       "maintenance_group", "repair_quality", "state")
@@ -30,10 +25,6 @@ REPAIRABLE_NODE_FIELDS = ("instant_repair", "crew_priority", "repair_one_at_a_ti
 DIAGRAM_ENGINE_FIELDS = ("ccf", "maintenance_groups", "costs", "production", "phases", "network",
                          "safety_function", "target_sil", "unit")
 MAX_DEPTH = 16
-
-
-def not_simulated(field: str) -> InputError:
-    return InputError(field, f"not simulated by engine {engine_version} yet; clear it to analyse this diagram")
 
 
 def referenced_ids(d: Mapping[str, Any]) -> tuple[set[str], set[str]]:
@@ -240,15 +231,9 @@ def engine_form(
     if depth > MAX_DEPTH:
         raise InputError(field or "nodes", f"subsystems nested more than {MAX_DEPTH} deep")
     pre = f"{field}." if field else ""
-    for key in DIAGRAM_NOT_SIMULATED:
-        if d.get(key):
-            raise not_simulated(f"{pre}{key}")
     nodes = []
     for n in d["nodes"]:
         f = f"{pre}nodes.{n['id']}"
-        for key in NODE_NOT_SIMULATED:
-            if n.get(key) not in (None, False):
-                raise not_simulated(f"{f}.{key}")
         out: dict[str, Any] = {"id": n["id"], "type": n["type"]}
         if "joint_unit" in (n.get("model") or {}):
             _check_joint_block(n, f)

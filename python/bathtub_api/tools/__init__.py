@@ -32,4 +32,5 @@ def default_registry() -> Registry:
     reg = Registry()
     for module in MODULES:
         module.register(reg)
+    guide.check_pages(reg)
     return reg

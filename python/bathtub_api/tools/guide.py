@@ -1,13 +1,11 @@
-"""guide: short how-tos. Each topic names the actions it concerns; the answer is built from
-what this service has now (read from the registry), so the guide cannot overstate: a topic
-with none of its actions live says it is planned, one with some says which are missing."""
+"""guide: short how-tos. Each topic names the actions it concerns, and the service's registry
+is refused at build time if a topic names an action it does not have (`check_pages`), so the
+guide cannot describe what is not there."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Literal
-
-from pydantic import Field
 
 from bathtub.regression import records as regression
 from bathtub_api.config import Config
@@ -27,18 +25,6 @@ class Page:
     summary: str
     text: str
     actions: tuple[str, ...]  # "tool/action" (tool protocol) or "METHOD /path" (REST-only routes)
-
-    def coverage(self, live: set[str]) -> str:
-        missing = [a for a in self.actions if a not in live]
-        return "planned" if len(missing) == len(self.actions) else "partly available" if missing else "available"
-
-    def answer(self, live: set[str]) -> str:
-        missing = [a for a in self.actions if a not in live]
-        if len(missing) == len(self.actions):
-            return f"{self.title}: {self.summary} This is planned and not yet available in this service."
-        if missing:
-            return f"{self.text} Not yet available in this service: {', '.join(missing)}."
-        return self.text
 
 
 # One line per regression model id, shown only when the library declares the id (regression.MODELS):
@@ -561,8 +547,6 @@ class GuideTopic(Strict):
     id: str
     title: str
     summary: str
-    coverage: Literal["available", "partly available", "planned"] = Field(
-        description="whether this service has the topic's actions: all, some, or none yet")
 
 
 class GuideAnswer(Strict):
@@ -585,9 +569,9 @@ def plans_text(config: Config, plan: str | None = None) -> str:
     return text + (f" Your plan: {plan}." if plan else "")
 
 
-def topic_text(key: str, live: set[str], config: Config, plan: str | None = None) -> str:
+def topic_text(key: str, config: Config, plan: str | None = None) -> str:
     """A topic's text as the guide answers it; `plans` adds this service's configured figures."""
-    text = PAGES[key].answer(live)
+    text = PAGES[key].text
     return text + plans_text(config, plan) if key == "plans" else text
 
 
@@ -597,18 +581,26 @@ def available_names(reg: Registry) -> set[str]:
     return names
 
 
+def check_pages(reg: Registry) -> None:
+    """Refuse a registry whose guide names an action it lacks (a removed or renamed action must
+    take its guide text with it)."""
+    live = available_names(reg)
+    for key, page in PAGES.items():
+        missing = [a for a in page.actions if a not in live]
+        if missing:
+            raise RuntimeError(f"guide topic {key!r} names actions this service lacks: {', '.join(missing)}")
+
+
 def register(reg: Registry) -> None:
     async def guide(ctx: Ctx, req: GuideRequest) -> dict[str, Any]:
         if req.topic is None:
-            live = available_names(reg)
-            return {"topics": [{"id": k, "title": p.title, "summary": p.summary, "coverage": p.coverage(live)}
-                               for k, p in PAGES.items()]}
+            return {"topics": [{"id": k, "title": p.title, "summary": p.summary} for k, p in PAGES.items()]}
         page = PAGES[req.topic]
         live = available_names(reg)
         return {
             "topic": req.topic,
             "title": page.title,
-            "text": topic_text(req.topic, live, ctx.config, ctx.user.plan),
+            "text": topic_text(req.topic, ctx.config, ctx.user.plan),
             "actions": [{"name": a, "available": a in live} for a in page.actions],
         }
 
