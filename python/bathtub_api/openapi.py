@@ -47,41 +47,47 @@ class Error(BaseModel):
     detail: str
 
 
+def _each_dict(node: Any, visit: Any) -> Any:
+    """Call `visit` on every dict inside `node`, outermost first (in place); returns `node`."""
+    if isinstance(node, dict):
+        visit(node)
+        for v in node.values():
+            _each_dict(v, visit)
+    elif isinstance(node, list):
+        for v in node:
+            _each_dict(v, visit)
+    return node
+
+
 def key_patterns(node: Any) -> Any:
     """Pydantic writes a dict whose keys have a pattern as `patternProperties`, which leaves
     other keys allowed; we mean every key matches: `propertyNames` (in place, recursively)."""
-    if isinstance(node, dict):
-        pattern_props = node.get("patternProperties")
-        if isinstance(pattern_props, dict) and len(pattern_props) == 1 and "additionalProperties" not in node:
+
+    def visit(d: dict[str, Any]) -> None:
+        pattern_props = d.get("patternProperties")
+        if isinstance(pattern_props, dict) and len(pattern_props) == 1 and "additionalProperties" not in d:
             (pattern, values), = pattern_props.items()
-            del node["patternProperties"]
-            node["propertyNames"] = {**node.get("propertyNames", {}), "pattern": pattern}
-            node["additionalProperties"] = values
-        for v in node.values():
-            key_patterns(v)
-    elif isinstance(node, list):
-        for v in node:
-            key_patterns(v)
-    return node
+            del d["patternProperties"]
+            d["propertyNames"] = {**d.get("propertyNames", {}), "pattern": pattern}
+            d["additionalProperties"] = values
+
+    return _each_dict(node, visit)
 
 
 def no_nul(node: Any) -> Any:
     """The door refuses NUL in every string of every JSON body (`fields.refuse_nul`), so every
     request string and object key is published with the pattern that says so (in place)."""
-    if isinstance(node, dict):
-        if node.get("type") == "string" and "enum" not in node and "const" not in node and "pattern" not in node:
-            node["pattern"] = NO_NUL_PATTERN
-        extra = node.get("additionalProperties")
-        if node.get("type") == "object" and extra not in (None, False):
-            names = node.setdefault("propertyNames", {})
+
+    def visit(d: dict[str, Any]) -> None:
+        if d.get("type") == "string" and "enum" not in d and "const" not in d and "pattern" not in d:
+            d["pattern"] = NO_NUL_PATTERN
+        extra = d.get("additionalProperties")
+        if d.get("type") == "object" and extra not in (None, False):
+            names = d.setdefault("propertyNames", {})
             if "enum" not in names and "pattern" not in names:
                 names["pattern"] = NO_NUL_PATTERN
-        for v in node.values():
-            no_nul(v)
-    elif isinstance(node, list):
-        for v in node:
-            no_nul(v)
-    return node
+
+    return _each_dict(node, visit)
 
 
 def _reachable(schemas: dict[str, Any], names: set[str]) -> None:

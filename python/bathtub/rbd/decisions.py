@@ -112,6 +112,13 @@ def _sentence(objective: str, change: str, block: str, w: Mapping[str, Any]) -> 
             f"{abs(w['difference']):.4g} (95% interval {lo:.4g} to {hi:.4g}) to {w['value']:.6g}.")
 
 
+def _lanes(summary: dict[str, Any], compared: str) -> tuple[int, list[list[float]], list[float]]:
+    """(replications, covariance of the lanes' per-replication means, each lane's mean of the
+    compared quantity: cost, or time up) from a CRN run's summary."""
+    means = [lane["cost"] if compared == "cost" else lane["up"] for lane in summary["lanes"]]
+    return summary["replications"], summary["covariance"], means
+
+
 def what_to_improve(
     diagram: Any,
     *,
@@ -156,9 +163,7 @@ def what_to_improve(
         return {}
     out = json.loads(raw)
     s = out["summary"]
-    n = s["replications"]
-    means = [lane["cost"] if compared == "cost" else lane["up"] for lane in s["lanes"]]
-    cov = s["covariance"]
+    n, cov, means = _lanes(s, compared)
     base_se = abs(b) * math.sqrt(max(cov[0][0], 0.0) / n)
     base_value = a + b * means[0]
     sign = 1.0 if HIGHER_IS_BETTER[obj] else -1.0
@@ -332,9 +337,7 @@ def interval_search(
     if check_only:
         return {}
     s = json.loads(raw)
-    n = s["replications"]
-    cov = s["covariance"]
-    means = [lane["cost"] if compared == "cost" else lane["up"] for lane in s["lanes"]]
+    n, cov, means = _lanes(s, compared)
     values = [a + b * m for m in means]
     ses = [abs(b) * math.sqrt(max(cov[k][k], 0.0) / n) for k in range(len(xs))]
     has_costs = s["lanes"][0]["cost"] is not None
