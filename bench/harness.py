@@ -84,7 +84,6 @@ class Bench:
         self.started = datetime.now(UTC).isoformat(timespec="seconds")
         self.load_before = load()
         self.figures: list[dict[str, Any]] = []
-        self.extra: dict[str, Any] = {}
 
     def interleave(self, cases: dict[str, Case], repeats: int, warmup: int = 1) -> dict[str, list[dict[str, float]]]:
         """Run every case once per round, `repeats` rounds, after `warmup` unrecorded ones."""
@@ -110,15 +109,9 @@ class Bench:
         self.figures.append(fig)
         return fig
 
-    def absolute(self, label: str, values: list[float], unit: str, note: str = "") -> dict[str, Any]:
-        """A figure with no baseline (e.g. a latency percentile): its median and spread."""
-        fig = {"figure": label, "unit": unit, "ours_value": spread(values), "note": note}
-        self.figures.append(fig)
-        return fig
-
     def record(self) -> dict[str, Any]:
         return {"bench": self.name, "command": self.command, "started": self.started, "machine": machine(),
-                "load_before": self.load_before, "load_after": load(), "figures": self.figures, **self.extra}
+                "load_before": self.load_before, "load_after": load(), "figures": self.figures}
 
     def write(self) -> Path:
         RESULTS.mkdir(exist_ok=True)
@@ -145,14 +138,20 @@ def fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
-def describe(f: dict[str, Any]) -> str:
+def span(f: dict[str, Any]) -> str:
+    """Our figure's median with its min–max, in its unit."""
     v = f["ours_value"]
-    text = f"{f['figure']}: {fmt(v['median'])} {f['unit']} ({fmt(v['min'])}–{fmt(v['max'])})"
-    if "ratio" in f:
-        r = f["ratio"]
-        what = "of" if f["higher_is_better"] else "faster than"
-        text += (f"; {r['median']:.3g}× {what} {f['baseline']} ({r['min']:.3g}–{r['max']:.3g}), "
-                 f"median of {r['n']} interleaved rounds")
-    if f.get("note"):
-        text += f" — {f['note']}"
-    return text
+    return f"{fmt(v['median'])} {f['unit']} ({fmt(v['min'])}–{fmt(v['max'])})"
+
+
+def relation(f: dict[str, Any], bold: bool = False) -> str:
+    """The per-round ratio to the baseline: median (min–max), > 1 when ours is ahead."""
+    r = f["ratio"]
+    word = "of" if f["higher_is_better"] else "faster than"
+    median = f"**{r['median']:.3g}×**" if bold else f"{r['median']:.3g}×"
+    return f"{median} {word} {f['baseline']} ({r['min']:.3g}–{r['max']:.3g}, {r['n']} interleaved rounds)"
+
+
+def describe(f: dict[str, Any]) -> str:
+    note = f" — {f['note']}" if f.get("note") else ""
+    return f"{f['figure']}: {span(f)}; {relation(f)}{note}"

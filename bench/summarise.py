@@ -16,26 +16,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import RESULTS, fmt
+from harness import RESULTS, relation, span
 
 README = RESULTS.parent.parent / "README.md"
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 
 
 def row(rec: dict, f: dict) -> str:
-    v = f["ours_value"]
-    absolute = f"{fmt(v['median'])} {f['unit']} ({fmt(v['min'])}–{fmt(v['max'])})"
-    if "ratio" in f:
-        r = f["ratio"]
-        word = "of" if f["higher_is_better"] else "faster than"
-        rel = f"**{r['median']:.3g}×** {word} {f['baseline']} ({r['min']:.3g}–{r['max']:.3g}, {r['n']} rounds)"
-    else:
-        rel = f"{v['n']} rounds"
     m = rec["machine"]
     where = (f"{m['cores']} cores, load {rec['load_before'][0]:g}→{rec['load_after'][0]:g}, "
              f"{rec['started'][:10]}")
     note = f" ({f['note']})" if f.get("note") else ""
-    return f"| `{rec['command']}` | {f['figure']}{note} | {rel} | {absolute} | {where} |"
+    return f"| `{rec['command']}` | {f['figure']}{note} | {relation(f, bold=True)} | {span(f)} | {where} |"
 
 
 def table() -> str:
