@@ -3,6 +3,7 @@ a real PostgreSQL named by BATHTUB_TEST_POSTGRES_URL — required (not skipped) 
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 from collections.abc import AsyncIterator, Iterator
@@ -33,7 +34,7 @@ async def _admin(url: str, sql: str) -> None:
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator[str]:
+async def database_url(request: pytest.FixtureRequest, tmp_path: Any, pg_schemas: list[str]) -> AsyncIterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'bathtub.sqlite3'}"
         return
@@ -45,10 +46,28 @@ async def database_url(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIt
     # test runs sharing one database never see, or drop, each other's tables.
     schema = f"t_{os.getpid()}_{next(_SCHEMAS)}"
     await _admin(PG_URL, f"DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema};")
+    pg_schemas.append(schema)
+    yield f"{PG_URL}{'&' if '?' in PG_URL else '?'}search_path={schema}"
+
+
+@pytest.fixture(scope="session")
+def pg_schemas() -> Iterator[list[str]]:
+    """The test schemas, dropped when the session ends. Not at each test's end: an app a test
+    started may still be running a job then (its client closes after this fixture's teardown),
+    and dropping tables under its lease queries deadlocks."""
+    made: list[str] = []
+    yield made
+    if made and PG_URL:
+        asyncio.run(_drop_schemas(PG_URL, made))
+
+
+async def _drop_schemas(url: str, schemas: list[str]) -> None:
+    conn = await asyncpg.connect(url)
     try:
-        yield f"{PG_URL}{'&' if '?' in PG_URL else '?'}search_path={schema}"
+        for schema in schemas:  # one per transaction: all at once overflows the lock table
+            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
     finally:
-        await _admin(PG_URL, f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        await conn.close()
 
 
 @pytest.fixture
