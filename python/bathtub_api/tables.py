@@ -10,31 +10,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bathtub.errors import InputError
-from bathtub.imports.tables import text_cell as _csv_cell  # the one CSV cell rule, shared with imports
+from bathtub.imports.tables import text_column  # the one CSV cell rule, shared with imports
 
 MAX_COLUMNS = 200
 TYPES = ("integer", "number", "string", "boolean")
 Cell = int | float | str | bool | None
 
-
-
-def _csv_column(cells: Sequence[str]) -> list[Cell]:
-    """`_csv_cell` of every cell of a column, a whole column at a time where it can be: an
-    all-integer or all-finite-number column converts without a failed parse per cell."""
-    stripped = [c.strip() for c in cells]
-    try:
-        return [int(s) if s else None for s in stripped]
-    except ValueError:
-        pass
-    try:
-        floats = [float(s) if s else None for s in stripped]
-    except ValueError:
-        return [_csv_cell(s) for s in stripped]
-    if not all(f is None or math.isfinite(f) for f in floats):
-        return [_csv_cell(s) for s in stripped]
-    # A float-parsable text is an int exactly when it has no point, exponent, inf or nan.
-    return [int(s) if f is not None and not any(ch in s for ch in ".eEiInN") else f
-            for s, f in zip(stripped, floats)]
 
 
 def _json_cell(value: Any, field: str) -> Cell:
@@ -116,7 +97,7 @@ def parse_csv(text: str, field: str = "csv") -> tuple[list[str], list[list[Cell]
             raw_rows.append(raw)
     except csv.Error as e:
         raise InputError(f"{field}.line {reader.line_num}", _csv_rule(e)) from None
-    columns = [_csv_column(col) for col in zip(*raw_rows)]
+    columns = [text_column(col) for col in zip(*raw_rows)]
     return names, [list(r) for r in zip(*columns)]
 
 

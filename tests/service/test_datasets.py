@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from bathtub.imports.tables import read_sheets
 from bathtub_api.app import create_app
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
@@ -32,6 +33,24 @@ async def test_create_from_csv_infers_column_types(api: Api) -> None:
     assert page["rows"][1] == {"time": 20.5, "state": "S", "n": 2, "ok": "false"}
     assert page["rows"][2]["time"] is None
     assert page["next_offset"] is None and page["row_count"] == 3
+
+
+async def test_zero_padded_codes_stay_text(api: Api) -> None:
+    # Item 007 is not item 7: a column holding a zero-padded number is a column of codes, all
+    # of it text (not '007' in one row and 10 in the next); plain numbers still convert.
+    created = await _create(api, csv="item,time\n007,10\n010,20.5\n12,5\n")
+    assert created["columns"] == [{"name": "item", "type": "string"}, {"name": "time", "type": "number"}]
+    _, page = await api.post("get/dataset", {"id": created["id"]})
+    assert [r["item"] for r in page["rows"]] == ["007", "010", "12"]
+    assert [r["time"] for r in page["rows"]] == [10, 20.5, 5]
+
+
+def test_an_uploaded_csv_keeps_codes_as_text(tmp_path: Any) -> None:
+    path = tmp_path / "lives.csv"
+    path.write_text("serial,hours,state\n0042,100,F\n0043,150.5,S\n44,7,F\n0.5,1,F\n")
+    (sheet,) = read_sheets(path, "csv")
+    assert sheet.column("serial") == ["0042", "0043", "44", "0.5"]
+    assert sheet.column("hours") == [100, 150.5, 7, 1]
 
 
 async def test_pages_across_chunks(api: Api) -> None:

@@ -84,6 +84,35 @@ def text_cell(text: str) -> Cell:
     return v if math.isfinite(v) else s  # "nan"/"inf" are labels, not measurements
 
 
+def _zero_padded(s: str) -> bool:
+    """'007', '-0012': a code, not a number (as a number it would lose its zeros)."""
+    d = s[1:] if s[:1] in "+-" else s
+    return len(d) > 1 and d[0] == "0" and d[1].isdigit()
+
+
+def text_column(cells: Sequence[str]) -> list[Cell]:
+    """`text_cell` of every cell of a column, but a column holding a zero-padded number
+    ('007') is a column of codes and stays text whole: item 007 must not become 7, nor
+    '010' in one row and 10 in the next. An all-integer or all-finite-number column
+    converts a whole column at a time, without a failed parse per cell."""
+    stripped = [c.strip() for c in cells]
+    if any(_zero_padded(s) for s in stripped):
+        return [s or None for s in stripped]
+    try:
+        return [int(s) if s else None for s in stripped]
+    except ValueError:
+        pass
+    try:
+        floats = [float(s) if s else None for s in stripped]
+    except ValueError:
+        return [text_cell(s) for s in stripped]
+    if not all(f is None or math.isfinite(f) for f in floats):
+        return [text_cell(s) for s in stripped]
+    # A float-parsable text is an int exactly when it has no point, exponent, inf or nan.
+    return [int(s) if f is not None and not any(ch in s for ch in ".eEiInN") else f
+            for s, f in zip(stripped, floats)]
+
+
 def _table(name: str, grid: Sequence[Sequence[Cell]]) -> Sheet | None:
     """Find the header (the first row, within the first few, whose cells are all non-empty text
     and that has the most filled cells), then keep the rows below it, trimmed to its width."""
@@ -150,7 +179,12 @@ def _csv_sheet(path: Path) -> Sheet:
         dialect = csv.Sniffer().sniff(text[:8192], delimiters=",;\t")
     except csv.Error:
         dialect = csv.excel
-    grid = [[text_cell(c) for c in row] for row in csv.reader(io.StringIO(text), dialect)]
+    raw = list(csv.reader(io.StringIO(text), dialect))
+    grid: list[list[Cell]] = [[None] * len(row) for row in raw]
+    for j in range(max((len(r) for r in raw), default=0)):  # rows may be ragged: a column is who has cell j
+        rows = [i for i, r in enumerate(raw) if len(r) > j]
+        for i, cell in zip(rows, text_column([raw[i][j] for i in rows])):
+            grid[i][j] = cell
     table = _table("csv", grid)
     if table is None:
         raise InputError("upload_id", "the CSV has no header row")
