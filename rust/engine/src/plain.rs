@@ -77,8 +77,11 @@ impl Queue for Scan {
     fn first(&self) -> (usize, f64) {
         let time = &self.time[..];
         let seq = &self.seq[..time.len()];
-        let (mut i, mut t) = (0, f64::INFINITY);
-        for (j, &tj) in time.iter().enumerate() {
+        let Some(&t0) = time.first() else {
+            return (0, f64::INFINITY);
+        };
+        let (mut i, mut t) = (0, t0);
+        for (j, &tj) in time.iter().enumerate().skip(1) {
             // Mostly one compare: ties (rare) go to the one set first.
             if tj <= t && (tj < t || seq[j] < seq[i]) {
                 (i, t) = (j, tj);
