@@ -17,7 +17,7 @@
 use crate::agenda::Agenda;
 use crate::availability::AvailabilityAcc;
 use crate::diagram::{Compiled, GroupKind};
-use crate::dist::Dist;
+use crate::dist::{Dist, Exponential, Lifetime};
 use crate::rng::Stream;
 use crate::stats::fx;
 
@@ -130,6 +130,32 @@ struct Unit {
     up: bool,
 }
 
+/// A block's life or repair: an exponential one held in place (its draw is then inlined
+/// with no pointer to follow, most blocks' case), any other through the enum.
+#[derive(Clone, Copy)]
+enum Draw<'a> {
+    Exp(Exponential),
+    Other(&'a Dist),
+}
+
+impl<'a> Draw<'a> {
+    fn of(d: &'a Dist) -> Self {
+        match d {
+            Dist::Exponential(e) => Draw::Exp(*e),
+            other => Draw::Other(other),
+        }
+    }
+
+    /// `Dist::draw`: the same numbers.
+    #[inline(always)]
+    fn draw(&self, rng: &mut Stream) -> f64 {
+        match self {
+            Draw::Exp(e) => e.sample(rng),
+            Draw::Other(d) => d.draw(rng),
+        }
+    }
+}
+
 /// A block (group of units): units up, units needed, graph node, life and repair
 /// distributions; whether it works, since when it is down, failures and downtime.
 #[derive(Clone, Copy)]
@@ -138,8 +164,8 @@ struct Block<'a> {
     need: u32,
     units: u32,
     node: u32,
-    life: &'a Dist,
-    repair: &'a Dist,
+    life: Draw<'a>,
+    repair: Draw<'a>,
     ok: bool,
     down_since: f64,
     failures: u64,
@@ -226,8 +252,10 @@ impl<'a, Q: Queue> Plain<'a, Q> {
                 },
                 units: g.units,
                 node: g.node,
-                life: &c.dists[g.life as usize],
-                repair: &c.dists[g.repair.expect("core_only admits repairable blocks") as usize],
+                life: Draw::of(&c.dists[g.life as usize]),
+                repair: Draw::of(
+                    &c.dists[g.repair.expect("core_only admits repairable blocks") as usize],
+                ),
                 ok: true,
                 down_since: 0.0,
                 failures: 0,
