@@ -2,8 +2,9 @@
 use crate::diagram::Compiled;
 use crate::error::EngineError;
 use crate::parallel::{Control, over_replications};
+use crate::plain::Workspace;
 use crate::rng::Stream;
-use crate::sim::{COST_KINDS, K_DOWNTIME, Sim};
+use crate::sim::{COST_KINDS, K_DOWNTIME, Sim, core_only};
 use crate::stats::{Moments, add_vec, fx, unfx, wilson};
 use serde::{Deserialize, Serialize};
 
@@ -275,7 +276,7 @@ impl Flow {
 }
 
 /// One replication into `acc`.
-fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
+pub(crate) fn replicate(sim: &mut Sim, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
     replicate_observed(sim, acc, grid, rep, |_, _| {});
 }
 
@@ -323,14 +324,6 @@ pub(crate) fn replicate_observed(
         if te > horizon {
             break;
         }
-        // The next grid time is kept at hand (infinite past the last): one compare per
-        // event in the usual case that no grid point passes. A point is read before the
-        // events at its time (the left limit: the peak just before a proof test).
-        while next_grid <= te {
-            acc.point_up[j] += up as u64;
-            j += 1;
-            next_grid = grid.get(j).copied().unwrap_or(f64::INFINITY);
-        }
         observe(sim, te);
         let s = sim.step(&mut rng).expect("an event is pending");
         events += 1;
@@ -338,6 +331,17 @@ pub(crate) fn replicate_observed(
             flow.to(s.time, sim.throughput());
         }
         let now_up = sim.system_up();
+        if now_up != up {
+            // A grid point is read before the events at its time (the left limit: the
+            // peak just before a proof test): the state since the last system change, so
+            // the points up to now are read here, at a change, not tested before each
+            // event (a branch that went either way about every other event).
+            while next_grid <= s.time {
+                acc.point_up[j] += up as u64;
+                j += 1;
+                next_grid = grid.get(j).copied().unwrap_or(f64::INFINITY);
+            }
+        }
         if up && !now_up {
             if system_stops {
                 sim.system_outage(&mut rng);
@@ -545,6 +549,24 @@ pub fn run_with(
     let blocks = c.block_ids();
     let grid = sample_times(o.horizon, o.grid, &test_times(c, o.horizon));
     let empty = || AvailabilityAcc::empty(c, o, &blocks, start);
+    let merge = |mut a: AvailabilityAcc, b: AvailabilityAcc| {
+        a.absorb(&b);
+        a
+    };
+    if core_only(c, o.crews) {
+        // The core path alone: the same numbers from a loop without `Sim`'s generality.
+        return over_replications(
+            start,
+            count,
+            threads,
+            ctl,
+            || (Workspace::new(c), empty()),
+            |(plain, acc), rep| plain.replicate(acc, &grid, rep),
+            |(_, acc)| acc,
+            merge,
+            empty,
+        );
+    }
     let acc = over_replications(
         start,
         count,
@@ -553,10 +575,7 @@ pub fn run_with(
         || (Sim::new(c, true, o.crews), empty()),
         |(sim, acc), rep| replicate(sim, acc, &grid, rep),
         |(_, acc)| acc,
-        |mut a, b| {
-            a.absorb(&b);
-            a
-        },
+        merge,
         empty,
     )?;
     Ok(acc)

@@ -2,7 +2,7 @@
 //! covers it and other front ends can reuse it.
 //!
 //! `dist` (life and repair distributions), `diagram` (spec form and compiled form),
-//! `sim` (the event core), `availability` and `mission` (the two run kinds with their
+//! `sim` (the event core; `plain` its core path as one loop), `availability` and `mission` (the two run kinds with their
 //! mergeable accumulators), `parallel` (rayon over replications), `rng` (streams),
 //! `decisions` (what to improve and interval search: candidate designs on common random numbers).
 
@@ -17,6 +17,7 @@ pub mod error;
 mod fixtures;
 pub mod mission;
 pub mod parallel;
+mod plain;
 pub mod rng;
 pub mod sim;
 pub mod stats;

@@ -120,9 +120,28 @@ pub fn over_replications<W: Send, A: Send>(
     };
     let acc = match threads {
         None => work(),
+        // One thread: run on the caller's, with one workspace. Starting a pool of one
+        // costs a thread spawn and a hand-over per run, and rayon's splitting builds a
+        // workspace per piece; the sums are exact, so the numbers are the same.
+        Some(n) if n <= 1 => {
+            let (mut w, mut unreported) = (make(), 0u64);
+            for rep in lo..hi {
+                if ctl.is_cancelled() {
+                    break;
+                }
+                body(&mut w, rep as u64);
+                unreported += 1;
+                if unreported == CHUNK {
+                    ctl.finished(CHUNK);
+                    unreported = 0;
+                }
+            }
+            ctl.finished(unreported);
+            merge(empty(), finish(w))
+        }
         Some(n) => {
             let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(n.max(1))
+                .num_threads(n)
                 .build()
                 .map_err(|e| EngineError(format!("cannot start {n} threads: {e}")))?;
             pool.install(work)

@@ -109,6 +109,28 @@ fn draw_index(p: &[f64], x: f64) -> usize {
     last
 }
 
+/// The directed structure from scratch, in topological order: whether the signal passes
+/// each node (`reach`) given its blocks down (`bad`), counting live predecessors into
+/// `live` (zero on entry).
+pub(crate) fn evaluate(
+    c: &Compiled,
+    bad: &[u32],
+    threshold: &[u32],
+    live: &mut [u32],
+    reach: &mut [bool],
+) {
+    for &v in &c.order {
+        let v = v as usize;
+        let r = bad[v] == 0 && live[v] >= threshold[v];
+        reach[v] = r;
+        if r {
+            for &w in c.successors(v) {
+                live[w as usize] += 1;
+            }
+        }
+    }
+}
+
 /// Re-derive graph node `node` (its blocks down changed) and push a flip of whether the
 /// signal passes it down to its successors. Every node on the stack has just flipped; a
 /// successor is re-derived as soon as its live count moves and goes on the stack only if
@@ -155,6 +177,52 @@ fn propagate(
             None => break,
         }
     }
+}
+
+/// Whether group `i` fails and is repaired off the core path (`fail_special`,
+/// `repaired_special`): proof-tested, planned, imperfectly repaired, own repairer,
+/// maintenance group, costs, common cause.
+fn special(c: &Compiled, i: usize) -> bool {
+    let grp = &c.groups[i];
+    grp.test.is_some()
+        || grp.pm.is_some()
+        || grp.rq.is_some()
+        || grp.own_repairer
+        || c.group_mg[i] != NO_GROUP
+        || grp.costs.is_some()
+        || c.group_ccf[i] != NO_GROUP
+}
+
+/// Whether a replication starts with scheduled events or states beyond every unit new
+/// and running (`reset_scheduled`).
+fn extra(c: &Compiled) -> bool {
+    !(c.tested.is_empty() && c.ccfs.is_empty() && c.phases.is_empty())
+        || c.has_capacity
+        || c.groups.iter().any(|g| g.start.is_some())
+        || !c.mgroups.is_empty()
+        || c.has_costs
+        || c.groups.iter().any(|g| g.pm.is_some() || g.rq.is_some())
+}
+
+/// Whether every event of a repairable run on `c` with `crews` takes the core path and
+/// nothing else: plain blocks (no standby), each failure repaired at once by its own
+/// crew (crews = 0, no instant renewal), block states joined by the directed structure
+/// with no costs, and nothing scheduled or special (the same flags that keep `Sim` on
+/// `fail_plain` / `repaired_plain`, so a feature that leaves those paths leaves this one
+/// too). Such a run may use `plain::Plain`, which gives the same numbers.
+pub fn core_only(c: &Compiled, crews: u32) -> bool {
+    crews == 0
+        && !extra(c)
+        && c.network_source.is_none()
+        && !c.has_costs
+        && c.system_downtime_rate == 0.0
+        && (0..c.groups.len()).all(|i| {
+            let g = &c.groups[i];
+            !special(c, i)
+                && matches!(g.kind, GroupKind::Plain { .. })
+                && !g.instant_repair
+                && g.repair.is_some()
+        })
 }
 
 /// Simulation state of one replication; reset and reused for the next.
@@ -329,18 +397,7 @@ impl<'a> Sim<'a> {
             stack: Vec::with_capacity(n),
             priority: c.groups.iter().map(|g| ordered(g.crew_priority)).collect(),
             n_units: u,
-            special: (0..g)
-                .map(|i| {
-                    let grp = &c.groups[i];
-                    grp.test.is_some()
-                        || grp.pm.is_some()
-                        || grp.rq.is_some()
-                        || grp.own_repairer
-                        || c.group_mg[i] != NO_GROUP
-                        || grp.costs.is_some()
-                        || c.group_ccf[i] != NO_GROUP
-                })
-                .collect(),
+            special: (0..g).map(|i| special(c, i)).collect(),
             need_base: need,
             hidden: vec![0; u],
             fixing: vec![0; u],
@@ -354,12 +411,7 @@ impl<'a> Sim<'a> {
             test_no: vec![0; c.tested.len()],
             test_full: vec![false; c.tested.len()],
             pick: vec![],
-            extra: !(c.tested.is_empty() && c.ccfs.is_empty() && c.phases.is_empty())
-                || c.has_capacity
-                || c.groups.iter().any(|g| g.start.is_some())
-                || !c.mgroups.is_empty()
-                || c.has_costs
-                || c.groups.iter().any(|g| g.pm.is_some() || g.rq.is_some()),
+            extra: extra(c),
             costs_on: c.has_costs,
             born: vec![0.0; u],
             cost: vec![0.0; g * KINDS],
@@ -481,16 +533,13 @@ impl<'a> Sim<'a> {
             self.search();
             return;
         }
-        for &v in &c.order {
-            let v = v as usize;
-            let r = self.bad[v] == 0 && self.live[v] >= self.threshold[v];
-            self.reach[v] = r;
-            if r {
-                for &w in c.successors(v) {
-                    self.live[w as usize] += 1;
-                }
-            }
-        }
+        evaluate(
+            c,
+            &self.bad,
+            &self.threshold,
+            &mut self.live,
+            &mut self.reach,
+        );
     }
 
     #[inline]
@@ -556,16 +605,13 @@ impl<'a> Sim<'a> {
             return !c.connected(src, &self.ev_bad, &mut self.seen, &mut self.stack);
         }
         self.ev_live.iter_mut().for_each(|x| *x = 0);
-        for &v in &c.order {
-            let v = v as usize;
-            let r = self.ev_bad[v] == 0 && self.ev_live[v] >= self.threshold[v];
-            self.ev_reach[v] = r;
-            if r {
-                for &w in c.successors(v) {
-                    self.ev_live[w as usize] += 1;
-                }
-            }
-        }
+        evaluate(
+            c,
+            &self.ev_bad,
+            &self.threshold,
+            &mut self.ev_live,
+            &mut self.ev_reach,
+        );
         !self.ev_reach[c.output as usize]
     }
 
