@@ -109,6 +109,7 @@ __all__ = [
     "RunControl",
     "SafetyFigures",
     "check_run_kind",
+    "check_state",
     "compile_diagram",
     "engine_version",
     "merge",
@@ -600,7 +601,7 @@ def _maintenance_groups(groups: Any, field: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _state(st: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
+def check_state(st: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
     """BlockState, checked: failed (non-repairable runs) or down with since >= 0 (in repair
     for that long; repairable runs, a repair model) or running with age >= 0; component,
     series or parallel blocks, not with preventive, inspection or repair_quality."""
@@ -830,7 +831,7 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
             if node.get("costs") is not None:
                 raise InputError(f"{f}.costs", "no costs on a group with its own repairer (repair_one_at_a_time)")
         if node.get("state") is not None:
-            out["state"] = _state(node["state"], node, f"{f}.state")
+            out["state"] = check_state(node["state"], node, f"{f}.state")
         if node.get("maintenance_group") is not None:
             out["maintenance_group"] = _member(node, diagram.get("maintenance_groups"), _depth, f)
         if node.get("capacity") is not None:

@@ -54,18 +54,26 @@ def test_each_unit_ages_idle_at_its_own_dormancy():
     check_curve(res, np.exp(-a * t) + a * np.exp(-b * t) * -np.expm1(-c * t) / c)
 
 
-def test_repairable_pair_against_its_markov_chain():
-    """Cold pair, primary A (la, ma), spare B (lb, mb), a crew for each failure, a repaired
-    unit back on the shelf while the other runs. States: 0 A runs B idle, 1 B runs A idle,
-    2 A runs B down, 3 B runs A down, 4 both down."""
-    la, ma, lb, mb, horizon = 0.02, 0.1, 0.05, 0.04, 150.0
+def pair_chain(la: float, ma: float, lb: float, mb: float) -> np.ndarray:
+    """Generator of a cold pair, primary A (la, ma), spare B (lb, mb), a crew for each
+    failure, a repaired unit back on the shelf while the other runs. States: 0 A runs B
+    idle, 1 B runs A idle, 2 A runs B down, 3 B runs A down, 4 both down."""
     q = np.zeros((5, 5))
     q[0, 3] = la
     q[1, 2] = lb
     q[2, 4], q[2, 0] = la, mb
     q[3, 4], q[3, 1] = lb, ma
     q[4, 2], q[4, 3] = ma, mb
-    q -= np.diag(q.sum(axis=1))
+    return q - np.diag(q.sum(axis=1))
+
+
+def pair_mean_availability(q: np.ndarray, horizon: float) -> float:
+    return integrate.quad(lambda t: 1.0 - linalg.expm(q * t)[0, 4], 0, horizon, limit=200)[0] / horizon
+
+
+def test_repairable_pair_against_its_markov_chain():
+    la, ma, lb, mb, horizon = 0.02, 0.1, 0.05, 0.04, 150.0
+    q = pair_chain(la, ma, lb, mb)
 
     def point(t: float) -> float:
         return 1.0 - linalg.expm(q * t)[0, 4]
@@ -73,7 +81,7 @@ def test_repairable_pair_against_its_markov_chain():
     node = units_node({"model": exp_model(la), "repair": exp_model(ma)},
                       {"model": exp_model(lb), "repair": exp_model(mb)}, cold=True)
     res = simulate_availability(series(node), horizon=horizon, replications=20_000, seed=83, grid=6)
-    mean = integrate.quad(point, 0, horizon, limit=200)[0] / horizon
+    mean = pair_mean_availability(q, horizon)
     assert abs(res.mean_availability - mean) <= Z99 * res.mean_availability_std_error, (res.mean_availability, mean)
     p = np.array([point(t) for t in res.t])
     se = np.sqrt(p * (1 - p) / res.replications)
