@@ -230,3 +230,23 @@ async def test_interval_search_on_a_group_and_for_a_sil(api: Api) -> None:
         out.append(job["result"])
     assert out[0]["target"] == 0.01 and out[0]["target_sil"] == 2
     assert out[0]["optimum"] == out[1]["optimum"] and out[0]["interval_at_target"] == out[1]["interval_at_target"]
+
+
+async def test_published_schema_takes_both_standby_forms_and_initial_states(api: Api) -> None:
+    """What the service accepts, the published schema accepts; a node mixing both forms is
+    refused by both."""
+    from tests.service.test_openapi_constraints import _validator
+
+    status, doc = await api.get("/api/v1/openapi.json")
+    assert status == 200
+    create = _validator(doc, "RbdCreate")
+    u = {"model": exp_model(0.01), "repair": exp_model(0.1)}
+    units = one_block({"id": "S", "type": "standby", "units": [dict(u, capacity=10.0), dict(u, capacity=4.0)]}, True)
+    spares = one_block({"id": "S", "type": "standby", "spares": 1, **u}, True)
+    mixed = one_block({"id": "S", "type": "standby", "spares": 1, "units": [u, u]}, True)
+    for body, ok in ((units, True), (spares, True), (mixed, False)):
+        assert create.is_valid(body) is ok, body
+        assert ((await api.post("rbd/create", body))[0] == 200) is ok
+    analyze = _validator(doc, "Analyze")
+    assert analyze.is_valid({"id": "rbd_x", "horizon": 5.0, "initial_states": {"S": {"down": True, "since": 1.0}}})
+    assert not analyze.is_valid({"id": "rbd_x", "horizon": 5.0, "initial_states": {"S": {"since": -1.0}}})
