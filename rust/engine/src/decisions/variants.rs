@@ -103,7 +103,11 @@ pub fn stretched(
         // A standby group of non-identical units: every unit's life (or repair) stretched.
         let mut any = false;
         for u in units.iter_mut() {
-            let slot = if life { Some(&mut u.model) } else { u.repair.as_mut() };
+            let slot = if life {
+                Some(&mut u.model)
+            } else {
+                u.repair.as_mut()
+            };
             if let Some(d) = slot {
                 *d = time_scaled(d, k).map_err(|e| EngineError::node(id, e))?;
                 any = true;
