@@ -70,7 +70,9 @@ repair and spares; e.g. a large pump backed by a smaller one): units in order of
 the first k running and a failed running unit replaced by the first idle one; each unit its
 own life, repair (every unit one, or none), idle ageing rate (`dormancy`, default the
 node's) and `capacity` (every unit one, or none: a running unit carries its own). A repaired
-unit goes back on the shelf while k others run, as in identical groups.
+unit goes back on the shelf while k others run, as in identical groups, unless `switch_back`:
+then it takes over from the least preferred running unit after it in the list, which goes
+back on the shelf keeping its age (the large pump back in duty once repaired).
 
 Initial states (`state`): running at an `age`, `failed` (non-repairable runs), or `down`
 for `since` already (repairable runs: the rest of its repair). Standby groups with
@@ -815,10 +817,12 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
                 out[key] = v
         if out.get("dormancy") is not None and not 0.0 <= out["dormancy"] <= 1.0:
             raise InputError(f"{f}.dormancy", "must be between 0 and 1")
-        for key in ("cold", "instant_repair", "repair_one_at_a_time"):
+        for key in ("cold", "instant_repair", "repair_one_at_a_time", "switch_back"):
             v = _bool(node, key, f)
             if v is not None:
                 out[key] = v
+        if out.get("switch_back") and "units" not in out:
+            raise InputError(f"{f}.switch_back", "is for standby groups of non-identical units (units)")
         if node.get("inspection") is not None:
             out["inspection"] = _inspection(node["inspection"], kind, f"{f}.inspection")
         if node.get("preventive") is not None:

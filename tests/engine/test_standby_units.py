@@ -54,15 +54,16 @@ def test_each_unit_ages_idle_at_its_own_dormancy():
     check_curve(res, np.exp(-a * t) + a * np.exp(-b * t) * -np.expm1(-c * t) / c)
 
 
-def pair_chain(la: float, ma: float, lb: float, mb: float) -> np.ndarray:
+def pair_chain(la: float, ma: float, lb: float, mb: float, switch_back: bool = False) -> np.ndarray:
     """Generator of a cold pair, primary A (la, ma), spare B (lb, mb), a crew for each
-    failure, a repaired unit back on the shelf while the other runs. States: 0 A runs B
-    idle, 1 B runs A idle, 2 A runs B down, 3 B runs A down, 4 both down."""
+    failure, a repaired unit back on the shelf while the other runs (with `switch_back`, a
+    repaired A takes over from B at once). States: 0 A runs B idle, 1 B runs A idle, 2 A
+    runs B down, 3 B runs A down, 4 both down."""
     q = np.zeros((5, 5))
     q[0, 3] = la
     q[1, 2] = lb
     q[2, 4], q[2, 0] = la, mb
-    q[3, 4], q[3, 1] = lb, ma
+    q[3, 4], q[3, 0 if switch_back else 1] = lb, ma
     q[4, 2], q[4, 3] = ma, mb
     return q - np.diag(q.sum(axis=1))
 
@@ -71,15 +72,16 @@ def pair_mean_availability(q: np.ndarray, horizon: float) -> float:
     return integrate.quad(lambda t: 1.0 - linalg.expm(q * t)[0, 4], 0, horizon, limit=200)[0] / horizon
 
 
-def test_repairable_pair_against_its_markov_chain():
+@pytest.mark.parametrize("switch_back", [False, True])
+def test_repairable_pair_against_its_markov_chain(switch_back):
     la, ma, lb, mb, horizon = 0.02, 0.1, 0.05, 0.04, 150.0
-    q = pair_chain(la, ma, lb, mb)
+    q = pair_chain(la, ma, lb, mb, switch_back)
 
     def point(t: float) -> float:
         return 1.0 - linalg.expm(q * t)[0, 4]
 
     node = units_node({"model": exp_model(la), "repair": exp_model(ma)},
-                      {"model": exp_model(lb), "repair": exp_model(mb)}, cold=True)
+                      {"model": exp_model(lb), "repair": exp_model(mb)}, cold=True, switch_back=switch_back)
     res = simulate_availability(series(node), horizon=horizon, replications=20_000, seed=83, grid=6)
     mean = pair_mean_availability(q, horizon)
     assert abs(res.mean_availability - mean) <= Z99 * res.mean_availability_std_error, (res.mean_availability, mean)
@@ -103,6 +105,26 @@ def test_identical_units_equal_the_spares_form_at_the_same_seed(repairable):
         a = simulate_mission(series(spares), mission_time=300.0, replications=3000, seed=84, grid=11)
         b = simulate_mission(series(units), mission_time=300.0, replications=3000, seed=84, grid=11)
         assert np.array_equal(a.reliability, b.reliability) and a.mttf == b.mttf
+
+
+@pytest.mark.parametrize("switch_back", [False, True])
+def test_production_of_a_large_pump_backed_by_a_small_one(switch_back):
+    """Repairable pair of the chain above, the primary carrying 100, the spare 60: production
+    over [0, P] is the integral of 100 P(A runs) + 60 P(B runs) (states 0, 2 and 1, 3); with
+    switch-back the primary's return restores full flow at once."""
+    la, ma, lb, mb, horizon, period = 0.02, 0.1, 0.05, 0.04, 150.0, 100.0
+    q = pair_chain(la, ma, lb, mb, switch_back)
+    flow = np.array([100.0, 60.0, 100.0, 60.0, 0.0])
+    made = integrate.quad(lambda t: linalg.expm(q * t)[0] @ flow, 0, period, limit=200)[0]
+    node = units_node({"model": exp_model(la), "repair": exp_model(ma), "capacity": 100.0},
+                      {"model": exp_model(lb), "repair": exp_model(mb), "capacity": 60.0}, cold=True,
+                      switch_back=switch_back)
+    d = series(node) | {"production": {"demand": 80.0, "period": period}}
+    res = simulate_availability(d, horizon=horizon, replications=20_000, seed=87, grid=0)
+    p = res.production
+    assert abs(p["production"] - made) <= Z99 * p["production_std_error"], (p["production"], made)
+    below = integrate.quad(lambda t: 1 - linalg.expm(q * t)[0, [0, 2]].sum(), 0, period, limit=200)[0] / period
+    assert abs(p["fraction_below_demand"] - below) <= Z99 * p["fraction_below_demand_std_error"]
 
 
 def test_a_smaller_spare_carries_its_own_capacity():
@@ -136,6 +158,7 @@ def test_a_smaller_spare_carries_its_own_capacity():
                                                                     {"name": "beta", "value": 1.0}]}}),
      "units[0].model.params.alpha"),
     ({"id": "S", "type": "component", "units": [{"model": exp_model(0.1)}]}, "units"),
+    ({"id": "S", "type": "standby", "spares": 1, "model": exp_model(0.1), "switch_back": True}, "switch_back"),
 ])
 def test_refusals_name_the_field(node, field):
     with pytest.raises(InputError) as e:

@@ -132,13 +132,13 @@ async def test_states_are_part_of_a_run_s_inputs(api: Api) -> None:
 
 async def test_a_standby_pair_of_different_units_against_its_chain(api: Api) -> None:
     la, ma, lb, mb, horizon = 0.02, 0.1, 0.05, 0.04, 150.0
-    node = {"id": "S", "type": "standby", "cold": True,
+    node = {"id": "S", "type": "standby", "cold": True, "switch_back": True,
             "units": [{"model": exp_model(la), "repair": exp_model(ma), "capacity": 100.0},
                       {"model": exp_model(lb), "repair": {"distribution_id": "exponential", "mean": 1 / mb},
                        "capacity": 60.0}]}
     rbd_id = await created(api, one_block(node, True))
     res = await run(api, rbd_id, horizon=horizon, replications=20_000, seed=6)
-    mean = pair_mean_availability(pair_chain(la, ma, lb, mb), horizon)
+    mean = pair_mean_availability(pair_chain(la, ma, lb, mb, switch_back=True), horizon)
     lo, hi = res["results"]["mean_availability_interval"]
     assert lo <= mean <= hi, (lo, mean, hi)
     status, got = await api.post("get/rbd", {"id": rbd_id})
@@ -175,6 +175,7 @@ async def test_units_refused_at_the_door(api: Api) -> None:
         ({"k": 3, "units": [u, u]}, "nodes.S.units:"),
         ({"units": [dict(u, colour="red")]}, "nodes.S.units[0].colour:"),
         ({"units": [{"repair": exp_model(0.1)}]}, "nodes.S.units[0].model:"),
+        ({"spares": 1, **u, "switch_back": True}, "nodes.S.switch_back:"),
     ]
     status, before = await api.post("list/rbd", {})
     for extra, field in cases:

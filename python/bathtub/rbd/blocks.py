@@ -45,14 +45,15 @@ FIELD_TYPES: dict[str, tuple[str, ...]] = {
     "capacity": LIFE_TYPES,
     "covariate_schedules": ("component", "series", "parallel"),
     "units": ("standby",),
+    "switch_back": ("standby",),
 }
 # Fields that only mean something in a repairable diagram.
 REPAIRABLE_ONLY = ("repair", "instant_repair", "costs", "preventive", "inspection", "maintenance_group",
-                   "crew_priority", "repair_one_at_a_time", "repair_quality")
+                   "crew_priority", "repair_one_at_a_time", "repair_quality", "switch_back")
 # Fields `update_node` may `clear` (`repair` too: a diagram made non-repairable must drop its
 # repair models, which analyses refuse there).
 CLEARABLE = ("repair", "costs", "preventive", "inspection", "maintenance_group", "crew_priority", "instant_repair",
-             "repair_one_at_a_time", "repair_quality", "capacity", "covariate_schedules")
+             "repair_one_at_a_time", "repair_quality", "capacity", "covariate_schedules", "switch_back")
 
 FIELD_CHECKS: dict[str, s.Check] = {
     "label": s.text(200),
@@ -69,6 +70,7 @@ FIELD_CHECKS: dict[str, s.Check] = {
     "maintenance_group": s.text(200, 1),
     "crew_priority": s.number(),
     "repair_one_at_a_time": s.boolean,
+    "switch_back": s.boolean,
     "repair_quality": s.REPAIR_QUALITY,
     "capacity": s.CAPACITY,
     "covariate_schedules": s.COVARIATE_SCHEDULES,
@@ -79,7 +81,8 @@ UNIT_KEYS = ("model", "repair", "dormancy", "capacity")
 UNIT_RULES = ("Non-identical standby units, in order of preference (the first k run, a failed running unit is "
               "replaced by the first idle one): each its own life model, repair model (repairable diagrams: "
               "every unit), dormancy (default the node's cold/dormancy) and capacity (every unit or none). "
-              "Instead of the node's model, repair and spares.")
+              "Instead of the node's model, repair and spares. With switch_back (repairable), a repaired unit takes "
+              "over from a less preferred running one, which goes back on the shelf.")
 
 MODEL_KEYS = ("distribution_id", "base_distribution_id", "params", "mean", "given", "saved_model_id",
               "placeholder", "joint_unit", "covariates")
@@ -236,6 +239,8 @@ def _node_rules(n: dict[str, Any], field: str, repairable: bool) -> None:
     kind = n["type"]
     if "units" in n:
         _units_rules(n, field, repairable)
+    elif n.get("switch_back"):
+        raise InputError(f"{field}.switch_back", "is for standby groups of non-identical units (units)")
     elif kind in LIFE_TYPES and "model" not in n:
         raise InputError(f"{field}.model", f"required for a {kind} block (use placeholder: true for a guess)")
     if kind == "knode" and "n" not in n:

@@ -206,6 +206,7 @@ def _update_node(d: dict[str, Any], op: Mapping[str, Any], f: str) -> None:
                     node.pop(other, None)
             elif key in ("model", "spares"):
                 node.pop("units", None)
+                node.pop("switch_back", None)
 
 
 _APPLY = {

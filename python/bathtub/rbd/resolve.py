@@ -21,7 +21,7 @@ from bathtub.units import units_clash
 # Node fields handed to the engine as stored (it validates them, naming node and field).
 NODE_ENGINE_FIELDS = ("n", "k", "spares", "cold", "dormancy", "preventive", "inspection", "costs", "capacity",
                       "maintenance_group", "repair_quality", "state")
-REPAIRABLE_NODE_FIELDS = ("instant_repair", "crew_priority", "repair_one_at_a_time")
+REPAIRABLE_NODE_FIELDS = ("instant_repair", "crew_priority", "repair_one_at_a_time", "switch_back")
 # Diagram settings the engine reads (the top diagram's; a subsystem's are refused by the engine).
 DIAGRAM_ENGINE_FIELDS = ("ccf", "maintenance_groups", "costs", "production", "phases", "network",
                          "safety_function", "target_sil", "unit")

@@ -266,10 +266,11 @@ PAGES: dict[str, Page] = {
         "spares that take over when a running unit fails: identical ones (`model`, `repair`, `spares`, `cold` or "
         "`dormancy`), or non-identical `units` in order of preference, each {model, repair (repairable "
         "diagrams), dormancy?, capacity?} (a large pump backed by a smaller one): the first idle unit in the "
-        "list takes over, a repaired unit goes back on the shelf while k others run, and a running unit carries "
-        "its own capacity (every unit one, or none). Refusals name the node and field. `rbd edit` applies a "
-        "list of operations atomically (optionally against a `revision`); `get rbd` returns the compact node "
-        "form with placeholder blocks marked; `list rbd` lists them.",
+        "list takes over, a repaired unit goes back on the shelf while k others run (with `switch_back`, "
+        "repairable, it takes over from a less preferred running unit, which goes back on the shelf keeping its "
+        "age), and a running unit carries its own capacity (every unit one, or none). Refusals name the node "
+        "and field. `rbd edit` applies a list of operations atomically (optionally against a `revision`); "
+        "`get rbd` returns the compact node form with placeholder blocks marked; `list rbd` lists them.",
         ("rbd/create", "rbd/edit", "get/rbd"),
     ),
     "rbd_analysis": Page(

@@ -64,6 +64,10 @@ pub struct NodeSpec {
     /// `repair` and `spares`): the first `k` available run.
     #[serde(default)]
     pub units: Option<Vec<UnitSpec>>,
+    /// With `units`: a repaired unit preferred to a running one takes over from it (the
+    /// less preferred goes back on the shelf), e.g. the large pump back in duty.
+    #[serde(default)]
+    pub switch_back: Option<bool>,
 }
 
 /// One unit of a standby group of non-identical units: its own life and repair, idle
@@ -365,6 +369,8 @@ pub struct Group {
     /// Standby group of non-identical units: each unit's models (empty: every unit is
     /// the group's `life`, `repair` and dormancy).
     pub own_units: Vec<UnitModel>,
+    /// Non-identical units: a repaired unit takes over from a less preferred running one.
+    pub switch_back: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -907,6 +913,13 @@ impl Builder {
                         Some(us) => self.standby_units(&id, n, us)?,
                         None => vec![],
                     };
+                    let switch_back = n.switch_back.unwrap_or(false);
+                    if switch_back && own_units.is_empty() {
+                        return Err(EngineError::node(
+                            &id,
+                            "switch_back is for standby groups of non-identical units (units)",
+                        ));
+                    }
                     let (life, repair) = match own_units.first() {
                         // The group's models are its first unit's (what-if and importance
                         // read them; the simulator reads each unit's own).
@@ -1047,6 +1060,7 @@ impl Builder {
                         own_repairer: own,
                         start,
                         own_units,
+                        switch_back,
                     });
                     self.unit_group
                         .extend(std::iter::repeat_n(g, units as usize));

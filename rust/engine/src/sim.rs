@@ -1436,6 +1436,33 @@ impl<'a> Sim<'a> {
         self.push(self.now + remaining, u as u32, FAIL);
     }
 
+    /// Switch-back: the least preferred running unit after `u` (a higher index) goes back on
+    /// the shelf, keeping its age, so that `u` can run; false when none runs after it.
+    #[cold]
+    #[inline(never)]
+    fn yield_to(&mut self, g: usize, u: usize) -> bool {
+        let grp = &self.c.groups[g];
+        let end = (grp.first_unit + grp.units) as usize;
+        let Some(v) = (u + 1..end)
+            .rev()
+            .find(|&v| self.status[v] == Status::Running)
+        else {
+            return false;
+        };
+        self.age[v] += self.now - self.last[v];
+        self.last[v] = self.now;
+        self.status[v] = Status::Idle;
+        self.count[g] -= 1;
+        let dormancy = self.c.unit_dormancy[v];
+        if dormancy > 0.0 {
+            let remaining = (self.life_at[v] - self.age[v]).max(0.0);
+            self.push(self.now + remaining / dormancy, v as u32, FAIL);
+        } else {
+            self.agenda.cancel(v);
+        }
+        true
+    }
+
     fn renew_in_place(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let grp = &self.c.groups[g];
         let l = self.c.dists[self.life_of[u] as usize]
@@ -1536,7 +1563,7 @@ impl<'a> Sim<'a> {
                 self.age[u] = 0.0;
                 self.last[u] = self.now;
                 self.life_at[u] = l;
-                if self.count[g] < k {
+                if self.count[g] < k || (c.groups[g].switch_back && self.yield_to(g, u)) {
                     self.status[u] = Status::Running;
                     self.count[g] += 1;
                     self.push(self.now + l, u as u32, FAIL);
