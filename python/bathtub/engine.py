@@ -65,6 +65,15 @@ CapacityLevel list is drawn once per replication. `production` compares the flow
 `demand` and sums it over [0, period] (0 = the horizon); in a non-repairable run the
 capacity is read at `period`.
 
+Standby groups of non-identical units (`units` on a standby node, instead of its model,
+repair and spares; e.g. a large pump backed by a smaller one): units in order of preference,
+the first k running and a failed running unit replaced by the first idle one; each unit its
+own life, repair (every unit one, or none), idle ageing rate (`dormancy`, default the
+node's) and `capacity` (every unit one, or none: a running unit carries its own). A repaired
+unit goes back on the shelf while k others run, as in identical groups, unless `switch_back`:
+then it takes over from the least preferred running unit after it in the list, which goes
+back on the shelf keeping its age (the large pump back in duty once repaired).
+
 Initial states (`state`): running at an `age`, `failed` (non-repairable runs), or `down`
 for `since` already (repairable runs: the rest of its repair). Standby groups with
 `repair_one_at_a_time` have their own single repairer. Phased missions (`phases`,
@@ -102,6 +111,7 @@ __all__ = [
     "RunControl",
     "SafetyFigures",
     "check_run_kind",
+    "check_state",
     "compile_diagram",
     "engine_version",
     "merge",
@@ -593,7 +603,7 @@ def _maintenance_groups(groups: Any, field: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _state(st: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
+def check_state(st: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
     """BlockState, checked: failed (non-repairable runs) or down with since >= 0 (in repair
     for that long; repairable runs, a repair model) or running with age >= 0; component,
     series or parallel blocks, not with preventive, inspection or repair_quality."""
@@ -619,6 +629,56 @@ def _state(st: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
         raise InputError(f"{field}.age", "is for a running block")
     if out.get("down") and node.get("repair") is None:
         raise InputError(f"{field}.down", "needs a repair model")
+    return out
+
+
+MAX_STANDBY_UNITS = 1000
+
+
+def _standby_units(units: Any, node: Mapping[str, Any], field: str) -> list[dict[str, Any]]:
+    """A standby group's non-identical units, in order of preference (the first k run):
+    each {model, repair?, dormancy? (default the node's), capacity? (number > 0)}; instead of
+    the node's model, repair and spares; every unit a repair model or none, a capacity or none."""
+    if node.get("type") != "standby":
+        raise InputError(field, "is for standby groups")
+    for key in ("model", "repair", "spares"):
+        if node.get(key) is not None:
+            raise InputError(f"{field}", f"each unit has its own model and repair: not with the node's {key}")
+    if not isinstance(units, Sequence) or isinstance(units, (str, bytes)) \
+            or not 1 <= len(units) <= MAX_STANDBY_UNITS:
+        raise InputError(field, f"must be an array of 1 to {MAX_STANDBY_UNITS} units")
+    k = node.get("k", 1)
+    if isinstance(k, int) and len(units) < k:
+        raise InputError(field, f"at least k = {k} units (the running ones), then the spares")
+    out = []
+    for i, u in enumerate(units):
+        f = f"{field}[{i}]"
+        _keys(u, ("model", "repair", "dormancy", "capacity"), f, "StandbyUnit")
+        if u.get("model") is None:
+            raise InputError(f"{f}.model", "required (the unit's life model)")
+        entry: dict[str, Any] = {"model": _model(u["model"], f"{f}.model")}
+        if u.get("repair") is not None:
+            entry["repair"] = _model(u["repair"], f"{f}.repair")
+        if u.get("dormancy") is not None:
+            d = _finite(u["dormancy"], f"{f}.dormancy")
+            if not 0.0 <= d <= 1.0:
+                raise InputError(f"{f}.dormancy", "must be between 0 and 1")
+            if 0.0 < d < 1.0 and k != 1:
+                raise InputError(f"{f}.dormancy", "warm spares (0 < dormancy < 1) need k = 1")
+            entry["dormancy"] = d
+        if u.get("capacity") is not None:
+            c = _finite(u["capacity"], f"{f}.capacity")
+            if c <= 0:
+                raise InputError(f"{f}.capacity", "must be > 0")
+            entry["capacity"] = c
+        out.append(entry)
+    for key, what in (("repair", "a repair model"), ("capacity", "a capacity")):
+        given = [key in e for e in out]
+        if any(given) and not all(given):
+            raise InputError(f"{field}[{given.index(False)}].{key}", f"give every unit {what}, or none")
+    if any("capacity" in e for e in out) and node.get("capacity") is not None:
+        raise InputError(f"{field}[0].capacity", "not with the node's capacity (that is each unit's when units "
+                                                 "give none)")
     return out
 
 
@@ -745,6 +805,8 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
             out["model"] = _model(node["model"], f"{f}.model")
         if node.get("repair") is not None:
             out["repair"] = _model(node["repair"], f"{f}.repair")
+        if node.get("units") is not None:
+            out["units"] = _standby_units(node["units"], node, f"{f}.units")
         for key, low in (("n", 1), ("k", 1), ("spares", 0)):
             v = _int(node, key, f, low)
             if v is not None:
@@ -755,10 +817,12 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
                 out[key] = v
         if out.get("dormancy") is not None and not 0.0 <= out["dormancy"] <= 1.0:
             raise InputError(f"{f}.dormancy", "must be between 0 and 1")
-        for key in ("cold", "instant_repair", "repair_one_at_a_time"):
+        for key in ("cold", "instant_repair", "repair_one_at_a_time", "switch_back"):
             v = _bool(node, key, f)
             if v is not None:
                 out[key] = v
+        if out.get("switch_back") and "units" not in out:
+            raise InputError(f"{f}.switch_back", "is for standby groups of non-identical units (units)")
         if node.get("inspection") is not None:
             out["inspection"] = _inspection(node["inspection"], kind, f"{f}.inspection")
         if node.get("preventive") is not None:
@@ -771,7 +835,7 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
             if node.get("costs") is not None:
                 raise InputError(f"{f}.costs", "no costs on a group with its own repairer (repair_one_at_a_time)")
         if node.get("state") is not None:
-            out["state"] = _state(node["state"], node, f"{f}.state")
+            out["state"] = check_state(node["state"], node, f"{f}.state")
         if node.get("maintenance_group") is not None:
             out["maintenance_group"] = _member(node, diagram.get("maintenance_groups"), _depth, f)
         if node.get("capacity") is not None:
@@ -821,7 +885,8 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
 
 
 def _has_capacity(d: Mapping[str, Any]) -> bool:
-    return any("capacity" in n or ("diagram" in n and _has_capacity(n["diagram"])) for n in d["nodes"])
+    return any("capacity" in n or any("capacity" in u for u in n.get("units", ()))
+               or ("diagram" in n and _has_capacity(n["diagram"])) for n in d["nodes"])
 
 
 def _safety_settings(diagram: Any) -> tuple[bool, int]:

@@ -121,3 +121,65 @@ def test_refusals_name_the_field():
     with pytest.raises(InputError, match="no costs"):
         interval_search(no_costs, blocks=["V"], knob="proof_test", intervals=[5.0, 10.0], horizon=100.0)
     assert interval_search(d, blocks=["P"], **kw, check_only=True) == {}
+
+
+def grouped(*ids: str) -> dict:
+    """Age-replaced Weibull blocks in series, all in maintenance group g."""
+    blocks = [block(i, weibull(ALPHA, BETA), instant_repair=True, maintenance_group="g",
+                    preventive={"policy": "age", "interval": 500.0, "cost": CP}, costs={"replace": CU}) for i in ids]
+    return series(*blocks) | {"maintenance_groups": {"g": {}}}
+
+
+def test_a_group_of_one_block_searches_as_the_block():
+    kw = {"knob": "preventive", "intervals": candidate_intervals(300, 900, 7), "horizon": 20_000.0,
+          "replications": 300, "seed": 5}
+    by_block = interval_search(grouped("P"), blocks=["P"], **kw)
+    by_group = interval_search(grouped("P"), group="g", **kw)
+    assert by_group["group"] == "g" and by_group["blocks"] == ["P"]
+    assert by_group["curve"] == by_block["curve"] and by_group["optimum"] == by_block["optimum"]
+    # A group of two identical blocks in series costs twice the one block's rate, on one interval.
+    two = interval_search(grouped("P", "Q"), group="g", **kw)
+    assert two["blocks"] == ["P", "Q"]
+    for one, both in zip(by_block["curve"], two["curve"], strict=True):
+        assert both["value"] == pytest.approx(2 * one["value"], abs=Z * (one["std_error"] * 2 + both["std_error"]))
+        assert abs(both["value"] - 2 * age_rate(both["interval"])) <= Z * both["std_error"]
+
+
+def test_a_sil_target_is_the_pfd_target_at_its_band_upper_bound():
+    lam = 1e-5  # PFDavg ~ lam tau / 2: SIL 2 (PFDavg < 1e-2) up to tau ~ 2000
+    d = series(block("V", exp_model(lam), instant_repair=True, inspection={"interval": 1000.0})) | \
+        {"safety_function": True}
+    kw = {"blocks": ["V"], "knob": "proof_test", "intervals": candidate_intervals(1000, 3000, 9),
+          "horizon": 200_000.0, "replications": 300, "seed": 12}
+    sil = interval_search(d, target_sil=2, **kw)
+    pfd = interval_search(d, objective="pfd_avg", target=1e-2, **kw)
+    assert sil["target"] == 1e-2 and sil["target_sil"] == 2 and sil["objective"] == "pfd_avg"
+    for key in ("curve", "optimum", "interval_at_target"):
+        assert sil[key] == pfd[key]
+    exact = optimize.brentq(lambda t: exponential_mean_unavailability(lam, t) - 1e-2, 1.0, 1e6, xtol=1e-9)
+    lo, hi = sil["interval_at_target"]["range_95"]
+    assert lo <= exact <= hi, (lo, exact, hi)
+
+
+def test_group_and_sil_refusals_name_the_field():
+    kw = {"knob": "preventive", "intervals": [100.0, 200.0], "horizon": 1000.0}
+    d = grouped("P")
+    with pytest.raises(InputError) as e:
+        interval_search(d, group="h", **kw)
+    assert e.value.field == "group" and "no maintenance group 'h'" in e.value.rule
+    with pytest.raises(InputError) as e:
+        interval_search(d, group="g", blocks=["P"], **kw)
+    assert e.value.field == "blocks"
+    with pytest.raises(InputError) as e:
+        interval_search(d, group="g", **{**kw, "knob": "proof_test"})
+    assert e.value.field == "group"
+    with pytest.raises(InputError) as e:
+        interval_search(d, blocks=["P"], target_sil=2, **kw)
+    assert e.value.field == "target_sil" and "safety function" in e.value.rule
+    safety = d | {"safety_function": True}
+    for extra, field in (({"target_sil": 5}, "target_sil"), ({"target_sil": 2, "objective": "availability"},
+                                                              "objective"),
+                         ({"target_sil": 2, "target": 0.01}, "target")):
+        with pytest.raises(InputError) as e:
+            interval_search(safety, blocks=["P"], **kw, **extra)
+        assert e.value.field == field, extra

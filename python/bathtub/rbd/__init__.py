@@ -10,6 +10,7 @@ from bathtub.rbd.exact import Exactness, reliability, structure
 from bathtub.rbd.quote import Quote, quote
 from bathtub.rbd.resolve import check_no_cycle, engine_form, referenced_ids
 from bathtub.rbd.stages import stages_to_diagram
+from bathtub.rbd.states import with_initial_states
 
 __all__ = [
     "SETTINGS",
@@ -35,4 +36,5 @@ __all__ = [
     "stages_to_diagram",
     "structure",
     "view",
+    "with_initial_states",
 ]

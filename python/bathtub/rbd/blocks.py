@@ -44,14 +44,16 @@ FIELD_TYPES: dict[str, tuple[str, ...]] = {
     "repair_quality": ("component",),
     "capacity": LIFE_TYPES,
     "covariate_schedules": ("component", "series", "parallel"),
+    "units": ("standby",),
+    "switch_back": ("standby",),
 }
 # Fields that only mean something in a repairable diagram.
 REPAIRABLE_ONLY = ("repair", "instant_repair", "costs", "preventive", "inspection", "maintenance_group",
-                   "crew_priority", "repair_one_at_a_time", "repair_quality")
+                   "crew_priority", "repair_one_at_a_time", "repair_quality", "switch_back")
 # Fields `update_node` may `clear` (`repair` too: a diagram made non-repairable must drop its
 # repair models, which analyses refuse there).
 CLEARABLE = ("repair", "costs", "preventive", "inspection", "maintenance_group", "crew_priority", "instant_repair",
-             "repair_one_at_a_time", "repair_quality", "capacity", "covariate_schedules")
+             "repair_one_at_a_time", "repair_quality", "capacity", "covariate_schedules", "switch_back")
 
 FIELD_CHECKS: dict[str, s.Check] = {
     "label": s.text(200),
@@ -68,10 +70,19 @@ FIELD_CHECKS: dict[str, s.Check] = {
     "maintenance_group": s.text(200, 1),
     "crew_priority": s.number(),
     "repair_one_at_a_time": s.boolean,
+    "switch_back": s.boolean,
     "repair_quality": s.REPAIR_QUALITY,
     "capacity": s.CAPACITY,
     "covariate_schedules": s.COVARIATE_SCHEDULES,
 }
+
+MAX_STANDBY_UNITS = 1000
+UNIT_KEYS = ("model", "repair", "dormancy", "capacity")
+UNIT_RULES = ("Non-identical standby units, in order of preference (the first k run, a failed running unit is "
+              "replaced by the first idle one): each its own life model, repair model (repairable diagrams: "
+              "every unit), dormancy (default the node's cold/dormancy) and capacity (every unit or none). "
+              "Instead of the node's model, repair and spares. With switch_back (repairable), a repaired unit takes "
+              "over from a less preferred running one, which goes back on the shelf.")
 
 MODEL_KEYS = ("distribution_id", "base_distribution_id", "params", "mean", "given", "saved_model_id",
               "placeholder", "joint_unit", "covariates")
@@ -136,6 +147,55 @@ def check_model(model: Any, field: str) -> dict[str, Any]:
     return out
 
 
+def _check_units(v: Any, field: str) -> list[dict[str, Any]]:
+    """A standby group's non-identical units, each {model, repair?, dormancy?, capacity?}."""
+    if not isinstance(v, list) or not 1 <= len(v) <= MAX_STANDBY_UNITS:
+        raise InputError(field, f"must be an array of 1 to {MAX_STANDBY_UNITS} units")
+    out = []
+    for i, u in enumerate(v):
+        f = f"{field}[{i}]"
+        if not isinstance(u, Mapping):
+            raise InputError(f, "must be an object {model, repair, dormancy, capacity}")
+        for k in u:
+            if k not in UNIT_KEYS:
+                raise InputError(f"{f}.{k}", f"unknown field; known: {', '.join(UNIT_KEYS)}")
+        if u.get("model") is None:
+            raise InputError(f"{f}.model", "required: the unit's life model")
+        unit: dict[str, Any] = {}
+        for key in ("model", "repair"):
+            if u.get(key) is not None:
+                unit[key] = check_model(u[key], f"{f}.{key}")
+                if "joint_unit" in unit[key]:
+                    raise InputError(f"{f}.{key}.joint_unit", "a joint unit is simulated on a component block only")
+        if u.get("dormancy") is not None:
+            unit["dormancy"] = s.number(0.0, 1.0)(u["dormancy"], f"{f}.dormancy")
+        if u.get("capacity") is not None:
+            unit["capacity"] = s.number(0.0, lo_open=True)(u["capacity"], f"{f}.capacity")
+        out.append(unit)
+    return out
+
+
+UNITS = s.Check(_check_units, {"type": "array", "minItems": 1, "maxItems": MAX_STANDBY_UNITS, "description": UNIT_RULES,
+                               "items": {"type": "object", "additionalProperties": False, "required": ["model"],
+                                         "properties": {"model": {"type": "object"},  # BlockModel: node_models_schema
+                                                        "repair": {"type": "object"},
+                                                        "dormancy": {"type": "number", "minimum": 0.0,
+                                                                     "maximum": 1.0},
+                                                        "capacity": {"type": "number", "exclusiveMinimum": 0.0}}}})
+
+
+FIELD_CHECKS["units"] = UNITS
+
+
+def node_models(node: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """Every BlockModel of a node with its field under the node: `model`, `repair`, and a
+    standby group's `units[i].model` / `units[i].repair`."""
+    out = [(key, node[key]) for key in ("model", "repair") if isinstance(node.get(key), Mapping)]
+    for i, u in enumerate(node.get("units") or []):
+        out += [(f"units[{i}].{key}", u[key]) for key in ("model", "repair") if isinstance(u.get(key), Mapping)]
+    return out
+
+
 def _given(given: Any) -> dict[str, float] | None:
     if given is None:
         return None
@@ -177,7 +237,11 @@ def check_node(node: Any, field: str, *, repairable: bool) -> dict[str, Any]:
 
 def _node_rules(n: dict[str, Any], field: str, repairable: bool) -> None:
     kind = n["type"]
-    if kind in LIFE_TYPES and "model" not in n:
+    if "units" in n:
+        _units_rules(n, field, repairable)
+    elif n.get("switch_back"):
+        raise InputError(f"{field}.switch_back", "is for standby groups of non-identical units (units)")
+    elif kind in LIFE_TYPES and "model" not in n:
         raise InputError(f"{field}.model", f"required for a {kind} block (use placeholder: true for a guess)")
     if kind == "knode" and "n" not in n:
         raise InputError(f"{field}.n", "required: the number of branches that must work")
@@ -185,7 +249,7 @@ def _node_rules(n: dict[str, Any], field: str, repairable: bool) -> None:
         raise InputError(f"{field}.n", f"must not exceed k = {n['k']} (the branches feeding the gate)")
     if kind == "subsystem" and "subsystem_rbd_id" not in n:
         raise InputError(f"{field}.subsystem_rbd_id", "required: the saved diagram this block embeds")
-    if kind == "standby":
+    if kind == "standby" and "units" not in n:
         if "spares" not in n:
             raise InputError(f"{field}.spares", "required: the number of spares")
         dormancy = n.get("dormancy", 0.0 if n.get("cold", True) else 1.0)
@@ -210,7 +274,8 @@ def _node_rules(n: dict[str, Any], field: str, repairable: bool) -> None:
     if repairable:
         if "covariate_schedules" in n:
             raise InputError(f"{field}.covariate_schedules", "only in a non-repairable diagram")
-        if kind in ("component", "standby") and "repair" not in n and not n.get("instant_repair"):
+        if kind in ("component", "standby") and "repair" not in n and "units" not in n and \
+                not n.get("instant_repair"):
             raise InputError(f"{field}.repair", "required in a repairable diagram (or instant_repair: true)")
         if n.get("instant_repair") and "repair" in n:
             raise InputError(f"{field}.instant_repair", "an instant repair needs no repair model; give one of them")
@@ -220,8 +285,32 @@ def _node_rules(n: dict[str, Any], field: str, repairable: bool) -> None:
                 raise InputError(f"{field}.{key}", "only in a repairable diagram")
 
 
+def _units_rules(n: dict[str, Any], field: str, repairable: bool) -> None:
+    units = n["units"]
+    for key in ("model", "repair", "spares"):
+        if key in n:
+            raise InputError(f"{field}.{key}", "not with units (each unit has its own model and repair; the units "
+                                               "beyond k are the spares)")
+    k = n.get("k", 1)
+    if len(units) < k:
+        raise InputError(f"{field}.units", f"at least k = {k} units (the running ones), then the spares")
+    default = n.get("dormancy", 0.0 if n.get("cold", True) else 1.0)
+    for i, u in enumerate(units):
+        if 0.0 < u.get("dormancy", default) < 1.0 and k != 1:
+            raise InputError(f"{field}.units[{i}].dormancy", "warm spares (0 < dormancy < 1) need k = 1")
+        if repairable and "repair" not in u:
+            raise InputError(f"{field}.units[{i}].repair", "required in a repairable diagram")
+    caps = [i for i, u in enumerate(units) if "capacity" in u]
+    if caps and "capacity" in n:
+        raise InputError(f"{field}.units[{caps[0]}].capacity", "not with the node's capacity (that is each unit's "
+                                                               "when the units give none)")
+    if caps and len(caps) < len(units):
+        missing = next(i for i in range(len(units)) if i not in caps)
+        raise InputError(f"{field}.units[{missing}].capacity", "give every unit a capacity, or none")
+
+
 def on_placeholder(node: Mapping[str, Any]) -> bool:
-    return any(bool((node.get(k) or {}).get("placeholder")) for k in ("model", "repair"))
+    return any(bool(m.get("placeholder")) for _, m in node_models(node))
 
 
 # ---------------------------------------------------------------------------------------
@@ -267,13 +356,14 @@ def model_schema() -> s.Schema:
 
 
 _REQUIRED_BY_TYPE = {"component": ("model",), "series": ("model",), "parallel": ("model",),
-                     "standby": ("model", "spares"), "knode": ("n",), "subsystem": ("subsystem_rbd_id",)}
+                     "knode": ("n",), "subsystem": ("subsystem_rbd_id",)}
 NODE_RULES = ("Rules between fields: preventive and inspection not together; a knode's n is at most its k and "
-              "at most the branches feeding it; warm spares "
-              "(0 < dormancy < 1) need k = 1; a block repaired one at a time has no costs; a mixture life takes "
-              "no imperfect repair_quality, nor a condition-replaced block; preventive.opportunity needs a "
-              "maintenance_group; covariate_schedules need a saved covariate model; joint_unit only in a "
-              "non-repairable diagram.")
+              "at most the branches feeding it; warm spares (0 < dormancy < 1) need k = 1; a standby group gives "
+              "model and spares, or units (each with its own model, and its repair model in a repairable "
+              "diagram; capacities on every unit or none); a block repaired one at a time has no costs; a "
+              "mixture life takes no imperfect repair_quality, nor a condition-replaced block; "
+              "preventive.opportunity needs a maintenance_group; covariate_schedules need a saved covariate "
+              "model; joint_unit only in a non-repairable diagram.")
 
 
 def node_schema(repairable: bool) -> s.Schema:
@@ -289,11 +379,17 @@ def node_schema(repairable: bool) -> s.Schema:
                 props[key] = model if key in ("model", "repair") else FIELD_CHECKS[key].schema
         variant: s.Schema = {"type": "object", "properties": props, "additionalProperties": False,
                              "required": ["id", "type", *_REQUIRED_BY_TYPE.get(kind, ())]}
-        if repairable and kind in ("component", "standby"):
+        if repairable and kind == "component":
             # a repair model, or instant_repair: true (not both)
             variant["oneOf"] = [{"required": ["repair"], "properties": {"instant_repair": {"const": False}}},
                                 {"required": ["instant_repair"], "properties": {"instant_repair": {"const": True},
                                                                                  "repair": _NULL}}]
+        if kind == "standby":
+            # identical units (model, spares; a repair model when repairable), or non-identical `units`
+            same = ["model", "spares", *(["repair"] if repairable else [])]
+            variant["oneOf"] = [{"required": same, "properties": {"units": _NULL}},
+                                {"required": ["units"],
+                                 "properties": {k: _NULL for k in ("model", "repair", "spares")}}]
         variants.append(variant)
     return {"oneOf": variants, "description": NODE_RULES}
 
@@ -301,4 +397,5 @@ def node_schema(repairable: bool) -> s.Schema:
 def node_models_schema() -> s.Schema:
     """What `model` and `repair` hold in any node (a BlockModel), for every node variant."""
     model = model_schema()
-    return {"properties": {"model": model, "repair": model}}
+    return {"properties": {"model": model, "repair": model,
+                           "units": {"items": {"properties": {"model": model, "repair": model}}}}}

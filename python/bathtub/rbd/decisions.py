@@ -245,7 +245,7 @@ def _block_node(diagram: Mapping[str, Any], block_id: str) -> Mapping[str, Any] 
     for n in diagram.get("nodes", []):
         if n.get("id") == head:
             if not rest:
-                return n if "model" in n else None
+                return n if "model" in n or "units" in n else None
             return _block_node(n["diagram"], rest) if n.get("type") == "subsystem" and "diagram" in n else None
     return None
 
@@ -266,6 +266,31 @@ def check_blocks(diagram: Mapping[str, Any], blocks: Sequence[str], knob: str) -
             raise InputError(f"blocks[{i}]", f"{b!r} has no {what} whose interval to search: give it one first")
 
 
+def group_blocks(diagram: Mapping[str, Any], group: str) -> list[str]:
+    """The blocks of maintenance group `group` of an engine-form diagram (its top diagram's
+    blocks naming it), in diagram order."""
+    groups = diagram.get("maintenance_groups") or {}
+    if group not in groups:
+        known = ", ".join(sorted(groups)) or "none"
+        raise InputError("group", f"no maintenance group {group!r} in the diagram (it has: {known})")
+    members = [n["id"] for n in diagram.get("nodes", []) if n.get("maintenance_group") == group]
+    if not members:
+        raise InputError("group", f"maintenance group {group!r} has no blocks")
+    return members
+
+
+def sil_target(sil: Any, diagram: Mapping[str, Any], objective: str) -> float:
+    """The PFDavg target of SIL `sil` (IEC 61508 low demand): the upper bound of its band, as
+    SIL n holds while PFDavg < 10^-n. For a safety function, objective pfd_avg."""
+    if isinstance(sil, bool) or not isinstance(sil, int) or not 1 <= sil <= len(engine.SIL_UPPER):
+        raise InputError("target_sil", f"must be an integer from 1 to {len(engine.SIL_UPPER)}")
+    if not diagram.get("safety_function"):
+        raise InputError("target_sil", "a SIL target is for a safety function (set safety_function on the diagram)")
+    if objective != "pfd_avg":
+        raise InputError("objective", "a SIL target is met on pfd_avg (give objective pfd_avg, or omit it)")
+    return engine.SIL_UPPER[sil - 1]
+
+
 def _vertex(x: Sequence[float], y: Sequence[float], k: int) -> float:
     """The vertex of the parabola through the best grid point and its neighbours (the grid
     point itself at an edge or where the three are not convex), kept between the neighbours."""
@@ -284,12 +309,14 @@ def interval_search(
     diagram: Any,
     *,
     check_only: bool = False,
-    blocks: Sequence[str],
+    blocks: Sequence[str] | None = None,
+    group: str | None = None,
     knob: str,
     intervals: Sequence[float],
     horizon: float,
-    objective: str = "cost_rate",
+    objective: str | None = None,
     target: float | None = None,
+    target_sil: int | None = None,
     replications: int = 2000,
     seed: int = 1,
     crews: int = 0,
@@ -297,8 +324,9 @@ def interval_search(
     control: RunControl | None = None,
 ) -> dict[str, Any]:
     """The best planned-replacement (`knob` preventive) or proof-test (`proof_test`)
-    interval for `blocks` (all on one interval: a group interval), every candidate
-    simulated in one engine pass on common random numbers over [0, horizon].
+    interval for `blocks` or for the blocks of maintenance group `group` (all on one
+    interval: a group interval), every candidate simulated in one engine pass on common
+    random numbers over [0, horizon]. `objective` defaults to cost_rate (pfd_avg with a SIL).
 
     Without `target`: the candidate with the best objective (least cost rate, least
     PFDavg or most availability); its uncertainty: the candidates whose paired difference
@@ -308,10 +336,19 @@ def interval_search(
     at least it; pfd_avg: at most it): among candidates whose mean meets it, the one of
     least cost rate when the diagram has costs, else the longest interval (the least
     maintenance); and where the mean curve crosses the target, the interval there (linear
-    interpolation) with the range where the 95% band crosses it. `check_only` as in
-    `what_to_improve`."""
+    interpolation) with the range where the 95% band crosses it. `target_sil` (1 to 4, a
+    safety function) is the PFDavg target at the upper bound of that SIL's band. `check_only`
+    as in `what_to_improve`."""
     if knob not in KNOBS:
         raise InputError("knob", f"must be one of {', '.join(KNOBS)}")
+    if objective is None:
+        objective = "pfd_avg" if target_sil is not None else "cost_rate"
+    if (blocks is None) == (group is None):
+        raise InputError("blocks", "give blocks or group (exactly one)")
+    if target_sil is not None:
+        if target is not None:
+            raise InputError("target", "give target or target_sil, not both")
+        target = sil_target(target_sil, diagram, objective)
     if objective not in OBJECTIVES[True]:
         raise InputError("objective", f"must be one of {', '.join(OBJECTIVES[True])}")
     xs = [float(x) for x in intervals]
@@ -325,7 +362,16 @@ def interval_search(
         if not (isinstance(target, (int, float)) and 0.0 < target < 1.0):
             raise InputError("target", "must be a number in (0, 1)")
     text, kind, time = _run_args(diagram, True, horizon, None, replications, seed)
-    check_blocks(json.loads(text), blocks, knob)
+    norm = json.loads(text)
+    if group is None:
+        blocks = list(blocks or [])
+        check_blocks(norm, blocks, knob)
+    else:
+        blocks = group_blocks(norm, group)
+        try:
+            check_blocks(norm, blocks, knob)
+        except InputError as e:
+            raise InputError("group", f"member {e.rule}") from None
     compared, a, b = _transform(objective, time)
     count = 0 if check_only else replications
     try:
@@ -345,8 +391,9 @@ def interval_search(
     curve = [{"interval": x, "value": v, "std_error": se, "interval_95": [v - Z95 * se, v + Z95 * se],
               "cost_rate": cr} for x, v, se, cr in zip(xs, values, ses, cost_rates, strict=True)]
     sign = 1.0 if HIGHER_IS_BETTER[objective] else -1.0
-    out: dict[str, Any] = {"knob": knob, "blocks": list(blocks), "objective": objective, "target": target,
-                           "curve": curve, "replications": n, "seed": seed, "events": s["events"]}
+    out: dict[str, Any] = {"knob": knob, "blocks": list(blocks), "group": group, "objective": objective,
+                           "target": target, "target_sil": target_sil, "curve": curve, "replications": n,
+                           "seed": seed, "events": s["events"]}
     if target is None:
         best = max(range(len(xs)), key=lambda k: sign * values[k])
         diffs = [_diff(cov, n, k, best, means, b) for k in range(len(xs))]

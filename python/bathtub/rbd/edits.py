@@ -200,6 +200,13 @@ def _update_node(d: dict[str, Any], op: Mapping[str, Any], f: str) -> None:
                 node.pop("inspection", None)
             elif key == "inspection":
                 node.pop("preventive", None)
+            # A standby group's identical units (model, repair, spares) or its own units: the new form wins.
+            elif key == "units":
+                for other in ("model", "repair", "spares"):
+                    node.pop(other, None)
+            elif key in ("model", "spares"):
+                node.pop("units", None)
+                node.pop("switch_back", None)
 
 
 _APPLY = {

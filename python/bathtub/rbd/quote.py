@@ -66,6 +66,12 @@ def events_per_replication(d: Mapping[str, Any], horizon: float | None) -> float
         if n["type"] == "subsystem":
             total += events_per_replication(n["diagram"], horizon)
             continue
+        if "units" in n:
+            # non-identical standby units: each its own cycle
+            for u in n["units"]:
+                cycle = _mean(u["model"]) + (_mean(u["repair"]) if "repair" in u else 0.0)
+                total += 1.0 if horizon is None else (1.0 + 2.0 * horizon / cycle if cycle > 0 else 1.0)
+            continue
         if "model" not in n:
             continue
         units = _units(n)

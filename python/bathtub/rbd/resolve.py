@@ -13,6 +13,7 @@ from typing import Any
 from bathtub.degradation import conditional_life, life_table
 from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.errors import InputError
+from bathtub.rbd.blocks import node_models
 from bathtub.rbd.covariate_life import block_life
 from bathtub.regression.lives import check_life_model
 from bathtub.units import units_clash
@@ -20,7 +21,7 @@ from bathtub.units import units_clash
 # Node fields handed to the engine as stored (it validates them, naming node and field).
 NODE_ENGINE_FIELDS = ("n", "k", "spares", "cold", "dormancy", "preventive", "inspection", "costs", "capacity",
                       "maintenance_group", "repair_quality", "state")
-REPAIRABLE_NODE_FIELDS = ("instant_repair", "crew_priority", "repair_one_at_a_time")
+REPAIRABLE_NODE_FIELDS = ("instant_repair", "crew_priority", "repair_one_at_a_time", "switch_back")
 # Diagram settings the engine reads (the top diagram's; a subsystem's are refused by the engine).
 DIAGRAM_ENGINE_FIELDS = ("ccf", "maintenance_groups", "costs", "production", "phases", "network",
                          "safety_function", "target_sil", "unit")
@@ -32,8 +33,8 @@ def referenced_ids(d: Mapping[str, Any]) -> tuple[set[str], set[str]]:
     models: set[str] = set()
     rbds: set[str] = set()
     for n in d["nodes"]:
-        for key in ("model", "repair"):
-            mid = (n.get(key) or {}).get("saved_model_id")
+        for _, m in node_models(n):
+            mid = m.get("saved_model_id")
             if mid:
                 models.add(mid)
         if n.get("subsystem_rbd_id"):
@@ -199,6 +200,24 @@ def _model(
     return out
 
 
+def _units(units: list[dict[str, Any]], f: str, models: Mapping[str, Mapping[str, Any]],
+           d: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A standby group's non-identical units with their models resolved (a saved recurrent
+    model is a life here without its repair quality: standby units are renewed by repair)."""
+    out = []
+    for i, u in enumerate(units):
+        uf = f"{f}.units[{i}]"
+        unit: dict[str, Any] = {"model": _model(u["model"], f"{uf}.model", models, d.get("unit"))}
+        if "repair" in u:
+            if not d.get("repairable"):
+                raise InputError(f"{uf}.repair", "a unit of a non-repairable diagram is never repaired: clear the "
+                                                 "repair model or make the diagram repairable")
+            unit["repair"] = _model(u["repair"], f"{uf}.repair", models, d.get("unit"))
+        unit.update({k: u[k] for k in ("dormancy", "capacity") if k in u})
+        out.append(unit)
+    return out
+
+
 def _recurrent_quality(n: Mapping[str, Any], field: str, models: Mapping[str, Mapping[str, Any]],
                        repairable: bool) -> dict[str, Any] | None:
     """The repair quality a saved recurrent life brings (repairable diagrams only: without
@@ -253,6 +272,8 @@ def engine_form(
                 raise InputError(f"{f}.repair.saved_model_id", f"model {repair_id} is a recurrent (failure) model, "
                                                                "not a repair-time distribution")
             out["repair"] = _model(n["repair"], f"{f}.repair", models, d.get("unit"))
+        if "units" in n:
+            out["units"] = _units(n["units"], f, models, d)
         for key in NODE_ENGINE_FIELDS:
             if n.get(key) is not None:
                 out[key] = n[key]

@@ -24,6 +24,7 @@ from bathtub.rbd import diagram as rbd_diagram
 from bathtub.rbd import stages as rbd_stages
 from bathtub.rbd.analysis import RunOptions
 from bathtub.rbd.resolve import check_saved
+from bathtub.rbd.states import MAX_STATES
 from bathtub_api import plans
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import Id, Name, Text, Unit, integer
@@ -112,12 +113,36 @@ class RunList(ListRequest):
     rbd_id: Id | None = None
 
 
+class BlockState(Strict):
+    """Where a block is when the run starts (all optional): `age` running, this old since new
+    or last renewed; `failed` (non-repairable runs) for good; `down` (repairable runs) in
+    repair, for `since` already (0: just failed)."""
+
+    failed: bool | None = None
+    down: bool | None = None
+    since: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    age: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+
+
+InitialStates = Annotated[dict[Id, BlockState], Field(
+    max_length=MAX_STATES,
+    description="Block id (outer/inner inside subsystems) to its BlockState: the run starts from the plant as it is "
+                "now. Component, series and parallel blocks; failed in non-repairable runs, down (with since) in "
+                "repairable ones; not on blocks with preventive, inspection or repair_quality.")]
+
+
+def states_of(states: dict[str, BlockState] | None) -> dict[str, dict[str, Any]] | None:
+    """The request's initial states as plain BlockState dicts (None when none given)."""
+    return {k: v.model_dump(exclude_none=True) for k, v in states.items()} if states else None
+
+
 class Analyze(Strict):
     """`horizon` (repairable) or `mission_time` (non-repairable; a phased mission's is the
     phases' total duration: omit it, or give that value) in the diagram unit;
     `replications`, or `precision` (relative 95% half-width of mean unavailability to reach,
     up to `max_replications`); `seed`; `grid` curve points; `method` auto (closed form where
-    exact) or simulation; `recompute` reruns even when a run of the same inputs exists.
+    exact) or simulation; `recompute` reruns even when a run of the same inputs exists;
+    `initial_states` starts the run from the blocks' states now (BlockState per block id).
     Exactly one of `horizon` and `mission_time`, as the diagram needs; `precision` (repairable
     only) excludes `replications`."""
 
@@ -131,6 +156,7 @@ class Analyze(Strict):
     grid: integer(ge=2, le=2001) | None = None
     method: Literal["auto", "simulation"] = "auto"
     recompute: bool = False
+    initial_states: InitialStates | None = None
 
 
 def rbd_url(ctx: Ctx, rbd_id: str) -> str:
@@ -154,11 +180,11 @@ async def _references(store: Store, owner: str, body: dict[str, Any]) -> tuple[d
         prefix, d = pending.pop()
         for n in d["nodes"]:
             f = f"{prefix}nodes.{n['id']}"
-            for key in ("model", "repair"):
-                mid = (n.get(key) or {}).get("saved_model_id")
+            for key, m in rbd_blocks.node_models(n):
+                mid = m.get("saved_model_id")
                 if mid and mid not in models:
                     # a joint unit's model is a degradation model (its own kind of item)
-                    joint = "joint_unit" in (n.get(key) or {})
+                    joint = "joint_unit" in m
                     item = await store.get_item(owner, "degradation_model" if joint else "model", mid)
                     if item is None and joint and await store.get_item(owner, "model", mid) is not None:
                         raise InputError(f"{f}.{key}.joint_unit", f"model {mid} is a life model; a joint unit needs a "
@@ -319,11 +345,16 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
     body = item["body"]
     warnings: list[str] = []
     diagram = await _resolve(ctx.store, ctx.user.id, body, warnings)
-    raw = req.model_dump(exclude={"id", "recompute"}, exclude_none=True)
+    states = states_of(req.initial_states)
+    diagram = rbd.with_initial_states(diagram, states, repairable=body["repairable"])
+    raw = req.model_dump(exclude={"id", "recompute", "initial_states"}, exclude_none=True)
     opts = rbd.check_options(body["repairable"], raw, phases_end=engine.phases_end(diagram))
     crews = int(body.get("repair_crews", 0))
     inputs = {"diagram": diagram, "repairable": body["repairable"], "unit": body.get("unit"),
               "options": opts.to_dict(), "crews": crews}
+    if states:
+        # Kept apart too: get rbd_run compares the diagram as it is now, with these states, to the run's.
+        inputs["initial_states"] = states
     key = _inputs_hash(inputs)
     if not req.recompute:
         cached = await _find_run(ctx, req.id, key)
@@ -420,7 +451,9 @@ async def get_run(ctx: Ctx, req: RunGet) -> dict[str, Any]:
     else:
         out["diagram_changed"] = rbd.content_hash(current["body"]) != body["diagram_hash"]
         try:
-            now_diagram = await _resolve(ctx.store, ctx.user.id, current["body"])
+            now_diagram = rbd.with_initial_states(await _resolve(ctx.store, ctx.user.id, current["body"]),
+                                                  body["inputs"].get("initial_states"),
+                                                  repairable=bool(current["body"]["repairable"]))
             out["inputs_changed"] = now_diagram != body["inputs"]["diagram"]
         except InputError:
             out["inputs_changed"] = True  # the diagram as it is now could not run at all

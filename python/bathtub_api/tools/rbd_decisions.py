@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from bathtub import engine
+from bathtub import engine, rbd
 from bathtub.errors import InputError
 from bathtub.rbd import decisions
 from bathtub.rbd.quote import quote
@@ -21,7 +21,7 @@ from bathtub_api import plans
 from bathtub_api.fields import Id, Text, integer
 from bathtub_api.registry import Ctx, JobCtx, Registry
 from bathtub_api.tools.common import Open, Strict
-from bathtub_api.tools.rbd import _load, _resolve
+from bathtub_api.tools.rbd import InitialStates, _load, _resolve, states_of
 
 IMPROVE_JOB = "rbd.what_to_improve"
 SEARCH_JOB = "rbd.interval_search"
@@ -34,7 +34,8 @@ class WhatToImprove(Strict):
     (non-repairable) as in analyze; `objective` the figure compared (default: pfd_avg for a
     safety function, availability for other repairable diagrams, reliability otherwise;
     cost_rate needs costs); `blocks` the blocks whose what-if changes to run (default all;
-    at most 199 changes a run, so a large diagram names them), importance is for all."""
+    at most 199 changes a run, so a large diagram names them), importance is for all;
+    `initial_states` starts every design from the blocks' states now (as in analyze)."""
 
     id: Id
     horizon: Time | None = None
@@ -43,26 +44,33 @@ class WhatToImprove(Strict):
     blocks: Annotated[list[Text], Field(min_length=1, max_length=decisions.MAX_CHANGES)] | None = None
     replications: integer(ge=decisions.MIN_REPLICATIONS, le=1_000_000) = 2000
     seed: integer(ge=0, le=2**63 - 1) = 1
+    initial_states: InitialStates | None = None
 
 
 class IntervalSearch(Strict):
-    """The best `knob` interval (preventive: planned replacement; proof_test) for `blocks`
-    (all on one interval), over `points` candidates evenly from `low` to `high`, simulated
-    over `horizon` on common random numbers. `objective` cost_rate (minimised), or
-    availability / pfd_avg with `target` (met at least cost, else at the longest interval)
-    or without (best value)."""
+    """The best `knob` interval (preventive: planned replacement; proof_test) for `blocks`,
+    or for the blocks of maintenance group `group` (all on one interval), over `points`
+    candidates evenly from `low` to `high`, simulated over `horizon` on common random
+    numbers. `objective` cost_rate (minimised; the default), or availability / pfd_avg with
+    `target` (met at least cost, else at the longest interval) or without (best value);
+    `target_sil` (1-4, a safety function) is the pfd_avg target at the upper bound of that
+    SIL's band (SIL n while PFDavg < 10^-n). `initial_states` as in analyze."""
 
+    exactly_one = ("blocks", "group")
     id: Id
-    blocks: Annotated[list[Text], Field(min_length=1, max_length=100)]
+    blocks: Annotated[list[Text], Field(min_length=1, max_length=100)] | None = None
+    group: Annotated[Text, Field(min_length=1, max_length=200)] | None = None
     knob: Literal["preventive", "proof_test"]
     low: Time
     high: Time
     points: integer(ge=2, le=decisions.MAX_CANDIDATES) = 21
     horizon: Time
-    objective: Literal["cost_rate", "availability", "pfd_avg"] = "cost_rate"
+    objective: Literal["cost_rate", "availability", "pfd_avg"] | None = None
     target: Annotated[float, Field(gt=0, lt=1)] | None = None
+    target_sil: integer(ge=1, le=4) | None = None
     replications: integer(ge=decisions.MIN_REPLICATIONS, le=1_000_000) = 2000
     seed: integer(ge=0, le=2**63 - 1) = 1
+    initial_states: InitialStates | None = None
 
 
 def _time_field(repairable: bool, horizon: float | None, mission_time: float | None) -> None:
@@ -94,7 +102,8 @@ async def what_to_improve(ctx: Ctx, req: WhatToImprove) -> dict[str, Any]:
     body = item["body"]
     repairable = bool(body["repairable"])
     _time_field(repairable, req.horizon, req.mission_time)
-    diagram = await _resolve(ctx.store, ctx.user.id, body)
+    diagram = rbd.with_initial_states(await _resolve(ctx.store, ctx.user.id, body), states_of(req.initial_states),
+                                      repairable=repairable)
     args = {"diagram": diagram, "repairable": repairable, "horizon": req.horizon, "mission_time": req.mission_time,
             "objective": req.objective, "replications": req.replications, "seed": req.seed,
             "crews": int(body.get("repair_crews", 0)), "blocks": req.blocks}
@@ -118,11 +127,12 @@ async def interval_search(ctx: Ctx, req: IntervalSearch) -> dict[str, Any]:
     body = item["body"]
     if not body["repairable"]:
         raise InputError("id", "interval search needs a repairable diagram (replacements and proof tests repair)")
-    diagram = await _resolve(ctx.store, ctx.user.id, body)
-    args = {"diagram": diagram, "blocks": req.blocks, "knob": req.knob,
+    diagram = rbd.with_initial_states(await _resolve(ctx.store, ctx.user.id, body), states_of(req.initial_states),
+                                      repairable=True)
+    args = {"diagram": diagram, "blocks": req.blocks, "group": req.group, "knob": req.knob,
             "intervals": decisions.candidate_intervals(req.low, req.high, req.points), "horizon": req.horizon,
-            "objective": req.objective, "target": req.target, "replications": req.replications, "seed": req.seed,
-            "crews": int(body.get("repair_crews", 0))}
+            "objective": req.objective, "target": req.target, "target_sil": req.target_sil,
+            "replications": req.replications, "seed": req.seed, "crews": int(body.get("repair_crews", 0))}
     await ctx.jobs.run_native(_check_search, args)
     q = _quoted(ctx, diagram, req.replications, req.horizon, req.points, "replications")
     queued = await ctx.jobs.submit(ctx.user.id, SEARCH_JOB, {"rbd_id": req.id, "rbd_name": item["name"],
@@ -159,7 +169,8 @@ def register(reg: Registry) -> None:
                        "intervals on common random numbers, ranked")(what_to_improve)
     reg.action("rbd_analysis", "interval_search", request=IntervalSearch, response=Open, scope="write", heavy=True,
                summary="Queue an interval-search job: the planned-replacement or proof-test interval of chosen "
-                       "blocks minimising cost rate or meeting an availability / PFDavg target, with the objective "
-                       "curve and the optimum's uncertainty, on common random numbers")(interval_search)
+                       "blocks or a maintenance group minimising cost rate or meeting an availability / PFDavg / SIL "
+                       "target, with the objective curve and the optimum's uncertainty, on common random "
+                       "numbers")(interval_search)
     reg.job(IMPROVE_JOB)(improve_job)
     reg.job(SEARCH_JOB)(search_job)

@@ -60,7 +60,41 @@ pub struct NodeSpec {
     /// Name of its maintenance group (top diagram).
     #[serde(default)]
     pub maintenance_group: Option<String>,
+    /// `standby` with non-identical units, in order of preference (instead of `model`,
+    /// `repair` and `spares`): the first `k` available run.
+    #[serde(default)]
+    pub units: Option<Vec<UnitSpec>>,
+    /// With `units`: a repaired unit preferred to a running one takes over from it (the
+    /// less preferred goes back on the shelf), e.g. the large pump back in duty.
+    #[serde(default)]
+    pub switch_back: Option<bool>,
 }
+
+/// One unit of a standby group of non-identical units: its own life and repair, idle
+/// ageing rate (default the node's `dormancy`/`cold`) and throughput while running.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct UnitSpec {
+    pub model: DistSpec,
+    #[serde(default)]
+    pub repair: Option<DistSpec>,
+    #[serde(default)]
+    pub dormancy: Option<f64>,
+    #[serde(default)]
+    pub capacity: Option<f64>,
+}
+
+/// A compiled unit of a non-identical standby group (dists as indexes; repair `NO_DIST`
+/// when none).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UnitModel {
+    pub life: u32,
+    pub repair: u32,
+    pub dormancy: f64,
+    pub capacity: Option<f64>,
+}
+
+/// A unit with no repair model (non-repairable runs, instant repair).
+pub const NO_DIST: u32 = u32::MAX;
 
 /// A maintenance group: `setup_cost` per group stop; with `system_down`, every system
 /// outage is a stop too.
@@ -332,6 +366,11 @@ pub struct Group {
     /// Standby group repaired by its own single repairer, one unit at a time.
     pub own_repairer: bool,
     pub start: Option<Start>,
+    /// Standby group of non-identical units: each unit's models (empty: every unit is
+    /// the group's `life`, `repair` and dormancy).
+    pub own_units: Vec<UnitModel>,
+    /// Non-identical units: a repaired unit takes over from a less preferred running one.
+    pub switch_back: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -436,6 +475,11 @@ pub struct Compiled {
     pub mgroups: Vec<MGroup>,
     /// Per group: its maintenance group (NO_GROUP when none).
     pub group_mg: Vec<u32>,
+    /// Per unit: its life and repair (`NO_DIST`) dists and idle ageing rate (the group's,
+    /// or its own in a standby group of non-identical units).
+    pub unit_life: Vec<u32>,
+    pub unit_repair: Vec<u32>,
+    pub unit_dormancy: Vec<f64>,
 }
 
 pub const NO_GROUP: u32 = u32::MAX;
@@ -462,6 +506,76 @@ impl Builder {
         self.threshold.push(threshold);
         self.node_group.push(group);
         (self.threshold.len() - 1) as u32
+    }
+
+    /// A standby group's non-identical units: each unit's life, repair (every unit one, or
+    /// none), dormancy (default the node's) and capacity (every unit one, or none).
+    fn standby_units(
+        &mut self,
+        id: &str,
+        n: &NodeSpec,
+        units: &[UnitSpec],
+    ) -> Result<Vec<UnitModel>, EngineError> {
+        let bad = |why: String| EngineError::node(id, format!("units: {why}"));
+        if n.kind != "standby" {
+            return Err(bad("is for standby groups".into()));
+        }
+        if n.model.is_some() || n.repair.is_some() || n.spares.is_some() {
+            return Err(bad(
+                "each unit has its own model and repair: not with the node's model, repair or spares"
+                    .into(),
+            ));
+        }
+        let k = n.k.unwrap_or(1).max(1);
+        if units.is_empty() || units.len() < k as usize {
+            return Err(bad(format!(
+                "at least k = {k} units (the running ones), then the spares"
+            )));
+        }
+        let default = node_dormancy(id, n)?;
+        let mut out = Vec::with_capacity(units.len());
+        for (i, u) in units.iter().enumerate() {
+            let life = self.dist(id, &format!("units[{i}].model"), &u.model)?;
+            let repair = match &u.repair {
+                Some(r) => self.dist(id, &format!("units[{i}].repair"), r)?,
+                None => NO_DIST,
+            };
+            let dormancy = u.dormancy.unwrap_or(default);
+            if !(0.0..=1.0).contains(&dormancy) {
+                return Err(bad(format!(
+                    "units[{i}].dormancy must be in [0, 1] (got {dormancy})"
+                )));
+            }
+            if dormancy > 0.0 && dormancy < 1.0 && k != 1 {
+                return Err(bad(format!(
+                    "units[{i}]: warm spares (0 < dormancy < 1) need k = 1"
+                )));
+            }
+            if let Some(c) = u.capacity
+                && !(c.is_finite() && c > 0.0)
+            {
+                return Err(bad(format!(
+                    "units[{i}].capacity must be a finite number > 0"
+                )));
+            }
+            out.push(UnitModel {
+                life,
+                repair,
+                dormancy,
+                capacity: u.capacity,
+            });
+        }
+        if out.iter().any(|u| u.repair == NO_DIST) && out.iter().any(|u| u.repair != NO_DIST) {
+            return Err(bad("give every unit a repair model, or none".into()));
+        }
+        let caps = out.iter().filter(|u| u.capacity.is_some()).count();
+        if caps > 0 && (caps < out.len() || n.capacity.is_some()) {
+            return Err(bad(
+                "give every unit a capacity, or none (then the node's capacity is each unit's)"
+                    .into(),
+            ));
+        }
+        Ok(out)
     }
 
     fn dist(&mut self, id: &str, what: &str, spec: &DistSpec) -> Result<u32, EngineError> {
@@ -795,14 +909,32 @@ impl Builder {
                     (v, v)
                 }
                 "component" | "series" | "parallel" | "standby" => {
-                    let model = n
-                        .model
-                        .as_ref()
-                        .ok_or_else(|| EngineError::node(&id, "a life model is required"))?;
-                    let life = self.dist(&id, "model", model)?;
-                    let repair = match &n.repair {
-                        Some(r) => Some(self.dist(&id, "repair", r)?),
-                        None => None,
+                    let own_units = match &n.units {
+                        Some(us) => self.standby_units(&id, n, us)?,
+                        None => vec![],
+                    };
+                    let switch_back = n.switch_back.unwrap_or(false);
+                    if switch_back && own_units.is_empty() {
+                        return Err(EngineError::node(
+                            &id,
+                            "switch_back is for standby groups of non-identical units (units)",
+                        ));
+                    }
+                    let (life, repair) = match own_units.first() {
+                        // The group's models are its first unit's (what-if and importance
+                        // read them; the simulator reads each unit's own).
+                        Some(u0) => (u0.life, (u0.repair != NO_DIST).then_some(u0.repair)),
+                        None => {
+                            let model = n.model.as_ref().ok_or_else(|| {
+                                EngineError::node(&id, "a life model is required")
+                            })?;
+                            let life = self.dist(&id, "model", model)?;
+                            let repair = match &n.repair {
+                                Some(r) => Some(self.dist(&id, "repair", r)?),
+                                None => None,
+                            };
+                            (life, repair)
+                        }
                     };
                     let (units, kind) = match n.kind.as_str() {
                         "component" => (1, GroupKind::Plain { need: 1 }),
@@ -813,25 +945,23 @@ impl Builder {
                         "parallel" => (one(n.n, "n")?, GroupKind::Plain { need: 1 }),
                         _ => {
                             let k = one(n.k, "k")?;
-                            let spares = n.spares.unwrap_or(0);
-                            let dormancy = match (n.dormancy, n.cold) {
-                                (Some(d), _) => d,
-                                (None, Some(true)) => 0.0,
-                                (None, _) => 1.0,
-                            };
-                            if !(0.0..=1.0).contains(&dormancy) {
-                                return Err(EngineError::node(
-                                    &id,
-                                    format!("dormancy must be in [0, 1] (got {dormancy})"),
-                                ));
+                            if let Some(u0) = own_units.first() {
+                                let kind = GroupKind::Standby {
+                                    k,
+                                    dormancy: u0.dormancy,
+                                };
+                                (own_units.len() as u32, kind)
+                            } else {
+                                let spares = n.spares.unwrap_or(0);
+                                let dormancy = node_dormancy(&id, n)?;
+                                if dormancy > 0.0 && dormancy < 1.0 && k != 1 {
+                                    return Err(EngineError::node(
+                                        &id,
+                                        "warm spares (0 < dormancy < 1) need k = 1",
+                                    ));
+                                }
+                                (k + spares, GroupKind::Standby { k, dormancy })
                             }
-                            if dormancy > 0.0 && dormancy < 1.0 && k != 1 {
-                                return Err(EngineError::node(
-                                    &id,
-                                    "warm spares (0 < dormancy < 1) need k = 1",
-                                ));
-                            }
-                            (k + spares, GroupKind::Standby { k, dormancy })
                         }
                     };
                     let prio = n.crew_priority.unwrap_or(0.0);
@@ -887,7 +1017,12 @@ impl Builder {
                     }
                     let cap_levels = match &n.capacity {
                         Some(cs) => capacity(&id, cs)?,
-                        None => vec![],
+                        // Units with their own capacities: the largest bounds the flow.
+                        None => own_units
+                            .iter()
+                            .filter_map(|u| u.capacity)
+                            .reduce(f64::max)
+                            .map_or(vec![], |m| vec![(m, 1.0)]),
                     };
                     let rq = match &n.repair_quality {
                         Some(r) => repair_quality(&id, n, r)?,
@@ -924,6 +1059,8 @@ impl Builder {
                         capacity: cap_levels,
                         own_repairer: own,
                         start,
+                        own_units,
+                        switch_back,
                     });
                     self.unit_group
                         .extend(std::iter::repeat_n(g, units as usize));
@@ -1075,6 +1212,22 @@ fn preventive(id: &str, n: &NodeSpec, p: &PreventiveSpec) -> Result<Preventive, 
             }
         },
     })
+}
+
+/// A standby node's idle ageing rate: `dormancy`, else 0 when `cold`, else 1 (hot).
+fn node_dormancy(id: &str, n: &NodeSpec) -> Result<f64, EngineError> {
+    let dormancy = match (n.dormancy, n.cold) {
+        (Some(d), _) => d,
+        (None, Some(true)) => 0.0,
+        (None, _) => 1.0,
+    };
+    if !(0.0..=1.0).contains(&dormancy) {
+        return Err(EngineError::node(
+            id,
+            format!("dormancy must be in [0, 1] (got {dormancy})"),
+        ));
+    }
+    Ok(dormancy)
 }
 
 fn start_state(id: &str, n: &NodeSpec, st: &BlockStateSpec) -> Result<Option<Start>, EngineError> {
@@ -1533,6 +1686,23 @@ impl Compiled {
                 "production needs at least one block with a capacity".into(),
             ));
         }
+        let (mut unit_life, mut unit_repair, mut unit_dormancy) = (vec![], vec![], vec![]);
+        for g in &groups {
+            for j in 0..g.units as usize {
+                let m = g.own_units.get(j).copied().unwrap_or(UnitModel {
+                    life: g.life,
+                    repair: g.repair.unwrap_or(NO_DIST),
+                    dormancy: match g.kind {
+                        GroupKind::Standby { dormancy, .. } => dormancy,
+                        GroupKind::Plain { .. } => 1.0,
+                    },
+                    capacity: None,
+                });
+                unit_life.push(m.life);
+                unit_repair.push(m.repair);
+                unit_dormancy.push(m.dormancy);
+            }
+        }
         let c = Compiled {
             groups,
             unit_group: b.unit_group,
@@ -1557,6 +1727,9 @@ impl Compiled {
             network_source: b.network.then(|| map[b.terminals.0 as usize]),
             mgroups,
             group_mg,
+            unit_life,
+            unit_repair,
+            unit_dormancy,
         };
         if c.groups.is_empty() {
             return Err(EngineError("the diagram has no blocks".into()));

@@ -382,12 +382,8 @@ impl<'a> Sim<'a> {
             live: vec![0; n],
             bad: vec![0; n],
             reach: vec![false; n],
-            life_of: c.groups.iter().map(|g| g.life).collect(),
-            repair_of: c
-                .groups
-                .iter()
-                .map(|g| g.repair.unwrap_or(u32::MAX))
-                .collect(),
+            life_of: c.unit_life.clone(),
+            repair_of: c.unit_repair.clone(),
             instant: c.groups.iter().map(|g| g.instant_repair).collect(),
             need: need.clone(),
             agenda: Agenda::new(c.slots()),
@@ -487,22 +483,23 @@ impl<'a> Sim<'a> {
         self.switch_failures = 0;
         let c = self.c;
         for (gi, g) in c.groups.iter().enumerate() {
-            let life = &c.dists[g.life as usize];
             self.failures[gi] = 0;
             self.downtime[gi] = 0.0;
             self.down_since[gi] = 0.0;
             self.ok[gi] = true;
-            let (running, rate_idle) = match g.kind {
-                GroupKind::Plain { .. } => (g.units, 0.0),
-                GroupKind::Standby { k, dormancy } => (k, dormancy),
+            let running = match g.kind {
+                GroupKind::Plain { .. } => g.units,
+                GroupKind::Standby { k, .. } => k,
             };
             self.count[gi] = running;
             for j in 0..g.units {
                 let u = (g.first_unit + j) as usize;
                 self.age[u] = 0.0;
                 self.last[u] = 0.0;
+                let life = &c.dists[self.life_of[u] as usize];
                 let l = life.sample(pick(&mut self.unit_rng, u, rng)).max(0.0);
                 self.life_at[u] = l;
+                let rate_idle = c.unit_dormancy[u];
                 if j < running {
                     self.status[u] = Status::Running;
                     self.push(l, u as u32, FAIL);
@@ -677,10 +674,10 @@ impl<'a> Sim<'a> {
         self.status[u] = Status::Down;
         match c.groups[g].kind {
             GroupKind::Plain { .. } => self.count[g] -= 1,
-            GroupKind::Standby { dormancy, .. } => {
+            GroupKind::Standby { .. } => {
                 if was == Status::Running {
                     self.count[g] -= 1;
-                    self.switch_in(g, dormancy);
+                    self.switch_in(g);
                 }
             }
         }
@@ -761,7 +758,7 @@ impl<'a> Sim<'a> {
             self.own_queue[g].push_back(u as u32);
         } else {
             self.own_busy[g] = true;
-            self.schedule_repair(u, g, rng);
+            self.schedule_repair(u, rng);
         }
     }
 
@@ -769,7 +766,7 @@ impl<'a> Sim<'a> {
     #[inline(always)]
     fn call_crew(&mut self, u: usize, g: usize, rng: &mut Stream) {
         if self.crews == 0 || self.busy < self.crews {
-            self.start_repair(u, g, rng);
+            self.start_repair(u, rng);
         } else {
             self.seq += 1;
             self.queue.push(Waiting {
@@ -989,7 +986,7 @@ impl<'a> Sim<'a> {
                 let u = (grp.first_unit + j) as usize;
                 match start {
                     Start::Aged { age } => {
-                        let l = c.dists[grp.life as usize]
+                        let l = c.dists[self.life_of[u] as usize]
                             .sample_residual(age, pick(&mut self.unit_rng, u, rng));
                         self.life_at[u] = l;
                         self.push(l, u as u32, FAIL);
@@ -1007,7 +1004,7 @@ impl<'a> Sim<'a> {
                         }
                         if self.repairable {
                             // In repair now (a crew on it): the rest of a repair begun `since` ago.
-                            let d = &c.dists[self.repair_of[g] as usize];
+                            let d = &c.dists[self.repair_of[u] as usize];
                             self.busy += 1;
                             let r = d.sample_residual(since, pick(&mut self.unit_rng, u, rng));
                             self.push(r, u as u32, REPAIRED);
@@ -1463,7 +1460,7 @@ impl<'a> Sim<'a> {
     }
 
     /// A standby group lost a running unit: start its first idle unit (perfect switch).
-    fn switch_in(&mut self, g: usize, dormancy: f64) {
+    fn switch_in(&mut self, g: usize) {
         let grp = &self.c.groups[g];
         let first = grp.first_unit as usize;
         let mut pick = usize::MAX;
@@ -1477,7 +1474,7 @@ impl<'a> Sim<'a> {
             return;
         }
         let u = pick;
-        self.age[u] += dormancy * (self.now - self.last[u]);
+        self.age[u] += self.c.unit_dormancy[u] * (self.now - self.last[u]);
         self.last[u] = self.now;
         self.status[u] = Status::Running;
         self.count[g] += 1;
@@ -1485,13 +1482,40 @@ impl<'a> Sim<'a> {
         self.push(self.now + remaining, u as u32, FAIL);
     }
 
+    /// Switch-back: the least preferred running unit after `u` (a higher index) goes back on
+    /// the shelf, keeping its age, so that `u` can run; false when none runs after it.
+    #[cold]
+    #[inline(never)]
+    fn yield_to(&mut self, g: usize, u: usize) -> bool {
+        let grp = &self.c.groups[g];
+        let end = (grp.first_unit + grp.units) as usize;
+        let Some(v) = (u + 1..end)
+            .rev()
+            .find(|&v| self.status[v] == Status::Running)
+        else {
+            return false;
+        };
+        self.age[v] += self.now - self.last[v];
+        self.last[v] = self.now;
+        self.status[v] = Status::Idle;
+        self.count[g] -= 1;
+        let dormancy = self.c.unit_dormancy[v];
+        if dormancy > 0.0 {
+            let remaining = (self.life_at[v] - self.age[v]).max(0.0);
+            self.push(self.now + remaining / dormancy, v as u32, FAIL);
+        } else {
+            self.agenda.cancel(v);
+        }
+        true
+    }
+
     fn renew_in_place(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let grp = &self.c.groups[g];
-        let l = self.c.dists[grp.life as usize]
+        let l = self.c.dists[self.life_of[u] as usize]
             .sample(pick(&mut self.unit_rng, u, rng))
             .max(0.0);
         let rate = match (grp.kind, self.status[u]) {
-            (GroupKind::Standby { dormancy, .. }, Status::Idle) => dormancy,
+            (GroupKind::Standby { .. }, Status::Idle) => self.c.unit_dormancy[u],
             _ => 1.0,
         };
         self.age[u] = 0.0;
@@ -1503,15 +1527,15 @@ impl<'a> Sim<'a> {
     }
 
     #[inline(always)]
-    fn start_repair(&mut self, u: usize, g: usize, rng: &mut Stream) {
+    fn start_repair(&mut self, u: usize, rng: &mut Stream) {
         self.busy += 1;
-        self.schedule_repair(u, g, rng);
+        self.schedule_repair(u, rng);
     }
 
     #[inline(always)]
-    fn schedule_repair(&mut self, u: usize, g: usize, rng: &mut Stream) {
+    fn schedule_repair(&mut self, u: usize, rng: &mut Stream) {
         // Availability runs check that every block has a repair model or instant repair.
-        let d = self.repair_of[g] as usize;
+        let d = self.repair_of[u] as usize;
         let r = self.c.dists[d]
             .draw(pick(&mut self.unit_rng, u, rng))
             .max(0.0);
@@ -1524,7 +1548,7 @@ impl<'a> Sim<'a> {
     fn release(&mut self, g: usize, rng: &mut Stream) {
         if self.own[g] {
             match self.own_queue[g].pop_front() {
-                Some(w) => self.schedule_repair(w as usize, g, rng),
+                Some(w) => self.schedule_repair(w as usize, rng),
                 None => self.own_busy[g] = false,
             }
         } else {
@@ -1570,7 +1594,7 @@ impl<'a> Sim<'a> {
 
     fn repaired_plain<const SPECIAL: bool>(&mut self, u: usize, g: usize, rng: &mut Stream) {
         let c = self.c;
-        let l = c.dists[self.life_of[g] as usize]
+        let l = c.dists[self.life_of[u] as usize]
             .draw(pick(&mut self.unit_rng, u, rng))
             .max(0.0);
         match c.groups[g].kind {
@@ -1580,11 +1604,12 @@ impl<'a> Sim<'a> {
                 self.count[g] += 1;
                 self.push(self.now + l, u as u32, FAIL);
             }
-            GroupKind::Standby { k, dormancy } => {
+            GroupKind::Standby { k, .. } => {
+                let dormancy = c.unit_dormancy[u];
                 self.age[u] = 0.0;
                 self.last[u] = self.now;
                 self.life_at[u] = l;
-                if self.count[g] < k {
+                if self.count[g] < k || (c.groups[g].switch_back && self.yield_to(g, u)) {
                     self.status[u] = Status::Running;
                     self.count[g] += 1;
                     self.push(self.now + l, u as u32, FAIL);
@@ -1615,7 +1640,7 @@ impl<'a> Sim<'a> {
         }
         if let Some(w) = self.queue.pop() {
             let wu = w.unit as usize;
-            self.start_repair(wu, self.c.unit_group[wu] as usize, rng);
+            self.start_repair(wu, rng);
         }
     }
 
@@ -1711,6 +1736,15 @@ impl<'a> Sim<'a> {
                 continue;
             }
             let cap = match grp.kind {
+                // Non-identical units with their own capacities: the running ones' sum.
+                GroupKind::Standby { .. } if grp.own_units.iter().any(|m| m.capacity.is_some()) => {
+                    let first = grp.first_unit as usize;
+                    (first..first + grp.units as usize)
+                        .zip(&grp.own_units)
+                        .filter(|(u, _)| self.status[*u] == Status::Running)
+                        .map(|(_, m)| m.capacity.unwrap_or(per))
+                        .sum()
+                }
                 GroupKind::Plain { need: 1 } if grp.units > 1 => per * self.count[g] as f64,
                 GroupKind::Standby { k, .. } => per * self.count[g].min(k) as f64,
                 GroupKind::Plain { .. } => per,

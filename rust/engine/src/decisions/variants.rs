@@ -99,6 +99,22 @@ pub fn stretched(
     if !life && node.instant_repair == Some(true) {
         return Ok(None);
     }
+    if let Some(units) = node.units.as_mut() {
+        // A standby group of non-identical units: every unit's life (or repair) stretched.
+        let mut any = false;
+        for u in units.iter_mut() {
+            let slot = if life {
+                Some(&mut u.model)
+            } else {
+                u.repair.as_mut()
+            };
+            if let Some(d) = slot {
+                *d = time_scaled(d, k).map_err(|e| EngineError::node(id, e))?;
+                any = true;
+            }
+        }
+        return Ok(any.then_some(out));
+    }
     let slot = if life {
         &mut node.model
     } else {
