@@ -159,3 +159,17 @@ def test_refusals_name_the_field() -> None:
         with pytest.raises(InputError) as e:
             cheapest_design(d, repairable=True, **{**ok, **change}, check_only=True)
         assert e.value.field.startswith(field), (change, e.value)
+
+
+def test_an_unreachable_target_says_so_with_the_best_design_available() -> None:
+    # One unit or two in parallel, each available mu / (lam + mu) = 10/11 in the long run: the
+    # pair's 1 - (1/11)^2 = 0.99174 is the best there is, below the 0.999 asked.
+    d = one_block({"type": "component", "model": exp(1e-2), "repair": exp(0.1)})
+    opts = {"x": [{"cost": 1.0}, {"cost": 2.0, "units": 2}]}
+    res = cheapest_design(d, repairable=True, options=opts, target={"figure": "availability", "value": 0.999},
+                          horizon=1e7, replications=100)
+    assert res["winner"] is None and res["designs"] == [] and "no design" in res["note"]
+    best = res["best_available"]
+    assert best["cost"] == 2.0 and best["basis"] == "closed form"
+    assert abs(best["value"] - (1 - (1 / 11) ** 2)) < 1e-6
+    assert res["space"]["simulated"] == 0

@@ -294,6 +294,7 @@ def cheapest_design(
     stages.planned = bound * replications
     enumerated = 0
     reused: dict[str, Any] = {}
+    best_seen: tuple[tuple[int, ...], float, str] | None = None
     closed_values: dict[tuple[int, ...], float] = {}
     if method == "exact":
         assert closed is not None
@@ -308,6 +309,8 @@ def cheapest_design(
         order = ok[np.lexsort(((-values[ok] if higher else values[ok]), costs[ok]))]
         chosen = [tuple(int(x) for x in designs[k]) for k in order[:top]]
         closed_values = {tuple(int(x) for x in designs[k]): float(values[k]) for k in order[:top]}
+        top_k = int(np.argmax(values) if higher else np.argmin(values))
+        best_seen = (tuple(int(x) for x in designs[top_k]), float(values[top_k]), "closed form")
         description = (f"exact by enumeration: all {total} designs evaluated in closed form ({reason}); "
                        f"{total - len(ok)} pruned as missing the target, the {len(chosen)} cheapest meeting it "
                        "verified by simulation on common random numbers")
@@ -318,6 +321,8 @@ def cheapest_design(
         ok = [d for d in designs_l if _meets(sim.cache[d], threshold, higher)]
         ok.sort(key=lambda d: (space.cost(d), -sim.cache[d] if higher else sim.cache[d]))
         chosen = ok[:top]
+        top_d = max(designs_l, key=lambda d: sim.cache[d] if higher else -sim.cache[d])
+        best_seen = (top_d, sim.cache[top_d], "simulated mean")
         # The verified designs are lanes of that same pass: their rows, not a second run.
         reused = _subset(every, [designs_l.index(d) for d in chosen])
         description = (f"exact by enumeration: no closed form ({reason}), so all {total} designs simulated on "
@@ -339,6 +344,8 @@ def cheapest_design(
         chosen = ok[:top]
         if closed is not None:
             closed_values = {d: seen[d] for d in chosen}
+        top_d = max(seen, key=lambda d: seen[d] if higher else -seen[d])
+        best_seen = (top_d, seen[top_d], "closed form" if closed is not None else "simulated mean")
         description = (f"heuristic (the space of {total} designs is too large to enumerate): greedy upgrade from "
                        "the cheapest design, each step the option change with the largest gain in the figure per "
                        "unit of extra cost until the target is met, then each block lowered to the cheapest option "
@@ -373,6 +380,10 @@ def cheapest_design(
     if verified is None:
         out["note"] = "no design of the space meets the target" + (
             "" if method != "heuristic" else " along the greedy path (none of its upgrades reaches it)")
+        if best_seen is not None:
+            # How far off the target the best design evaluated is, and what it costs.
+            d, v, basis = best_seen
+            out["best_available"] = {"cost": space.cost(d), "choices": space.describe(d), "value": v, "basis": basis}
         return out
     n, cov, means = _lanes(verified, sim.compared)
     a, b = sim.a, sim.b
