@@ -173,3 +173,28 @@ def test_an_unreachable_target_says_so_with_the_best_design_available() -> None:
     assert best["cost"] == 2.0 and best["basis"] == "closed form"
     assert abs(best["value"] - (1 - (1 / 11) ** 2)) < 1e-6
     assert res["space"]["simulated"] == 0
+
+
+def test_options_reach_blocks_inside_subsystems() -> None:
+    # The same two blocks in series, flat or with the second inside a subsystem: the same figures.
+    a = {"id": "a", "type": "component", "model": exp(1e-3), "repair": exp(0.05)}
+    x = {"id": "x", "type": "component", "model": exp(2e-3), "repair": exp(0.02)}
+    flat = {"nodes": [{"id": "in", "type": "input"}, a, x, {"id": "out", "type": "output"}],
+            "edges": [{"source": "in", "target": "a"}, {"source": "a", "target": "x"},
+                      {"source": "x", "target": "out"}]}
+    inner = one_block({k: v for k, v in x.items() if k != "id"})
+    nested = {"nodes": [{"id": "in", "type": "input"}, a, {"id": "s", "type": "subsystem", "diagram": inner},
+                        {"id": "out", "type": "output"}],
+              "edges": [{"source": "in", "target": "a"}, {"source": "a", "target": "s"},
+                        {"source": "s", "target": "out"}]}
+    opts = [{"cost": 1.0}, {"cost": 2.0, "units": 2}, {"cost": 2.0, "spares": 1, "dormancy": 1.0}]
+    f = figures(flat, {"x": opts}, repairable=True, time=5e3)
+    g = figures(nested, {"s/x": opts}, repairable=True, time=5e3)
+    assert np.allclose(f, g, rtol=0, atol=1e-12) and f[1] > f[0]
+    # Active 1-of-2 and hot standby of two are the same system.
+    assert math.isclose(f[1], f[2], rel_tol=1e-12)
+    res = cheapest_design(nested, repairable=True, options={"s/x": opts}, horizon=5e3, replications=300,
+                          target={"figure": "availability", "value": f[0] + 1e-4})
+    assert res["winner"]["choices"][0]["block"] == "s/x" and res["winner"]["cost"] == 2.0
+    lo, hi = res["winner"]["interval"]
+    assert lo <= res["winner"]["closed_form"] <= hi

@@ -39,7 +39,7 @@ import scipy.linalg
 import scipy.stats
 
 from bathtub.distributions import Lifetime
-from bathtub.rbd.design_space import Option, Space
+from bathtub.rbd.design_space import Option, Space, arrangement
 from bathtub.rbd.exact import Exactness, Formula, _at_least, structure_formula
 
 MAX_PANELS = 2000  # proof-test times in the horizon the quadrature follows
@@ -224,9 +224,7 @@ def block_up(node: Mapping[str, Any], grid: Grid, repairable: bool) -> np.ndarra
 
 def option_up(node: Mapping[str, Any], o: Option, grid: Grid, repairable: bool) -> np.ndarray:
     """P(up) of the arrangement option `o` puts in the block's place."""
-    from bathtub.rbd.design_space import _arranged
-
-    placed = _arranged(node, o)
+    placed = arrangement(node, o)
     if o.standby:
         return block_up(placed[0], grid, repairable)
     p = block_up(placed[0], grid, repairable)

@@ -207,7 +207,7 @@ def _inline_model(m: Mapping[str, Any], f: str) -> dict[str, Any]:
     return out
 
 
-def _arranged(node: Mapping[str, Any], o: Option) -> list[dict[str, Any]]:
+def arrangement(node: Mapping[str, Any], o: Option) -> list[dict[str, Any]]:
     """The node(s) an option puts in the block's place: one node, or the copies (the gate
     is added by the caller)."""
     base = dict(copy.deepcopy(node))
@@ -238,7 +238,7 @@ def apply_option(diagram: Mapping[str, Any], block_id: str, o: Option) -> dict[s
         return out
     i = next(k for k, n in enumerate(out["nodes"]) if n["id"] == head)
     node = out["nodes"][i]
-    placed = _arranged(node, o)
+    placed = arrangement(node, o)
     if len(placed) == 1:
         out["nodes"][i] = placed[0]
         return out
