@@ -139,6 +139,27 @@ async def test_refusals_name_the_field_and_queue_nothing(api: Api) -> None:
     assert after["items"] == before["items"]
 
 
+async def test_a_space_too_large_for_the_quote_is_refused_naming_options(api: Api) -> None:
+    # Weibull lives under repair: no closed form, and 20^3 designs: the greedy search by
+    # simulation may run thousands of designs, each within the limit alone.
+    diagram = series(RATES)
+    for node in diagram["nodes"]:
+        if "model" in node:
+            node["model"] = {"distribution_id": "weibull", "params": [{"name": "alpha", "value": 900.0},
+                                                                      {"name": "beta", "value": 2.0}]}
+    rbd_id = await created(api, diagram)
+    opts = {b: [{"cost": float(i), "name": f"o{i}", "model": {"distribution_id": "weibull", "params": [
+        {"name": "alpha", "value": 900.0 + 100.0 * i}, {"name": "beta", "value": 2.0}]}} for i in range(20)]
+        for b in RATES}
+    status, before = await api.post("list/job", {})
+    status, refused = await api.post("rbd_analysis/cheapest_design", {
+        "id": rbd_id, "options": opts, "target": {"figure": "availability", "value": 0.99}, "horizon": 1e5})
+    assert status == 422 and refused["detail"].startswith("options:"), refused
+    assert "8,000 designs" in refused["detail"] and "heuristic" in refused["detail"]
+    status, after = await api.post("list/job", {})
+    assert after["items"] == before["items"]
+
+
 async def test_a_cheapest_design_job_shows_progress_and_cancels(api: Api, config: Config) -> None:
     await user_plan(config, "alice", "pro")
     rbd_id = await created(api, series(RATES))

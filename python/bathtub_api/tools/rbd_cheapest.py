@@ -18,6 +18,7 @@ from bathtub import engine
 from bathtub.errors import InputError
 from bathtub.rbd import cheapest, decisions
 from bathtub.rbd.design_space import MAX_BLOCKS, MAX_OPTIONS, MAX_UNITS
+from bathtub.rbd.quote import quote
 from bathtub.rbd.resolve import model_from_saved
 from bathtub_api.fields import Id, Text, integer
 from bathtub_api.registry import Ctx, JobCtx, Registry
@@ -111,12 +112,31 @@ async def cheapest_design(ctx: Ctx, req: CheapestDesign) -> dict[str, Any]:
             "replications": req.replications, "seed": req.seed, "crews": int(body.get("repair_crews", 0)),
             "saved": saved, "unit": body.get("unit")}
     plan = await ctx.jobs.run_native(_check, args)
-    q = _quoted(ctx, plan["largest_design"], req.replications, req.horizon, int(plan["lanes_bound"]), "replications")
+    q = _quote(ctx, plan, req.replications, req.horizon)
     q["search"] = {"method": plan["method"], "designs": plan["designs"], "designs_simulated_at_most":
                    plan["lanes_bound"]}
     queued = await ctx.jobs.submit(ctx.user.id, CHEAPEST_JOB, {"rbd_id": req.id, "rbd_name": item["name"],
                                                               "quote": q, "args": args})
     return {**queued, "quote": q}
+
+
+def _quote(ctx: Ctx, plan: dict[str, Any], replications: int, horizon: float | None) -> dict[str, Any]:
+    """The search's quote: its largest design run once per design it may simulate. Over the
+    per-job limit because of the space (one design's run would fit), the refusal names
+    `options`; else `replications`, as every decision job does."""
+    lanes = int(plan["lanes_bound"])
+    try:
+        return _quoted(ctx, plan["largest_design"], replications, horizon, lanes, "replications")
+    except InputError:
+        one = quote(plan["largest_design"], replications=replications, horizon=horizon).seconds
+        if one > ctx.jobs.cpu_limit_s:
+            raise
+        raise InputError("options", f"the {plan['method']} search of this space ({plan['designs']:,} designs) may "
+                                    f"simulate up to {lanes:,} designs, quoted at {one * lanes / 60:,.1f} "
+                                    f"CPU-minutes, over the limit of {ctx.jobs.cpu_limit_s / 60:g} CPU-minutes per "
+                                    "job; give fewer options (exponential lives and repairs let the search rank "
+                                    "designs in closed form and simulate only the best) or lower replications"
+                           ) from None
 
 
 def _library_args(args: dict[str, Any]) -> dict[str, Any]:
