@@ -358,7 +358,8 @@ PAGES: dict[str, Page] = {
         "simulated `value` with its 95% `interval`, `meets_target`, `meets_target_with_confidence` (95% "
         "one-sided), `versus_winner` (paired difference) and `running_cost`. A copy added to one block "
         "renumbers the units after it, so those draw from other streams than without it (still valid, less "
-        "correlated). Refusals name the option (`options.pump[1].required`: ...). "
+        "correlated). Refusals name the option (`options.pump[1].required`: ...); a space whose search "
+        "would simulate more designs than the per-job limit allows is refused naming `options`. "
         "All three quote their cost (designs x one run; the cheapest-design search the most designs it may "
         "simulate, on its largest design) and refuse over the per-job limit.",
         ("rbd_analysis/analyze", "rbd_analysis/what_to_improve", "rbd_analysis/interval_search",
