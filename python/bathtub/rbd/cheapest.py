@@ -32,7 +32,6 @@ with its 95% interval and whether it meets the target with 95% one-sided confide
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import threading
@@ -52,6 +51,7 @@ FIGURES = {True: ("availability", "pfd_avg", "sil"), False: ("reliability",)}
 Z_ONE_SIDED = 1.6448536269514722  # 95% one-sided
 MAX_SIMULATED = 200  # designs simulated in one engine pass (its lanes)
 EXACT_BUDGET = 50_000_000  # designs x quadrature nodes evaluated in closed form
+MAX_ENUMERATED = 200_000  # designs held in memory at once by the exact search
 CHUNK = 2_000_000  # designs x nodes per closed-form batch (memory)
 MAX_TOP = 20
 
@@ -219,8 +219,8 @@ def _subset(summary: Mapping[str, Any], rows: Sequence[int]) -> dict[str, Any]:
 
 
 def _all_designs(space: Space) -> np.ndarray:
-    return np.array(list(itertools.product(*(range(m) for m in space.sizes))), dtype=np.int64).reshape(
-        -1, len(space.sizes))
+    """Every design, (designs, blocks) option indices, the last block varying fastest."""
+    return np.indices(space.sizes, dtype=np.int64).reshape(len(space.sizes), -1).T
 
 
 def cheapest_design(
@@ -263,7 +263,7 @@ def cheapest_design(
         closed, reason = None, str(e)
     total = space.designs
     grid_size = closed.grid.t.size if closed is not None else 0
-    if closed is not None and total * grid_size <= EXACT_BUDGET:
+    if closed is not None and total * grid_size <= EXACT_BUDGET and total <= MAX_ENUMERATED:
         method = "exact"
         bound = min(top, total)
     elif closed is None and total <= MAX_SIMULATED:
@@ -300,7 +300,7 @@ def cheapest_design(
         assert closed is not None
         chunk = max(1, CHUNK // max(grid_size, 1))
         designs = _all_designs(space)
-        costs = np.array([space.cost(d) for d in designs])
+        costs = sum(np.array([o.cost for o in opts])[designs[:, b]] for b, opts in enumerate(space.options))
         values = np.concatenate([closed.figures(space, designs[k:k + chunk]) for k in range(0, total, chunk)])
         if objective == "pfd_avg":
             values = 1.0 - values
