@@ -70,7 +70,13 @@ class CheapestDesign(Strict):
     or every design simulated) where the space allows, else a stated greedy heuristic
     (`method`). The winner and up to `top` - 1 runners-up are verified by simulation on
     common random numbers, each with its 95% interval and whether it meets the target with
-    95% one-sided confidence. `horizon` (repairable) or `mission_time` (non-repairable)."""
+    95% one-sided confidence. `horizon` (repairable) or `mission_time` (non-repairable).
+    The job's result (`get job`): target, method (exact | simulated | heuristic) with
+    method_description, closed_form {available, reason}, cost_basis, space {designs,
+    enumerated, pruned, simulated}, winner, designs (winner first: rank, cost, choices, closed_form,
+    value, std_error, interval, meets_target, meets_target_with_confidence, versus_winner
+    (paired difference), running_cost, sil for PFDavg), best_available when none meets the
+    target, crn_variance_ratio_median."""
 
     id: Id
     options: Annotated[dict[Text, Annotated[list[DesignOption], Field(min_length=1, max_length=MAX_OPTIONS)]],
