@@ -205,7 +205,7 @@ def _lifetime(m: Mapping[str, Any]) -> Lifetime:
 
 def block_up(node: Mapping[str, Any], grid: Grid, repairable: bool) -> np.ndarray:
     """P(up) of a block node as the diagram has it."""
-    for key in ("preventive", "repair_quality", "state", "maintenance_group"):
+    for key in ("preventive", "repair_quality", "state", "maintenance_group", "capacity"):
         if node.get(key) is not None:
             raise NoClosedForm(f"it has {key}")
     kind = node["type"]
@@ -290,7 +290,7 @@ def _blocks(d: Mapping[str, Any], prefix: str = "") -> dict[str, Mapping[str, An
 
 
 def _settings(d: Mapping[str, Any]) -> None:
-    for key in ("ccf", "network", "phases", "maintenance_groups"):
+    for key in ("ccf", "network", "phases", "maintenance_groups", "production"):
         if d.get(key):
             raise NoClosedForm(f"the diagram sets {key}")
     for n in d["nodes"]:
