@@ -5,12 +5,20 @@ variance ratio: the variance of a difference from two independent runs over the 
 variance (the engine's covariance; for the first search also measured directly, from two
 independent runs' standard errors against the paired one).
 
+Cheapest design on the plant (options on train a's blocks: as is, 1-of-2, a cold spare):
+the exact search (every design in closed form, the cheapest few verified on common random
+numbers) against what a user does without it, simulating every design one run each, as
+interleaved rounds (bench/harness.py, written to bench/results/decisions.json); and the
+wall time of the heuristic (4 options on all 10 blocks: 4^10 designs) and of the search by
+simulation (Weibull lives: no closed form).
+
     python bench/decisions.py [--replications 2000]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import os
 import sys
@@ -20,8 +28,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from engine.plant import HORIZON, two_trains
+from harness import Bench
+from harness import timed as harness_timed
 
 from bathtub.engine import simulate_availability
+from bathtub.rbd.cheapest import cheapest_design
 from bathtub.rbd.decisions import candidate_intervals, interval_search, what_to_improve
 
 
@@ -85,6 +96,65 @@ def main() -> None:
     timed("interval search: group proof test, 4 plant blocks, 11 cand.",
           lambda: interval_search(tested, blocks=ids, knob="proof_test", intervals=candidate_intervals(100, 1100, 11),
                                   horizon=HORIZON, replications=n, seed=1))
+
+    cheapest(n)
+
+
+def plant_options(blocks: list[str], with_better: bool) -> dict:
+    opts = [{"name": "as is", "cost": 0.0}, {"name": "1oo2", "cost": 10.0, "units": 2},
+            {"name": "cold spare", "cost": 7.0, "spares": 1}]
+    if with_better:
+        opts.append({"name": "better", "cost": 4.0, "model": {"distribution_id": "exponential", "mean": 3000.0}})
+    return {b: opts for b in blocks}
+
+
+def cheapest(n: int) -> None:
+    plant = two_trains(5)
+    train_a = [f"a{i}" for i in range(5)]
+    opts = plant_options(train_a[:3], False)
+    target = {"figure": "availability", "value": 0.999}
+
+    def search() -> dict:
+        return cheapest_design(plant, repairable=True, options=opts, target=target, horizon=HORIZON,
+                               replications=n, seed=1)
+
+    def every_design() -> list[float]:
+        from bathtub.engine import check_run_kind
+        from bathtub.rbd.design_space import check_space, design_diagram
+
+        norm = check_run_kind(plant, repairable=True)
+        space = check_space(norm, opts, repairable=True)
+        out = []
+        for choice in itertools.product(*(range(m) for m in space.sizes)):
+            r = simulate_availability(design_diagram(norm, space, choice), horizon=HORIZON, replications=n, seed=1,
+                                      grid=0)
+            out.append(r.mean_availability)
+        return out
+
+    res = timed("cheapest design: exact, 3 plant blocks x 3 options (27)", search)
+    print(f"  {res['method']}: space {res['space']}, winner cost {res['winner']['cost']:g} "
+          f"({', '.join(c['name'] for c in res['winner']['choices'])})")
+    b = Bench("decisions")
+    cases = {"exact search": harness_timed(search), "every design simulated": harness_timed(every_design)}
+    rounds = b.interleave(cases, repeats=3)
+    b.figure("cheapest design, 27 plant designs: exact search vs simulating every design", rounds, "exact search",
+             "every design simulated", key="seconds", unit="s", higher_is_better=False,
+             note=f"{n} replications per design")
+    every = [f"{x}{i}" for x in "ab" for i in range(5)]
+    res = timed("cheapest design: heuristic, 10 plant blocks x 4 options (4^10)",
+                lambda: cheapest_design(plant, repairable=True, options=plant_options(every, True),
+                                        target={"figure": "availability", "value": 0.99999}, horizon=HORIZON,
+                                        replications=n, seed=1))
+    print(f"  {res['method']}: space {res['space']}, winner cost {res['winner']['cost']:g}")
+    worn = two_trains(5)
+    for node in worn["nodes"]:
+        if "model" in node:
+            node["model"] = weibull(1100.0, 2.0)
+    res = timed("cheapest design: simulated (Weibull), 3 blocks x 3 options",
+                lambda: cheapest_design(worn, repairable=True, options=opts, target=target, horizon=HORIZON,
+                                        replications=n, seed=1))
+    print(f"  {res['method']}: space {res['space']}, winner cost {res['winner']['cost']:g}")
+    b.write()
 
 
 if __name__ == "__main__":

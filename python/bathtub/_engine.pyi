@@ -88,6 +88,18 @@ def interval_search(
     threads: int | None = None,
     control: RunControl | None = None,
 ) -> str: ...
+def compare_designs(
+    diagrams_json: list[str],
+    kind: str,
+    time: float,
+    crews: int,
+    compared: str,
+    seed: int,
+    replication_start: int,
+    replications: int,
+    threads: int | None = None,
+    control: RunControl | None = None,
+) -> str: ...
 def merge_availability(a: str, b: str) -> tuple[str, str]: ...
 def merge_mission(a: str, b: str) -> tuple[str, str]: ...
 def alt_fit(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -224,20 +224,44 @@ def structure(d: Mapping[str, Any]) -> Exactness:
             return Exactness(False, f"block {n['id']} is a joint unit: its tabulated conditional life is simulated")
         if m.get("distribution_id") == "steps":
             return Exactness(False, f"block {n['id']} is on a Cox model: its step (Breslow) life is simulated")
+
+    def leaf(nid: str, n: Mapping[str, Any]) -> Formula | Exactness:
+        if n["type"] == "standby":
+            return Exactness(False, f"block {nid} is a standby group (its reliability depends on switching order)")
+        if n["type"] == "subsystem":
+            inner = structure(n["diagram"])
+            if not inner.exact:
+                return Exactness(False, f"subsystem {nid}: {inner.reason}")
+            return ("sub", inner.formula)
+        return _block(n)
+
+    solved = structure_formula(d, leaf)
+    if isinstance(solved, Exactness):
+        return solved
+    formula, pivots = solved
+    if formula is None:
+        return Exactness(False, f"the diagram does not reduce to series, parallel and k-of-n parts even after "
+                                f"conditioning on {MAX_PIVOTS} blocks")
+    if pivots:
+        return Exactness(True, f"series, parallel and k-of-n parts after conditioning on {pivots} block state(s) "
+                               "(pivotal decomposition): exact in closed form", formula)
+    return Exactness(True, "series, parallel and k-of-n blocks: exact in closed form", formula)
+
+
+def structure_formula(
+    d: Mapping[str, Any], leaf: Callable[[str, Mapping[str, Any]], Formula | Exactness]
+) -> tuple[Formula | None, int] | Exactness:
+    """(formula, pivots used) of an engine-form diagram's structure, each block node's part
+    given by `leaf(id, node)` (a formula, or an Exactness saying why there is none, which is
+    returned as is); the formula is None when the graph does not reduce."""
     g = _Graph()
     rename: dict[str, tuple[str, str]] = {}  # node id -> (entry, exit) after splitting
     for n in d["nodes"]:
         nid, kind = n["id"], n["type"]
-        if kind == "standby":
-            return Exactness(False, f"block {nid} is a standby group (its reliability depends on switching order)")
-        if kind in ("component", "series", "parallel", "subsystem"):
-            if kind == "subsystem":
-                inner = structure(n["diagram"])
-                if not inner.exact:
-                    return Exactness(False, f"subsystem {nid}: {inner.reason}")
-                f: Formula = ("sub", inner.formula)
-            else:
-                f = _block(n)
+        if kind in ("component", "series", "parallel", "subsystem", "standby"):
+            f = leaf(nid, n)
+            if isinstance(f, Exactness):
+                return f
             a, b = f"{nid}\0in", f"{nid}\0out"
             g.node(a, 1)
             g.node(b, 1)
@@ -252,14 +276,7 @@ def structure(d: Mapping[str, Any]) -> Exactness:
                 g.sink = nid
     for e in d["edges"]:
         g.add(rename[e["source"]][1], rename[e["target"]][0], ONE)
-    formula, pivots = _solve(g, 0)
-    if formula is None:
-        return Exactness(False, f"the diagram does not reduce to series, parallel and k-of-n parts even after "
-                                f"conditioning on {MAX_PIVOTS} blocks")
-    if pivots:
-        return Exactness(True, f"series, parallel and k-of-n parts after conditioning on {pivots} block state(s) "
-                               "(pivotal decomposition): exact in closed form", formula)
-    return Exactness(True, "series, parallel and k-of-n blocks: exact in closed form", formula)
+    return _solve(g, 0)
 
 
 def _and(a: Formula, b: Formula) -> Formula:

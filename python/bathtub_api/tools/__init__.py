@@ -13,6 +13,7 @@ from bathtub_api.tools import (
     life,
     photos,
     rbd,
+    rbd_cheapest,
     rbd_decisions,
     rcm,
     recurrent,
@@ -24,8 +25,8 @@ from bathtub_api.tools import (
     uploads,
 )
 
-MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, rbd_decisions, uploads, photos,
-           fleets, tracking, rcm, reports, sharing, session)
+MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, rbd_decisions, rbd_cheapest,
+           uploads, photos, fleets, tracking, rcm, reports, sharing, session)
 
 
 def default_registry() -> Registry:

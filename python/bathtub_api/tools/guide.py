@@ -274,7 +274,8 @@ PAGES: dict[str, Page] = {
         ("rbd/create", "rbd/edit", "get/rbd"),
     ),
     "rbd_analysis": Page(
-        "Diagram analysis", "Availability simulations as jobs; runs with curves; what to improve; interval search.",
+        "Diagram analysis", "Availability simulations as jobs; runs with curves; what to improve; interval search; "
+        "cheapest design.",
         "`rbd_analysis analyze` with `id` and `horizon` (repairable) or `mission_time` (non-repairable), "
         "`replications` or `precision` (relative 95% half-width of mean unavailability), `seed`, and "
         "`initial_states` {block id: BlockState} to start from the plant as it is now: `age` (running, this old "
@@ -346,10 +347,37 @@ PAGES: dict[str, Page] = {
         "worse), `range` (that widened by one grid step: nothing between candidates is simulated) and "
         "`estimate` (parabola vertex); with `target` (availability at least, pfd_avg at most), the candidate of "
         "least cost rate meeting it (no costs: the longest), and `interval_at_target` where the mean curve "
-        "crosses it with the range where its 95% band does. Both quote their cost (designs x one run) and "
-        "refuse over the per-job limit.",
-        ("rbd_analysis/analyze", "rbd_analysis/what_to_improve", "rbd_analysis/interval_search", "get/rbd_run",
-         "get/job", "jobs/cancel"),
+        "crosses it with the range where its 95% band does. "
+        "`rbd_analysis cheapest_design` {id, options: {block id: [option, ...]}, target {figure, value}, "
+        "horizon | mission_time, top (1-20, default 5), replications, seed}: each named block takes one of its "
+        "options: active redundancy {cost, units n, required k} (n copies `<id>#1`..`<id>#n` of the block, every "
+        "field kept, feeding a k-of-n gate with the block's id; n = 1 is the block on other models), or standby "
+        "{cost, spares, required (running), dormancy 0 cold .. 1 hot}; each may replace `model`, `repair` (inline "
+        "or a saved model) and `inspection` (a proof test, active component units). List the block as it is, at "
+        "its cost, if keeping it is an option. `target` figure availability (time average over the horizon, at "
+        "least value), pfd_avg (below value) or sil (value 1-4: PFDavg below 10^-(value-1)) for a repairable "
+        "diagram (pfd_avg, sil: a safety_function), reliability (at the mission time) for a non-repairable one. "
+        "`cost` of a design: the sum of its chosen options' `cost` (capital, as installed); blocks without "
+        "options and the diagram's running costs are not counted (with costs on the diagram each design "
+        "reports its simulated `running_cost` beside). `method`: `exact` when every design has a closed form "
+        "(independent blocks in series, parallel, k-of-n and bridges; repairable: exponential lives and "
+        "repairs, unlimited crews, proof tests of full coverage and no duration, standby groups as Markov "
+        "chains; non-repairable: any parametric life, exponential or hot standby) and the space fits the "
+        "budget: every design evaluated in closed form, those missing the target pruned, the `top` cheapest "
+        "meeting it simulated; `simulated` when there is no closed form (`closed_form.reason` says why) and "
+        "at most 200 designs: all run on common random numbers; `heuristic` otherwise (greedy upgrade by gain "
+        "per extra cost until the target is met, then each block lowered while it stays met: it meets the "
+        "target but need not be the cheapest). `space` counts designs, enumerated, pruned and simulated; "
+        "`designs` (the winner first) each give `cost`, `choices`, `closed_form` (where there is one), the "
+        "simulated `value` with its 95% `interval`, `meets_target`, `meets_target_with_confidence` (95% "
+        "one-sided), `versus_winner` (paired difference) and `running_cost`. A copy added to one block "
+        "renumbers the units after it, so those draw from other streams than without it (still valid, less "
+        "correlated). Refusals name the option (`options.pump[1].required`: ...); a space whose search "
+        "would simulate more designs than the per-job limit allows is refused naming `options`. "
+        "All three quote their cost (designs x one run; the cheapest-design search the most designs it may "
+        "simulate, on its largest design) and refuse over the per-job limit.",
+        ("rbd_analysis/analyze", "rbd_analysis/what_to_improve", "rbd_analysis/interval_search",
+         "rbd_analysis/cheapest_design", "get/rbd_run", "get/job", "jobs/cancel"),
     ),
     "strategy": Page(
         "Maintenance strategy", "Optimal replacement, failure-finding intervals, shut plans.",

@@ -346,6 +346,50 @@ fn interval_search(
     })
 }
 
+/// Cheapest design (`bathtub_engine::decisions::cheapest::compare_designs`): JSON summary of
+/// the common-random-numbers run, lane i the design `diagrams_json[i]`.
+#[pyfunction]
+#[pyo3(signature = (diagrams_json, kind, time, crews, compared, seed, replication_start, replications, threads=None, control=None))]
+#[allow(clippy::too_many_arguments)]
+fn compare_designs(
+    py: Python<'_>,
+    diagrams_json: Vec<String>,
+    kind: &str,
+    time: f64,
+    crews: u32,
+    compared: &str,
+    seed: u64,
+    replication_start: u64,
+    replications: u64,
+    threads: Option<usize>,
+    control: Option<&Bound<'_, RunControl>>,
+) -> PyResult<String> {
+    let ctl = self::control(control);
+    let plan = decisions::Plan::new(
+        kind,
+        time,
+        crews,
+        compared,
+        seed,
+        replication_start,
+        replications,
+    )
+    .map_err(err)?;
+    py.detach(|| {
+        let specs = diagrams_json
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                serde_json::from_str::<DiagramSpec>(d)
+                    .map_err(|e| err(format!("designs[{i}]: {e}")))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let acc = decisions::cheapest::compare_designs(&specs, plan, threads, &ctl)
+            .map_err(run_err(&ctl))?;
+        to_json(&acc.summary())
+    })
+}
+
 #[pyfunction]
 fn merge_availability(a: &str, b: &str) -> PyResult<(String, String)> {
     let a: AvailabilityAcc = serde_json::from_str(a).map_err(err)?;
@@ -455,6 +499,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge_availability, m)?)?;
     m.add_function(wrap_pyfunction!(what_to_improve, m)?)?;
     m.add_function(wrap_pyfunction!(interval_search, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_designs, m)?)?;
     m.add_function(wrap_pyfunction!(merge_mission, m)?)?;
     m.add_function(wrap_pyfunction!(alt_fit, m)?)?;
     m.add_function(wrap_pyfunction!(alt_bootstrap, m)?)?;

@@ -2,6 +2,7 @@
 //! interval search (planned-replacement or proof-test interval). Every candidate design
 //! is simulated in one rayon pass on common random numbers (`crn`), so comparisons are
 //! paired per replication and their intervals are tight.
+pub mod cheapest;
 pub mod crn;
 pub mod importance;
 pub mod variants;
