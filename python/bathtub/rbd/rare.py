@@ -35,8 +35,8 @@ METHOD = "failure_biasing"
 DEFAULT_CYCLES = 10_000
 # Cost per transition of the chain on one core: it lists the state's transitions (per unit)
 # and re-reads the structure when a block flips (bench/rare_events.py measures it).
-TRANSITION_S = 60e-9
-TRANSITION_UNIT_S = 6e-9
+TRANSITION_S = 150e-9
+TRANSITION_UNIT_S = 10e-9
 
 
 @dataclass(frozen=True)

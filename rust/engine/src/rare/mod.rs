@@ -369,7 +369,7 @@ pub fn run_to_precision_with(
             if cap < 2 {
                 return Err(EngineError("max_replications must be at least 2".into()));
             }
-            let first = cap.min(1000);
+            let first = cap.min(500);
             ctl.plan(first);
             let mut acc = run_with(c, o, start, first, threads, ctl)?;
             loop {
