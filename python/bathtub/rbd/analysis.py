@@ -200,7 +200,7 @@ def simulate(d: Mapping[str, Any], repairable: bool, opts: RunOptions, crews: in
     """Run the engine (blocking; the engine releases the GIL, so call it on a thread).
     `control` cancels it from another thread (engine.Cancelled) and counts its progress;
     `cluster` (a dask client, cluster or scheduler address) runs it there in chunks (a
-    failure-biasing run, seconds long, runs here)."""
+    failure-biasing run is not split: it always runs here)."""
     try:
         if opts.method == rare.METHOD:
             return rare.run(d, crews=crews, replications=opts.replications, precision=opts.precision,
