@@ -102,6 +102,18 @@ def compare_designs(
 ) -> str: ...
 def merge_availability(a: str, b: str) -> tuple[str, str]: ...
 def merge_mission(a: str, b: str) -> tuple[str, str]: ...
+def rare_check(diagram_json: str, crews: int) -> str | None: ...
+def simulate_rare(
+    diagram_json: str,
+    crews: int,
+    seed: int,
+    replication_start: int,
+    replications: int | None = None,
+    target_half_width: float | None = None,
+    max_replications: int = 1_000_000,
+    threads: int | None = None,
+    control: RunControl | None = None,
+) -> str: ...
 def alt_fit(
     life: str,
     relationship: str,

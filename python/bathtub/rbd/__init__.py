@@ -1,6 +1,7 @@
 """Reliability block diagrams: the stored diagram model, the compact stages form, the
 atomic edit operations, resolution to the engine's input, exact closed forms where they
-exist, and the run-time quote. Pure functions on plain dicts; no I/O.
+exist, the run-time quote, and failure biasing for highly available Markovian diagrams.
+Pure functions on plain dicts; no I/O.
 """
 
 from bathtub.rbd.analysis import RunOptions, analyze, check_options, check_runnable, closed_form, plan, simulate
@@ -8,6 +9,7 @@ from bathtub.rbd.diagram import SETTINGS, check_diagram, content_hash, placehold
 from bathtub.rbd.edits import apply_edits
 from bathtub.rbd.exact import Exactness, reliability, structure
 from bathtub.rbd.quote import Quote, quote
+from bathtub.rbd.rare import RareResult, simulate_failure_biasing
 from bathtub.rbd.resolve import check_no_cycle, engine_form, referenced_ids
 from bathtub.rbd.stages import stages_to_diagram
 from bathtub.rbd.states import with_initial_states
@@ -16,6 +18,7 @@ __all__ = [
     "SETTINGS",
     "Exactness",
     "Quote",
+    "RareResult",
     "RunOptions",
     "analyze",
     "apply_edits",
@@ -33,6 +36,7 @@ __all__ = [
     "reliability",
     "revision",
     "simulate",
+    "simulate_failure_biasing",
     "stages_to_diagram",
     "structure",
     "view",

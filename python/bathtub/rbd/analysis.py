@@ -1,6 +1,8 @@
 """Analyses of a resolved (engine-form) diagram: what will run, and running it.
 
-A repairable diagram is simulated over [0, horizon] (availability). A non-repairable one
+A repairable diagram is simulated over [0, horizon] (availability), or, with method
+`failure_biasing`, its steady-state unavailability is estimated by regenerative simulation
+with importance sampling (`bathtub.rbd.rare`; Markovian diagrams). A non-repairable one
 answers in closed form when it qualifies (`bathtub.rbd.exact`), else it is simulated to
 system failure (reliability over [0, mission_time]). Results are JSON-ready dicts, split
 into `results` (figures with 95% intervals), `curve` (A(t) or R(t) with its band) and
@@ -18,13 +20,13 @@ import numpy as np
 
 from bathtub import engine
 from bathtub.errors import InputError
-from bathtub.rbd import exact
+from bathtub.rbd import exact, rare
 from bathtub.rbd.diagram import check_diagram
 from bathtub.rbd.quote import quote
 from bathtub.rbd.resolve import engine_form
 from bathtub.rbd.schema import integer, number
 
-METHODS = ("auto", "simulation")
+METHODS = ("auto", "simulation", rare.METHOD)
 DEFAULT_REPLICATIONS = {True: 2000, False: 10_000}
 
 
@@ -33,7 +35,9 @@ class RunOptions:
     """horizon (repairable) or mission_time (non-repairable), in the diagram unit;
     replications or precision (relative 95% half-width of the mean unavailability to reach,
     repairable only) up to max_replications; seed; grid points of the curve; method `auto`
-    (closed form where exact) or `simulation` (always simulate)."""
+    (closed form where exact), `simulation` (always simulate) or `failure_biasing`
+    (repairable: steady-state unavailability, no horizon and no curve; replications are
+    regenerative cycle pairs)."""
 
     horizon: float | None
     mission_time: float | None
@@ -53,6 +57,11 @@ def check_options(repairable: bool, raw: Mapping[str, Any], phases_end: float | 
     A phased mission (`phases_end`: the phases' total duration, `engine.phases_end`) is the
     phases: mission_time may be omitted (it is their total), and another value is refused,
     so the per-phase table and the mission's reliability describe one mission."""
+    method = raw.get("method", "auto")
+    if method not in METHODS:
+        raise InputError("method", f"must be one of {', '.join(METHODS)}")
+    if method == rare.METHOD:
+        return _rare_options(repairable, raw)
     horizon = mission = None
     if repairable:
         if raw.get("mission_time") is not None:
@@ -83,9 +92,6 @@ def check_options(repairable: bool, raw: Mapping[str, Any], phases_end: float | 
     max_reps = integer(2, 10_000_000)(raw.get("max_replications", 100_000), "max_replications")
     if reps is None and precision is None:
         reps = DEFAULT_REPLICATIONS[repairable]
-    method = raw.get("method", "auto")
-    if method not in METHODS:
-        raise InputError("method", f"must be one of {', '.join(METHODS)}")
     return RunOptions(
         horizon=horizon,
         mission_time=mission,
@@ -95,6 +101,35 @@ def check_options(repairable: bool, raw: Mapping[str, Any], phases_end: float | 
         seed=integer(0, 2**63 - 1)(raw.get("seed", 1), "seed"),
         grid=integer(2, 2001)(raw.get("grid", 101), "grid"),
         method=method,
+    )
+
+
+def _rare_options(repairable: bool, raw: Mapping[str, Any]) -> RunOptions:
+    """Options of a failure-biasing run: a steady-state figure, so no horizon and no curve."""
+    if not repairable:
+        raise InputError("method", f"{rare.METHOD} estimates a repairable diagram's steady-state unavailability; "
+                                   "this diagram is not repairable")
+    for key in ("horizon", "mission_time", "grid"):
+        if raw.get(key) is not None:
+            raise InputError(key, f"{rare.METHOD} estimates the long-run (steady-state) unavailability: no horizon "
+                                  "and no curve; omit it")
+    reps = None if raw.get("replications") is None else integer(2, 10_000_000)(raw["replications"], "replications")
+    precision = None
+    if raw.get("precision") is not None:
+        if reps is not None:
+            raise InputError("precision", "give replications or precision, not both")
+        precision = number(0.0, 1.0, lo_open=True, hi_open=True)(raw["precision"], "precision")
+    if reps is None and precision is None:
+        reps = rare.DEFAULT_CYCLES
+    return RunOptions(
+        horizon=None,
+        mission_time=None,
+        replications=reps,
+        precision=precision,
+        max_replications=integer(2, 10_000_000)(raw.get("max_replications", 1_000_000), "max_replications"),
+        seed=integer(0, 2**63 - 1)(raw.get("seed", 1), "seed"),
+        grid=0,
+        method=rare.METHOD,
     )
 
 
@@ -110,10 +145,17 @@ def check_runnable(d: Mapping[str, Any], repairable: bool) -> None:
         raise InputError("diagram", str(e)) from None
 
 
-def plan(d: Mapping[str, Any], repairable: bool, opts: RunOptions) -> dict[str, Any]:
-    """What an analysis will do: {method: closed_form | simulation, reason, quote}.
-    Checks the diagram first (`check_runnable`), so a bad one is refused before queueing."""
+def plan(d: Mapping[str, Any], repairable: bool, opts: RunOptions, crews: int = 0) -> dict[str, Any]:
+    """What an analysis will do: {method: closed_form | simulation | failure_biasing,
+    reason, quote}. Checks the diagram first (`check_runnable`, and for failure biasing
+    that the diagram is Markovian, naming `method`), so a bad one is refused before queueing."""
     check_runnable(d, repairable)
+    if opts.method == rare.METHOD:
+        rare.check(d, crews)
+        reps = opts.replications if opts.replications is not None else opts.max_replications
+        q = rare.quote(d, replications=reps)
+        return {"method": rare.METHOD, "reason": "repairable, Markovian: steady-state unavailability by regenerative "
+                                                 "simulation with balanced failure biasing", "quote": q.to_dict()}
     if not repairable:
         ex = exact.structure(d)
         if ex.exact and opts.method == "auto":
@@ -157,8 +199,13 @@ def simulate(d: Mapping[str, Any], repairable: bool, opts: RunOptions, crews: in
              cluster: Any = None) -> dict[str, Any]:
     """Run the engine (blocking; the engine releases the GIL, so call it on a thread).
     `control` cancels it from another thread (engine.Cancelled) and counts its progress;
-    `cluster` (a dask client, cluster or scheduler address) runs it there in chunks."""
+    `cluster` (a dask client, cluster or scheduler address) runs it there in chunks (a
+    failure-biasing run is not split: it always runs here)."""
     try:
+        if opts.method == rare.METHOD:
+            return rare.run(d, crews=crews, replications=opts.replications, precision=opts.precision,
+                            max_replications=opts.max_replications, seed=opts.seed, threads=threads,
+                            control=control)
         if repairable:
             assert opts.horizon is not None
             a = engine.simulate_availability(
@@ -212,7 +259,8 @@ def analyze(
     """What the service's `rbd_analysis analyze` computes, without a server: check the
     diagram, resolve saved `models` / subsystem `diagrams` (bodies by id), plan, and run in
     closed form or by simulation. `options` as `check_options` takes them (horizon or
-    mission_time, replications or precision, seed, grid, method). `control` (engine.RunControl)
+    mission_time, replications or precision, seed, grid, method: auto, simulation or
+    failure_biasing). `control` (engine.RunControl)
     cancels a simulation from another thread and reports its progress; `cluster` runs it on a
     dask cluster (`bathtub.scaleout`) with the same numbers. Returns {method, reason, quote,
     results, curve, precision, warnings} (warnings: covariate values clipped to a saved
@@ -221,10 +269,11 @@ def analyze(
     warnings: list[str] = []
     resolved = engine_form(body, models or {}, diagrams or {}, warnings=warnings)
     opts = check_options(body["repairable"], options, phases_end=engine.phases_end(resolved))
-    what = plan(resolved, body["repairable"], opts)
+    crews = int(body.get("repair_crews", 0))
+    what = plan(resolved, body["repairable"], opts, crews)
     if what["method"] == "closed_form":
         out = closed_form(resolved, opts)
     else:
-        out = simulate(resolved, body["repairable"], opts, crews=int(body.get("repair_crews", 0)), threads=threads,
+        out = simulate(resolved, body["repairable"], opts, crews=crews, threads=threads,
                        control=control, cluster=cluster)
     return {**what, **out, "warnings": warnings}

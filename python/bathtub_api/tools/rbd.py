@@ -141,10 +141,10 @@ class Analyze(Strict):
     phases' total duration: omit it, or give that value) in the diagram unit;
     `replications`, or `precision` (relative 95% half-width of mean unavailability to reach,
     up to `max_replications`); `seed`; `grid` curve points; `method` auto (closed form where
-    exact) or simulation; `recompute` reruns even when a run of the same inputs exists;
-    `initial_states` starts the run from the blocks' states now (BlockState per block id).
-    Exactly one of `horizon` and `mission_time`, as the diagram needs; `precision` (repairable
-    only) excludes `replications`."""
+    exact), simulation, or failure_biasing (see the field); `recompute` reruns even when a run
+    of the same inputs exists; `initial_states` starts the run from the blocks' states now
+    (BlockState per block id). Exactly one of `horizon` and `mission_time`, as the diagram
+    needs (neither with failure_biasing); `precision` (repairable only) excludes `replications`."""
 
     id: Id
     horizon: Annotated[float, Field(gt=0)] | None = None
@@ -154,7 +154,16 @@ class Analyze(Strict):
     max_replications: integer(ge=2, le=10_000_000) | None = None
     seed: integer(ge=0, le=2**63 - 1) | None = None
     grid: integer(ge=2, le=2001) | None = None
-    method: Literal["auto", "simulation"] = "auto"
+    method: Annotated[Literal["auto", "simulation", "failure_biasing"], Field(description=(
+        "auto: closed form where exact, else simulation; simulation: always Monte Carlo over the horizon; "
+        "failure_biasing (repairable diagrams whose every block has an exponential life and an exponential "
+        "repair, with the diagram's repair crews; no proof tests, planned or imperfect repair, instant repair, "
+        "initial states, common-cause or maintenance groups, costs, capacity or safety function, else 422 naming "
+        "`method` and the rule): the steady-state unavailability of a highly available system by regenerative "
+        "simulation with balanced failure biasing (importance sampling, unbiased), with its 95% delta-method "
+        "interval, failure frequency, MTBF and mean down time; no horizon and no grid (no curve); replications "
+        "count regenerative cycle pairs (default 10000), or give precision (relative half-width) up to "
+        "max_replications (default 1000000)"))] = "auto"
     recompute: bool = False
     initial_states: InitialStates | None = None
 
@@ -361,7 +370,7 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
         if cached is not None:
             return {**_run_summary(cached["id"], cached["body"]), "cached": True}
     # Compiling and reducing a large diagram takes a while: off the event loop.
-    what = await ctx.jobs.run_native(rbd.plan, diagram, body["repairable"], opts)
+    what = await ctx.jobs.run_native(rbd.plan, diagram, body["repairable"], opts, crews)
     await ctx.store.check_room_for_item(ctx.user.id)  # the run is a stored item of the owner's plan
     run_id = new_id("rbd_run")
     args = {"run_id": run_id, "rbd_id": req.id, "rbd_name": item["name"], "inputs": inputs, "inputs_hash": key,
@@ -372,7 +381,10 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
         return {**run, "cached": False}
     # The quote is the run's cost on one core: a run over the per-job limit is refused here,
     # naming what to lower, before anything is queued.
-    if body["repairable"]:
+    if what["method"] == "failure_biasing":
+        ctx.jobs.check_quote(what["quote"], "replications" if opts.precision is None else "max_replications",
+                             "precision")
+    elif body["repairable"]:
         ctx.jobs.check_quote(what["quote"], "replications" if opts.precision is None else "max_replications",
                              "horizon")
     else:
@@ -380,7 +392,7 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
     # Then the caller's plan (402): the service-wide limit above is no plan's to lift.
     plans.check_job(ctx.plan, replications=int(what["quote"]["replications"]), seconds=float(what["quote"]["seconds"]))
     queued = await ctx.jobs.submit(ctx.user.id, JOB_KIND, args)
-    return {**queued, "run_id": run_id, "method": "simulation", "reason": what["reason"], "quote": what["quote"],
+    return {**queued, "run_id": run_id, "method": what["method"], "reason": what["reason"], "quote": what["quote"],
             "cached": False, "warnings": warnings}
 
 

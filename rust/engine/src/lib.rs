@@ -4,7 +4,8 @@
 //! `dist` (life and repair distributions), `diagram` (spec form and compiled form),
 //! `sim` (the event core; `plain` its core path as one loop), `availability` and `mission` (the two run kinds with their
 //! mergeable accumulators), `parallel` (rayon over replications), `rng` (streams),
-//! `decisions` (what to improve and interval search: candidate designs on common random numbers).
+//! `decisions` (what to improve and interval search: candidate designs on common random numbers),
+//! `rare` (steady-state unavailability of Markovian diagrams by failure biasing).
 
 pub mod agenda;
 pub mod alt;
@@ -18,6 +19,7 @@ mod fixtures;
 pub mod mission;
 pub mod parallel;
 mod plain;
+pub mod rare;
 pub mod rng;
 pub mod sim;
 pub mod stats;

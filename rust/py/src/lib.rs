@@ -9,6 +9,7 @@ use bathtub_engine::diagram::{Compiled, DiagramSpec};
 use bathtub_engine::dist::{Dist, DistSpec, Lifetime};
 use bathtub_engine::mission::{self, MissionAcc, MissionOptions};
 use bathtub_engine::parallel::Control;
+use bathtub_engine::rare::{self, RareOptions};
 use bathtub_engine::rng::Stream;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -228,6 +229,51 @@ fn simulate_availability(
         )
         .map_err(run_err(&ctl))?;
         Ok((to_json(&acc)?, to_json(&acc.summary())?))
+    })
+}
+
+/// Whether `failure_biasing` can run a diagram with `crews`: None, or the rule it breaks.
+#[pyfunction]
+fn rare_check(py: Python<'_>, diagram_json: &str, crews: u32) -> PyResult<Option<String>> {
+    let owned = diagram_json.to_string();
+    py.detach(|| {
+        let c = diagram(&owned)?;
+        Ok(rare::check(&c, crews).err().map(|e| e.0))
+    })
+}
+
+/// Steady-state unavailability by failure biasing (`bathtub_engine::rare`); summary JSON.
+#[pyfunction]
+#[pyo3(signature = (diagram_json, crews, seed, replication_start, replications=None, target_half_width=None, max_replications=1_000_000, threads=None, control=None))]
+#[allow(clippy::too_many_arguments)]
+fn simulate_rare(
+    py: Python<'_>,
+    diagram_json: &str,
+    crews: u32,
+    seed: u64,
+    replication_start: u64,
+    replications: Option<u64>,
+    target_half_width: Option<f64>,
+    max_replications: u64,
+    threads: Option<usize>,
+    control: Option<&Bound<'_, RunControl>>,
+) -> PyResult<String> {
+    let owned = diagram_json.to_string();
+    let ctl = self::control(control);
+    let precision = match (replications, target_half_width) {
+        (Some(n), None) => Precision::Replications(n),
+        (None, Some(t)) => Precision::Target {
+            relative_half_width: t,
+            max_replications,
+        },
+        _ => return Err(err("give replications or target_half_width, not both")),
+    };
+    py.detach(|| {
+        let c = diagram(&owned)?;
+        let o = RareOptions { crews, seed };
+        let acc = rare::run_to_precision_with(&c, &o, replication_start, precision, threads, &ctl)
+            .map_err(run_err(&ctl))?;
+        to_json(&acc.summary())
     })
 }
 
@@ -501,6 +547,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(interval_search, m)?)?;
     m.add_function(wrap_pyfunction!(compare_designs, m)?)?;
     m.add_function(wrap_pyfunction!(merge_mission, m)?)?;
+    m.add_function(wrap_pyfunction!(rare_check, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_rare, m)?)?;
     m.add_function(wrap_pyfunction!(alt_fit, m)?)?;
     m.add_function(wrap_pyfunction!(alt_bootstrap, m)?)?;
     Ok(())
