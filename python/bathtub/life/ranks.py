@@ -25,14 +25,10 @@ def adjusted_ranks(data: LifeData) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     Exact and right-censored data only; the rank of the first failure of a tied group is
     recovered by the caller when needed.
     """
-    # f and r are each sorted; units before a failure time t are the failures before it and the
-    # suspensions strictly before t (failures come first at a tie). Locating the (fewer)
-    # suspensions among the failures and summing their counts gives the latter in O(n).
+    # units before a failure time t: the failures before it and the suspensions strictly before
+    # t (failures come first at a tie), known to the data since its construction sorted them
     n = float(data.fn.sum() + data.rn.sum())
-    cf = np.cumsum(data.fn) - data.fn
-    pos = np.searchsorted(data.f, data.r, side="right")  # failures at or before each suspension
-    before = np.cumsum(np.bincount(pos, weights=data.rn, minlength=data.f.size + 1))[: data.f.size]
-    at_risk = n - cf - before
+    at_risk = n - data.units_before()
     fw = data.fn
     factor = np.log1p(-fw / (at_risk + 1.0))  # ln((R - m + 1) / (R + 1))
     ranks = (n + 1.0) * (1.0 - np.exp(np.cumsum(factor)))
@@ -46,12 +42,13 @@ def median_rank(r: np.ndarray, n: float, exact: bool = False) -> np.ndarray:
     return (r - 0.3) / (n + 0.4)
 
 
-def anderson_darling(logsf: Callable[[np.ndarray], np.ndarray], data: LifeData) -> float | None:
+def anderson_darling(logsf: Callable[[np.ndarray], np.ndarray] | np.ndarray, data: LifeData) -> float | None:
     """Anderson–Darling statistic in Minitab's adjusted form for exact + right-censored data.
 
     Sum over failures i (sorted) of the integral of (Fn - F)^2 / (F (1 - F)) dF between
     consecutive fitted CDF values Z_{i-1}, Z_i, with Fn the (Bernard) median rank; scaled by the
-    number of failures. Takes the fitted log survival function (ln(1 - Z) without cancellation).
+    number of failures. Takes the fitted log survival function (ln(1 - Z) without cancellation),
+    or its values at the distinct failure times `data.f` when the fit already has them.
     None for left- or interval-censored data, where it is not defined.
     """
     if not data.only_exact_and_right or data.f.size == 0:
@@ -60,7 +57,7 @@ def anderson_darling(logsf: Callable[[np.ndarray], np.ndarray], data: LifeData) 
     m = float(fw.sum())
     fr = median_rank(ranks, n)  # Fn after the last failure of each tied group
     top = math.log(1e-12)  # Z capped at 1 - 1e-12, as the last term's upper end
-    ln1mz = np.maximum(np.asarray(logsf(tf), dtype=float), top)
+    ln1mz = np.maximum(np.asarray(logsf if isinstance(logsf, np.ndarray) else logsf(tf), dtype=float), top)
     z = np.maximum(-np.expm1(ln1mz), 1e-300)
     logit = np.log(z) - ln1mz
     logit_top = math.log1p(-1e-12) - top
@@ -76,6 +73,8 @@ def anderson_darling(logsf: Callable[[np.ndarray], np.ndarray], data: LifeData) 
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    # pairwise summation (np.sum), not a running sum: the statistic is a small difference of
+    # sums of order 1 per failure, so their rounding is what limits its digits at large n
     return float(np.multiply(a, b).sum())
 
 
