@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from bathtub import _engine
 from bathtub.errors import InputError, RowError
 
 FAILURE, RIGHT, LEFT = 0, 1, -1
@@ -81,7 +82,7 @@ def _collapse_exact_right(
     """
     key = (times + 0.0).view(np.uint64) << np.uint64(1)  # + 0.0: -0.0 (sign bit set) becomes 0.0
     key |= right.view(np.uint8).astype(np.uint64)
-    key.sort()
+    _engine.sort_u64(key)  # Rust's sort: ~3x NumPy's on this machine (see rust/engine/src/sort.rs)
     first = np.empty(key.size, dtype=bool)
     first[0] = True
     np.not_equal(key[1:], key[:-1], out=first[1:])

@@ -4,7 +4,8 @@
 //! `dist` (life and repair distributions), `diagram` (spec form and compiled form),
 //! `sim` (the event core), `availability` and `mission` (the two run kinds with their
 //! mergeable accumulators), `parallel` (rayon over replications), `rng` (streams),
-//! `decisions` (what to improve and interval search: candidate designs on common random numbers).
+//! `decisions` (what to improve and interval search: candidate designs on common random numbers),
+//! `sort` (life data's packed keys).
 
 pub mod agenda;
 pub mod alt;
@@ -19,6 +20,7 @@ pub mod mission;
 pub mod parallel;
 pub mod rng;
 pub mod sim;
+pub mod sort;
 pub mod stats;
 
 /// Version of the engine, reported with every simulation result.
