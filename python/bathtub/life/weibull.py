@@ -113,18 +113,19 @@ def weibull_mle(data: LifeData) -> WeibullMLE:
     sum_lf = dot(fn, lf)
     sum_fc = sum_lf - r * lmax
 
+    big = f.size + r_t.size > 40_000
+    # an even subsample (times are sorted, so a stride spans the range) for a warm start;
+    # Newton's quadratic convergence then needs only two or three full passes
+    k = (f.size + r_t.size) // 20_000 if big else 1
+    sfc, sfw = fc[::k], fn[::k]
+    sr = float(sfw.sum())
+    sum_sfc = dot(sfw, sfc)
     # start: the moment estimate from the failures' log times (shape ~ 1.28 / sd of ln t)
-    mu = sum_fc / r
-    dev = fc - mu
-    sd = math.sqrt(max(dot(fn, dev * dev) / r, 1e-300))
+    dev = sfc - sum_sfc / sr
+    sd = math.sqrt(max(dot(sfw, dev * dev) / sr, 1e-300))
     beta = min(max(1.2825 / sd, 1e-3), 1e4) if sd > 0 else 1.0
-    if f.size + r_t.size > 40_000:
-        # warm start on an even subsample (times are sorted, so a stride spans the range);
-        # Newton's quadratic convergence then needs only two or three full passes
-        k = (f.size + r_t.size) // 20_000
-        fw = fn[::k]
-        sub = (_Part(fc[::k], fw), _Part(rc[::k], rn[::k]))
-        beta, _ = _newton(sub, float(fw.sum()), dot(fw, fc[::k]), beta, 1e-6)
+    if big:
+        beta, _ = _newton((_Part(sfc, sfw), _Part(rc[::k], rn[::k])), sr, sum_sfc, beta, 1e-6)
     # a relative step below 1e-6 leaves an error ~1e-12 after it is taken (quadratic convergence)
     beta, (s0, s1, s2) = _newton((_Part(fc, fn), _Part(rc, rn)), r, sum_fc, beta, 1e-6)
     log_alpha = lmax + (math.log(s0) - math.log(r)) / beta
