@@ -2,6 +2,8 @@
 
 from collections.abc import Mapping
 
+import numpy as np
+
 __version__: str
 
 from bathtub.errors import EngineError as EngineError  # the library's class, raised by the engine
@@ -136,3 +138,5 @@ def alt_bootstrap(
     threads: int | None = None,
     jackknife: bool = False,
 ) -> tuple[list[float], list[float]]: ...
+def sort_u64(keys: np.ndarray) -> None:
+    """Sort a C-contiguous uint64 array in place (Rust's unstable sort, the GIL released)."""

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from bathtub import _engine
 from bathtub.errors import InputError, RowError
 
 FAILURE, RIGHT, LEFT = 0, 1, -1
@@ -68,6 +69,37 @@ def _collapse(x: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarr
     return xs[starts], counts
 
 
+def _collapse_exact_right(
+    times: np.ndarray, right: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Unit rows of failures and suspensions (`right` true) in one sort: (f, fn, r, rn, before),
+    `before` the units (of either kind) strictly before each distinct failure time.
+
+    For t >= 0 the bits of a float64 read as an unsigned integer order like t; shifted left one
+    place with the censoring flag in the freed bit, one integer sort orders every row by (time,
+    failure first), ties become equal keys, and a failure's position in that order counts the
+    units before it (what ranks need): one sort instead of one per kind and a merge of the two.
+    """
+    key = (times + 0.0).view(np.uint64)  # + 0.0: -0.0 (sign bit set) becomes 0.0; a new array
+    key <<= np.uint64(1)
+    key |= right.view(np.uint8)
+    _engine.sort_u64(key)  # Rust's sort: ~3x NumPy's on this machine (see rust/engine/src/sort.rs)
+    first = np.empty(key.size, dtype=bool)
+    first[0] = True
+    np.not_equal(key[1:], key[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    distinct = starts.size == key.size  # continuous times: every count is 1, nothing to gather
+    keys = key if distinct else key[starts]
+    susp = (keys & np.uint64(1)).astype(bool)
+    t = (keys >> np.uint64(1)).view(np.float64)
+    # index arrays, not boolean masks: a 70/30 mask costs a mispredicted branch per row
+    fi, si = np.flatnonzero(~susp), np.flatnonzero(susp)
+    if distinct:
+        return t.take(fi), np.ones(fi.size), t.take(si), np.ones(si.size), fi.astype(float)
+    counts = np.diff(starts, append=key.size).astype(float)
+    return t.take(fi), counts.take(fi), t.take(si), counts.take(si), starts.take(fi).astype(float)
+
+
 def _collapse2(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     keep = w > 0
     a, b, w = a[keep], b[keep], w[keep]
@@ -91,6 +123,9 @@ class LifeData:
     il: np.ndarray  # interval-censored: failed in (il, ir]
     ir: np.ndarray
     inn: np.ndarray
+    # units strictly before each exact failure time, when construction sorted both kinds
+    # together (see `units_before`)
+    f_before: np.ndarray | None = field(default=None, repr=False)
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -116,7 +151,11 @@ class LifeData:
         rows = _rows(x, c, n, xl, xr, names)
         counts = rows.counts
         empty = np.empty(0)
-        if rows.times is not None and rows.codes is not None:
+        before = None
+        if rows.times is not None and rows.codes is not None and n is None and bool(np.all(rows.codes >= FAILURE)):
+            f, fn, r, rn, before = _collapse_exact_right(rows.times, rows.codes == RIGHT)
+            lt, ln, il, ir, inn = empty, empty, empty, empty, empty
+        elif rows.times is not None and rows.codes is not None:
             times, codes, weights = rows.times, rows.codes, None if n is None else counts
 
             def part(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -139,7 +178,7 @@ class LifeData:
             r, rn = _collapse(lo[right], counts[right])
             lt, ln = _collapse(hi[left], counts[left])
             il, ir, inn = _collapse2(lo[inter], hi[inter], counts[inter])
-        data = cls(f, fn, r, rn, lt, ln, il, ir, inn)
+        data = cls(f, fn, r, rn, lt, ln, il, ir, inn, before)
         if data.n == 0:
             raise InputError(names["n"], "counts add to 0: no data")
         return data
@@ -174,6 +213,18 @@ class LifeData:
         return cls.from_arrays(x, c)
 
     # ---- summaries ----------------------------------------------------------------------
+    def units_before(self) -> np.ndarray:
+        """Units (failed or suspended) strictly before each exact failure time: the failures
+        before it and the suspensions before it (one at a failure's time counts after it, the
+        ranks' convention). Exact and right-censored data; kept once computed."""
+        if self.f_before is None:
+            # f and r are sorted: locate the (fewer) suspensions among the failures, sum counts
+            pos = np.searchsorted(self.f, self.r, side="right")  # failures at or before each suspension
+            before = np.cumsum(np.bincount(pos, weights=self.rn, minlength=self.f.size + 1))[: self.f.size]
+            object.__setattr__(self, "f_before", np.cumsum(self.fn) - self.fn + before)  # a cache of derived data
+        assert self.f_before is not None
+        return self.f_before
+
     @property
     def n(self) -> int:
         """Number of units (sum of counts)."""
@@ -263,10 +314,13 @@ def _rows(x: Any, c: Any, n: Any, xl: Any, xr: Any, names: Mapping[str, str]) ->
             raise InputError(names[role], f"has {len(col)} rows, expected {length} like the other columns")
     if not length:
         raise InputError(names["x" if x is not None else "xl"], "no rows")
-    counts = np.ones(length) if n is None else _numbers(n, names["n"], allow_missing=False)
-    bad = (counts < 0) | (counts != np.floor(counts))
-    if bad.any():
-        raise RowError(names["n"], int(np.argmax(bad)), "counts must be whole numbers >= 0")
+    if n is None:
+        counts = np.ones(length)
+    else:
+        counts = _numbers(n, names["n"], allow_missing=False)
+        bad = (counts < 0) | (counts != np.floor(counts))
+        if bad.any():
+            raise RowError(names["n"], int(np.argmax(bad)), "counts must be whole numbers >= 0")
     if x is not None:
         times = _numbers(x, names["x"], allow_missing=False)
         _check_times(times, names["x"])

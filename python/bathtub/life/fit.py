@@ -38,7 +38,18 @@ from bathtub.life.data import LifeData
 from bathtub.life.dists import Dist
 from bathtub.life.likelihood import data_scale, maximise, observed_information, polish, spec_loglik
 from bathtub.life.metrics import discrete_metrics, life_items, life_warnings
-from bathtub.life.model import DISCRETE_WEIBULL, FIT_FAMILIES, LOC, POS, REAL_LINE, UNIT, WEIGHT, ModelSpec
+from bathtub.life.model import (
+    DISCRETE_WEIBULL,
+    FIT_FAMILIES,
+    LOC,
+    LOGLOC,
+    POS,
+    REAL,
+    REAL_LINE,
+    UNIT,
+    WEIGHT,
+    ModelSpec,
+)
 from bathtub.life.ranks import anderson_darling, rank_regression
 from bathtub.life.starts import starts
 from bathtub.life.weibull import weibull_mle
@@ -212,15 +223,18 @@ def _fit_spec_inner(
     data: LifeData, spec: ModelSpec, method: str, bounds: str, median_ranks: str
 ) -> LifeFit:
     _check_data(data, spec)
-    scale = data_scale(data)
+    # the data's scale enters only real-valued coordinates (t / scale, ln t - ln scale) and the
+    # mixture checks; a model of logs and logits alone never reads it, so it costs no pass
+    scale = data_scale(data) if spec.modes > 1 or any(k in (REAL, LOGLOC) for k in spec.kinds) else 1.0
     tmin = data.min_time() if spec.offset else 1.0
     notes: list[str] = []
     cov: np.ndarray | None = None
+    logsf_f: np.ndarray | None = None  # the fitted ln S at data.f, when a closed-form fit has it
     info: np.ndarray | None = None  # observed information in the unconstrained coordinates, if known
     plain = not (spec.offset or spec.zi or spec.lfp) and spec.modes == 1
     if method == "mle" and plain and spec.distribution == "weibull" and data.only_exact_and_right:
-        alpha, beta, ll, cov = weibull_mle(data)
-        theta = np.array([alpha, beta])
+        wf = weibull_mle(data)
+        theta, ll, cov, logsf_f = np.array([wf.alpha, wf.beta]), wf.log_likelihood, wf.covariance, wf.logsf_failures
     elif method == "mle" and plain and spec.distribution == "exponential" and data.only_exact_and_right:
         r = float(data.fn.sum())
         lam = r / float(data.fn @ data.f + data.rn @ data.r)  # closed form: failures / total time
@@ -281,7 +295,7 @@ def _fit_spec_inner(
     nonregular = spec.distribution == "uniform" or (spec.distribution == "exponential" and spec.offset)
     if bounds == "likelihood" and not nonregular:
         ci = _profile_bounds(spec, theta, ll, data, scale, tmin, ci)
-    gof = _gof(spec, theta, ll, data)
+    gof = _gof(spec, theta, ll, data, logsf_f)
     life = life_items(spec, theta, cov_u, ll, data, scale, tmin, "fisher" if nonregular else bounds)
     if any(x["value"] is None for x in life):
         notes.append("life metrics that a limited failure population never reaches are null")
@@ -509,7 +523,9 @@ def _profile_bounds(
     return tuple(out)
 
 
-def _gof(spec: ModelSpec, theta: np.ndarray, ll: float, data: LifeData) -> list[dict[str, Any]]:
+def _gof(
+    spec: ModelSpec, theta: np.ndarray, ll: float, data: LifeData, logsf_f: np.ndarray | None = None
+) -> list[dict[str, Any]]:
     k, n = spec.k, data.n
     aic = 2 * k - 2 * ll
     aicc = aic + (2 * k * (k + 1) / (n - k - 1) if n - k - 1 > 0 else math.inf)
@@ -521,8 +537,7 @@ def _gof(spec: ModelSpec, theta: np.ndarray, ll: float, data: LifeData) -> list[
         {"id": "bic", "label": "BIC", "value": float(bic)},
     ]
     if spec.distribution != DISCRETE_WEIBULL and not spec.zi:
-        dist = spec.build(theta)
-        ad = anderson_darling(dist.logsf, data)
+        ad = anderson_darling(spec.build(theta).logsf if logsf_f is None else logsf_f, data)
         if ad is not None:
             out.append({"id": "ad", "label": "Anderson–Darling (adjusted)", "value": ad})
     return out

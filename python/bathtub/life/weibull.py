@@ -6,47 +6,66 @@ For a fixed shape beta the scale's MLE is closed form, alpha^beta = sum_all n t^
     g(beta) = r/beta + sum_f n ln t - r S1/S0,   S_k = sum_all n (ln t)^k t^beta,
 
 which is strictly decreasing (g' = -r/beta^2 - r Var_w(ln t) < 0): safeguarded Newton
-reaches machine precision in a handful of O(n) passes. Times are centred on the largest
-log time so t^beta never overflows. The observed information is analytic.
+reaches machine precision in a handful of O(n) passes, each one exp and three fused dot
+products per row (failures and suspensions kept apart, never concatenated). Times are centred
+on the largest log time so t^beta never overflows. The log-likelihood and the observed
+information follow in closed form from the last pass's sums, and the fitted log survival at
+the failure times (what the Anderson–Darling statistic needs) from the same log times.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from bathtub.life.data import LifeData
 
 
-def _dot(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.multiply(a, b).sum())
+def dot(a: np.ndarray, b: np.ndarray) -> float:
+    """sum a*b in one pass, single-threaded: BLAS `@` spins up its thread pool for large vectors
+    (8 ms of CPU for 10^6 rows on a busy 2-core machine, against 0.5 ms here)."""
+    return float(np.einsum("i,i->", a, b))
 
 
-class _Sums:
-    """Weighted log times, centred, with the products every Newton pass reuses."""
+class _Part:
+    """One observation kind's centred log times c with their weights, and the products every
+    Newton pass reuses (w c, w c^2; unit weights skip the multiplications)."""
 
     def __init__(self, c: np.ndarray, w: np.ndarray) -> None:
         self.c = c
-        self.unit = bool(np.all(w == 1.0))
-        self.w, self.wc, self.wc2 = (None, c, c * c) if self.unit else (w, w * c, w * c * c)
+        self.w = None if bool(np.all(w == 1.0)) else w
+        wc = c if self.w is None else w * c
+        self.wc, self.wc2 = wc, wc * c
 
-    def moments(self, beta: float) -> tuple[float, float, float]:
-        """(S0, S1, S2) = sum w c^k e^(beta c): one exp and three dot products."""
-        # multiply-and-sum, not `@`: BLAS dot is slower than two vectorised passes here
+    def add(self, beta: float, acc: list[float]) -> None:
+        """Add (S0, S1, S2) = sum w c^k e^(beta c) over this part to acc."""
+        if self.c.size == 0:
+            return
         e = np.exp(beta * self.c)
-        s0 = float(e.sum()) if self.unit else _dot(e, self.w)
-        return s0, _dot(e, self.wc), _dot(e, self.wc2)
+        acc[0] += float(e.sum()) if self.w is None else dot(e, self.w)
+        acc[1] += dot(e, self.wc)
+        acc[2] += dot(e, self.wc2)
 
 
-def _newton(sums: _Sums, r: float, sum_fc: float, beta: float, tol: float) -> tuple[float, tuple[float, ...]]:
+def _moments(parts: tuple[_Part, ...], beta: float) -> tuple[float, float, float]:
+    acc = [0.0, 0.0, 0.0]
+    for p in parts:
+        p.add(beta, acc)
+    return acc[0], acc[1], acc[2]
+
+
+def _newton(
+    parts: tuple[_Part, ...], r: float, sum_fc: float, beta: float, tol: float
+) -> tuple[float, tuple[float, float, float]]:
     """Root of the profile score by Newton inside a shrinking bracket.
 
     Returns the root and the moments at the last evaluated shape; once a step is below `tol`
     (relative) the error left after taking it is ~tol^2, so no further pass is needed.
     """
     lo, hi = 0.0, math.inf
-    mom = sums.moments(beta)
+    mom = _moments(parts, beta)
     for _ in range(200):
         s0, s1, s2 = mom
         m1 = s1 / s0
@@ -64,35 +83,51 @@ def _newton(sums: _Sums, r: float, sum_fc: float, beta: float, tol: float) -> tu
             d = new - beta
             return new, (s0 + d * s1, s1 + d * s2, s2)
         beta = new
-        mom = sums.moments(beta)
+        mom = _moments(parts, beta)
     return beta, mom
 
 
-def weibull_mle(data: LifeData) -> tuple[float, float, float, np.ndarray]:
-    """(alpha, beta, log-likelihood, covariance of (alpha, beta)) for exact + right-censored data."""
-    t = np.concatenate([data.f, data.r])
-    w = np.concatenate([data.fn, data.rn])
-    lf = np.log(data.f)
-    r = float(data.fn.sum())
-    lt = np.log(t)
-    lmax = float(lt.max())
-    c = lt - lmax
-    sum_lf = _dot(data.fn, lf)
+@dataclass(frozen=True)
+class WeibullMLE:
+    """The fit and what the goodness of fit reuses: ln S at each distinct failure time."""
+
+    alpha: float
+    beta: float
+    log_likelihood: float
+    covariance: np.ndarray  # of (alpha, beta)
+    logsf_failures: np.ndarray  # -(t/alpha)^beta at data.f
+
+
+def weibull_mle(data: LifeData) -> WeibullMLE:
+    """The MLE of (alpha, beta) for exact + right-censored data, its log-likelihood and covariance."""
+    f, fn, r_t, rn = data.f, data.fn, data.r, data.rn
+    if r_t.size and r_t[0] == 0.0:
+        # a unit suspended at t = 0 says nothing (S(0) = 1) and has no log time; r is sorted
+        r_t, rn = r_t[1:], rn[1:]
+    lf = np.log(f)
+    lr = np.log(r_t)
+    # f and r are sorted: the largest log time is the last of either
+    lmax = float(max(lf[-1], lr[-1])) if lr.size else float(lf[-1])
+    fc, rc = lf - lmax, lr - lmax
+    r = float(fn.sum())
+    sum_lf = dot(fn, lf)
     sum_fc = sum_lf - r * lmax
 
+    big = f.size + r_t.size > 40_000
+    # an even subsample (times are sorted, so a stride spans the range) for a warm start;
+    # Newton's quadratic convergence then needs only two or three full passes
+    k = (f.size + r_t.size) // 20_000 if big else 1
+    sfc, sfw = fc[::k], fn[::k]
+    sr = float(sfw.sum())
+    sum_sfc = dot(sfw, sfc)
     # start: the moment estimate from the failures' log times (shape ~ 1.28 / sd of ln t)
-    mu = sum_fc / r
-    sd = math.sqrt(max(_dot(data.fn, (lf - lmax - mu) ** 2) / r, 1e-300))
+    dev = sfc - sum_sfc / sr
+    sd = math.sqrt(max(dot(sfw, dev * dev) / sr, 1e-300))
     beta = min(max(1.2825 / sd, 1e-3), 1e4) if sd > 0 else 1.0
-    if t.size > 40_000:
-        # warm start on an even subsample (times are sorted, so a stride spans the range);
-        # Newton's quadratic convergence then needs only two or three full passes
-        k = t.size // 20_000
-        fc, fw, rc, rw = lf[::k] - lmax, data.fn[::k], np.log(data.r[::k]) - lmax, data.rn[::k]
-        sub = _Sums(np.concatenate([fc, rc]), np.concatenate([fw, rw]))
-        beta, _ = _newton(sub, float(fw.sum()), float(fw @ fc), beta, 1e-6)
+    if big:
+        beta, _ = _newton((_Part(sfc, sfw), _Part(rc[::k], rn[::k])), sr, sum_sfc, beta, 1e-6)
     # a relative step below 1e-6 leaves an error ~1e-12 after it is taken (quadratic convergence)
-    beta, (s0, s1, s2) = _newton(_Sums(c, w), r, sum_fc, beta, 1e-6)
+    beta, (s0, s1, s2) = _newton((_Part(fc, fn), _Part(rc, rn)), r, sum_fc, beta, 1e-6)
     log_alpha = lmax + (math.log(s0) - math.log(r)) / beta
     alpha = math.exp(log_alpha)
 
@@ -107,4 +142,5 @@ def weibull_mle(data: LifeData) -> tuple[float, float, float, np.ndarray]:
     h_bb = -r / beta**2 - swzl2
     h_ab = -r / alpha + swz / alpha + beta * swzl / alpha
     info = -np.array([[h_aa, h_ab], [h_ab, h_bb]])
-    return alpha, beta, ll, np.linalg.inv(info)
+    logsf = -np.exp(beta * (lf - log_alpha))
+    return WeibullMLE(alpha, beta, ll, np.linalg.inv(info), logsf)

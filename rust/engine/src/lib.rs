@@ -5,7 +5,8 @@
 //! `sim` (the event core; `plain` its core path as one loop), `availability` and `mission` (the two run kinds with their
 //! mergeable accumulators), `parallel` (rayon over replications), `rng` (streams),
 //! `decisions` (what to improve and interval search: candidate designs on common random numbers),
-//! `rare` (steady-state unavailability of Markovian diagrams by failure biasing).
+//! `rare` (steady-state unavailability of Markovian diagrams by failure biasing),
+//! `sort` (life data's packed keys).
 
 pub mod agenda;
 pub mod alt;
@@ -22,6 +23,7 @@ mod plain;
 pub mod rare;
 pub mod rng;
 pub mod sim;
+pub mod sort;
 pub mod stats;
 
 /// Version of the engine, reported with every simulation result.

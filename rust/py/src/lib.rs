@@ -11,6 +11,7 @@ use bathtub_engine::mission::{self, MissionAcc, MissionOptions};
 use bathtub_engine::parallel::Control;
 use bathtub_engine::rare::{self, RareOptions};
 use bathtub_engine::rng::Stream;
+use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::{create_exception, import_exception};
@@ -530,6 +531,14 @@ fn alt_bootstrap(
     })
 }
 
+/// Sort a C-contiguous uint64 array in place (life data's packed keys), the GIL released.
+#[pyfunction]
+fn sort_u64(py: Python<'_>, keys: PyBuffer<u64>) -> PyResult<()> {
+    let mut v = keys.to_vec(py)?;
+    py.detach(|| bathtub_engine::sort::sort_u64(&mut v));
+    keys.copy_from_slice(py, &v)
+}
+
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", bathtub_engine::VERSION)?;
@@ -551,5 +560,6 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_rare, m)?)?;
     m.add_function(wrap_pyfunction!(alt_fit, m)?)?;
     m.add_function(wrap_pyfunction!(alt_bootstrap, m)?)?;
+    m.add_function(wrap_pyfunction!(sort_u64, m)?)?;
     Ok(())
 }
