@@ -15,7 +15,9 @@ over the rounds, beside the absolute figure and the machine it came from.
     b.write()
 
 A case is a zero-argument callable returning a dict of measured quantities (e.g.
-{"seconds": ..., "rate": ...}); `timed` wraps a plain function into one.
+{"seconds": ..., "rate": ...}); `timed` wraps a plain function into one, and `kept` keeps its
+last answer for `Bench.check`, which compares ours with a peer's and exits non-zero beyond the
+stated tolerance (a bench never reports the speed of a wrong answer).
 """
 
 from __future__ import annotations
@@ -71,6 +73,17 @@ def timed(fn: Callable[[], Any], work: Callable[[Any], float] | None = None) -> 
     return case
 
 
+def kept(store: dict[str, Any], name: str, fn: Callable[[], Any]) -> Callable[[], Any]:
+    """`fn`, leaving its last output in `store[name]`: the answers the correctness checks compare
+    after the timed rounds (wrap it in `timed`)."""
+
+    def run() -> Any:
+        store[name] = fn()
+        return store[name]
+
+    return run
+
+
 def spread(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
 
@@ -84,6 +97,7 @@ class Bench:
         self.started = datetime.now(UTC).isoformat(timespec="seconds")
         self.load_before = load()
         self.figures: list[dict[str, Any]] = []
+        self.checks: list[dict[str, Any]] = []
 
     def interleave(self, cases: dict[str, Case], repeats: int, warmup: int = 1) -> dict[str, list[dict[str, float]]]:
         """Run every case once per round, `repeats` rounds, after `warmup` unrecorded ones."""
@@ -109,9 +123,21 @@ class Bench:
         self.figures.append(fig)
         return fig
 
+    def check(self, label: str, difference: float, tolerance: float) -> None:
+        """Ours against a peer's answer: exit non-zero when they differ by more than the stated
+        tolerance (or the difference is not a number), so a bench never reports the speed of a
+        wrong answer. Every check is kept in the results file beside the figures."""
+        ok = bool(difference <= tolerance)  # False for NaN too
+        self.checks.append({"check": label, "difference": difference, "tolerance": tolerance, "ok": ok})
+        print(f"  check {label}: {difference:.3g} (tolerance {tolerance:.3g}) {'ok' if ok else 'FAILED'}")
+        if not ok:
+            raise SystemExit(f"{self.name}: {label} differs by {difference:.3g}, beyond the tolerance "
+                             f"{tolerance:.3g}; no figures written")
+
     def record(self) -> dict[str, Any]:
         return {"bench": self.name, "command": self.command, "started": self.started, "machine": machine(),
-                "load_before": self.load_before, "load_after": load(), "figures": self.figures}
+                "load_before": self.load_before, "load_after": load(), "figures": self.figures,
+                "checks": self.checks}
 
     def write(self) -> Path:
         RESULTS.mkdir(exist_ok=True)
@@ -148,8 +174,14 @@ def relation(f: dict[str, Any], bold: bool = False) -> str:
     """The per-round ratio to the baseline: median (min–max), > 1 when ours is ahead."""
     r = f["ratio"]
     word = "of" if f["higher_is_better"] else "faster than"
-    median = f"**{r['median']:.3g}×**" if bold else f"{r['median']:.3g}×"
-    return f"{median} {word} {f['baseline']} ({r['min']:.3g}–{r['max']:.3g}, {r['n']} interleaved rounds)"
+    median = f"**{times(r['median'])}×**" if bold else f"{times(r['median'])}×"
+    rounds = "round" if r["n"] == 1 else "rounds"
+    return f"{median} {word} {f['baseline']} ({times(r['min'])}–{times(r['max'])}, {r['n']} interleaved {rounds})"
+
+
+def times(r: float) -> str:
+    """A ratio: three significant figures, whole thousands with separators ("5,420")."""
+    return f"{r:,.0f}" if abs(r) >= 1000 else f"{r:.3g}"
 
 
 def describe(f: dict[str, Any]) -> str:
