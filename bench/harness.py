@@ -173,10 +173,14 @@ def span(f: dict[str, Any]) -> str:
 def relation(f: dict[str, Any], bold: bool = False) -> str:
     """The per-round ratio to the baseline: median (min–max), > 1 when ours is ahead."""
     r = f["ratio"]
-    word = "of" if f["higher_is_better"] else "faster than"
-    median = f"**{times(r['median'])}×**" if bold else f"{times(r['median'])}×"
+    mid, lo, hi, word = r["median"], r["min"], r["max"], "of"
+    if not f["higher_is_better"]:  # times: "3× faster than", or "3× slower than" rather than "0.33× faster"
+        word = "faster than"
+        if mid < 1:
+            mid, lo, hi, word = 1 / mid, 1 / hi, 1 / lo, "slower than"
+    median = f"**{times(mid)}×**" if bold else f"{times(mid)}×"
     rounds = "round" if r["n"] == 1 else "rounds"
-    return f"{median} {word} {f['baseline']} ({times(r['min'])}–{times(r['max'])}, {r['n']} interleaved {rounds})"
+    return f"{median} {word} {f['baseline']} ({times(lo)}–{times(hi)}, {r['n']} interleaved {rounds})"
 
 
 def times(r: float) -> str:
