@@ -127,6 +127,7 @@ class Bench:
         """Ours against a peer's answer: exit non-zero when they differ by more than the stated
         tolerance (or the difference is not a number), so a bench never reports the speed of a
         wrong answer. Every check is kept in the results file beside the figures."""
+        difference, tolerance = float(difference), float(tolerance)
         ok = bool(difference <= tolerance)  # False for NaN too
         self.checks.append({"check": label, "difference": difference, "tolerance": tolerance, "ok": ok})
         print(f"  check {label}: {difference:.3g} (tolerance {tolerance:.3g}) {'ok' if ok else 'FAILED'}")
