@@ -172,7 +172,8 @@ def span(f: dict[str, Any]) -> str:
 
 
 def relation(f: dict[str, Any], bold: bool = False) -> str:
-    """The per-round ratio to the baseline: median (min–max), > 1 when ours is ahead."""
+    """The per-round ratio to the baseline: median (min–max), > 1 when ours is ahead; a time ratio
+    below 1 is turned round and read "N× slower than"."""
     r = f["ratio"]
     mid, lo, hi, word = r["median"], r["min"], r["max"], "of"
     if not f["higher_is_better"]:  # times: "3× faster than", or "3× slower than" rather than "0.33× faster"
