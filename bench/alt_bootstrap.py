@@ -90,9 +90,9 @@ def main() -> None:
     count, fits = args.replicates, args.peer_fits
     rounds = bench.interleave({
         "bathtub": timed(kept(out, "ours", lambda: replicates(model, d, count=count, threads=args.threads)),
-                         work=lambda _: count),
+                         work=lambda _: count, calls=None),
         "reliability": timed(kept(out, "peer", lambda: [reliability_fit(t, c, s) for _ in range(fits)][-1]),
-                             work=lambda _: fits)}, repeats)
+                             work=lambda _: fits, calls=None)}, repeats)
     peer = out["peer"]
     peer_ll = log_likelihood(float(np.log(peer.b)), float(peer.a), float(peer.beta), t, c, s)
     our_ll = log_likelihood(*ours, t, c, s)

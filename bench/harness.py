@@ -23,6 +23,7 @@ stated tolerance (a bench never reports the speed of a wrong answer).
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import statistics
@@ -56,15 +57,29 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def timed(fn: Callable[[], Any], work: Callable[[Any], float] | None = None) -> Case:
-    """A case timing `fn`: wall and CPU seconds of this process (all its threads), and
-    `rate` = work(result) per wall second and `cpu_rate` per CPU second when `work` is given."""
+MIN_ROUND = 0.2  # seconds: `timed(..., calls=None)` batches calls up to at least this much a round
+
+
+def timed(fn: Callable[[], Any], work: Callable[[Any], float] | None = None, calls: int | None = 1) -> Case:
+    """A case timing `fn`: wall and CPU seconds of this process (all its threads) per call, and
+    `rate` = work(result) per wall second and `cpu_rate` per CPU second when `work` is given.
+
+    `calls` > 1 times that many calls together; None sets it at the first (warm-up) call, so
+    a round lasts at least MIN_ROUND. Work of a few milliseconds needs it on a shared machine:
+    a single short call often runs within one time slice while a longer one on the other side
+    of the ratio waits for the CPU, which biases the ratio (seen: 10× where CPU time says 1.4×)."""
+    batch = calls
 
     def case() -> dict[str, float]:
+        nonlocal batch
+        n = batch or 1
         t0, c0 = time.perf_counter(), time.process_time()
-        out = fn()
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        m = {"seconds": wall, "cpu_seconds": cpu}
+        for _ in range(n):
+            out = fn()
+        wall, cpu = (time.perf_counter() - t0) / n, (time.process_time() - c0) / n
+        if batch is None:
+            batch = max(1, math.ceil(MIN_ROUND / max(wall, 1e-9)))
+        m = {"seconds": wall, "cpu_seconds": cpu, "calls": n}
         if work is not None:
             w = float(work(out))
             m |= {"work": w, "rate": w / wall, "cpu_rate": w / cpu if cpu > 0 else float("nan")}

@@ -100,14 +100,14 @@ def bench_km(bench: Bench, sizes: list[int], repeats: int, slow_repeats: int) ->
         x, c = km_data(n)
         out: dict = {}
         note = f"n = {n:,}, ~30% right-censored, ties at 0.01; ours with Greenwood bounds, at-risk table and metrics"
-        cases = {"bathtub": timed(kept(out, "bathtub", lambda x=x, c=c: km_ours(x, c))),
-                 "lifelines": timed(kept(out, "lifelines", lambda x=x, c=c: km_lifelines(x, c)))}
+        cases = {"bathtub": timed(kept(out, "bathtub", lambda x=x, c=c: km_ours(x, c)), calls=None),
+                 "lifelines": timed(kept(out, "lifelines", lambda x=x, c=c: km_lifelines(x, c)), calls=None)}
         if n <= 1000:
-            cases["reliability"] = timed(kept(out, "reliability", lambda x=x, c=c: km_reliability(x, c)))
+            cases["reliability"] = timed(kept(out, "reliability", lambda x=x, c=c: km_reliability(x, c)), calls=None)
         rounds = bench.interleave(cases, repeats)
         if n > 1000 and n <= 10_000:  # quadratic peer: its own, shorter interleaved rounds
             slow = bench.interleave({"bathtub": cases["bathtub"], "reliability": timed(kept(
-                out, "reliability", lambda x=x, c=c: km_reliability(x, c)))}, slow_repeats, warmup=0)
+                out, "reliability", lambda x=x, c=c: km_reliability(x, c)), calls=None)}, slow_repeats, warmup=0)
             rounds["bathtub, beside reliability"], rounds["reliability"] = slow["bathtub"], slow["reliability"]
         for peer in ("lifelines", "reliability"):
             if peer in rounds:
@@ -134,8 +134,9 @@ def bench_turnbull(bench: Bench, sizes: list[int], repeats: int, slow_repeats: i
             x, c, k, t = xcnt_handler(xl=xl, xr=xr)
             return surpyval_turnbull(x, c, k, t, estimator="Kaplan-Meier", tol=1e-12, max_iter=100_000)
 
-        ours = timed(kept(out, "bathtub", lambda xl=xl, xr=xr: turnbull(xl, xr, bootstrap=0)))
-        rounds = bench.interleave({"bathtub": ours, "surpyval": timed(kept(out, "surpyval", run_surpyval))}, repeats)
+        ours = timed(kept(out, "bathtub", lambda xl=xl, xr=xr: turnbull(xl, xr, bootstrap=0)), calls=None)
+        rounds = bench.interleave({"bathtub": ours, "surpyval": timed(kept(out, "surpyval", run_surpyval),
+                                                                      calls=None)}, repeats)
         fit = out["bathtub"]
         bench.check(f"Turnbull n={n} max |dS| to surpyval", sf_gap((out["surpyval"]["x"], out["surpyval"]["R"]),
                                                                    (fit.time, fit.sf)), TOLERANCE["Turnbull surpyval"])
@@ -144,7 +145,7 @@ def bench_turnbull(bench: Bench, sizes: list[int], repeats: int, slow_repeats: i
                      higher_is_better=False, note=note)
         if n <= 1000:
             slow = bench.interleave({"bathtub": ours, "lifelines": timed(kept(
-                out, "lifelines", lambda xl=xl, xr=xr: npmle(xl, xr, tol=1e-7)))}, slow_repeats, warmup=0)
+                out, "lifelines", lambda xl=xl, xr=xr: npmle(xl, xr, tol=1e-7)), calls=None)}, slow_repeats, warmup=0)
             p = np.asarray(out["lifelines"][0])
             gap = float(np.max(np.abs(p - fit.mass))) if p.size == fit.mass.size else float("nan")
             bench.check(f"Turnbull n={n} max |d mass| to lifelines", gap, TOLERANCE["Turnbull lifelines"])

@@ -7,8 +7,8 @@ interleaved in the same run by the shared harness (bench/harness.py).
 
 lifelines and statsmodels run at n <= --peer-max (at 10^6 they take minutes); R (Rscript with
 the survival package: Debian's r-cran-survival) at every n. R runs as one persistent process
-that has read the data once, and each round asks it for one fit, timed inside R (system.time
-around coxph), so its rounds interleave with ours like the others'.
+that has read the data once, and each round asks it for its batch of fits, timed inside R
+(system.time around coxph), so its rounds interleave with ours like the others'.
 
 Each figure is the per-round ratio of the peer's wall time to ours. Every peer's coefficients
 are checked against ours first and the run exits non-zero beyond TOLERANCE (below).
@@ -17,6 +17,7 @@ are checked against ours first and the run exits non-zero beyond TOLERANCE (belo
 from __future__ import annotations
 
 import argparse
+import math
 import shutil
 import subprocess
 import sys
@@ -29,7 +30,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import Bench, kept, timed
+from harness import MIN_ROUND, Bench, kept, timed
 
 from bathtub.regression.cox import fit_cox
 
@@ -42,8 +43,10 @@ d <- read.csv("{csv}")
 cat("ready\\n"); flush(stdout())
 con <- file("stdin"); open(con)
 while (length(line <- readLines(con, n = 1)) > 0) {{
-  s <- system.time(f <- coxph(Surv(t, e) ~ x0 + x1 + x2 + x3 + x4, data = d, ties = "efron"))
-  cat("fit", s[["elapsed"]], s[["user.self"]] + s[["sys.self"]], formatC(coef(f), digits = 17, format = "g"), "\\n")
+  k <- as.integer(line)
+  s <- system.time(for (i in seq_len(k)) f <- coxph(Surv(t, e) ~ x0 + x1 + x2 + x3 + x4, data = d, ties = "efron"))
+  cat("fit", s[["elapsed"]] / k, (s[["user.self"]] + s[["sys.self"]]) / k,
+      formatC(coef(f), digits = 17, format = "g"), "\\n")
   flush(stdout())
 }}"""
 
@@ -75,7 +78,8 @@ def statsmodels_fit(x, t, e):
 
 
 class RSession:
-    """One Rscript holding the data; `fit` asks it for one coxph fit, timed inside R."""
+    """One Rscript holding the data; `fit` asks it for a batch of coxph fits, timed inside R (one at
+    the first call, then enough for MIN_ROUND seconds, like the harness's `timed(..., calls=None)`)."""
 
     def __init__(self, csv: Path) -> None:
         self.proc = subprocess.Popen(["Rscript", "-e", R_LOOP.format(csv=csv)], stdin=subprocess.PIPE,
@@ -83,15 +87,20 @@ class RSession:
         if self.proc.stdout.readline().strip() != "ready":
             raise SystemExit("Rscript did not start (is r-cran-survival installed?)")
         self.coef = np.full(5, np.nan)
+        self.calls = 0
 
     def fit(self) -> dict[str, float]:
-        self.proc.stdin.write("fit\n")
+        n = self.calls or 1
+        self.proc.stdin.write(f"{n}\n")
         self.proc.stdin.flush()
         words = self.proc.stdout.readline().split()
         if not words or words[0] != "fit":
             raise SystemExit(f"Rscript failed: {' '.join(words)!r}")
         self.coef = np.array([float(v) for v in words[3:]])
-        return {"seconds": float(words[1]), "cpu_seconds": float(words[2])}
+        wall = float(words[1])
+        if not self.calls:
+            self.calls = max(1, math.ceil(MIN_ROUND / max(wall, 1e-3)))  # R's clock ticks in milliseconds
+        return {"seconds": wall, "cpu_seconds": float(words[2]), "calls": n}
 
     def close(self) -> None:
         self.proc.stdin.close()
@@ -122,8 +131,8 @@ def main() -> None:
             frame.to_csv(csv, index=False)
             r = RSession(csv)
             try:
-                cases = {"bathtub": timed(kept(out, "bathtub", lambda x=x, t=t, e=e: ours(x, t, e)))}
-                cases |= {name: timed(kept(out, name, lambda fn=fn, x=x, t=t, e=e: fn(x, t, e)))
+                cases = {"bathtub": timed(kept(out, "bathtub", lambda x=x, t=t, e=e: ours(x, t, e)), calls=None)}
+                cases |= {name: timed(kept(out, name, lambda fn=fn, x=x, t=t, e=e: fn(x, t, e)), calls=None)
                           for name, fn in peers.items()}
                 cases["R coxph"] = r.fit
                 rounds = bench.interleave(cases, args.repeats)
