@@ -15,12 +15,15 @@ over the rounds, beside the absolute figure and the machine it came from.
     b.write()
 
 A case is a zero-argument callable returning a dict of measured quantities (e.g.
-{"seconds": ..., "rate": ...}); `timed` wraps a plain function into one.
+{"seconds": ..., "rate": ...}); `timed` wraps a plain function into one, and `kept` keeps its
+last answer for `Bench.check`, which compares ours with a peer's and exits non-zero beyond the
+stated tolerance (a bench never reports the speed of a wrong answer).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import statistics
@@ -54,21 +57,46 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def timed(fn: Callable[[], Any], work: Callable[[Any], float] | None = None) -> Case:
-    """A case timing `fn`: wall and CPU seconds of this process (all its threads), and
-    `rate` = work(result) per wall second and `cpu_rate` per CPU second when `work` is given."""
+MIN_ROUND = 0.2  # seconds: `timed(..., calls=None)` batches calls up to at least this much a round
+
+
+def timed(fn: Callable[[], Any], work: Callable[[Any], float] | None = None, calls: int | None = 1) -> Case:
+    """A case timing `fn`: wall and CPU seconds of this process (all its threads) per call, and
+    `rate` = work(result) per wall second and `cpu_rate` per CPU second when `work` is given.
+
+    `calls` > 1 times that many calls together; None sets it at the first (warm-up) call, so
+    a round lasts at least MIN_ROUND. Work of a few milliseconds needs it on a shared machine:
+    a single short call often runs within one time slice while a longer one on the other side
+    of the ratio waits for the CPU, which biases the ratio (seen: 10× where CPU time says 1.4×)."""
+    batch = calls
 
     def case() -> dict[str, float]:
+        nonlocal batch
+        n = batch or 1
         t0, c0 = time.perf_counter(), time.process_time()
-        out = fn()
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        m = {"seconds": wall, "cpu_seconds": cpu}
+        for _ in range(n):
+            out = fn()
+        wall, cpu = (time.perf_counter() - t0) / n, (time.process_time() - c0) / n
+        if batch is None:
+            batch = max(1, math.ceil(MIN_ROUND / max(wall, 1e-9)))
+        m = {"seconds": wall, "cpu_seconds": cpu, "calls": n}
         if work is not None:
             w = float(work(out))
             m |= {"work": w, "rate": w / wall, "cpu_rate": w / cpu if cpu > 0 else float("nan")}
         return m
 
     return case
+
+
+def kept(store: dict[str, Any], name: str, fn: Callable[[], Any]) -> Callable[[], Any]:
+    """`fn`, leaving its last output in `store[name]`: the answers the correctness checks compare
+    after the timed rounds (wrap it in `timed`)."""
+
+    def run() -> Any:
+        store[name] = fn()
+        return store[name]
+
+    return run
 
 
 def spread(values: list[float]) -> dict[str, float]:
@@ -84,6 +112,7 @@ class Bench:
         self.started = datetime.now(UTC).isoformat(timespec="seconds")
         self.load_before = load()
         self.figures: list[dict[str, Any]] = []
+        self.checks: list[dict[str, Any]] = []
 
     def interleave(self, cases: dict[str, Case], repeats: int, warmup: int = 1) -> dict[str, list[dict[str, float]]]:
         """Run every case once per round, `repeats` rounds, after `warmup` unrecorded ones."""
@@ -109,9 +138,22 @@ class Bench:
         self.figures.append(fig)
         return fig
 
+    def check(self, label: str, difference: float, tolerance: float) -> None:
+        """Ours against a peer's answer: exit non-zero when they differ by more than the stated
+        tolerance (or the difference is not a number), so a bench never reports the speed of a
+        wrong answer. Every check is kept in the results file beside the figures."""
+        difference, tolerance = float(difference), float(tolerance)
+        ok = bool(difference <= tolerance)  # False for NaN too
+        self.checks.append({"check": label, "difference": difference, "tolerance": tolerance, "ok": ok})
+        print(f"  check {label}: {difference:.3g} (tolerance {tolerance:.3g}) {'ok' if ok else 'FAILED'}")
+        if not ok:
+            raise SystemExit(f"{self.name}: {label} differs by {difference:.3g}, beyond the tolerance "
+                             f"{tolerance:.3g}; no figures written")
+
     def record(self) -> dict[str, Any]:
         return {"bench": self.name, "command": self.command, "started": self.started, "machine": machine(),
-                "load_before": self.load_before, "load_after": load(), "figures": self.figures}
+                "load_before": self.load_before, "load_after": load(), "figures": self.figures,
+                "checks": self.checks}
 
     def write(self) -> Path:
         RESULTS.mkdir(exist_ok=True)
@@ -145,11 +187,22 @@ def span(f: dict[str, Any]) -> str:
 
 
 def relation(f: dict[str, Any], bold: bool = False) -> str:
-    """The per-round ratio to the baseline: median (min–max), > 1 when ours is ahead."""
+    """The per-round ratio to the baseline: median (min–max), > 1 when ours is ahead; a time ratio
+    below 1 is turned round and read "N× slower than"."""
     r = f["ratio"]
-    word = "of" if f["higher_is_better"] else "faster than"
-    median = f"**{r['median']:.3g}×**" if bold else f"{r['median']:.3g}×"
-    return f"{median} {word} {f['baseline']} ({r['min']:.3g}–{r['max']:.3g}, {r['n']} interleaved rounds)"
+    mid, lo, hi, word = r["median"], r["min"], r["max"], "of"
+    if not f["higher_is_better"]:  # times: "3× faster than", or "3× slower than" rather than "0.33× faster"
+        word = "faster than"
+        if mid < 1:
+            mid, lo, hi, word = 1 / mid, 1 / hi, 1 / lo, "slower than"
+    median = f"**{times(mid)}×**" if bold else f"{times(mid)}×"
+    rounds = "round" if r["n"] == 1 else "rounds"
+    return f"{median} {word} {f['baseline']} ({times(lo)}–{times(hi)}, {r['n']} interleaved {rounds})"
+
+
+def times(r: float) -> str:
+    """A ratio: three significant figures, whole thousands with separators ("5,420")."""
+    return f"{r:,.0f}" if abs(r) >= 1000 else f"{r:.3g}"
 
 
 def describe(f: dict[str, Any]) -> str:

@@ -1,35 +1,46 @@
-"""Non-parametric estimates against the peers: Kaplan–Meier at 10^3..10^6 rows, Turnbull on
-interval data.
+"""Non-parametric estimates against the peers, interleaved in the same run by the shared harness
+(bench/harness.py): Kaplan–Meier at 10^3..10^6 rows, Turnbull on interval data.
 
-Run: python bench/life_nonparametric.py [--sizes 1000,10000,1000000] [--repeat 5]
-     [--turnbull-sizes 300,3000]
+    python bench/life_nonparametric.py [--sizes 1000,10000,1000000] [--turnbull-sizes 300,3000]
+        [--repeats 5] [--slow-repeats 3]
+    python bench/life_nonparametric.py --quick      # 10^3 rows, Turnbull at 300, few rounds
 
 Kaplan–Meier: ours (estimate, Greenwood variance, log-log bounds, at-risk table, metrics)
 against lifelines' KaplanMeierFitter (estimate, bounds, median) and reliability's
-KaplanMeier (estimate, bounds). Each row prints the median wall time, the ratio to ours and
-the largest difference of the survival estimate from ours. reliability's KaplanMeier sums
-Greenwood's terms afresh at every row (quadratic in n), so it is skipped beyond 10^4 rows;
-its ~1e-5 gap comes from its unstable sort, which may put a suspension before a failure at
-the same time (the usual convention, ours and lifelines', puts failures first).
+KaplanMeier (estimate, bounds). reliability's KaplanMeier sums Greenwood's terms afresh at
+every row (quadratic in n: ~5 s at 10^4 rows), so it runs at n <= 10^4 only, in its own
+`--slow-repeats` rounds beyond 10^3 rows; its ~1e-5 gap comes from its unstable sort, which
+may put a suspension before a failure at the same time (the usual convention, ours and
+lifelines', puts failures first).
 
 Turnbull: ours (EM-ICM to 1e-12, no bootstrap) against surpyval's Turnbull (its EM-ICM,
-Kaplan–Meier estimator) and lifelines' interval-censored NPMLE (plain EM, tol 1e-7; skipped
-beyond 1000 rows, where it takes minutes). The difference column is the largest gap in S at
-surpyval's grid, and for lifelines in the masses.
+Kaplan–Meier estimator) and, at n <= 1000, lifelines' interval-censored NPMLE (plain EM, tol
+1e-7: ~10 s at 300 rows, minutes beyond 1000, so `--slow-repeats` rounds). The gap is the
+largest difference in S at surpyval's grid, and for lifelines in the masses.
+
+Every figure is the per-round ratio of the peer's wall time to ours. The run exits non-zero
+if an estimate differs from a peer's by more than TOLERANCE (below).
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+import sys
 import warnings
-from collections.abc import Callable
-from typing import Any
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import Bench, kept, timed
+
 from bathtub.life.nonparametric import kaplan_meier, turnbull
+
+# Largest difference from ours each peer's estimate may show: lifelines' KM and surpyval's
+# Turnbull compute the same numbers; reliability's unstable sort at tied times moves S by ~1e-5;
+# lifelines' plain EM stops at a likelihood change of 1e-7, leaving masses ~5e-4 off the NPMLE.
+TOLERANCE = {"KM lifelines": 1e-9, "KM reliability": 1e-4, "Turnbull surpyval": 1e-9, "Turnbull lifelines": 2e-3}
 
 
 def km_data(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -49,15 +60,6 @@ def interval_data(n: int, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
     xl = np.where(life <= a, 0.0, np.where(life <= b, a, b))
     xr = np.where(life <= a, a, np.where(life <= b, b, np.inf))
     return xl, xr
-
-
-def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
 
 
 def km_ours(x: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -88,72 +90,84 @@ def km_reliability(x: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray
 def sf_gap(ref: tuple[np.ndarray, np.ndarray], ours: tuple[np.ndarray, np.ndarray]) -> float:
     t, s = ref
     idx = np.searchsorted(ours[0], t)
-    if not np.array_equal(ours[0][idx], t):
+    if np.any(idx >= ours[0].size) or not np.array_equal(ours[0][idx], t):
         return float("nan")
     return float(np.max(np.abs(ours[1][idx] - s)))
 
 
-def bench_km(sizes: list[int], repeat: int) -> None:
-    print("Kaplan–Meier (estimate, Greenwood, bounds, median), ~30% right-censored, ties at 0.01")
-    print(f"{'n':>9} {'library':<12} {'median s':>10} {'x ours':>8} {'max |dS|':>10}")
+def bench_km(bench: Bench, sizes: list[int], repeats: int, slow_repeats: int) -> None:
     for n in sizes:
         x, c = km_data(n)
-        base, mine = timed(lambda x=x, c=c: km_ours(x, c), repeat)
-        print(f"{n:>9} {'bathtub':<12} {base:>10.4f} {1.0:>8.1f} {0.0:>10.1e}")
-        peers: list[tuple[str, Callable, int]] = [("lifelines", km_lifelines, repeat)]
-        if n <= 10_000:
-            peers.append(("reliability", km_reliability, 1 if n > 1000 else repeat))
-        for name, fn, reps in peers:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t, out = timed(lambda fn=fn, x=x, c=c: fn(x, c), reps)
-            print(f"{n:>9} {name:<12} {t:>10.4f} {t / base:>8.1f} {sf_gap(out, mine):>10.1e}")
-        if n > 10_000:
-            print(f"{n:>9} {'reliability':<12} {'skipped: quadratic in n':>31}")
+        out: dict = {}
+        note = f"n = {n:,}, ~30% right-censored, ties at 0.01; ours with Greenwood bounds, at-risk table and metrics"
+        cases = {"bathtub": timed(kept(out, "bathtub", lambda x=x, c=c: km_ours(x, c)), calls=None),
+                 "lifelines": timed(kept(out, "lifelines", lambda x=x, c=c: km_lifelines(x, c)), calls=None)}
+        if n <= 1000:
+            cases["reliability"] = timed(kept(out, "reliability", lambda x=x, c=c: km_reliability(x, c)), calls=None)
+        rounds = bench.interleave(cases, repeats)
+        if n > 1000 and n <= 10_000:  # quadratic peer: its own, shorter interleaved rounds
+            slow = bench.interleave({"bathtub": cases["bathtub"], "reliability": timed(kept(
+                out, "reliability", lambda x=x, c=c: km_reliability(x, c)), calls=None)}, slow_repeats, warmup=0)
+            rounds["bathtub, beside reliability"], rounds["reliability"] = slow["bathtub"], slow["reliability"]
+        for peer in ("lifelines", "reliability"):
+            if peer in rounds:
+                bench.check(f"KM n={n} max |dS| to {peer}", sf_gap(out[peer], out["bathtub"]),
+                            TOLERANCE[f"KM {peer}"])
+        bench.figure(f"Kaplan–Meier, {n:,} rows, wall s", rounds, "bathtub", "lifelines", key="seconds", unit="s",
+                     higher_is_better=False, note=note)
+        if "reliability" in rounds:
+            ours = "bathtub" if n <= 1000 else "bathtub, beside reliability"
+            bench.figure(f"Kaplan–Meier, {n:,} rows, wall s", rounds, ours, "reliability", key="seconds", unit="s",
+                         higher_is_better=False, note=note)
 
 
-def bench_turnbull(sizes: list[int], repeat: int) -> None:
+def bench_turnbull(bench: Bench, sizes: list[int], repeats: int, slow_repeats: int) -> None:
     from lifelines.fitters.npmle import npmle
     from surpyval.univariate.nonparametric import turnbull as surpyval_turnbull
     from surpyval.utils.data_formats import xcnt_handler
 
-    print("\nTurnbull NPMLE on two-inspection interval data (left/interval/right-censored)")
-    print(f"{'n':>9} {'library':<12} {'median s':>10} {'x ours':>8} {'max diff':>10}")
     for n in sizes:
         xl, xr = interval_data(n)
-        base, fit = timed(lambda xl=xl, xr=xr: turnbull(xl, xr, bootstrap=0), repeat)
-        print(f"{n:>9} {'bathtub':<12} {base:>10.4f} {1.0:>8.1f} {0.0:>10.1e}")
+        out: dict = {}
 
         def run_surpyval(xl=xl, xr=xr):
             x, c, k, t = xcnt_handler(xl=xl, xr=xr)
             return surpyval_turnbull(x, c, k, t, estimator="Kaplan-Meier", tol=1e-12, max_iter=100_000)
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            t, out = timed(run_surpyval, repeat)
-        gap = sf_gap((out["x"], out["R"]), (fit.time, fit.sf))
-        print(f"{n:>9} {'surpyval':<12} {t:>10.4f} {t / base:>8.1f} {gap:>10.1e}")
+        ours = timed(kept(out, "bathtub", lambda xl=xl, xr=xr: turnbull(xl, xr, bootstrap=0)), calls=None)
+        rounds = bench.interleave({"bathtub": ours, "surpyval": timed(kept(out, "surpyval", run_surpyval),
+                                                                      calls=None)}, repeats)
+        fit = out["bathtub"]
+        bench.check(f"Turnbull n={n} max |dS| to surpyval", sf_gap((out["surpyval"]["x"], out["surpyval"]["R"]),
+                                                                   (fit.time, fit.sf)), TOLERANCE["Turnbull surpyval"])
+        note = f"n = {n:,} two-inspection rows (left/interval/right-censored); ours EM-ICM to 1e-12, no bootstrap"
+        bench.figure(f"Turnbull NPMLE, {n:,} rows, wall s", rounds, "bathtub", "surpyval", key="seconds", unit="s",
+                     higher_is_better=False, note=note)
         if n <= 1000:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t, (p, _) = timed(lambda xl=xl, xr=xr: npmle(xl, xr, tol=1e-7), 1)
-            gap = float(np.max(np.abs(np.asarray(p) - fit.mass))) if len(p) == fit.mass.size else float("nan")
-            print(f"{n:>9} {'lifelines':<12} {t:>10.4f} {t / base:>8.1f} {gap:>10.1e}")
-        else:
-            print(f"{n:>9} {'lifelines':<12} {'skipped: plain EM, minutes':>31}")
-    xl, xr = interval_data(sizes[0])
-    t, _ = timed(lambda: turnbull(xl, xr, bootstrap=200), 1)
-    print(f"(ours with 200 bootstrap resamples for bounds at n = {sizes[0]}: {t:.3f} s)")
+            slow = bench.interleave({"bathtub": ours, "lifelines": timed(kept(
+                out, "lifelines", lambda xl=xl, xr=xr: npmle(xl, xr, tol=1e-7)), calls=None)}, slow_repeats, warmup=0)
+            p = np.asarray(out["lifelines"][0])
+            gap = float(np.max(np.abs(p - fit.mass))) if p.size == fit.mass.size else float("nan")
+            bench.check(f"Turnbull n={n} max |d mass| to lifelines", gap, TOLERANCE["Turnbull lifelines"])
+            bench.figure(f"Turnbull NPMLE, {n:,} rows, wall s", slow, "bathtub", "lifelines", key="seconds",
+                         unit="s", higher_is_better=False, note=note + "; lifelines' plain EM to tol 1e-7")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,10000,1000000")
     parser.add_argument("--turnbull-sizes", default="300,3000")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--slow-repeats", type=int, default=3, help="rounds beside the slowest peers")
+    parser.add_argument("--quick", action="store_true", help="10^3 rows, Turnbull at 300, 2 rounds (a smoke run)")
     args = parser.parse_args()
-    bench_km([int(s) for s in args.sizes.split(",")], args.repeat)
-    bench_turnbull([int(s) for s in args.turnbull_sizes.split(",")], args.repeat)
+    if args.quick:
+        args.sizes, args.turnbull_sizes, args.repeats, args.slow_repeats = "1000", "300", 2, 1
+    bench = Bench("life_nonparametric", " ".join(["python bench/life_nonparametric.py", *sys.argv[1:]]))
+    warnings.simplefilter("ignore")  # the peers' deprecation and convergence chatter
+    bench_km(bench, [int(s) for s in args.sizes.split(",")], args.repeats, args.slow_repeats)
+    bench_turnbull(bench, [int(s) for s in args.turnbull_sizes.split(",")], args.repeats, args.slow_repeats)
+    bench.write()
 
 
 if __name__ == "__main__":

@@ -1,15 +1,21 @@
-"""Repairable-system fits against surpyval on the same data, timed interleaved.
+"""Repairable-system fits against surpyval on the same data, interleaved in the same run by the
+shared harness (bench/harness.py).
 
-Run: python bench/recurrent.py [--systems 1000] [--events 50] [--repeat 5] [--skip-peer]
+    python bench/recurrent.py [--systems 1000] [--events 50] [--repeats 5]
+    python bench/recurrent.py --quick      # 200 systems × ~20 events, 2 rounds (a smoke run)
 
 Data: `systems` systems simulated under Kijima II (Weibull alpha 100, beta 2, q 0.4) and
-observed to the end that gives `events` failures each on average. Timed, one after the other
-within each repeat (so load changes hit both): our Kijima I and II fits (`grp.fit`, the
-maximum-likelihood estimate with its covariance), our whole `kijima2` record (`fit_data`:
-the fit, the q = 0 and q = 1 refits of the repair test, per-system predictions and trend
-tests), surpyval's GeneralizedRenewal (Kijima I and II), and the power law (ours against
-surpyval's CrowAMSAA). Prints the median, the spread (min-max) and the load average before
-and after, and the largest parameter difference from surpyval.
+observed to the end that gives `events` failures each on average. Timed, every case once a
+round: our Kijima I and II fits (`grp.fit`, the maximum-likelihood estimate with its
+covariance), our whole `kijima2` record (`fit_data`: the fit, the q = 0 and q = 1 refits of
+the repair test, per-system predictions and trend tests), surpyval's GeneralizedRenewal
+(Kijima I and II), and the power law (ours against surpyval's CrowAMSAA). Figures: the
+per-round ratio of surpyval's wall time to ours for each fit, and for our whole record against
+surpyval's one Kijima II fit (more work on our side, said in the figure's note).
+
+The estimates are checked first (the run exits non-zero beyond): GRP alpha and beta within a
+relative 5e-4 of surpyval's and q within 5e-4 (surpyval's optimiser stops ~1e-5 short of the
+maximum), the power law's within a relative 1e-6.
 
 On a shared host, OpenBLAS's thread pool makes L-BFGS-B's small BLAS calls wait for busy
 cores: OPENBLAS_NUM_THREADS=1 roughly halves our fit times there (measured at load 11 on
@@ -19,15 +25,19 @@ cores: OPENBLAS_NUM_THREADS=1 roughly halves our fit times there (measured at lo
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
-import time
-from collections.abc import Callable
-from typing import Any
+import sys
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import Bench, kept, timed
+
 from bathtub.recurrent import events, fit_data, grp, nhpp
+
+GRP_TOLERANCE = 5e-4  # relative on alpha and beta, absolute on q
+POWER_LAW_TOLERANCE = 1e-6  # relative
 
 
 def simulated(systems: int, per_system: int, seed: int = 1) -> tuple[list[np.ndarray], float]:
@@ -41,57 +51,60 @@ def simulated(systems: int, per_system: int, seed: int = 1) -> tuple[list[np.nda
 
 
 def main() -> None:
+    from surpyval import Weibull
+    from surpyval.recurrent import CrowAMSAA, GeneralizedRenewal
+
     ap = argparse.ArgumentParser()
     ap.add_argument("--systems", type=int, default=1000)
     ap.add_argument("--events", type=int, default=50)
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--skip-peer", action="store_true")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="200 systems × ~20 events, 2 rounds (a smoke run)")
     args = ap.parse_args()
+    if args.quick:
+        args.systems, args.events, args.repeats = 200, 20, 2
+    bench = Bench("recurrent", " ".join(["python bench/recurrent.py", *sys.argv[1:]]))
     sims, end = simulated(args.systems, args.events)
     data = events([s.tolist() for s in sims], ends=[end] * len(sims))
-    print(f"{len(sims)} systems, {data.n_events} events ({data.n_events / len(sims):.1f} a system), end {end:.1f}")
+    size = f"{len(sims):,} systems, {data.n_events:,} events"
+    print(f"{size} ({data.n_events / len(sims):.1f} a system), end {end:.1f}")
     x, i, c = [], [], []
     for k, s in enumerate(sims):
         x += [*s.tolist(), end]
         i += [k] * (s.size + 1)
         c += [0] * s.size + [1]
-    cases: dict[str, Callable[[], Any]] = {
+    out: dict = {}
+    cases = {
         "ours kijima1 fit": lambda: grp.fit(data, "kijima1"),
         "ours kijima2 fit": lambda: grp.fit(data, "kijima2"),
         "ours kijima2 record": lambda: fit_data(data, "kijima2"),
         "ours power law": lambda: nhpp.power_law(data),
+        "surpyval GRP kijima i": lambda: GeneralizedRenewal.fit(x=x, i=i, c=c, dist=Weibull, kijima="i"),
+        "surpyval GRP kijima ii": lambda: GeneralizedRenewal.fit(x=x, i=i, c=c, dist=Weibull, kijima="ii"),
+        "surpyval CrowAMSAA": lambda: CrowAMSAA.fit(x=x, i=i, c=c),
     }
-    if not args.skip_peer:
-        from surpyval import Weibull
-        from surpyval.recurrent import CrowAMSAA, GeneralizedRenewal
-
-        cases["surpyval GRP kijima i"] = lambda: GeneralizedRenewal.fit(x=x, i=i, c=c, dist=Weibull, kijima="i")
-        cases["surpyval GRP kijima ii"] = lambda: GeneralizedRenewal.fit(x=x, i=i, c=c, dist=Weibull, kijima="ii")
-        cases["surpyval CrowAMSAA"] = lambda: CrowAMSAA.fit(x=x, i=i, c=c)
-    load_before = os.getloadavg()
-    times: dict[str, list[float]] = {k: [] for k in cases}
-    results: dict[str, Any] = {}
-    for _ in range(args.repeat):
-        for name, fn in cases.items():
-            t0 = time.perf_counter()
-            results[name] = fn()
-            times[name].append(time.perf_counter() - t0)
-    load_after = os.getloadavg()
-    print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (1 min); {os.cpu_count()} cores")
-    print(f"{'case':28s} {'median s':>10s} {'min':>8s} {'max':>8s}")
-    for name, ts in times.items():
-        print(f"{name:28s} {statistics.median(ts):10.3f} {min(ts):8.3f} {max(ts):8.3f}")
-    if not args.skip_peer:
-        pairs = (("ours kijima1 fit", "surpyval GRP kijima i"), ("ours kijima2 fit", "surpyval GRP kijima ii"))
-        for ours, peer in pairs:
-            g = results[ours]
-            q, alpha, beta = results[peer].params
-            ratio = statistics.median(times[peer]) / statistics.median(times[ours])
-            print(f"{ours}: q {g.q:.6f} vs {q:.6f}, alpha {g.alpha:.4f} vs {alpha:.4f}, beta {g.beta:.6f} vs "
-                  f"{beta:.6f}; surpyval takes {ratio:.1f}x our time")
-        pl = results["ours power law"]
-        a, b = results["surpyval CrowAMSAA"].params
-        print(f"power law: beta {pl.beta:.8f} vs {b:.8f}, alpha {pl.lam ** (-1 / pl.beta):.6f} vs {a:.6f}")
+    rounds = bench.interleave({name: timed(kept(out, name, fn), calls=None) for name, fn in cases.items()},
+                              args.repeats)
+    for ours, peer in (("ours kijima1 fit", "surpyval GRP kijima i"), ("ours kijima2 fit", "surpyval GRP kijima ii")):
+        g = out[ours]
+        q, alpha, beta = out[peer].params
+        print(f"{ours}: q {g.q:.6f} vs {q:.6f}, alpha {g.alpha:.4f} vs {alpha:.4f}, beta {g.beta:.6f} vs {beta:.6f}")
+        bench.check(f"{ours}: alpha, beta relative to surpyval's",
+                    max(abs(g.alpha / alpha - 1), abs(g.beta / beta - 1)), GRP_TOLERANCE)
+        bench.check(f"{ours}: q against surpyval's", abs(g.q - q), GRP_TOLERANCE)
+    pl = out["ours power law"]
+    a, b = out["surpyval CrowAMSAA"].params
+    bench.check("power law: alpha, beta relative to CrowAMSAA's",
+                max(abs(pl.lam ** (-1 / pl.beta) / a - 1), abs(pl.beta / b - 1)), POWER_LAW_TOLERANCE)
+    for ours, peer, what in (("ours kijima1 fit", "surpyval GRP kijima i", "GRP Kijima I fit"),
+                             ("ours kijima2 fit", "surpyval GRP kijima ii", "GRP Kijima II fit"),
+                             ("ours power law", "surpyval CrowAMSAA", "power-law (Crow-AMSAA) fit")):
+        bench.figure(f"{what}, wall s", rounds, ours, peer, key="seconds", unit="s", higher_is_better=False,
+                     note=f"{size}; maximum likelihood with its covariance")
+    bench.figure("whole Kijima II record against one Kijima II fit, wall s", rounds, "ours kijima2 record",
+                 "surpyval GRP kijima ii", key="seconds", unit="s", higher_is_better=False,
+                 note=f"{size}; ours: the fit, the q = 0 and q = 1 refits of the repair test, per-system "
+                      "predictions and trend tests; surpyval: the fit alone")
+    bench.write()
 
 
 if __name__ == "__main__":

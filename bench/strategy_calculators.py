@@ -1,74 +1,103 @@
-"""Strategy calculators against reliability (the peer with the same calculators), same inputs.
+"""Strategy calculators against reliability (the peer with the same calculators), same inputs,
+interleaved in the same run by the shared harness (bench/harness.py).
 
-Run: python bench/strategy_calculators.py [--repeat 7]
-Prints each case's median wall time for us and the peer, the ratio peer/ours, and how far the
-answers are apart. Where the peer is a grid search (optimal_replacement_time), its error is the
-grid step; our answer is checked in tests/strategy against the optimality condition.
+    python bench/strategy_calculators.py [--repeats 7]
+    python bench/strategy_calculators.py --quick       # 2 rounds (a smoke run)
+
+Each figure is the per-round ratio of the peer's wall time to ours on one case (per call; the
+calculators of a millisecond or less are called in batches of at least 0.2 s a round). The answers are
+checked first and the run exits non-zero beyond the stated tolerance:
+- age replacement: reliability's optimal_replacement_time is a grid search (10,000 points on
+  [1, 3α], each with a quadrature of S), so its T* may be off ours by one grid step and its cost
+  rate by the grid's second-order error (our T* is checked in tests/strategy against the
+  optimality condition);
+- zero-failure Weibayes test: the same number of units;
+- MTBF test meeting both risks: reliability_test_duration returns the length for one failure
+  fewer than needed (its producer's risk then exceeds the target: see tests/strategy), so the
+  check is that its length is the textbook T = θ_req·χ²_{1−β, 2f}/2 at our f − 1.
+Calculators without a peer (block replacement, mixtures, failure-finding intervals) are checked
+in tests/strategy and not timed here: a time without a same-run baseline is not a figure.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+import sys
 import warnings
-from collections.abc import Callable
-from typing import Any
+from pathlib import Path
 
 from reliability.Reliability_testing import reliability_test_duration, sample_size_no_failures
 from reliability.Repairable_systems import optimal_replacement_time
+from scipy import stats
 
-from bathtub.strategy import demonstration_test, failure_finding_interval, mtbf_test_plan, optimal_replacement
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import Bench, kept, timed
+
+from bathtub.strategy import demonstration_test, mtbf_test_plan, optimal_replacement
+
+GRID = 10_000  # optimal_replacement_time's points on [1, 3α] (q = 0)
+COST_RATE_TOLERANCE = 1e-6  # relative: a grid minimum within one step of the optimum, (step/T*)² ≈ 1e-6
 
 
-def median_time(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
-
-
-def row(name: str, ours: float, peer: float | None, gap: str) -> None:
-    if peer is None:
-        print(f"{name:<44} ours {ours * 1e3:9.2f} ms   peer       n/a            {gap}")
-    else:
-        print(f"{name:<44} ours {ours * 1e3:9.2f} ms   peer {peer * 1e3:9.2f} ms  x{peer / ours:7.1f}  {gap}")
+def age_replacement(bench: Bench, alpha: float, beta: float, cp: float, cu: float, repeats: int) -> None:
+    out: dict = {}
+    rounds = bench.interleave({
+        "bathtub": timed(kept(out, "ours", lambda: optimal_replacement("weibull", [alpha, beta], cp, cu)),
+                         calls=None),
+        "reliability": timed(kept(out, "peer", lambda: optimal_replacement_time(
+            cp, cu, alpha, beta, show_time_plot=False, show_ratio_plot=False, print_results=False)), calls=None)},
+        repeats)
+    o, p = out["ours"], out["peer"]
+    case = f"Weibull({alpha:g}, {beta:g}), costs {cp:g}/{cu:g}"
+    bench.check(f"age replacement {case}: |T* - peer's| in grid steps",
+                abs(o["optimal_time"] - p.ORT) / ((3 * alpha - 1) / (GRID - 1)), 1.0)
+    bench.check(f"age replacement {case}: cost rate relative difference",
+                abs(o["optimal_cost_rate"] / p.min_cost - 1), COST_RATE_TOLERANCE)
+    bench.figure(f"age replacement, {case}, wall s", rounds, "bathtub", "reliability", key="seconds", unit="s",
+                 higher_is_better=False, note="ours solves the optimality condition; the peer searches a "
+                                              f"{GRID:,}-point grid")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=7)
-    n = ap.parse_args().repeat
-    warnings.simplefilter("ignore")
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--quick", action="store_true", help="2 rounds (a smoke run)")
+    args = ap.parse_args()
+    repeats = 2 if args.quick else args.repeats
+    bench = Bench("strategy_calculators", " ".join(["python bench/strategy_calculators.py", *sys.argv[1:]]))
+    warnings.simplefilter("ignore")  # the peer's warnings and deprecation chatter
 
     for alpha, beta, cp, cu in [(1000.0, 2.5, 100.0, 1000.0), (50.0, 4.0, 1.0, 3.0)]:
-        t_o, o = median_time(lambda a=alpha, b=beta, p=cp, u=cu: optimal_replacement("weibull", [a, b], p, u), n)
-        t_p, p = median_time(lambda a=alpha, b=beta, p=cp, u=cu: optimal_replacement_time(
-            p, u, a, b, show_time_plot=False, show_ratio_plot=False, print_results=False), max(1, n // 3))
-        gap = (f"T* {o['optimal_time']:.6g} vs {p.ORT:.6g}; "
-               f"cost rate rel. diff {abs(o['optimal_cost_rate'] / p.min_cost - 1):.1e}")
-        row(f"age replacement Weibull({alpha:g}, {beta:g})", t_o, t_p, gap)
+        age_replacement(bench, alpha, beta, cp, cu, repeats)
 
-    t_o, o = median_time(lambda: optimal_replacement("weibull", [1000.0, 2.5], 100.0, 1000.0, policy="block"), n)
-    row("block replacement Weibull(1000, 2.5)", t_o, None, f"T* {o['optimal_time']:.6g}")
-    mix = {"alpha1": 100.0, "beta1": 4.0, "weight1": 0.7, "alpha2": 300.0, "beta2": 3.0, "weight2": 0.3}
-    t_o, o = median_time(lambda: optimal_replacement("mixture", mix, 10.0, 100.0, base_distribution_id="weibull"), n)
-    row("age replacement, 2-mode Weibull mixture", t_o, None, f"T* {o['optimal_time']:.6g}")
-    t_o, o = median_time(lambda: failure_finding_interval("weibull", [1000.0, 2.0], 0.999), n)
-    row("failure-finding interval Weibull", t_o, None, f"T {o['interval']:.6g}")
+    out: dict = {}
+    rounds = bench.interleave({
+        "bathtub": timed(kept(out, "ours", lambda: demonstration_test(0.95, 0.9, mission_time=100.0,
+                                                                         test_multiple=2.0, shape=2.0)), calls=None),
+        "reliability": timed(kept(out, "peer", lambda: sample_size_no_failures(0.95, 0.9, 2.0, 2.0,
+                                                                                  print_results=False)), calls=None)},
+        repeats)
+    bench.check("zero-failure Weibayes: units differ by", abs(out["ours"]["units"] - out["peer"]), 0)
+    bench.figure("zero-failure Weibayes test, units for R 0.95 at 90%, wall s", rounds, "bathtub",
+                 "reliability", key="seconds", unit="s", higher_is_better=False,
+                 note="test 2 mission lengths, shape 2; ours returns the full plan "
+                      "(risks, summary, trade-off)")
 
-    t_o, o = median_time(lambda: demonstration_test(0.95, 0.9, mission_time=100.0, test_multiple=2.0, shape=2.0), n)
-    t_p, p = median_time(lambda: sample_size_no_failures(0.95, 0.9, 2.0, 2.0, print_results=False), n)
-    row("zero-failure Weibayes units", t_o, t_p, f"units {o['units']} vs {p}")
-
-    args = (500.0, 1500.0, 0.05, 0.10)
-    t_o, o = median_time(lambda: mtbf_test_plan(*args), n)
-    t_p, p = median_time(lambda: reliability_test_duration(*args, show_plot=False, print_results=False), n)
-    row("MTBF test meeting both risks", t_o, t_p,
-        f"T {o['total_test_time']:.6g} (producer risk {o['producer_risk']:.3f}) vs peer {p:.6g} "
-        "(producer risk above target: see tests)")
+    th_r, th_d, consumer, producer = 500.0, 1500.0, 0.05, 0.10
+    rounds = bench.interleave({
+        "bathtub": timed(kept(out, "ours", lambda: mtbf_test_plan(th_r, th_d, consumer, producer)), calls=None),
+        "reliability": timed(kept(out, "peer", lambda: reliability_test_duration(
+            th_r, th_d, consumer, producer, show_plot=False, print_results=False)), calls=None)}, repeats)
+    peer_f = out["ours"]["failures"] - 1  # the peer's known off-by-one (see the docstring)
+    textbook = th_r * stats.chi2.ppf(1 - consumer, 2 * peer_f + 2) / 2
+    bench.check("MTBF test: peer's length against the textbook at our f - 1, relative", abs(out["peer"] / textbook - 1),
+                1e-9)
+    bench.figure("MTBF test meeting both risks, wall s", rounds, "bathtub", "reliability", key="seconds",
+                 unit="s", higher_is_better=False,
+                 note=f"θ_req {th_r:g}, θ_design {th_d:g}, risks {consumer:g}/{producer:g}; "
+                      "the peer stops one failure short (its producer's risk above target)")
+    bench.write()
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
     python bench/summarise.py            # print the table
     python bench/summarise.py --readme   # also replace the table between the README's markers
 
-Each row: the command, the figure as a same-run ratio with its min–max over interleaved
-rounds, the absolute value with its spread, and the machine and load it was measured at.
+One table, one row per figure, grouped by bench in a fixed order (ORDER) with the command and
+the machine and load on each group's first row: the figure as a same-run ratio with its min–max
+over interleaved rounds, and the absolute value with its spread.
 """
 
 from __future__ import annotations
@@ -22,25 +23,47 @@ README = RESULTS.parent.parent / "README.md"
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 
 
-def row(rec: dict, f: dict) -> str:
+# The README table's order: the engine and its scale-out, then the library by domain, then the
+# service. A results file not named here follows, alphabetically.
+ORDER = ["engine_availability", "scaleout", "decisions", "life_fit", "life_nonparametric", "regression_cox",
+         "recurrent", "alt_bootstrap", "strategy_calculators", "fleet", "service_load", "service_rbd_latency",
+         "openapi_acceptance"]
+
+
+def where(rec: dict) -> str:
     m = rec["machine"]
-    where = (f"{m['cores']} cores, load {rec['load_before'][0]:g}→{rec['load_after'][0]:g}, "
-             f"{rec['started'][:10]}")
-    note = f" ({f['note']})" if f.get("note") else ""
-    return f"| `{rec['command']}` | {f['figure']}{note} | {relation(f, bold=True)} | {span(f)} | {where} |"
+    return f"{m['cores']} cores, load {rec['load_before'][0]:g}→{rec['load_after'][0]:g}, {rec['started'][:10]}"
+
+
+def rows(rec: dict) -> list[str]:
+    """One row per figure; the bench's command and machine on its first row only, so a group of
+    figures from one run reads as one block, and a note only where it differs from the row above."""
+    out, last = [], ""
+    for k, f in enumerate(rec["figures"]):
+        note = f" ({f['note']})" if f.get("note") and f["note"] != last else ""
+        last = f.get("note", "")
+        command, machine = (f"`{rec['command']}`", where(rec)) if k == 0 else ("", "")
+        out.append(f"| {command} | {f['figure']}{note} | {relation(f, bold=True)} | {span(f)} | {machine} |")
+    return out
+
+
+def records() -> list[dict]:
+    recs = [json.loads(p.read_text()) for p in RESULTS.glob("*.json")]
+    rank = {name: k for k, name in enumerate(ORDER)}
+    return sorted(recs, key=lambda r: (rank.get(r["bench"], len(ORDER)), r["bench"]))
 
 
 def table() -> str:
     lines = ["| command | figure | same-run ratio (min–max) | absolute (min–max) | measured on |",
              "|---|---|---|---|---|"]
     cpus = set()
-    for path in sorted(RESULTS.glob("*.json")):
-        rec = json.loads(path.read_text())
+    for rec in records():
         cpus.add(rec["machine"]["cpu"])
-        lines += [row(rec, f) for f in rec["figures"]]
+        lines += rows(rec)
     lines.append("")
     lines.append("Machine: " + "; ".join(sorted(cpus)) + ". Ratios are per interleaved round (ours and the "
-                 "baseline alternate), so both sides of a ratio share the machine's state at that moment.")
+                 "baseline alternate), so both sides of a ratio share the machine's state at that moment; "
+                 "each command's block of rows comes from one run of it.")
     return "\n".join(lines)
 
 
