@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from bathtub_api import tables
+from bathtub.imports.tables import text_cell, text_column
 from tests.conftest import Api
 
 ROWS = 700_000  # about 20 MB of CSV text
@@ -77,6 +77,6 @@ def test_csv_columns_convert_as_cells_do() -> None:
     columns = [["1", " 2 ", "", "-0", "+5", "1_000", "\u0661\u0662"], ["1", "2.5", "", "1e3", "7.0", ".5", " "],
                ["1", "1e999"], ["2", "nan"], ["F", "S", "1", "2.5"], cells]
     for col in columns:
-        want = [tables._csv_cell(c) for c in col]
-        got = tables._csv_column(col)
+        want = [text_cell(c) for c in col]
+        got = text_column(col)
         assert [(type(v), v) for v in got] == [(type(v), v) for v in want], col
