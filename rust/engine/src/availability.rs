@@ -611,10 +611,32 @@ pub fn run_to_precision_with(
     threads: Option<usize>,
     ctl: &Control,
 ) -> Result<AvailabilityAcc, EngineError> {
+    to_precision(
+        p,
+        200,
+        ctl,
+        |from, n| run_with(c, o, start + from, n, threads, ctl),
+        |a| (a.replication_count, a.relative_half_width()),
+        |a, b| a.merge(b),
+    )
+}
+
+/// The one batch driver of every run kind with a [`Precision`]: `run(from, n)` runs
+/// replications `from..from + n` past the run's start, `status` gives an accumulator's
+/// replications and relative half-width, `merge` joins two. A target runs a first batch of
+/// `first` (capped), then batches sized from the half-width reached.
+pub(crate) fn to_precision<A>(
+    p: Precision,
+    first: u64,
+    ctl: &Control,
+    run: impl Fn(u64, u64) -> Result<A, EngineError>,
+    status: impl Fn(&A) -> (u64, f64),
+    merge: impl Fn(&A, &A) -> Result<A, EngineError>,
+) -> Result<A, EngineError> {
     match p {
         Precision::Replications(n) => {
             ctl.plan(n);
-            run_with(c, o, start, n, threads, ctl)
+            run(0, n)
         }
         Precision::Target {
             relative_half_width: target,
@@ -626,11 +648,10 @@ pub fn run_to_precision_with(
             if cap < 2 {
                 return Err(EngineError("max_replications must be at least 2".into()));
             }
-            ctl.plan(cap.min(200));
-            let mut acc = run_with(c, o, start, cap.min(200), threads, ctl)?;
+            ctl.plan(cap.min(first));
+            let mut acc = run(0, cap.min(first))?;
             loop {
-                let done = acc.replication_count;
-                let rel = acc.relative_half_width();
+                let (done, rel) = status(&acc);
                 if rel <= target || done >= cap {
                     return Ok(acc);
                 }
@@ -642,8 +663,8 @@ pub fn run_to_precision_with(
                 };
                 let next = need.clamp(done + done / 4, done * 4).min(cap) - done;
                 ctl.plan(done + next);
-                let more = run_with(c, o, start + done, next, threads, ctl)?;
-                acc = acc.merge(&more)?;
+                let more = run(done, next)?;
+                acc = merge(&acc, &more)?;
             }
         }
     }

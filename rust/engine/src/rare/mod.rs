@@ -354,43 +354,14 @@ pub fn run_to_precision_with(
     threads: Option<usize>,
     ctl: &Control,
 ) -> Result<RareAcc, EngineError> {
-    match p {
-        Precision::Replications(n) => {
-            ctl.plan(n);
-            run_with(c, o, start, n, threads, ctl)
-        }
-        Precision::Target {
-            relative_half_width: target,
-            max_replications: cap,
-        } => {
-            if !(target.is_finite() && target > 0.0) {
-                return Err(EngineError("target_half_width must be a number > 0".into()));
-            }
-            if cap < 2 {
-                return Err(EngineError("max_replications must be at least 2".into()));
-            }
-            let first = cap.min(500);
-            ctl.plan(first);
-            let mut acc = run_with(c, o, start, first, threads, ctl)?;
-            loop {
-                let done = acc.replication_count;
-                let rel = acc.relative_half_width();
-                if rel <= target || done >= cap {
-                    return Ok(acc);
-                }
-                // Half-width falls as 1/sqrt(n): aim 10% past the estimate, at most 4x per batch.
-                let need = if rel.is_finite() {
-                    (done as f64 * (rel / target).powi(2) * 1.1).ceil() as u64
-                } else {
-                    done * 4
-                };
-                let next = need.clamp(done + done / 4, done * 4).min(cap) - done;
-                ctl.plan(done + next);
-                let more = run_with(c, o, start + done, next, threads, ctl)?;
-                acc = acc.merge(&more)?;
-            }
-        }
-    }
+    crate::availability::to_precision(
+        p,
+        500,
+        ctl,
+        |from, n| run_with(c, o, start + from, n, threads, ctl),
+        |a| (a.replication_count, a.relative_half_width()),
+        |a, b| a.merge(b),
+    )
 }
 
 #[cfg(test)]
