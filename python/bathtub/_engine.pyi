@@ -138,5 +138,7 @@ def alt_bootstrap(
     threads: int | None = None,
     jackknife: bool = False,
 ) -> tuple[list[float], list[float]]: ...
-def sort_u64(keys: np.ndarray) -> None:
-    """Sort a C-contiguous uint64 array in place (Rust's unstable sort, the GIL released)."""
+def collapse_keys(keys: np.ndarray, failures: int, out: np.ndarray) -> tuple[int, int]:
+    """Sort packed life-data keys (uint64, `bits(t) << 1 | censored`) in place and write the
+    distinct times into `out` (float64, columns f | fn | before of `failures` slots, r | rn of
+    the rest); returns the numbers of distinct failure and suspension times (the GIL released)."""

@@ -1,4 +1,5 @@
-//! Sorting 64-bit keys: the one O(n log n) step of a life-data fit.
+//! Sorting 64-bit keys: the one O(n log n) step of a life-data fit, and the collapse of the
+//! sorted keys to distinct times with counts.
 //!
 //! Life data are collapsed to distinct (time, censoring) pairs by sorting one packed integer
 //! key per row (a non-negative time's float bits order like the time; the flag sits in the
@@ -10,6 +11,51 @@
 /// Sort `keys` ascending, in place (equal keys are indistinguishable, so stability is moot).
 pub fn sort_u64(keys: &mut [u64]) {
     keys.sort_unstable();
+}
+
+/// Collapse packed life-data keys (`bits(t) << 1 | censored`, t >= 0) to distinct failure and
+/// suspension times with their counts: sorts `keys` in place, then one pass writes into `out`,
+/// laid out as five columns `f | fn | before` (`failures` slots each, `failures` the number of
+/// failure rows) and `r | rn` (one slot per suspension row). `before[i]` counts the units of
+/// either kind strictly before failure time `f[i]` (failures sort first at a tie, so it is the
+/// group's position). Returns the numbers of distinct failure and suspension times, the used
+/// prefix of each column. One pass instead of NumPy's dozen (group starts, flags, shifts,
+/// gathers), and no temporaries: at 10^6 rows each costs as much in page faults as in work.
+pub fn collapse_keys(keys: &mut [u64], failures: usize, out: &mut [f64]) -> (usize, usize) {
+    let suspensions = keys.len() - failures;
+    assert_eq!(
+        out.len(),
+        3 * failures + 2 * suspensions,
+        "out: 3 failure columns and 2 suspension columns"
+    );
+    sort_u64(keys);
+    let (f, rest) = out.split_at_mut(failures);
+    let (fw, rest) = rest.split_at_mut(failures);
+    let (before, rest) = rest.split_at_mut(failures);
+    let (r, rw) = rest.split_at_mut(suspensions);
+    let (mut nf, mut nr) = (0, 0);
+    let mut i = 0;
+    while i < keys.len() {
+        let k = keys[i];
+        let mut j = i + 1;
+        while j < keys.len() && keys[j] == k {
+            j += 1;
+        }
+        let t = f64::from_bits(k >> 1);
+        let count = (j - i) as f64;
+        if k & 1 == 0 {
+            f[nf] = t;
+            fw[nf] = count;
+            before[nf] = i as f64;
+            nf += 1;
+        } else {
+            r[nr] = t;
+            rw[nr] = count;
+            nr += 1;
+        }
+        i = j;
+    }
+    (nf, nr)
 }
 
 #[cfg(test)]
@@ -45,5 +91,37 @@ mod tests {
         let mut want = rows;
         want.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         assert_eq!(back, want);
+    }
+
+    #[test]
+    fn collapse_counts_distinct_times_and_units_before() {
+        // rows (t, censored); ties within and across kinds, a zero time, shuffled
+        let rows = [
+            (2.0, 0),
+            (1.0, 1),
+            (2.0, 1),
+            (0.0, 0),
+            (2.0, 0),
+            (3.5, 1),
+            (1.0, 0),
+            (3.5, 1),
+            (0.0, 1),
+        ];
+        let mut keys: Vec<u64> = rows
+            .iter()
+            .map(|&(t, c): &(f64, u64)| (t.to_bits() << 1) | c)
+            .collect();
+        let failures = rows.iter().filter(|r| r.1 == 0).count();
+        let mut out = vec![f64::NAN; 3 * failures + 2 * (rows.len() - failures)];
+        let (nf, nr) = collapse_keys(&mut keys, failures, &mut out);
+        assert_eq!((nf, nr), (3, 4));
+        let col = |start: usize, len: usize| out[start..start + len].to_vec();
+        assert_eq!(col(0, nf), [0.0, 1.0, 2.0]); // f
+        assert_eq!(col(failures, nf), [1.0, 1.0, 2.0]); // fn
+        // before: at 0 nothing; at 1 the failure and the suspension at 0; at 2 those and both at 1
+        assert_eq!(col(2 * failures, nf), [0.0, 2.0, 4.0]);
+        assert_eq!(col(3 * failures, nr), [0.0, 1.0, 2.0, 3.5]); // r
+        let suspensions = rows.len() - failures;
+        assert_eq!(col(3 * failures + suspensions, nr), [1.0, 1.0, 1.0, 2.0]); // rn
     }
 }

@@ -12,7 +12,7 @@ use bathtub_engine::parallel::Control;
 use bathtub_engine::rare::{self, RareOptions};
 use bathtub_engine::rng::Stream;
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::{create_exception, import_exception};
 use std::collections::BTreeMap;
@@ -531,12 +531,40 @@ fn alt_bootstrap(
     })
 }
 
-/// Sort a C-contiguous uint64 array in place (life data's packed keys), the GIL released.
+/// Life data's packed keys collapsed to distinct times with counts
+/// (`bathtub_engine::sort::collapse_keys`): `keys` (uint64) is sorted in place and `out`
+/// (float64) filled in place, the GIL released. In place, not through copies: at 10^6 rows a
+/// fresh buffer costs its page faults and two copies, a third of the sort itself.
 #[pyfunction]
-fn sort_u64(py: Python<'_>, keys: PyBuffer<u64>) -> PyResult<()> {
-    let mut v = keys.to_vec(py)?;
-    py.detach(|| bathtub_engine::sort::sort_u64(&mut v));
-    keys.copy_from_slice(py, &v)
+fn collapse_keys(
+    py: Python<'_>,
+    keys: PyBuffer<u64>,
+    failures: usize,
+    out: PyBuffer<f64>,
+) -> PyResult<(usize, usize)> {
+    if keys.readonly() || out.readonly() || !keys.is_c_contiguous() || !out.is_c_contiguous() {
+        return Err(PyValueError::new_err(
+            "collapse_keys needs writable C-contiguous arrays",
+        ));
+    }
+    let (k0, kn) = (keys.buf_ptr() as usize, keys.item_count());
+    let (o0, on) = (out.buf_ptr() as usize, out.item_count());
+    if k0 < o0 + 8 * on && o0 < k0 + 8 * kn {
+        return Err(PyValueError::new_err("collapse_keys: keys and out overlap"));
+    }
+    if failures > kn || on != 3 * failures + 2 * (kn - failures) {
+        return Err(PyValueError::new_err(
+            "collapse_keys: out needs 3 slots per failure row and 2 per suspension row",
+        ));
+    }
+    Ok(py.detach(|| {
+        // SAFETY: each PyBuffer holds its exporter's memory (not freed or resized until the
+        // view is released, after this closure); both are writable, C-contiguous, aligned,
+        // of the counted items, and do not overlap; the caller owns them meanwhile.
+        let keys = unsafe { std::slice::from_raw_parts_mut(k0 as *mut u64, kn) };
+        let out = unsafe { std::slice::from_raw_parts_mut(o0 as *mut f64, on) };
+        bathtub_engine::sort::collapse_keys(keys, failures, out)
+    }))
 }
 
 #[pymodule]
@@ -560,6 +588,6 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_rare, m)?)?;
     m.add_function(wrap_pyfunction!(alt_fit, m)?)?;
     m.add_function(wrap_pyfunction!(alt_bootstrap, m)?)?;
-    m.add_function(wrap_pyfunction!(sort_u64, m)?)?;
+    m.add_function(wrap_pyfunction!(collapse_keys, m)?)?;
     Ok(())
 }

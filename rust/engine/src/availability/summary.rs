@@ -1,0 +1,266 @@
+//! What a run reports: the accumulator read as availability, per-block figures,
+//! production and costs with their intervals.
+use super::*;
+
+/// One block's figures, per replication on average. Failures are failures only: planned
+/// replacements and proof tests are counted apart, and `downtime` is the sum of
+/// `unplanned_downtime` (failed, found or not, and in repair) and `planned_downtime`
+/// (off-line for a replacement, or for a test it entered working, until the stop ends or
+/// the block fails). MTBF = time working per failure; MTTR = unplanned downtime per
+/// failure (0 for instant renewal).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BlockSummary {
+    pub id: String,
+    pub failures: f64,
+    pub downtime: f64,
+    pub share_of_system_downtime: f64,
+    pub unplanned_downtime: f64,
+    pub planned_downtime: f64,
+    pub preventive_replacements: f64,
+    pub proof_tests: f64,
+    pub condition_inspections: f64,
+    pub mtbf: Option<f64>,
+    pub mttr: Option<f64>,
+}
+
+/// The figures a caller reads (times in the diagram unit).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AvailabilitySummary {
+    pub mean_availability: f64,
+    pub mean_availability_std_error: f64,
+    pub mean_availability_lower: f64,
+    pub mean_availability_upper: f64,
+    pub relative_half_width: Option<f64>,
+    pub t: Vec<f64>,
+    pub availability: Vec<f64>,
+    pub lower: Vec<f64>,
+    pub upper: Vec<f64>,
+    pub reliability: f64,
+    pub reliability_lower: f64,
+    pub reliability_upper: f64,
+    /// System failures: turns to failed, from up or from planned-down (an instantly
+    /// renewed block's failure that took the system down counts, with no downtime). MTBF =
+    /// uptime per failure, MTTR = unplanned downtime per failure.
+    pub expected_failures: f64,
+    pub expected_failures_std_error: f64,
+    pub mtbf: Option<f64>,
+    pub mttr: Option<f64>,
+    /// Outages that begin planned, and downtime per replication: planned while the system
+    /// would work were every block stopped only for a plan working, unplanned otherwise
+    /// (they add up to (1 - mean availability) * horizon).
+    pub expected_planned_outages: f64,
+    pub unplanned_downtime: f64,
+    pub planned_downtime: f64,
+    /// Planned replacements (any policy, opportunities included), proof tests and
+    /// condition inspections made, all blocks, per replication.
+    pub expected_preventive_replacements: f64,
+    pub expected_proof_tests: f64,
+    pub expected_condition_inspections: f64,
+    pub blocks: Vec<BlockSummary>,
+    pub events: u64,
+    pub replications: u64,
+    pub replication_start: u64,
+    pub costs: Option<CostSummary>,
+    /// Planned replacements per block, per replication on average.
+    pub preventive: Option<Vec<(String, f64)>>,
+    pub production: Option<ProductionSummary>,
+}
+
+/// Throughput figures (capacity units per diagram time unit), per replication on average.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProductionSummary {
+    pub mean_throughput: f64,
+    pub mean_throughput_std_error: f64,
+    pub period: f64,
+    pub production: f64,
+    pub production_std_error: f64,
+    pub production_lower: f64,
+    pub production_upper: f64,
+    pub demand: f64,
+    pub fraction_below_demand: f64,
+    pub fraction_below_demand_std_error: f64,
+    pub time_below_demand: f64,
+}
+
+/// One cost kind: mean per replication and its standard error.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct KindCost {
+    pub kind: String,
+    pub mean: f64,
+    pub std_error: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BlockCost {
+    pub id: String,
+    pub total: f64,
+    pub by_kind: Vec<(String, f64)>,
+}
+
+/// Expected costs over the horizon (discounted to time 0 when asked), per replication.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CostSummary {
+    pub total: f64,
+    pub total_std_error: f64,
+    pub total_lower: f64,
+    pub total_upper: f64,
+    pub by_kind: Vec<KindCost>,
+    pub by_block: Vec<BlockCost>,
+    pub system_downtime: f64,
+}
+
+impl AvailabilityAcc {
+    pub fn summary(&self) -> AvailabilitySummary {
+        let n = self.replication_count;
+        let nf = n.max(1) as f64;
+        let horizon = self.options.horizon;
+        let a = self.availability.mean();
+        let se = self.availability.std_error();
+        let t = sample_times(horizon, self.options.grid, &self.test_times);
+        let bands: Vec<(f64, f64)> = self.point_up.iter().map(|&k| wilson(k, n, Z95)).collect();
+        let (rl, ru) = wilson(self.no_failure, n, Z95);
+        let total_fail = unfx(self.system_failures.sum);
+        let up_time = a * horizon * nf;
+        let planned_down = unfx(self.planned_downtime) * horizon;
+        let down_time = ((1.0 - a) * horizon * nf - planned_down).max(0.0);
+        let rel = self.relative_half_width();
+        AvailabilitySummary {
+            mean_availability: a,
+            mean_availability_std_error: se,
+            mean_availability_lower: (a - Z95 * se).max(0.0),
+            mean_availability_upper: (a + Z95 * se).min(1.0),
+            relative_half_width: rel.is_finite().then_some(rel),
+            t,
+            availability: self.point_up.iter().map(|&k| k as f64 / nf).collect(),
+            lower: bands.iter().map(|b| b.0).collect(),
+            upper: bands.iter().map(|b| b.1).collect(),
+            reliability: self.no_failure as f64 / nf,
+            reliability_lower: rl,
+            reliability_upper: ru,
+            expected_failures: self.system_failures.mean(),
+            expected_failures_std_error: self.system_failures.std_error(),
+            mtbf: (total_fail > 0.0).then(|| up_time / total_fail),
+            mttr: (total_fail > 0.0).then(|| down_time / total_fail),
+            expected_planned_outages: self.planned_outages as f64 / nf,
+            unplanned_downtime: down_time / nf,
+            planned_downtime: planned_down / nf,
+            expected_preventive_replacements: self.block_preventive.iter().sum::<u64>() as f64 / nf,
+            expected_proof_tests: self.block_tests.iter().sum::<u64>() as f64 / nf,
+            expected_condition_inspections: self.block_inspections.iter().sum::<u64>() as f64 / nf,
+            blocks: (0..self.blocks.len())
+                .map(|g| self.block_summary(g))
+                .collect(),
+            events: self.events,
+            replications: n,
+            replication_start: self.replication_start,
+            costs: (!self.cost_kind.is_empty()).then(|| self.cost_summary()),
+            production: (self.cap_scale > 0.0).then(|| self.production_summary()),
+            preventive: (!self.block_preventive.is_empty()).then(|| {
+                self.blocks
+                    .iter()
+                    .zip(&self.block_preventive)
+                    .map(|(id, &k)| (id.clone(), k as f64 / nf))
+                    .collect()
+            }),
+        }
+    }
+
+    fn block_summary(&self, g: usize) -> BlockSummary {
+        let nf = self.replication_count.max(1) as f64;
+        let horizon = self.options.horizon;
+        let sys_down: f64 = self.block_caused_downtime.iter().map(|&x| unfx(x)).sum();
+        let down = unfx(self.block_downtime[g]) * horizon;
+        // Old states carry no planned split: all of it unplanned then.
+        let planned = self
+            .block_planned_downtime
+            .get(g)
+            .map_or(0.0, |&x| unfx(x) * horizon)
+            .min(down);
+        let failures = self.block_failures[g] as f64;
+        let up = (horizon * nf - down).max(0.0);
+        BlockSummary {
+            id: self.blocks[g].clone(),
+            failures: failures / nf,
+            downtime: down / nf,
+            share_of_system_downtime: if sys_down > 0.0 {
+                unfx(self.block_caused_downtime[g]) / sys_down
+            } else {
+                0.0
+            },
+            unplanned_downtime: (down - planned) / nf,
+            planned_downtime: planned / nf,
+            preventive_replacements: self.block_preventive.get(g).map_or(0.0, |&k| k as f64 / nf),
+            proof_tests: self.block_tests.get(g).map_or(0.0, |&k| k as f64 / nf),
+            condition_inspections: self
+                .block_inspections
+                .get(g)
+                .map_or(0.0, |&k| k as f64 / nf),
+            mtbf: (failures > 0.0).then(|| up / failures),
+            mttr: (failures > 0.0).then(|| (down - planned) / failures),
+        }
+    }
+
+    fn production_summary(&self) -> ProductionSummary {
+        let sc = self.cap_scale;
+        let h = self.options.horizon;
+        let p = self.production_period;
+        let prod = self.production.mean() * sc * p;
+        let prod_se = self.production.std_error() * sc * p;
+        let below = self.below_demand.mean();
+        ProductionSummary {
+            mean_throughput: self.throughput.mean() * sc,
+            mean_throughput_std_error: self.throughput.std_error() * sc,
+            period: p,
+            production: prod,
+            production_std_error: prod_se,
+            production_lower: (prod - Z95 * prod_se).max(0.0),
+            production_upper: prod + Z95 * prod_se,
+            demand: self.demand,
+            fraction_below_demand: below,
+            fraction_below_demand_std_error: self.below_demand.std_error(),
+            time_below_demand: below * p.min(h),
+        }
+    }
+
+    fn cost_summary(&self) -> CostSummary {
+        let sc = self.cost_scale;
+        let nf = self.replication_count.max(1) as f64;
+        let kinds = COST_KINDS.len();
+        let total = self.cost_total.mean() * sc;
+        let se = self.cost_total.std_error() * sc;
+        CostSummary {
+            total,
+            total_std_error: se,
+            total_lower: total - Z95 * se,
+            total_upper: total + Z95 * se,
+            by_kind: COST_KINDS
+                .iter()
+                .zip(&self.cost_kind)
+                .map(|(k, m)| KindCost {
+                    kind: k.to_string(),
+                    mean: m.mean() * sc,
+                    std_error: m.std_error() * sc,
+                })
+                .collect(),
+            by_block: self
+                .blocks
+                .iter()
+                .enumerate()
+                .map(|(g, id)| {
+                    let row = &self.cost_block[g * kinds..(g + 1) * kinds];
+                    let by_kind: Vec<(String, f64)> = COST_KINDS
+                        .iter()
+                        .zip(row)
+                        .map(|(k, &x)| (k.to_string(), unfx(x) * sc / nf))
+                        .collect();
+                    BlockCost {
+                        id: id.clone(),
+                        total: by_kind.iter().map(|x| x.1).sum(),
+                        by_kind,
+                    }
+                })
+                .collect(),
+            system_downtime: unfx(self.cost_system) * sc / nf,
+        }
+    }
+}
