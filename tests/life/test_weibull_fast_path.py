@@ -147,11 +147,54 @@ def test_a_suspension_at_time_zero_adds_a_unit_and_nothing_else() -> None:
         assert close(a, b, 1e-12)
 
 
-def test_engine_sort_orders_uint64_keys_in_place() -> None:
-    rng = np.random.default_rng(4)
-    for keys in (np.empty(0, np.uint64), np.array([5], np.uint64),
-                 rng.integers(0, 2**64 - 1, 10_001, dtype=np.uint64, endpoint=True),
-                 rng.integers(0, 7, 5_000).astype(np.uint64)):
-        got = keys.copy()
-        _engine.sort_u64(got)
-        np.testing.assert_array_equal(got, np.sort(keys))
+def _collapse_by_numpy(t: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The straightforward collapse: unique times per kind, and units before each failure time
+    counted by binary search (failures of either kind strictly earlier)."""
+    f, fn = np.unique(t[~right], return_counts=True)
+    r, rn = np.unique(t[right], return_counts=True)
+    everything = np.sort(t)
+    return f, fn.astype(float), r, rn.astype(float), np.searchsorted(everything, f, "left").astype(float)
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e6])
+def test_engine_collapse_equals_unique_counts_and_ranks(scale: float) -> None:
+    """One sort and one pass in Rust give the unique times, counts and units-before that the
+    obvious NumPy computation gives: continuous data, heavy ties within and across kinds, a
+    zero time, all failures, all suspensions; exactly (these are counts and copied times)."""
+    rng = np.random.default_rng(7)
+    cont = scale * rng.weibull(1.5, 20_001)
+    tied = scale * rng.integers(0, 40, 20_000) / 8.0
+    cases = [(cont, rng.random(cont.size) < 0.3), (tied, rng.random(tied.size) < 0.5),
+             (np.array([0.0, 0.0, scale, scale]), np.array([True, False, False, True])),
+             (cont[:50], np.zeros(50, bool)), (cont[:50], np.ones(50, bool))]
+    for t, right in cases:
+        key = ((t + 0.0).view(np.uint64) << np.uint64(1)) | right.astype(np.uint64)
+        failures = int((~right).sum())
+        out = np.full(3 * failures + 2 * (t.size - failures), np.nan)
+        nf, nr = _engine.collapse_keys(key, failures, out)
+        want = _collapse_by_numpy(t, right)
+        s = t.size - failures
+        got = (out[:nf], out[failures:][:nf], out[3 * failures:][:nr], out[3 * failures + s:][:nr],
+               out[2 * failures:][:nf])
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(key, np.sort(key))  # sorted in place
+        data = LifeData.from_arrays(t, right.astype(int))
+        for g, w in zip((data.f, data.fn, data.r, data.rn, data.units_before()), want, strict=True):
+            np.testing.assert_array_equal(g, w)
+
+
+def test_engine_collapse_refuses_buffers_it_cannot_write_in_place() -> None:
+    key = np.arange(4, dtype=np.uint64) << np.uint64(1)  # four failures
+    frozen = key.copy()
+    frozen.flags.writeable = False
+    for keys, out in ((frozen, np.empty(12)), (np.repeat(key, 2)[::2], np.empty(12)), (key, np.empty(11)),
+                      (key, np.empty(24)[::2])):
+        with pytest.raises(ValueError, match="collapse_keys"):
+            _engine.collapse_keys(keys, 4, out)
+    shared = np.zeros(16)
+    _engine.collapse_keys(shared[:4].view(np.uint64), 4, shared[4:])  # adjacent is fine
+    with pytest.raises(ValueError, match="overlap"):
+        _engine.collapse_keys(shared[:4].view(np.uint64), 4, shared[3:15])  # one slot shared
+    with pytest.raises(ValueError, match="collapse_keys"):
+        _engine.collapse_keys(key, 5, np.empty(15))

@@ -83,21 +83,16 @@ def _collapse_exact_right(
     key = (times + 0.0).view(np.uint64)  # + 0.0: -0.0 (sign bit set) becomes 0.0; a new array
     key <<= np.uint64(1)
     key |= right.view(np.uint8)
-    _engine.sort_u64(key)  # Rust's sort: ~3x NumPy's on this machine (see rust/engine/src/sort.rs)
-    first = np.empty(key.size, dtype=bool)
-    first[0] = True
-    np.not_equal(key[1:], key[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    distinct = starts.size == key.size  # continuous times: every count is 1, nothing to gather
-    keys = key if distinct else key[starts]
-    susp = (keys & np.uint64(1)).astype(bool)
-    t = (keys >> np.uint64(1)).view(np.float64)
-    # index arrays, not boolean masks: a 70/30 mask costs a mispredicted branch per row
-    fi, si = np.flatnonzero(~susp), np.flatnonzero(susp)
-    if distinct:
-        return t.take(fi), np.ones(fi.size), t.take(si), np.ones(si.size), fi.astype(float)
-    counts = np.diff(starts, append=key.size).astype(float)
-    return t.take(fi), counts.take(fi), t.take(si), counts.take(si), starts.take(fi).astype(float)
+    failures = key.size - int(np.count_nonzero(right))
+    # the sort and the collapse in one call, in place: Rust's sort is ~3x NumPy's on this
+    # machine (see rust/engine/src/sort.rs) and its one pass replaces a dozen NumPy passes
+    suspensions = key.size - failures
+    out = np.empty(3 * failures + 2 * suspensions)
+    nf, nr = _engine.collapse_keys(key, failures, out)
+    # columns f | fn | before | r | rn, each used up to its count: views, no copies
+    col = [out[k * failures:][:nf] for k in range(3)]
+    r0 = 3 * failures
+    return col[0], col[1], out[r0:][:nr], out[r0 + suspensions:][:nr], col[2]
 
 
 def _collapse2(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -166,7 +161,7 @@ class LifeData:
             lt, ln = part(codes == LEFT)
             il, ir, inn = empty, empty, empty
         else:
-            assert rows.lo is not None and rows.hi is not None
+            assert rows.lo is not None and rows.hi is not None and counts is not None
             lo, hi = rows.lo, rows.hi
             exact = lo == hi
             right = np.isinf(hi)
@@ -293,7 +288,7 @@ class LifeData:
 class _Rows:
     """The columns of life data as checked numbers, row by row (before collapsing)."""
 
-    counts: np.ndarray
+    counts: np.ndarray | None  # None (times with codes and no counts): one unit a row
     times: np.ndarray | None  # x, with codes
     codes: np.ndarray | None
     lo: np.ndarray | None  # xl/xr, missing ends filled (0 and inf)
@@ -314,9 +309,8 @@ def _rows(x: Any, c: Any, n: Any, xl: Any, xr: Any, names: Mapping[str, str]) ->
             raise InputError(names[role], f"has {len(col)} rows, expected {length} like the other columns")
     if not length:
         raise InputError(names["x" if x is not None else "xl"], "no rows")
-    if n is None:
-        counts = np.ones(length)
-    else:
+    counts: np.ndarray | None = None  # None: one unit a row (times with codes need no array of ones)
+    if n is not None:
         counts = _numbers(n, names["n"], allow_missing=False)
         bad = (counts < 0) | (counts != np.floor(counts))
         if bad.any():
@@ -326,6 +320,7 @@ def _rows(x: Any, c: Any, n: Any, xl: Any, xr: Any, names: Mapping[str, str]) ->
         _check_times(times, names["x"])
         codes = np.zeros(length, dtype=int) if c is None else _codes(c, names["c"])
         return _Rows(counts, times, codes, None, None)
+    counts = np.ones(length) if counts is None else counts
     lo = np.zeros(length) if xl is None else _numbers(xl, names["xl"], allow_missing=True)
     hi = np.full(length, math.inf) if xr is None else _numbers(xr, names["xr"], allow_missing=True)
     lo = np.where(np.isnan(lo), 0.0, lo)
@@ -408,7 +403,7 @@ def _check_times(times: np.ndarray, field: str) -> None:
 def _codes(col: Any, field: str) -> np.ndarray:
     arr = np.asarray(col)
     if arr.dtype.kind in "iu" or (arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))):
-        out = arr.astype(int)
+        out = arr.astype(int, copy=False)  # read only: no copy of an int64 column
         bad = (out < LEFT) | (out > RIGHT)
         if bad.any():
             i = int(np.argmax(bad))

@@ -38,12 +38,14 @@ class _Part:
         self.w = None if bool(np.all(w == 1.0)) else w
         wc = c if self.w is None else w * c
         self.wc, self.wc2 = wc, wc * c
+        self.e = np.empty_like(c)  # e^(beta c), rewritten in place by every pass (no fresh buffers)
 
     def add(self, beta: float, acc: list[float]) -> None:
         """Add (S0, S1, S2) = sum w c^k e^(beta c) over this part to acc."""
         if self.c.size == 0:
             return
-        e = np.exp(beta * self.c)
+        e = np.multiply(self.c, beta, out=self.e)
+        np.exp(e, out=e)
         acc[0] += float(e.sum()) if self.w is None else dot(e, self.w)
         acc[1] += dot(e, self.wc)
         acc[2] += dot(e, self.wc2)
@@ -142,5 +144,8 @@ def weibull_mle(data: LifeData) -> WeibullMLE:
     h_bb = -r / beta**2 - swzl2
     h_ab = -r / alpha + swz / alpha + beta * swzl / alpha
     info = -np.array([[h_aa, h_ab], [h_ab, h_bb]])
-    logsf = -np.exp(beta * (lf - log_alpha))
+    logsf = np.subtract(lf, log_alpha)  # -(t/alpha)^beta, in one buffer
+    logsf *= beta
+    np.exp(logsf, out=logsf)
+    np.negative(logsf, out=logsf)
     return WeibullMLE(alpha, beta, ll, np.linalg.inv(info), logsf)
