@@ -195,6 +195,7 @@ async def revoke(request: web.Request) -> web.StreamResponse:
     token_id = request.match_info["token_id"]
     if not await request.app[STORE].revoke_own_token(owner["user_id"], token_id):
         return await _signed_in_page(request, owner, status=404, error=f"no live token of yours with id {token_id}")
+    request.app[TOKENS].forget(token_id)  # "it no longer works": in this process, from the next request on
     if token_id == owner["token_id"]:  # that ended this very session
         return _sign_in_page(request, 200, "Revoked the token this session was opened with; you are signed out.")
     return await _signed_in_page(request, owner, message="Token revoked: it no longer works, nor do its sessions.")

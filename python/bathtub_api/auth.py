@@ -93,8 +93,9 @@ class RateLimiter:
 
 class TokenCache:
     """Token lookups remembered for a moment: a hot client sends many requests a second,
-    and each would otherwise cost a store round trip. A revocation (from the CLI, another
-    process) takes effect within `ttl` seconds."""
+    and each would otherwise cost a store round trip. A revocation through this process
+    (the API access page) takes effect at once (`forget`); one from elsewhere (the CLI,
+    another worker or instance) within `ttl` seconds (`token_cache_seconds`)."""
 
     def __init__(self, ttl: float = 2.0, size: int = 10_000) -> None:
         self.ttl = ttl
@@ -112,6 +113,11 @@ class TokenCache:
             self._touched.clear()
         self._touched[token_id] = t
         await store.touch_token(token_id, t)
+
+    def forget(self, token_id: str) -> None:
+        """Drop a revoked token's entry now (revocations are rare: a scan is fine)."""
+        for key in [k for k, (_, owner) in self._entries.items() if owner["token_id"] == token_id]:
+            del self._entries[key]
 
     async def owner(self, store: Store, token_hash: str) -> dict[str, Any] | None:
         t = time.monotonic()

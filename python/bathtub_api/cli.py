@@ -1,4 +1,4 @@
-"""`bathtub` command: serve, token create/list/revoke, user plan, migrate.
+"""`bathtub` command: serve (one process, or --workers N), token create/list/revoke, user plan, migrate.
 
 Made for the first five minutes: `serve` says "serving on" only once it listens, a port in use or
 a database it cannot open is one plain line (exit 2), every command names the database it uses
@@ -36,7 +36,7 @@ class Refused(Exception):
 def _config(args: argparse.Namespace) -> Config:
     db = getattr(args, "db", None)
     url = getattr(args, "database_url", None) or (f"sqlite:///{os.path.abspath(db)}" if db else None)
-    return Config.from_env(database_url=url, **{k: getattr(args, k, None) for k in ("host", "port")})
+    return Config.from_env(database_url=url, **{k: getattr(args, k, None) for k in ("host", "port", "workers")})
 
 
 def where(config: Config) -> str:
@@ -121,6 +121,16 @@ def _scopes(text: str) -> list[str]:
     return scopes
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1 (got {text!r})")
+    return value
+
+
 def version() -> str:
     try:
         package = metadata.version("bathtub")
@@ -160,6 +170,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help=f"address to listen on (default: {d['host'].default}; env BATHTUB_HOST)")
     serve.add_argument("--port", type=int,
                        help=f"port to listen on (default: {d['port'].default}; env BATHTUB_PORT)")
+    serve.add_argument("--workers", type=_positive,
+                       help="service processes sharing the port (SO_REUSEPORT), about one per core; each has "
+                            "its own store connections and job runner (default: 1; env BATHTUB_WORKERS)")
     token = command(sub, "token", "manage API tokens").add_subparsers(dest="token_command", required=True)
     create = command(token, "create", "create a token; printed once, only its hash is kept")
     create.add_argument("--user", required=True,
@@ -182,28 +195,46 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def listen_refusal(config: Config, e: OSError) -> str | None:
+    """The one plain line for an address the service cannot listen on; None for other errors."""
+    reasons = {errno.EADDRINUSE: "the port is in use", errno.EACCES: "permission denied",
+               errno.EADDRNOTAVAIL: "no such address here"}
+    if e.errno not in reasons:
+        return None
+    return (f"cannot listen on {config.host}:{config.port}: {reasons[e.errno]} "
+            "(choose another with --host/--port or BATHTUB_HOST/BATHTUB_PORT)")
+
+
 def _serve(config: Config) -> int:
-    from bathtub_api.app import create_app
+    asyncio.run(_check_store(config))  # and migrate, once, before any worker starts
 
-    asyncio.run(_check_store(config))
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-
-    def bound(_: str) -> None:  # run_app calls this once every site listens, not before
-        print(f"bathtub: serving on http://{config.host}:{config.port} (database {where(config)}); "
+    def bound(_: str = "") -> None:  # called once every site (every worker) listens, not before
+        workers = f", {config.workers} worker processes" if config.workers > 1 else ""
+        print(f"bathtub: serving on http://{config.host}:{config.port} (database {where(config)}{workers}); "
               f"make a token with: {TOKEN_HINT}", flush=True)
 
+    if config.workers > 1:
+        from bathtub_api.workers import LOG_FORMAT, Supervisor
+
+        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+        code = Supervisor(config).run(bound)
+        if code == 0:
+            print("bathtub: stopped")
+        return code
+
+    from bathtub_api.app import create_app
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         # SIGINT/SIGTERM stop the server: requests in flight get shutdown_grace_seconds to finish,
         # then the job runner cancels and requeues running jobs and stops its pool workers.
         web.run_app(create_app(config), host=config.host, port=config.port, print=bound, access_log=None,
                     shutdown_timeout=config.shutdown_grace_seconds)
     except OSError as e:
-        if e.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
-            reason = {errno.EADDRINUSE: "the port is in use", errno.EACCES: "permission denied",
-                      errno.EADDRNOTAVAIL: "no such address here"}[e.errno]
-            raise Refused(f"cannot listen on {config.host}:{config.port}: {reason} "
-                          "(choose another with --host/--port or BATHTUB_HOST/BATHTUB_PORT)") from None
-        raise
+        refusal = listen_refusal(config, e)
+        if refusal is None:
+            raise
+        raise Refused(refusal) from None
     print("bathtub: stopped")
     return 0
 
@@ -215,7 +246,11 @@ async def _check_store(config: Config) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    config = _config(args)
+    try:
+        config = _config(args)
+    except ValueError as e:  # a setting out of range (BATHTUB_* or an option): one line, not a traceback
+        print(f"bathtub: {e}", file=sys.stderr)
+        return 2
     try:
         return _run(args, config)
     except Refused as e:

@@ -26,6 +26,7 @@ class Config:
     database_url: str = field(default_factory=lambda: "sqlite:///" + default_db_path())
     host: str = "127.0.0.1"
     port: int = 8080
+    workers: int = 1  # service processes on the port (bathtub_api/workers.py); each its own pool and jobs
     rate_limit_per_minute: int = 120
     max_body_bytes: int = 32 * 1024 * 1024
     job_concurrency: int = 2
@@ -76,6 +77,10 @@ class Config:
     dask_scheduler: str = ""
 
     def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise ValueError("workers (BATHTUB_WORKERS) must be at least 1")
+        if not self.token_cache_seconds >= 0:
+            raise ValueError("token_cache_seconds (BATHTUB_TOKEN_CACHE_SECONDS) must be >= 0")
         if not self.job_cpu_limit_seconds > 0:
             raise ValueError("job_cpu_limit_seconds must be > 0")
         if not 0 < self.job_heartbeat_seconds <= self.job_lease_seconds / 3:
@@ -148,6 +153,8 @@ class Config:
             ("job_concurrency", "BATHTUB_JOB_CONCURRENCY", int),
             ("host", "BATHTUB_HOST", str),
             ("port", "BATHTUB_PORT", int),
+            ("workers", "BATHTUB_WORKERS", int),
+            ("token_cache_seconds", "BATHTUB_TOKEN_CACHE_SECONDS", float),
             ("base_url", "BATHTUB_BASE_URL", str),
             ("data_dir", "BATHTUB_DATA_DIR", str),
             ("upload_base_url", "BATHTUB_UPLOAD_BASE_URL", str),

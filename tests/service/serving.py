@@ -65,7 +65,7 @@ async def wait_gone(pids: set[int]) -> set[int]:
 
 
 class Server:
-    def __init__(self, database_url: str, log: Path) -> None:
+    def __init__(self, database_url: str, log: Path, *args: str) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "BATHTUB_DATABASE_URL": database_url,
@@ -74,7 +74,7 @@ class Server:
                "BATHTUB_FREE_JOB_CPU_SECONDS": "1e9"}  # the free plan's limit too: hours-long runs
         self.log = log.open("ab")
         self.proc = subprocess.Popen([sys.executable, "-m", "bathtub_api.cli", "serve", "--host", "127.0.0.1",
-                                      "--port", str(self.port)], env=env, stdout=self.log, stderr=self.log)
+                                      "--port", str(self.port), *args], env=env, stdout=self.log, stderr=self.log)
 
     async def ready(self, http: aiohttp.ClientSession) -> None:
         for _ in range(600):

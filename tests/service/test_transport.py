@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 import pytest
+from aiohttp import web
 
 from bathtub_api.app import create_app
 from bathtub_api.auth import RateLimiter, hash_token
@@ -157,3 +158,33 @@ async def test_every_answer_carries_nosniff_and_no_store(client: Any, api: Api) 
         async with client.request(method, path, headers=headers, json={}) as resp:
             assert resp.headers["X-Content-Type-Options"] == "nosniff", (method, path)
             assert resp.headers["Cache-Control"] == "no-store", (method, path)
+
+
+async def test_a_client_that_hangs_up_mid_body_is_no_server_error(config: Config,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    token = await token_create(config, "alice", ["read", "write"])
+    # Served as `bathtub serve` serves (aiohttp's test server cancels the handler instead, so the
+    # handler never sees the connection's loss as run_app's does).
+    runner = web.AppRunner(create_app(config))
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        host, port = runner.addresses[0][:2]
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.write(b"POST /api/v1/get/dataset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Authorization: Bearer " + token.encode() + b"\r\nContent-Length: 100\r\n\r\n{\"id\": ")
+        await writer.drain()
+        await asyncio.sleep(0.3)  # the handler is waiting for the rest of the body
+        writer.close()
+        for _ in range(200):
+            if any(getattr(r, "path", None) == "/api/v1/get/dataset" for r in caplog.records):
+                break
+            await asyncio.sleep(0.05)
+        logged = everything_logged(caplog)
+        assert "closed the connection before its request arrived whole" in logged
+        assert "unhandled error" not in logged and "Traceback" not in logged
+        assert [r.status for r in caplog.records if getattr(r, "path", None) == "/api/v1/get/dataset"] == [400]
+    finally:
+        await runner.cleanup()

@@ -29,6 +29,10 @@ MAX_CHUNK = 2**31 - 1  # the INTEGER column's largest value
 class Driver(Conn, Protocol):
     for_update: str  # " FOR UPDATE" where the dialect locks rows, "" where writes are serialised anyway
 
+    async def fetch_small(self, sql: str, *args: Any) -> list[dict[str, Any]]:
+        """`fetch` for a read an index bounds to a few rows: the hot path's (a page, a token)."""
+        ...
+
     def transaction(self) -> AbstractAsyncContextManager[Conn]: ...
     async def close(self) -> None: ...
 
@@ -134,13 +138,14 @@ class Store(TrackingQueries, Accounts, LinkQueries):
 
     async def token_owner(self, token_hash: str) -> dict[str, Any] | None:
         """The live token's user and scopes, or None for an unknown or revoked token."""
-        row = await self.db.fetchrow(
+        found = await self.db.fetch_small(
             "SELECT t.id AS token_id, t.scopes, u.id AS user_id, u.name, u.plan FROM tokens t "
             "JOIN users u ON u.id = t.user_id WHERE t.hash = ? AND t.revoked_at IS NULL",
             token_hash,
         )
-        if row is None:
+        if not found:
             return None
+        row = found[0]
         return {**row, "scopes": frozenset(s for s in row["scopes"].split(",") if s)}
 
     async def list_tokens(self, user_name: str | None = None) -> list[dict[str, Any]]:
@@ -320,7 +325,7 @@ class Store(TrackingQueries, Accounts, LinkQueries):
         """The dataset item and rows [offset, offset + limit) in one round trip; None if not found."""
         # Chunk numbers are 32-bit in the schema: past that no chunk exists, so clamp rather than overflow.
         first, last = (min(x // CHUNK_ROWS, MAX_CHUNK) for x in (offset, offset + limit - 1))
-        found = await self.db.fetch(
+        found = await self.db.fetch_small(
             "SELECT i.name, i.created_at, i.updated_at, i.body, c.rows FROM items i "
             "LEFT JOIN dataset_chunks c ON c.dataset_id = i.id AND c.chunk BETWEEN ? AND ? "
             "WHERE i.id = ? AND i.owner = ? AND i.kind = 'dataset' ORDER BY c.chunk",

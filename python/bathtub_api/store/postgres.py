@@ -45,6 +45,7 @@ class _Conn:
 
 
 class PostgresDriver(_Conn):
+    """A pool of connections; every read is one round trip on a pooled connection."""
     for_update = " FOR UPDATE"
 
     def __init__(self, pool: asyncpg.Pool) -> None:
@@ -57,6 +58,10 @@ class PostgresDriver(_Conn):
         # returns to the pool. We keep no session state (no SET, LISTEN or advisory locks),
         # so skipping it halves the round trips of a read.
         return cls(await asyncpg.create_pool(url, min_size=min_size, max_size=max_size, reset=_keep_session))
+
+    async def fetch_small(self, sql: str, *args: Any) -> list[dict[str, Any]]:
+        """A small indexed read (the SQLite driver runs these on the loop): here, any read."""
+        return await self.fetch(sql, *args)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[_Conn]:
