@@ -62,3 +62,43 @@ def test_shut_every_past_the_calendar_is_just_beyond_the_horizon():
                     horizon_days=365.0, failure_cost=1e4, today="2026-01-01",
                     shuts=[{"name": "rare", "every": 1e16, "cost": 100.0, "start": "2026-02-01"}])
     assert [p["date"] for p in out["plan"]] == ["2026-02-01"]
+
+
+def test_shut_plan_figures_past_floating_point_are_refused():
+    """Found by the OpenAPI fuzz: finite costs of ~1e308 on several shuts summed to inf, and the
+    answer published a non-number as expected_cost. Each overflow is refused naming its field."""
+    base = {"distribution_id": "weibull", "params": [1000.0, 2.0], "current_age": 0.0, "horizon_days": 3650.0,
+            "today": "2026-01-01"}
+    dear = [{"name": f"s{i}", "dates": [f"202{6 + i}-06-01"], "cost": 1.7e308} for i in range(3)]
+    with pytest.raises(InputError) as e:
+        shut_plan(**base, usage_rate=24.0, failure_cost=1.7e308, shuts=dear)
+    assert e.value.field == "shuts.cost"
+    with pytest.raises(InputError) as e:
+        shut_plan(**base, usage_rate=1e306, failure_cost=1.0,
+                  shuts=[{"name": "s", "dates": ["2026-06-01"], "cost": 1.0}])
+    assert e.value.field == "usage_rate"
+    out = shut_plan(**base, usage_rate=24.0, failure_cost=1e4, shuts=[{"name": "s", "dates": ["2026-06-01"],
+                                                                       "cost": 100.0}])
+    assert all(math.isfinite(out[k]) for k in ("expected_cost", "expected_failures", "planned_cost"))
+
+
+@pytest.mark.parametrize(("request_", "field"), [
+    # the fuzz's 500s: a b_life of 5e-324 leaves R = 1 - b/100 at 1.0 (log R = 0, a division by zero)...
+    ({"b_life": 5e-324, "design_mtbf": 5e-324, "mission_time": 5e-324, "producer_risk": 5e-324}, "mission_time"),
+    ({"b_life": 5e-324, "mission_time": 36525.0, "method": "mtbf", "shape": 5.27e307, "units": 12687},
+     "mission_time"),
+    # ...and a subnormal MTBF put θ/4 at 0 in the operating characteristic's grid (geomspace from 0)
+    ({"design_mtbf": 1.67e308, "reliability": 5e-324, "producer_risk": 0.947, "mission_time": 1.11e-308}, "mtbf"),
+    ({"mtbf": 5e-324, "units": 3}, "mtbf"),
+])
+def test_demonstration_magnitudes_past_floating_point_are_refused_naming_the_field(request_, field):
+    with pytest.raises(InputError) as e:
+        demonstration_test(**request_)
+    assert e.value.field == field
+
+
+def test_demonstration_smallest_normal_mtbf_still_plans():
+    out = demonstration_test(mtbf=1e-300, confidence=0.9)
+    # zero failures at 90%: T = θ ln 10 (chi-square with 2 degrees of freedom / 2)
+    assert out["total_test_time"] == pytest.approx(1e-300 * math.log(10.0), rel=1e-12)
+    assert all(math.isfinite(p) for p in out["operating_characteristic"]["pass_probability"])

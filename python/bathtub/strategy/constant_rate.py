@@ -17,6 +17,7 @@ P(pass | θ) = P(N ≤ r | T/θ).
 
 from __future__ import annotations
 
+import sys
 from typing import Literal
 
 import numpy as np
@@ -142,8 +143,10 @@ def both_risks_plan(mtbf_required: float, mtbf_design: float, consumer_risk: flo
 def oc_grid(mtbf_required: float, mtbf_design: float | None, points: int = 25) -> list[float]:
     """True MTBFs for an operating-characteristic curve: log-spaced from θ_req/4 to 4·max(θ_req,
     θ_design), with θ_req and θ_design themselves among them."""
-    top = 4.0 * max(mtbf_required, mtbf_design or mtbf_required)
-    grid = set(np.geomspace(mtbf_required / 4.0, top, points).tolist())
+    # kept within normal floats: an MTBF of 5e-324 would put θ/4 at 0, one of 1e308 puts 4θ at inf
+    low = max(mtbf_required / 4.0, sys.float_info.min)
+    top = min(4.0 * max(mtbf_required, mtbf_design or mtbf_required), sys.float_info.max)
+    grid = set(np.geomspace(low, max(top, low), points).tolist())
     grid.add(mtbf_required)
     if mtbf_design is not None:
         grid.add(mtbf_design)

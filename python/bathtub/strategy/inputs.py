@@ -9,12 +9,18 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
 
 # A life distribution may leak a little probability below t = 0 (a normal with mu >> sigma);
 # beyond this share the model is not a lifetime and the calculators refuse it.
 MAX_MASS_BELOW_ZERO = 1e-3
+BELOW_ZERO_RULE = "a life distribution must be positive"
+# Parameters inside their domains whose model floating point cannot evaluate (a Weibull beta of
+# 1e-139, beta shapes of 5e-324): a rule between the values and the arithmetic, stated, not a schema.
+DEGENERATE_RULE = "degenerate parameters"
 
 
 def life_model(
@@ -29,15 +35,19 @@ def life_model(
             raise InputError("distribution_id", "required")
         if params is None:
             raise InputError("params", "required")
-        try:
+    try:
+        if lifetime is None:
             lifetime = Lifetime.from_input(distribution_id, params, base_distribution_id)
-        except OverflowError:  # e.g. a lognormal mu of 1e71: e^mu is past floating point
-            raise InputError("params", "out of floating-point range for this distribution") from None
-    below = float(lifetime.cdf(0.0))
+        # Quantiles are what every calculator's time grid is made of; scipy raises (not NaN) where
+        # a special function leaves floating point, e.g. boost's beta function at shapes of 5e-324.
+        with np.errstate(all="ignore"):
+            lifetime.ppf(np.array([1e-9, 0.5, 1.0 - 1e-9]))
+        below = float(lifetime.cdf(0.0))
+    except OverflowError:  # e.g. a lognormal mu of 1e71: e^mu is past floating point
+        raise InputError("params", f"out of floating-point range for this distribution ({DEGENERATE_RULE})") \
+            from None
     if below > MAX_MASS_BELOW_ZERO:
-        raise InputError(
-            "params", f"puts {below:.3g} of the lifetimes at or below 0; a life distribution must be positive"
-        )
+        raise InputError("params", f"puts {below:.3g} of the lifetimes at or below 0; {BELOW_ZERO_RULE}")
     return lifetime
 
 

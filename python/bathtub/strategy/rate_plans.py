@@ -7,6 +7,7 @@ cases here; the mathematics is in `constant_rate` and `sequential`.
 from __future__ import annotations
 
 import math
+import sys
 from typing import TYPE_CHECKING, Any
 
 from bathtub.errors import InputError
@@ -47,7 +48,8 @@ def _required_mtbf(ask: Ask) -> float | None:
     if ask.mtbf is not None:
         return number(ask.mtbf, "mtbf", low=0.0, low_inclusive=False)
     if ask.reliability is not None and ask.mission is not None:
-        theta = -ask.mission / math.log(ask.reliability)  # R = e^{-t/θ}
+        log_r = math.log(ask.reliability)  # 0 when a b_life of 5e-324 leaves R = 1 - b/100 at 1.0
+        theta = -ask.mission / log_r if log_r < 0.0 else math.inf  # R = e^{-t/θ}
         if not (math.isfinite(theta) and theta > 0):
             raise InputError("mission_time", "with this reliability gives no finite, positive MTBF")
         return theta
@@ -166,7 +168,8 @@ def rate_plan(ask: Ask) -> dict[str, Any]:
 
 def _representable(value: float, field: str, what: str) -> None:
     """Extreme inputs (an MTBF of 1e308, a confidence of 1e-300) can leave floating point: say so."""
-    if not (math.isfinite(value) and value > 0.0):
+    # a subnormal value (an MTBF of 5e-324) is as unusable as 0: its ratios divide by zero
+    if not (math.isfinite(value) and value >= sys.float_info.min):
         raise InputError(field, f"gives {what} {value!r}, beyond floating point; check the magnitude")
 
 

@@ -29,7 +29,7 @@ from scipy.interpolate import PchipInterpolator
 
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
-from bathtub.strategy.inputs import cost, integer, life_model, mean_life, time_scale
+from bathtub.strategy.inputs import DEGENERATE_RULE, cost, integer, life_model, mean_life, time_scale
 from bathtub.strategy.renewal import renewal_function
 
 POLICIES = ("age", "block", "minimal_repair")
@@ -112,7 +112,7 @@ def _time_grid(life: Lifetime, n: int = 1200) -> np.ndarray:
         t = np.concatenate([np.linspace(0.0, lo, 50)[1:], t])
     t = np.unique(t)
     if t.size < 3:  # e.g. a Weibull beta of 1e-139: its quantiles leave floating point
-        raise InputError("params", "the life model's times are not finite numbers (degenerate parameters)")
+        raise InputError("params", f"the life model's times are not finite numbers ({DEGENERATE_RULE})")
     return t
 
 
@@ -141,7 +141,7 @@ def _age_rate(life: Lifetime, cp: float, cu: float, t: float) -> float:
 def _minimize_on_grid(rate, grid: np.ndarray, values: np.ndarray) -> tuple[float, float, int]:
     """Grid argmin, then bounded Brent refinement between its neighbours."""
     if not np.isfinite(values).any():
-        raise InputError("params", "the cost rate has no finite value for this life model (degenerate parameters)")
+        raise InputError("params", f"the cost rate has no finite value for this life model ({DEGENERATE_RULE})")
     k = int(np.nanargmin(values))
     lo = grid[max(k - 1, 0)]
     hi = grid[min(k + 1, len(grid) - 1)]

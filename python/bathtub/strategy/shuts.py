@@ -205,39 +205,49 @@ def shut_plan(
     best = np.full(len(days), np.inf)
     prev = np.full(len(days), -1)
     best[0] = 0.0
-    for j in range(1, len(days)):
-        usage = rate * (days[j] - days[:j])
-        cand = best[:j] + cf * np.concatenate([exp_failures(True, usage[:1]), exp_failures(False, usage[1:])])
-        i = int(np.argmin(cand))  # ties go to the earliest predecessor: fewer replacements
-        best[j], prev[j] = cand[i] + node_cost[j], i
-    chain = []
-    j = k_end
-    while j > 0:
-        chain.append(j)
-        j = int(prev[j])
-    chain = [0, *reversed(chain)]
+    # Overflow to inf is allowed here and refused below by name (not as a warning).
+    with np.errstate(over="ignore", invalid="ignore"):
+        for j in range(1, len(days)):
+            usage = rate * (days[j] - days[:j])
+            cand = best[:j] + cf * np.concatenate([exp_failures(True, usage[:1]), exp_failures(False, usage[1:])])
+            i = int(np.argmin(cand))  # ties go to the earliest predecessor: fewer replacements
+            best[j], prev[j] = cand[i] + node_cost[j], i
+        chain = []
+        j = k_end
+        while j > 0:
+            chain.append(j)
+            j = int(prev[j])
+        chain = [0, *reversed(chain)]
 
-    plan, segments = [], []
-    failures = 0.0
-    for a, b in itertools.pairwise(chain):
-        usage = float(rate * (days[b] - days[a]))
-        start_age = a0 if a == 0 else 0.0
-        en = float(exp_failures(a == 0, usage))
-        failures += en
-        segments.append({
-            "from": (day0 if a == 0 else occ[a - 1].date).isoformat(),
-            "to": (end if b == k_end else occ[b - 1].date).isoformat(),
-            "start_age": start_age,
-            "usage": usage,
-            "failure_probability": p_fail(a == 0, usage),
-            "expected_failures": en,
-        })
-        if b != k_end:
-            o = occ[b - 1]
-            plan.append({"date": o.date.isoformat(), "shut": o.name, "cost": o.cost,
-                         "age_at_replacement": start_age + usage})
-    planned = sum(p["cost"] for p in plan)
-    rtf_failures = float(exp_failures(True, usage_max))
+        plan, segments = [], []
+        failures = 0.0
+        for a, b in itertools.pairwise(chain):
+            usage = float(rate * (days[b] - days[a]))
+            start_age = a0 if a == 0 else 0.0
+            en = float(exp_failures(a == 0, usage))
+            failures += en
+            segments.append({
+                "from": (day0 if a == 0 else occ[a - 1].date).isoformat(),
+                "to": (end if b == k_end else occ[b - 1].date).isoformat(),
+                "start_age": start_age,
+                "usage": usage,
+                "failure_probability": p_fail(a == 0, usage),
+                "expected_failures": en,
+            })
+            if b != k_end:
+                o = occ[b - 1]
+                plan.append({"date": o.date.isoformat(), "shut": o.name, "cost": o.cost,
+                             "age_at_replacement": start_age + usage})
+        planned = sum(p["cost"] for p in plan)
+        rtf_failures = float(exp_failures(True, usage_max))
+    # Each input is finite, but a usage or a sum of costs can still leave floating point; a
+    # figure of inf or NaN is no answer, so the request is refused naming what overflowed.
+    if not (math.isfinite(failures) and math.isfinite(rtf_failures)):
+        raise InputError("usage_rate", f"usage over the horizon ({usage_max:g} life units) is beyond floating point "
+                                       "for this life model")
+    if not all(math.isfinite(v) for v in (best[k_end], planned, cf * failures, cf * rtf_failures)):
+        raise InputError("shuts.cost", "the plan's costs add up past floating point (about 1.8e308); "
+                                       "give costs in a larger currency unit")
     return {
         "distribution": life.distribution_id,
         "unit": unit,
