@@ -40,7 +40,7 @@ __all__ = ["availability", "chunk_ranges", "mission"]
 
 CHUNKS_PER_THREAD = 4  # enough pieces that a slow or lost worker does not hold up the end
 MIN_CHUNK = 64  # replications: below this, scheduling costs more than the work
-FIRST_BATCH = 200  # as the engine's precision runs (availability.rs run_to_precision_with)
+FIRST_BATCH = 200  # as the engine's precision runs (availability/runs.rs run_to_precision_with)
 POLL_S = 0.2  # how often the waiting caller looks at its control, and a chunk at the stop event
 
 
@@ -213,7 +213,7 @@ def availability(cluster: Any, text: str, horizon: float, grid: int, crews: int,
         if target is None:
             assert replications is not None
             return run.batch(submit, start, replications, replications)
-        # The local engine's precision schedule, batch for batch (availability.rs).
+        # The local engine's precision schedule, batch for batch (availability/runs.rs).
         cap = max_replications
         done = min(cap, FIRST_BATCH)
         state, summary = run.batch(submit, start, done, done)

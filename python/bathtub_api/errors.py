@@ -103,6 +103,12 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         return refusal(422, str(e))
     except ValidationError as e:
         return refusal(422, validation_detail(e))
+    except ConnectionResetError:
+        # The client closed the connection mid-request (a body cut short): nobody is left to
+        # answer and nothing of ours failed. The status only names it in the request log.
+        log.info("%s %s: the client closed the connection before its request arrived whole",
+                 request.method, request.path)
+        return refusal(400, "the connection closed before the request arrived whole")
     except web.HTTPException as e:
         if e.status < 400:
             raise

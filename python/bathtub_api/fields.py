@@ -23,6 +23,15 @@ NUL = "\x00"
 NUL_RULE = "must not contain the NUL character (U+0000)"
 NO_NUL_PATTERN = "^[^\\u0000]*$"
 
+# A calendar date YYYY-MM-DD exactly as `date.fromisoformat` takes it (years 0001..9999, each
+# month's own length, 29 February in leap years only), unanchored so an instant can build on it:
+# a schema-valid date always parses.
+_YEAR = r"([0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
+_LEAP_YEAR = r"([0-9]{2}(0[48]|[2468][048]|[13579][26])|([2468][048]|[13579][26]|0[48])00)"
+DATE_RE = (rf"({_YEAR}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)"
+           rf"|02-(0[1-9]|1[0-9]|2[0-8]))|{_LEAP_YEAR}-02-29)")
+DATE_PATTERN = f"^{DATE_RE}$"
+
 
 def _integral(value: Any) -> Any:
     """JSON Schema counts 3.0 as an integer; so do we (strict mode would refuse it)."""
@@ -70,6 +79,11 @@ Name = text(min_length=1, max_length=200)
 Unit = text(max_length=40)
 
 
+CSV_TEXT = ("CSV text (not blank), UTF-8, comma-separated, a header row of column names first; lines end in LF "
+            "or CRLF; cells at most 131072 characters; every row as wide as the header")
+# Published only (bathtub_api.tables.parse_csv checks it, naming the line): a first line (the header) that is
+# not blank, no NUL, no bare CR.
+CSV_PATTERN = "^[^\\u0000\\r\\n]*[^\\s\\u0000][^\\u0000\\r\\n]*(?:\\r?\\n(?:[^\\u0000\\r]|\\r\\n)*)?$"
 # A table cell as the table parsers take it (bathtub_api.tables): published, checked there.
 CELL_SCHEMA = {"anyOf": [{"type": ["number", "boolean", "null"]}, {"type": "string", "pattern": NO_NUL_PATTERN}]}
 # Column names: trimmed on arrival, so at least one character that is not blank (nor NUL).
@@ -86,6 +100,8 @@ _ROWS_SCHEMA = {
     "items": {"type": "object", "propertyNames": COLUMN_NAME_SCHEMA, "additionalProperties": CELL_SCHEMA},
     "description": "Row objects, column name -> value; every key is a column of the dataset, a missing one is null.",
 }
+# A text/csv body, as the routes that take one read it.
+CSV_BODY_SCHEMA = {"type": "string", "pattern": CSV_PATTERN, "description": CSV_TEXT}
 Columns = Annotated[dict[str, list[Any]], WithJsonSchema(_COLUMNS_SCHEMA)]
 Rows = Annotated[list[dict[str, Any]], WithJsonSchema(_ROWS_SCHEMA)]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import secrets
 import time
 from datetime import UTC, datetime
@@ -35,5 +36,6 @@ def now() -> float:
     return time.time()
 
 
+@functools.lru_cache(maxsize=4096)  # an item's times are formatted on every read of it: the same few floats
 def iso(ts: float | None) -> str | None:
     return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")

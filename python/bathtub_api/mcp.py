@@ -17,7 +17,7 @@ from pydantic.json_schema import models_json_schema
 from bathtub.errors import InputError
 from bathtub_api.errors import ApiError, json_response, validation_detail
 from bathtub_api.fields import refuse_nul
-from bathtub_api.openapi import API_VERSION, key_patterns
+from bathtub_api.openapi import API_VERSION, cross_field_described, key_patterns
 from bathtub_api.registry import Action, Registry, ctx_of, invoke
 
 PROTOCOL_VERSION = "2025-06-18"
@@ -30,7 +30,7 @@ def tool_list(reg: Registry) -> list[dict[str, Any]]:
         if not actions:
             continue
         _, top = models_json_schema([(a.request, "validation") for a in actions], ref_template="#/$defs/{model}")
-        defs = key_patterns(top.get("$defs", {}))
+        defs = cross_field_described(key_patterns(top.get("$defs", {})))
         if len(actions) == 1 and actions[0].action is None:
             schema = dict(defs.pop(actions[0].request.__name__))
             description = actions[0].summary

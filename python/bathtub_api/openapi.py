@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from bathtub_api.fields import NO_NUL_PATTERN
+from bathtub_api.fields import CSV_BODY_SCHEMA, NO_NUL_PATTERN
 from bathtub_api.registry import Registry
 
 API_VERSION = "1.1.0"
@@ -90,6 +90,22 @@ def no_nul(node: Any) -> Any:
     return _each_dict(node, visit)
 
 
+CROSS_FIELD = "Rules between values, checked by the service (JSON Schema cannot state them): "
+
+
+def cross_field_described(node: Any) -> Any:
+    """A schema's `x-cross-field` rules (`field: rule`, the refusal's own words) are also said in
+    its description, for readers that skip extensions (in place)."""
+
+    def visit(d: dict[str, Any]) -> None:
+        rules = d.get("x-cross-field")
+        if rules and CROSS_FIELD not in d.get("description", ""):
+            said = CROSS_FIELD + "; ".join(rules) + "."
+            d["description"] = f"{d['description'].rstrip()} {said}" if d.get("description") else said
+
+    return _each_dict(node, visit)
+
+
 def _reachable(schemas: dict[str, Any], names: set[str]) -> None:
     """Grow `names` with every schema a request schema refers to (in place)."""
     pending = list(names)
@@ -117,7 +133,7 @@ def build(reg: Registry) -> dict[str, Any]:
                 models.add(m)
     ordered = sorted(models, key=lambda m: m.__name__)
     _, top = models_json_schema([(m, "validation") for m in ordered], ref_template=REF)
-    schemas = key_patterns(top.get("$defs", {}))
+    schemas = cross_field_described(key_patterns(top.get("$defs", {})))
     requests = {m.__name__ for m in (*(a.request for a in reg.actions.values()),
                                      *(r.request for r in reg.routes if r.request))}
     _reachable(schemas, requests)
@@ -150,7 +166,7 @@ def build(reg: Registry) -> dict[str, Any]:
             for name in re.findall(r"{(\w+)}", r.path)
         ]
         params += [{"name": name, "in": "query", "required": required, "description": text,
-                    "schema": {"type": "string"}} for name, required, text in r.query]
+                    "schema": schema[0] if schema else {"type": "string"}} for name, required, text, *schema in r.query]
         if params:
             op["parameters"] = params
         if r.public:
@@ -160,7 +176,7 @@ def build(reg: Registry) -> dict[str, Any]:
             content = {
                 ct: {"schema": _ref(r.request) if ct == "application/json" else
                      (binary if ct.startswith(("application/octet-stream", "image/", "multipart/"))
-                      else {"type": "string"})}
+                      else CSV_BODY_SCHEMA if ct == "text/csv" else {"type": "string"})}
                 for ct in r.content_types
             }
             op["requestBody"] = {"required": True, "content": content}

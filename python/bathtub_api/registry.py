@@ -116,7 +116,8 @@ class Route:
     content_types: tuple[str, ...] = ("application/json",)
     description: str = ""
     # Query parameters as (name, required, description), for the OpenAPI document.
-    query: tuple[tuple[str, bool, str], ...] = ()
+    # (name, required, description[, schema]): the schema states what the handler checks
+    query: tuple[tuple[str, bool, str] | tuple[str, bool, str, dict[str, Any]], ...] = ()
     # A public route's credential is not a user's token (an upload link's own secret): no
     # Authorization header, the handler checks its own credential; `scope` is then unused.
     public: bool = False

@@ -187,6 +187,12 @@ async def test_mcp_parse_errors_and_invalid_requests(api: Api) -> None:
         ("strategy/demonstration_test", {"reliability": 0.9, "test_multiple": 1e200, "shape": 3.0}, "test_multiple"),
         ("strategy/optimal_replacement", {"distribution_id": "weibull", "params": [1.0, 1.67e-139],
                                           "planned_cost": 1.0, "unplanned_cost": 2.0}, "params"),
+        # boost's beta function overflows at shapes of 5e-324: scipy raises from the quantile
+        *(("strategy/optimal_replacement", {"distribution_id": "beta", "params": [5e-324, 5e-324], "policy": policy,
+                                            "planned_cost": 1.0, "unplanned_cost": 10.0}, "params")
+          for policy in ("age", "block", "minimal_repair")),
+        ("strategy/failure_finding", {"distribution_id": "beta", "params": [5e-324, 5e-324],
+                                      "target_availability": 0.9}, "params"),
         ("strategy/failure_finding", {"distribution_id": "lognormal", "params": [1.08e71, 3.99e16],
                                       "target_availability": 0.9}, "params"),
         ("strategy/shut_plan", {"distribution_id": "weibull", "params": [2.0, 1000.0], "current_age": 0.0,

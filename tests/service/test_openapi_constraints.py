@@ -85,6 +85,20 @@ async def test_bodies_that_cannot_be_empty_are_required(api: Api) -> None:
     assert param["schema"]["pattern"] == "^[^\\u0000]*$" and param["schema"]["maxLength"] == 200
 
 
+async def test_query_parameters_state_what_their_handler_checks(api: Api) -> None:
+    """The photo route refused a schema-valid empty or 201-character target_id: its query
+    parameters now publish the lengths and the NUL rule the handler applies."""
+    status, doc = await api.get("/api/v1/openapi.json")
+    params = {p["name"]: p for p in doc["paths"]["/api/v1/maintenance/photos"]["post"]["parameters"]}
+    target = params["target_id"]["schema"]
+    assert params["target_id"]["required"] is True
+    assert (target["minLength"], target["maxLength"], target["pattern"]) == (1, 200, "^[^\\u0000]*$")
+    assert params["caption"]["schema"]["maxLength"] == 500
+    status, body = await api.call("POST", "/api/v1/maintenance/photos?target_id=" + "a" * 201, data=b"x",
+                                  headers={"Content-Type": "image/png"})
+    assert status == 422 and body["detail"].startswith("target_id: ")
+
+
 async def test_tool_protocol_schemas_carry_the_same_constraints(api: Api) -> None:
     status, body = await api.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     tools = {t["name"]: t["inputSchema"] for t in body["result"]["tools"]}
@@ -130,3 +144,45 @@ async def test_published_rules_come_from_the_checks(api: Api) -> None:
     assert not rbd_create.is_valid(bad)
     status, body = await api.post("/api/v1/rbd/create", bad)
     assert status == 422 and body["detail"].startswith("nodes.a.spares"), body
+
+
+def test_demonstration_rules_never_refuse_what_the_calculator_takes() -> None:
+    """Item 15: the demonstration test's published paths (constant rate, sequential, attribute)
+    state which fields each requires. Over a fixed sample of requests built from the fields'
+    combinations: every request the calculator answers is schema-valid (the schema tightens,
+    never refuses more), and an attribute test with neither reliability nor b_life, nothing
+    implying it is solved, is schema-invalid (the refusal the fuzz found most often)."""
+    import random
+
+    import jsonschema_rs
+
+    from bathtub import strategy
+    from bathtub.errors import InputError
+    from bathtub_api.tools.strategy import DemonstrationIn
+
+    validator = jsonschema_rs.Draft202012Validator(DemonstrationIn.model_json_schema())
+    pool = {"reliability": 0.9, "b_life": 10.0, "mission_time": 100.0, "mtbf": 500.0, "design_mtbf": 1000.0,
+            "total_test_time": 5000.0, "units": 10, "test_multiple": 2.0, "shape": 2.0, "producer_risk": 0.1,
+            "design_reliability": 0.97, "discrimination_ratio": 2.0, "failures": 1, "confidence": 0.9}
+    rng = random.Random(15)
+    answered = refused_by_schema = 0
+    for _ in range(1500):
+        body: dict[str, Any] = {k: v for k, v in pool.items() if rng.random() < 0.3}
+        if method := rng.choice([None, "binomial", "weibayes", "mtbf", "sequential"]):
+            body["method"] = method
+        if solve := rng.choice([None, None, "reliability", "mtbf", "plan", "units", "confidence", "failures"]):
+            body["solve_for"] = solve
+        try:
+            strategy.demonstration_test(**body)
+        except InputError:
+            valid = validator.is_valid(body)
+            refused_by_schema += not valid
+            continue
+        answered += 1
+        assert validator.is_valid(body), repr(body)
+    assert answered > 100 and refused_by_schema > 100, (answered, refused_by_schema)
+    assert not validator.is_valid({"confidence": 0.9})
+    assert not validator.is_valid({"method": "binomial", "units": 10})
+    assert validator.is_valid({"units": 10, "test_multiple": 2.0, "shape": 2.0})  # solves reliability
+    assert not validator.is_valid({"method": "mtbf", "units": 10})  # no required MTBF
+    assert validator.is_valid({"method": "mtbf", "reliability": 0.9, "mission_time": 10.0, "units": 8})

@@ -42,9 +42,11 @@ class Report:
     sent: int = 0
     positive: int = 0
     refused: int = 0  # positive (schema-valid) requests answered 422
+    described: int = 0  # of those, refusals by a rule the operation's schema states (x-cross-field)
     refused_by_operation: Counter[str] = field(default_factory=Counter)
-    # (operation, the refusal's rule with the values taken out): what the schema does not say
-    refused_by_rule: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # (category, operation, the refusal's rule with the values taken out): what the schema does not
+    # say; the category is DESCRIBED when the schema states the rule, else NOT_STATED
+    refused_by_rule: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
     slow: list[str] = field(default_factory=list)  # requests answered after more than SLOW_S seconds
 
@@ -54,9 +56,41 @@ TIMEOUT_S = 60.0
 _VALUES = re.compile(r"'[^']*'|\"[^\"]*\"|\[\d+\]|(?<![\w.])-?\d+(\.\d+)?(e[-+]?\d+)?\b")
 
 
+DESCRIBED = "cross-field, described"
+NOT_STATED = "not stated in the schema"
+
+
 def rule_of(detail: str) -> str:
     """A refusal's detail with the request's own values taken out, so refusals group by rule."""
     return _VALUES.sub("_", detail)[:160]
+
+
+def stated_rules(doc: dict[str, Any], node: Any) -> list[tuple[re.Pattern[str], str]]:
+    """The `x-cross-field` rules (`field: rule`) of a request schema and every schema it refers
+    to, as (a regex of the field path, `*` standing for any key and `[]` for any index; the rule
+    with values taken out)."""
+    out, seen, pending = [], set(), [node]
+    while pending:
+        n = pending.pop()
+        if isinstance(n, list):
+            pending += n
+        elif isinstance(n, dict):
+            ref = n.get("$ref")
+            if isinstance(ref, str) and ref not in seen:
+                seen.add(ref)
+                pending.append(doc["components"]["schemas"][ref.rsplit("/", 1)[1]])
+            for text in n.get("x-cross-field", ()):
+                where, rule = text.split(": ", 1)
+                path = re.escape(where).replace(r"\*", ".*").replace(r"\[\]", r"\[\d+\]")
+                out.append((re.compile(f"^(.*\\.)?{path}$"), rule_of(rule)))
+            pending += [v for k, v in n.items() if k != "$ref"]
+    return out
+
+
+def category(detail: str, stated: list[tuple[re.Pattern[str], str]]) -> str:
+    """DESCRIBED if the refusal (`field: rule`) is one the operation's schema states, else NOT_STATED."""
+    where, _, rule = detail.partition(": ")
+    return DESCRIBED if any(p.match(where) and r in rule_of(rule) for p, r in stated) else NOT_STATED
 
 
 def run(base: str, token: str, examples: int = EXAMPLES,
@@ -69,15 +103,18 @@ def run(base: str, token: str, examples: int = EXAMPLES,
     session = requests.Session()
     report = Report()
     for result in schema.get_all_operations():
-        if only not in result.ok().label:
+        op = result.ok()
+        if only not in op.label:
             continue
+        body = doc["paths"][op.path][op.method.lower()].get("requestBody", {})
+        stated = stated_rules(doc, body)
         for mode in modes:
-            _checker(result.ok(), mode, examples, base, token, session, report)()
+            _checker(op, mode, examples, base, token, session, report, stated)()
     return report
 
 
 def _checker(op: Any, mode: GenerationMode, examples: int, base: str, token: str, session: requests.Session,
-             report: Report) -> Any:
+             report: Report, stated: list[tuple[re.Pattern[str], str]]) -> Any:
     @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
               phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     @given(op.as_strategy(generation_mode=mode))
@@ -100,8 +137,10 @@ def _checker(op: Any, mode: GenerationMode, examples: int, base: str, token: str
             if response.status_code == 422:
                 report.refused += 1
                 report.refused_by_operation[op.label] += 1
-                detail = _detail(response)
-                report.refused_by_rule[(op.label, rule_of(str(detail)))] += 1
+                detail = str(_detail(response))
+                kind = category(detail, stated)
+                report.described += kind == DESCRIBED
+                report.refused_by_rule[(kind, op.label, rule_of(detail))] += 1
         checks = [not_a_server_error, response_schema_conformance, content_type_conformance]
         try:
             case.validate_response(response, checks=checks)

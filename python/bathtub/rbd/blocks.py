@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bathtub.distributions import FAMILIES, MIXTURE, params_from_mean, params_rules, parse_params
+from bathtub.distributions import (
+    FAMILIES,
+    MIXTURE,
+    cross_field_rules,
+    params_from_mean,
+    params_rules,
+    parse_params,
+)
 from bathtub.errors import InputError, prefixed
 from bathtub.rbd import schema as s
 from bathtub.rbd.schema import PARAMS_ARRAY
@@ -331,9 +338,6 @@ def model_schema() -> s.Schema:
     saved = {"required": ["saved_model_id"], "properties": {k: _NULL for k in
                                                             ("distribution_id", "params", "mean", "given",
                                                              "base_distribution_id")}}
-    mixture = {"if": {"required": ["distribution_id"], "properties": {"distribution_id": {"const": MIXTURE}}},
-               "then": {"required": ["base_distribution_id"]},
-               "else": {"properties": {"base_distribution_id": _NULL}}}
     return {
         "type": "object",
         "description": "BlockModel. A mixture's params are alpha1, beta1, weight1, alpha2, ... (2 to 5 modes, "
@@ -351,7 +355,8 @@ def model_schema() -> s.Schema:
         },
         "additionalProperties": False,
         "oneOf": [inline, saved],
-        "allOf": [mixture, *params_rules()],
+        "allOf": params_rules(base_field="base_distribution_id", mean=True),
+        "x-cross-field": cross_field_rules(mixture=True),
     }
 
 
@@ -364,6 +369,13 @@ NODE_RULES = ("Rules between fields: preventive and inspection not together; a k
               "mixture life takes no imperfect repair_quality, nor a condition-replaced block; "
               "preventive.opportunity needs a maintenance_group; covariate_schedules need a saved covariate "
               "model; joint_unit only in a non-repairable diagram.")
+# The rules of NODE_RULES that JSON Schema cannot state, as `field: rule` (the refusal's words).
+NODE_CROSS_FIELD = ("nodes.*.n: must not exceed k", "nodes.*.costs: no costs on a group repaired one at a time",
+                    "nodes.*.repair_quality: refused with a mixture life",
+                    "nodes.*.repair_quality: not on a condition-replaced block",
+                    "nodes.*.preventive.opportunity: needs the block in a maintenance_group",
+                    "nodes.*.covariate_schedules: needs a saved covariate model",
+                    "nodes.*.units.*.capacity: give every unit a capacity, or none")
 
 
 def node_schema(repairable: bool) -> s.Schema:
@@ -379,6 +391,12 @@ def node_schema(repairable: bool) -> s.Schema:
                 props[key] = model if key in ("model", "repair") else FIELD_CHECKS[key].schema
         variant: s.Schema = {"type": "object", "properties": props, "additionalProperties": False,
                              "required": ["id", "type", *_REQUIRED_BY_TYPE.get(kind, ())]}
+        if "preventive" in props and "inspection" in props:
+            variant["not"] = {"required": ["preventive", "inspection"]}
+        if kind == "standby" and "dormancy" in props and "k" in props:  # warm spares: one unit at a time
+            variant["if"] = {"required": ["dormancy"],
+                             "properties": {"dormancy": {"exclusiveMinimum": 0.0, "exclusiveMaximum": 1.0}}}
+            variant["then"] = {"properties": {"k": {"const": 1}}}
         if repairable and kind == "component":
             # a repair model, or instant_repair: true (not both)
             variant["oneOf"] = [{"required": ["repair"], "properties": {"instant_repair": {"const": False}}},
@@ -391,7 +409,7 @@ def node_schema(repairable: bool) -> s.Schema:
                                 {"required": ["units"],
                                  "properties": {k: _NULL for k in ("model", "repair", "spares")}}]
         variants.append(variant)
-    return {"oneOf": variants, "description": NODE_RULES}
+    return {"oneOf": variants, "description": NODE_RULES, "x-cross-field": list(NODE_CROSS_FIELD)}
 
 
 def node_models_schema() -> s.Schema:

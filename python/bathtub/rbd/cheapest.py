@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from bathtub import _engine, engine
+from bathtub import _engine, engine, engine_diagram
 from bathtub.control import RunControl, call_engine
 from bathtub.errors import InputError
 from bathtub.rbd.decisions import Z95, _diff, _engine_error, _lanes, _run_args, _transform
@@ -126,7 +126,8 @@ class _Sim:
         self.cache: dict[tuple[int, ...], float] = {}
 
     def texts(self, designs: Sequence[tuple[int, ...]]) -> list[str]:
-        return [json.dumps(engine.normalize_diagram(design_diagram(self.diagram, self.space, d))) for d in designs]
+        return [json.dumps(engine_diagram.normalize_diagram(design_diagram(self.diagram, self.space, d)))
+                for d in designs]
 
     def run(self, designs: Sequence[tuple[int, ...]], count: int | None = None) -> dict[str, Any]:
         texts = self.texts(designs)
@@ -283,7 +284,7 @@ def cheapest_design(
             for i in range(len(opts)):
                 choice = [*base[:b], i, *base[b + 1:]]
                 try:
-                    engine.compile_diagram(design_diagram(norm, space, choice))
+                    engine_diagram.compile_diagram(design_diagram(norm, space, choice))
                     sim.run([tuple(choice)], count=0)
                 except InputError as e:
                     raise InputError(f"options.{bid}[{i}]", f"{e.field}: {e.rule}") from None

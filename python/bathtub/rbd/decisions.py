@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from bathtub import _engine, engine
+from bathtub import _engine, engine, engine_diagram
 from bathtub.control import RunControl, call_engine
 from bathtub.errors import InputError
 
@@ -72,12 +72,12 @@ def _run_args(diagram: Any, repairable: bool, horizon: float | None, mission_tim
     field, time = ("horizon", horizon) if repairable else ("mission_time", mission_time)
     if isinstance(time, bool) or not isinstance(time, (int, float)) or not 0 < time < math.inf:
         raise InputError(field, "must be a finite number > 0")
-    norm = engine.check_run_kind(diagram, repairable=repairable)
+    norm = engine_diagram.check_run_kind(diagram, repairable=repairable)
     own = norm.get("costs", {}).get("horizon")
     if repairable and own is not None and own != float(time):
         raise InputError("diagram.costs.horizon", f"is {own:g} but the run's horizon is {float(time):g}; "
                                                   "give the same (or omit it)")
-    if not repairable and engine.phases_end(norm) is not None:
+    if not repairable and engine_diagram.phases_end(norm) is not None:
         raise InputError("diagram.phases", "decisions are for one-phase missions (remove the phases)")
     return json.dumps(norm), "availability" if repairable else "mission", float(time)
 

@@ -55,6 +55,16 @@ EDGE_SCHEMA: s.Schema = {"type": "object", "required": ["source", "target"], "ad
 GRAPH_RULES = ("The graph: node ids unique; exactly one input and one output node; every edge joins two nodes of "
                "the diagram, once, never into the input or out of the output; every node lies on a path from "
                "the input to the output; no cycle; a knode's k (when given) equals the branches feeding it.")
+# GRAPH_RULES as `field: rule` in the refusals' words, but the one node of each end (a schema's `contains`).
+GRAPH_CROSS_FIELD = ("nodes[].id: is used twice; node ids must be unique",
+                     "edges[].*: no node", "edges[]: to itself", "edges[]: given twice",
+                     "edges[].target: is the input node", "edges[].source: is the output node",
+                     "nodes.*: not reached from the input node", "nodes.*: does not lead to the output node",
+                     "nodes.*.k: branches feed the gate", "nodes.*.n: branches feed the gate",
+                     "nodes.*: lies on a cycle")
+ONE_INPUT_AND_OUTPUT: s.Schema = {"allOf": [{"contains": {"type": "object", "required": ["type"],
+                                                          "properties": {"type": {"const": end}}},
+                                             "minContains": 1, "maxContains": 1} for end in ("input", "output")]}
 
 
 def clean_settings(values: Mapping[str, Any], field: str) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bathtub import _engine, engine
+from bathtub import _engine, engine, engine_diagram
 from bathtub.control import RunControl, call_engine
 from bathtub.errors import InputError
 from bathtub.rbd.quote import OVERHEAD_S, REPLICATION_S, Quote, events_per_replication
@@ -87,7 +87,7 @@ def check(diagram: Mapping[str, Any], crews: int, field: str = "method") -> str:
     if diagram.get("safety_function"):
         raise InputError(field, f"{METHOD}: safety functions (PFD, SIL) need proof tests, which are not "
                                 "Markovian; use simulation")
-    norm = engine.check_run_kind(diagram, repairable=True)
+    norm = engine_diagram.check_run_kind(diagram, repairable=True)
     text = json.dumps(norm)
     try:
         why = _engine.rare_check(text, crews)

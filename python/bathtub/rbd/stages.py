@@ -19,6 +19,9 @@ from bathtub.rbd.schema import PARAMS_ARRAY
 
 COMPONENT_KEYS = ("label", "distribution", "params", "model_id", "repair_distribution", "repair_params",
                   "placeholder", "costs", "preventive", "inspection")
+# What a stage's schema cannot say (a count against its components), as `field: rule`.
+STAGE_CROSS_FIELD = ("stages[].k_of_n: must be an integer from",
+                     "stages[].common_cause_beta: needs a stage of 2 or more")
 STAGE_KEYS = ("label", "components", "k_of_n", "common_cause_beta", "common_cause_basis")
 
 

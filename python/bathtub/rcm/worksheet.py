@@ -41,6 +41,37 @@ LEVELS: dict[str, tuple[tuple[str, ...], str | None, str | None]] = {
 DECISION_FIELDS = ("outcome", "rtf_basis", "task", "interval", "interval_unit", "notes", "evidence", "check")
 
 
+def decision_rules() -> dict[str, Any]:
+    """What `clean_decision` checks between a decision's own fields, as JSON Schema: one branch
+    per outcome (rtf with its basis; an interval with its unit, only for a task; evidence of the
+    type the decision can cite, with the interval it is checked against)."""
+    null: dict[str, Any] = {"type": "null"}
+
+    def evidence(kind: str | None) -> dict[str, Any]:
+        return null if kind is None else {"anyOf": [null, {"type": "object", "properties": {"type": {"const": kind}}}]}
+
+    branches = []
+    for basis in RTF_BASES:
+        branches.append({"required": ["outcome", "rtf_basis"], "properties": {
+            "outcome": {"const": "rtf"}, "rtf_basis": {"const": basis}, "interval": null, "interval_unit": null,
+            "evidence": evidence(evidence_type_for({"outcome": "rtf", "rtf_basis": basis}))}})
+    for outcome in OUTCOMES:
+        if outcome == "rtf":
+            continue
+        props: dict[str, Any] = {"outcome": {"const": outcome}, "rtf_basis": null,
+                                 "evidence": evidence(evidence_type_for({"outcome": outcome}))}
+        if outcome not in TASKS:
+            branches.append({"required": ["outcome"], "properties": {**props, "interval": null,
+                                                                     "interval_unit": null}})
+            continue
+        with_interval = {"required": ["outcome", "interval", "interval_unit"], "properties": {
+            **props, "interval": {"type": "number"}, "interval_unit": {"type": "string"}}}
+        without = {"required": ["outcome"], "properties": {**props, "interval": null, "interval_unit": null,
+                                                             "evidence": null}}
+        branches += [with_interval, without]
+    return {"anyOf": branches}
+
+
 def evidence_type_for(decision: Mapping[str, Any]) -> str | None:
     """The evidence type that can back a decision, or None (redesign, accept, rtf without basis)."""
     outcome = decision.get("outcome")

@@ -12,7 +12,7 @@ from pydantic_core import CoreSchema
 
 from bathtub.errors import InputError
 from bathtub_api.errors import not_found
-from bathtub_api.fields import integer, text
+from bathtub_api.fields import DATE_RE, integer, text
 from bathtub_api.registry import Ctx
 
 
@@ -22,13 +22,16 @@ class Strict(BaseModel):
     `exactly_one` names alternative fields of which one, and only one, is given (not null);
     `companions` the fields that may come only with one of them, `requires` those that must.
     One declaration drives both the check and the published schema (a `oneOf`), so the two
-    cannot disagree.
+    cannot disagree. `cross_field` states, as `field: rule` in the refusal's own words, the
+    rules between values that JSON Schema cannot (failures at most demands): published as the
+    schema's `x-cross-field` and in its description.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
     exactly_one: ClassVar[tuple[str, ...]] = ()
     companions: ClassVar[dict[str, tuple[str, ...]]] = {}
     requires: ClassVar[dict[str, tuple[str, ...]]] = {}
+    cross_field: ClassVar[tuple[str, ...]] = ()
 
     @model_validator(mode="after")
     def _one_source(self) -> Strict:
@@ -66,6 +69,8 @@ class Strict(BaseModel):
                             props[absent] = {"type": "null"}
                 branches.append({"required": needed, "properties": props})
             target["oneOf"] = branches
+        if cls.cross_field:
+            handler.resolve_ref_schema(out)["x-cross-field"] = list(cls.cross_field)
         return out
 
 
@@ -75,10 +80,9 @@ class Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-# ISO 8601 as `datetime.fromisoformat` reads it: a date, or a date-time with optional seconds,
-# fraction and zone. Published as the field's pattern, so a schema-valid instant parses (the one
-# thing it cannot say is a day past the month's end, e.g. 02-30, which is refused naming the field).
-INSTANT_PATTERN = (r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+# ISO 8601 as `datetime.fromisoformat` reads it: a calendar date, or a date-time with optional
+# seconds, fraction and zone. Published as the field's pattern, so a schema-valid instant parses.
+INSTANT_PATTERN = (rf"^{DATE_RE}"
                    r"([T ]"
                    r"([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?)?$")
 
@@ -104,7 +108,7 @@ class ListRequest(Strict):
         None, description="only items whose name contains this text, ignoring case")
     created_after: text(max_length=64, pattern=INSTANT_PATTERN) | None = Field(
         None, description="only items created after this instant (ISO 8601 date or date-time; without a zone, "
-                          "UTC); a day past the month's end is refused")
+                          "UTC)")
 
     @field_validator("created_after")
     @classmethod

@@ -16,7 +16,7 @@ from pydantic import Field
 from bathtub.errors import InputError, RowError
 from bathtub_api import idempotency, tables
 from bathtub_api.errors import ApiError, not_found
-from bathtub_api.fields import Columns, Id, Rows, Text, integer, text
+from bathtub_api.fields import CSV_PATTERN, CSV_TEXT, Columns, Id, Rows, Text, integer, text
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
 from bathtub_api.store.base import CHUNK_ROWS, DatasetChange, DatasetSnapshot, KeyUse, ingest_scope
@@ -24,10 +24,12 @@ from bathtub_api.tools.common import ListRequest, Strict, page
 
 Name = text(min_length=1, max_length=200)
 Notes = text(max_length=2000)
-CSV_TEXT = ("CSV text (not blank), UTF-8, comma-separated, a header row of column names first; lines end in LF "
-            "or CRLF; cells at most 131072 characters; every row as wide as the header")
-# Published only (tables.parse_csv checks it, naming the line): not blank, no NUL, no bare CR.
-CSV_PATTERN = "^(?:[^\\u0000\\r]|\\r\\n)*[^\\s\\u0000](?:[^\\u0000\\r]|\\r\\n)*$"
+# What JSON Schema cannot say of a table: the width of CSV rows against their header, a header's
+# cells, the lengths of column arrays (tables.py refuses them in these words).
+TABLE_RULES = ("csv.header[]: column names must be non-empty strings", "csv.header[]: column names are at most",
+               "csv.header.*: column name appears twice", "csv.line *: the header has",
+               "csv.line *: a cell is longer than", "data: columns must have equal lengths",
+               "data.*: column name appears twice", "rows[]: a column name appears twice")
 log = logging.getLogger("bathtub_api.datasets")
 
 
@@ -40,6 +42,7 @@ class DatasetCreate(Strict):
     """Give `csv` (text with a header row) or `data` (column name -> array of values)."""
 
     exactly_one = ("csv", "data")
+    cross_field = TABLE_RULES
     name: Name
     notes: Notes = ""
     csv: text(description=CSV_TEXT, json_schema_extra={"pattern": CSV_PATTERN}) | None = None
@@ -94,6 +97,7 @@ class LivesIngest(Strict):
     Raw CSV is also accepted with Content-Type text/csv."""
 
     exactly_one = ("rows", "data", "csv")
+    cross_field = TABLE_RULES
     rows: Rows | None = None
     data: Columns | None = None
     csv: text(description=CSV_TEXT, json_schema_extra={"pattern": CSV_PATTERN}) | None = None
@@ -220,7 +224,7 @@ async def get_dataset(ctx: Ctx, req: DatasetGet) -> dict[str, Any]:
         raise not_found("dataset", req.id)
     item, rows = found
     body = item["body"]
-    names = [c["name"] for c in body["columns"]]
+    as_object = tables.row_objects(tuple(c["name"] for c in body["columns"]))
     end = req.offset + len(rows)
     return {
         "id": req.id,
@@ -230,7 +234,7 @@ async def get_dataset(ctx: Ctx, req: DatasetGet) -> dict[str, Any]:
         "row_count": body["row_count"],
         "offset": req.offset,
         "limit": req.limit,
-        "rows": [dict(zip(names, r)) for r in rows],
+        "rows": list(map(as_object, rows)),
         "next_offset": end if end < body["row_count"] else None,
         "created_at": iso(item["created_at"]),
         "updated_at": iso(item["updated_at"]),

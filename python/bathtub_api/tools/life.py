@@ -164,6 +164,10 @@ class ImportIn(Strict):
 
     model_config = ConfigDict(json_schema_extra={"allOf": distributions.params_rules("distribution", "params")})
     exactly_one = ("data", "params")
+    # another tool's names (Weibull_3P, WeibullFitter, ...) map to a family and its parameters only
+    # after the name is resolved, and whether any family fits a sample depends on the sample
+    cross_field = ("params.*: not a parameter of", "params.gamma: required for",
+                   "data: no distribution could be fitted to these data")
     companions: ClassVar[dict[str, tuple[str, ...]]] = {"params": ("extras",)}
     name: Name
     distribution: Annotated[str, Field(min_length=1, max_length=200), WithJsonSchema(
@@ -194,6 +198,7 @@ class DemandBatchIn(Strict):
 
 
 class DemandIn(Strict):
+    cross_field = ("batches[].failures: must be at most demands",)
     name: Name
     batches: Annotated[list[DemandBatchIn], Field(min_length=1)]
     confidence: Probability = 0.95

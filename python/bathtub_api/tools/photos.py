@@ -22,6 +22,7 @@ from pydantic import Field
 from bathtub.errors import InputError
 from bathtub.imports.images import CleanImage, clean_image
 from bathtub_api.errors import ApiError, not_found
+from bathtub_api.fields import NO_NUL_PATTERN
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
@@ -109,8 +110,10 @@ async def _read_limited(read: Any, limit: int, too_big: ApiError) -> bytes:
 def register(reg: Registry) -> None:
     @reg.route("POST", "/api/v1/maintenance/photos", scope="write", response=Photo,
                content_types=("image/jpeg", "image/png", "image/webp", "image/heic", "multipart/form-data"),
-               query=(("target_id", True, "one of your items, or <rbd id>/<node id> for a diagram block"),
-                      ("caption", False, f"at most {MAX_CAPTION} characters")),
+               query=(("target_id", True, "one of your items, or <rbd id>/<node id> for a diagram block",
+                       {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NO_NUL_PATTERN}),
+                      ("caption", False, f"at most {MAX_CAPTION} characters",
+                       {"type": "string", "maxLength": MAX_CAPTION, "pattern": NO_NUL_PATTERN})),
                summary="Add a photo to one of your items; it is cleaned of camera and location data",
                description="JPEG, PNG, WebP or HEIC, at most 20 MiB (413 past it), raw or multipart `file`. "
                            "Decoded, turned upright by its EXIF orientation, and re-encoded from its pixels: no EXIF, "

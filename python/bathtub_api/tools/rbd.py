@@ -44,7 +44,7 @@ def _by_repairable(field: str, repairable: dict[str, Any], not_repairable: dict[
 
 
 def _nodes_of(repairable: bool) -> dict[str, Any]:
-    return {"items": rbd_blocks.node_schema(repairable)}
+    return {"items": rbd_blocks.node_schema(repairable), **rbd_diagram.ONE_INPUT_AND_OUTPUT}
 
 
 def _setting(key: str) -> Any:
@@ -67,6 +67,7 @@ class RbdCreate(Strict):
                          "(a field this engine does not simulate) is refused here too."})
 
     exactly_one = ("nodes", "stages")
+    cross_field = (*rbd_diagram.GRAPH_CROSS_FIELD, *rbd_stages.STAGE_CROSS_FIELD)
     companions: ClassVar[dict[str, tuple[str, ...]]] = {"nodes": ("edges",)}
     name: Name
     unit: Unit | None = None

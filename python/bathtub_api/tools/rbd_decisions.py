@@ -57,6 +57,7 @@ class IntervalSearch(Strict):
     SIL's band (SIL n while PFDavg < 10^-n). `initial_states` as in analyze."""
 
     exactly_one = ("blocks", "group")
+    cross_field = ("high: must be greater than low",)
     id: Id
     blocks: Annotated[list[Text], Field(min_length=1, max_length=100)] | None = None
     group: Annotated[Text, Field(min_length=1, max_length=200)] | None = None

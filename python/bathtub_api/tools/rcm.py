@@ -9,7 +9,8 @@ from __future__ import annotations
 import secrets
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from bathtub import rcm
 from bathtub.rcm import worksheet
@@ -32,6 +33,10 @@ class RcmEvidence(Strict):
 
 
 class RcmDecision(Strict):
+    model_config = ConfigDict(json_schema_extra=worksheet.decision_rules())
+    # rules against the mode's consequence (stored, or given beside the decision)
+    cross_field = ("outcome: failure finding applies only to hidden failures",
+                   "outcome: run to failure is not acceptable with")
     outcome: Literal["on_condition", "fixed_interval", "rtf", "failure_finding", "redesign", "accept"]
     rtf_basis: Literal["random", "uneconomic"] | None = Field(None, description="required when outcome is rtf")
     task: Text | None = None
@@ -66,9 +71,39 @@ class RcmFunction(Strict):
     failures: list[RcmFailure] | None = None
 
 
+# A new study's nodes: every node is new, so none has an id yet and each needs its text (the
+# merge's rules for a new node, stated in the schema rather than found by a refusal).
+NEW_ID = Field(None, description="a new study has no nodes yet: omit ids")
+
+
+def _no_id(value: Any) -> None:
+    if value is not None:
+        raise PydanticCustomError("new_node_id", "a new study has no nodes yet: omit ids")
+
+
+NewId = Annotated[None, BeforeValidator(_no_id)]
+
+
+class RcmNewMode(RcmMode):
+    id: NewId = NEW_ID  # type: ignore[assignment]
+    text: NodeText  # type: ignore[assignment]
+
+
+class RcmNewFailure(RcmFailure):
+    id: NewId = NEW_ID  # type: ignore[assignment]
+    text: NodeText  # type: ignore[assignment]
+    modes: list[RcmNewMode] | None = None  # type: ignore[assignment]
+
+
+class RcmNewFunction(RcmFunction):
+    id: NewId = NEW_ID  # type: ignore[assignment]
+    text: NodeText  # type: ignore[assignment]
+    failures: list[RcmNewFailure] | None = None  # type: ignore[assignment]
+
+
 class RcmCreate(Strict):
     name: Name
-    functions: list[RcmFunction]
+    functions: list[RcmNewFunction]
 
 
 class RcmUpdate(Strict):

@@ -10,12 +10,14 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bathtub import strategy
-from bathtub.distributions import FAMILIES, MIXTURE, params_rules
+from bathtub.distributions import FAMILIES, MIXTURE, cross_field_rules, params_rules
 from bathtub.errors import InputError
+from bathtub.strategy import demonstration_schema
 from bathtub.strategy.demonstration import MAX_FAILURES
+from bathtub.strategy.inputs import BELOW_ZERO_RULE, DEGENERATE_RULE
 from bathtub.strategy.shuts import MAX_HORIZON_DAYS
 from bathtub.units import units_clash
-from bathtub_api.fields import Id, Name, Unit, integer, text
+from bathtub_api.fields import DATE_PATTERN, Id, Name, Unit, integer, text
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
@@ -26,18 +28,16 @@ PARAM_NAMES = "; ".join(f"{k} ({', '.join(f.names)})" for k, f in FAMILIES.items
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
 Probability = Annotated[float, Field(gt=0, lt=1)]
-Date = text(pattern=r"^\d{4}-\d{2}-\d{2}$", description="A calendar date, YYYY-MM-DD")
+Date = text(pattern=DATE_PATTERN, description="A calendar date, YYYY-MM-DD")
 
 
 class LifeModelIn(Strict):
     """The part's life model: inline `distribution_id` + `params`, or a `saved_model_id`
     (a parametric model of yours; the model's unit is used unless `unit` is given)."""
 
-    model_config = ConfigDict(json_schema_extra={"allOf": [
-        {"if": {"required": ["distribution_id"], "properties": {"distribution_id": {"const": MIXTURE}}},
-         "then": {"required": ["base_distribution_id"]},
-         "else": {"properties": {"base_distribution_id": {"type": "null"}}}},
-        *params_rules()]})
+    model_config = ConfigDict(json_schema_extra={"allOf": params_rules(base_field="base_distribution_id",
+                                                                       lifetime=True)})
+    cross_field = (*cross_field_rules(mixture=True), f"params: {BELOW_ZERO_RULE}", f"params: {DEGENERATE_RULE}")
 
     exactly_one = ("distribution_id", "saved_model_id")
     companions: ClassVar[dict[str, tuple[str, ...]]] = {"distribution_id": ("params", "base_distribution_id")}
@@ -63,6 +63,9 @@ class OptimalReplacementIn(LifeModelIn):
 
 
 class FailureFindingIn(LifeModelIn):
+    # the interval a target needs depends on the life model: a bound on the pair, not on one field
+    cross_field = (*LifeModelIn.cross_field,
+                   "target_availability: needs a test interval outside floating-point range for this life model")
     target_availability: Probability
 
 
@@ -71,6 +74,8 @@ class CalendarShut(Strict):
     years, at least one day), or a list of `dates`."""
 
     exactly_one = ("every", "dates")
+    # the least `every` depends on every_unit (1 day, 1/7 week, a whole month or year)
+    cross_field = ("every: must be at least one day", "every: must be a whole number with every_unit")
     companions: ClassVar[dict[str, tuple[str, ...]]] = {"every": ("start",)}
     name: Name
     cost: NonNegative
@@ -98,6 +103,8 @@ class DemonstrationIn(Strict):
     producer_risk the plan meeting both risks is solved (`plan`); `method` sequential plans a
     sequential probability-ratio test."""
 
+    model_config = ConfigDict(json_schema_extra=demonstration_schema.request_rules())
+    cross_field = demonstration_schema.CROSS_FIELD
     reliability: Probability | None = None
     confidence: Probability | None = Field(None, description="default 0.95; 1 − the consumer's risk")
     consumer_risk: Probability | None = Field(None, description="instead of confidence (= 1 − confidence)")

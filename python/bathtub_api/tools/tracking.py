@@ -20,6 +20,7 @@ from bathtub.degradation.tracking import check_model, remaining_lives
 from bathtub.errors import InputError, RowError
 from bathtub_api import idempotency
 from bathtub_api.errors import ApiError, not_found
+from bathtub_api.fields import integer
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
@@ -65,8 +66,8 @@ class TrackedId(Strict):
 
 
 class TrackedGet(TrackedId):
-    items_offset: Annotated[int, Field(ge=0, le=MAX_ITEMS)] = 0
-    items_limit: Annotated[int, Field(ge=0, le=5000)] = 500
+    items_offset: integer(ge=0, le=MAX_ITEMS) = 0
+    items_limit: integer(ge=0, le=5000) = 500
 
 
 def tracked_url(ctx: Ctx, fleet_id: str) -> str:
