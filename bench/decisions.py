@@ -62,6 +62,7 @@ def main() -> None:
     n = ap.parse_args().replications
     print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}, {n} replications per design")
     plant = two_trains(5)
+    b = Bench("decisions")
     res = timed(f"what to improve: 10-block plant, {HORIZON:g} h, 21 designs",
                 lambda: what_to_improve(plant, repairable=True, horizon=HORIZON, replications=n, seed=1))
     top = res["blocks"][0]
@@ -71,21 +72,25 @@ def main() -> None:
     node = next(x for x in changed["nodes"] if x["id"] == top["id"])
     node["repair"] = {"distribution_id": "exponential", "mean": node["repair"]["mean"] / 2}
     a = simulate_availability(plant, horizon=HORIZON, replications=n, seed=11, grid=0)
-    b = simulate_availability(changed, horizon=HORIZON, replications=n, seed=12, grid=0)
-    se_ind = math.hypot(a.mean_availability_std_error, b.mean_availability_std_error)
+    c = simulate_availability(changed, horizon=HORIZON, replications=n, seed=12, grid=0)
+    se_ind = math.hypot(a.mean_availability_std_error, c.mean_availability_std_error)
     print(f"  {top['id']} MTTR halved: paired {w['difference']:.3e} +- {w['std_error']:.2e}; independent "
-          f"{b.mean_availability - a.mean_availability:.3e} +- {se_ind:.2e}; measured variance ratio "
+          f"{c.mean_availability - a.mean_availability:.3e} +- {se_ind:.2e}; measured variance ratio "
           f"{(se_ind / w['std_error']) ** 2:.1f} (engine's {w['variance_ratio']:.1f})")
+    decision(b, n, "what to improve, 10-block plant (21 designs: base, MTBF doubled and MTTR halved per block)", 21,
+             lambda: what_to_improve(plant, repairable=True, horizon=HORIZON, replications=n, seed=1),
+             plant, HORIZON)
     age = single({"id": "P", "type": "component", "model": weibull(1000.0, 3.0), "instant_repair": True,
                   "preventive": {"policy": "age", "interval": 500.0, "cost": 100.0}, "costs": {"replace": 1000.0}})
-    timed("interval search: age replacement, 17 candidates, 100000 h",
-          lambda: interval_search(age, blocks=["P"], knob="preventive", intervals=candidate_intervals(250, 650, 17),
-                                  horizon=100_000.0, replications=n, seed=1))
+    decision(b, n, "interval search: age replacement, 17 candidates, 100,000 h", 17,
+             lambda: interval_search(age, blocks=["P"], knob="preventive", intervals=candidate_intervals(250, 650, 17),
+                                     horizon=100_000.0, replications=n, seed=1), age, 100_000.0)
     sif = single({"id": "V", "type": "component", "instant_repair": True, "inspection": {"interval": 1000.0},
                   "model": {"distribution_id": "exponential", "params": [{"name": "failure_rate", "value": 1e-4}]}})
-    timed("interval search: proof test for PFDavg 0.05, 12 candidates",
-          lambda: interval_search(sif, blocks=["V"], knob="proof_test", intervals=candidate_intervals(500, 1600, 12),
-                                  horizon=400_000.0, objective="pfd_avg", target=0.05, replications=n, seed=1))
+    decision(b, n, "interval search: proof test for PFDavg 0.05, 12 candidates, 400,000 h", 12,
+             lambda: interval_search(sif, blocks=["V"], knob="proof_test", intervals=candidate_intervals(500, 1600, 12),
+                                     horizon=400_000.0, objective="pfd_avg", target=0.05, replications=n, seed=1),
+             sif, 400_000.0)
     tested = two_trains(5)
     ids = [x["id"] for x in tested["nodes"] if "model" in x][:4]
     for x in tested["nodes"]:
@@ -93,11 +98,35 @@ def main() -> None:
             x["inspection"] = {"interval": 500.0, "cost": 50.0}
             x["costs"] = {"repair": 500.0}
     tested["costs"] = {"downtime_rate": 100.0}
-    timed("interval search: group proof test, 4 plant blocks, 11 cand.",
-          lambda: interval_search(tested, blocks=ids, knob="proof_test", intervals=candidate_intervals(100, 1100, 11),
-                                  horizon=HORIZON, replications=n, seed=1))
+    decision(b, n, "interval search: group proof test, 4 plant blocks, 11 candidates", 11,
+             lambda: interval_search(tested, blocks=ids, knob="proof_test",
+                                     intervals=candidate_intervals(100, 1100, 11), horizon=HORIZON, replications=n,
+                                     seed=1), tested, HORIZON)
 
-    cheapest(n)
+    cheapest(n, b)
+
+
+def decision(b: Bench, n: int, label: str, designs: int, run, diagram: dict, horizon: float) -> None:
+    """One decision in one engine pass (all its designs on common random numbers) against what
+    it replaces: a run per design, each costing what one run of the base design costs (measured
+    in the same rounds). Figure: designs per CPU-second; the note carries the CRN variance ratio
+    (how many independent runs per design the paired answer is worth besides)."""
+    last: dict = {}
+
+    def ours() -> dict:
+        last["out"] = run()
+        return last["out"]
+
+    cases = {"one pass": harness_timed(ours, work=lambda _: designs),
+             "one run of the base design": harness_timed(
+                 lambda: simulate_availability(diagram, horizon=horizon, replications=n, seed=1, grid=0),
+                 work=lambda _: 1)}
+    rounds = b.interleave(cases, repeats=3)
+    ratio = last["out"].get("crn_variance_ratio_median")
+    extra = "" if ratio is None else f"; CRN variance ratio (median) {ratio:.1f}"
+    b.figure(f"{label}: designs per CPU-second", rounds, "one pass", "one run of the base design", key="cpu_rate",
+             unit="designs/CPU-s", higher_is_better=True,
+             note=f"{n} replications; baseline: a run per design at the cost of one run of the base design{extra}")
 
 
 def plant_options(blocks: list[str], with_better: bool) -> dict:
@@ -108,7 +137,7 @@ def plant_options(blocks: list[str], with_better: bool) -> dict:
     return {b: opts for b in blocks}
 
 
-def cheapest(n: int) -> None:
+def cheapest(n: int, b: Bench) -> None:
     plant = two_trains(5)
     train_a = [f"a{i}" for i in range(5)]
     opts = plant_options(train_a[:3], False)
@@ -134,7 +163,6 @@ def cheapest(n: int) -> None:
     res = timed("cheapest design: exact, 3 plant blocks x 3 options (27)", search)
     print(f"  {res['method']}: space {res['space']}, winner cost {res['winner']['cost']:g} "
           f"({', '.join(c['name'] for c in res['winner']['choices'])})")
-    b = Bench("decisions")
     cases = {"exact search": harness_timed(search), "every design simulated": harness_timed(every_design)}
     rounds = b.interleave(cases, repeats=3)
     b.figure("cheapest design, 27 plant designs: exact search vs simulating every design", rounds, "exact search",

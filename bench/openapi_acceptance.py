@@ -2,9 +2,11 @@
 schemathesis generates N requests per operation of the published OpenAPI document (positive:
 schema-valid; with --negative also schema-invalid), sends them to the app on a loopback port
 (SQLite in a temp dir, a real token) and counts the 422 answers to schema-valid requests, per
-operation and per rule (the refusal's detail with the request's values taken out: what the
-schema cannot say, e.g. a cross-field rule), every 5xx or answer off its schema, and every
-request slower than 10 s. Derandomized: the same requests every run, so two trees compare.
+operation and per rule (the refusal's detail with the request's values taken out), each either
+"cross-field, described" (a rule between values the schema states in its description and
+`x-cross-field`, e.g. failures at most demands) or "not stated in the schema" (to fix); every
+5xx or answer off its schema, and every request slower than 10 s. Derandomized: the same
+requests every run, so two trees compare.
 
     PYTHONPATH=python:. python3 bench/openapi_acceptance.py --examples 100
     PYTHONPATH=python:. python3 bench/openapi_acceptance.py --examples 300 --negative   # the longer fuzz
@@ -24,7 +26,7 @@ from schemathesis import GenerationMode
 from bathtub_api.app import create_app
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
-from tests.service.test_schemathesis import SLOW_S, run
+from tests.service.test_schemathesis import DESCRIBED, SLOW_S, run
 
 
 def _serve(config: Config, started: threading.Event, out: dict[str, Any]) -> None:
@@ -57,12 +59,13 @@ def main() -> None:
         threading.Thread(target=_serve, args=(config, started, out), daemon=True).start()
         started.wait()
         report = run(out["base"], out["token"], args.examples, modes, args.only)
-    print("schema-valid requests refused, by operation and rule:")
-    for (label, rule), n in sorted(report.refused_by_rule.items()):
-        print(f"{n:5d}  {label}  {rule}")
+    print("schema-valid requests refused, by category, operation and rule:")
+    for (kind, label, rule), n in sorted(report.refused_by_rule.items()):
+        print(f"{n:5d}  [{kind}]  {label}  {rule}")
     share = report.refused / max(report.positive, 1)
-    print(f"refused {report.refused} of {report.positive} schema-valid requests ({share:.1%}); "
-          f"{report.sent} sent in all")
+    print(f"refused {report.refused} of {report.positive} schema-valid requests ({share:.1%}): "
+          f"{report.described} by a rule the schema describes ({DESCRIBED}), "
+          f"{report.refused - report.described} by a rule it does not state; {report.sent} sent in all")
     print(f"{len(report.failures)} check failures (5xx or answers off their schema); "
           f"{len(report.slow)} requests slower than {SLOW_S:g} s")
     for line in report.failures + report.slow:

@@ -8,8 +8,10 @@ simulation jobs run"; the service runs two at a time by default) and measures ge
 from this process, with a few concurrent clients, until every job is done. Prints p50/p99
 for both phases, the jobs' durations, what the service quoted before they ran, and the load
 average (the machine may be shared). The target: p99 under 100 ms while the jobs run.
+The harness (bench/harness.py) writes each store's p99 while the jobs run as a ratio to the
+p99 with none, per round, to bench/results/service_rbd_latency.json.
 
-    python bench/service_rbd_latency.py --seconds 10 --jobs 2
+    python bench/service_rbd_latency.py --seconds 10 --jobs 2 --repeats 2
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from typing import Any
 import aiohttp
 import numpy as np
 
-# The service's start-up and admin helpers live beside this script (bench/ is on sys.path).
+# The service's start-up and admin helpers and the harness live beside this script (bench/ is on sys.path).
+from harness import Bench
 from service_load import cli, free_port, pg_admin, wait_up
 
 BLOCKS = 12  # 4 stages of 2-of-3 repairable pumps
@@ -128,38 +131,50 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="aimed job length (from the service's quote)")
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--jobs", type=int, default=2, help="simulation jobs queued at once")
+    parser.add_argument("--repeats", type=int, default=1, help="rounds (each: reads with no job, then with the jobs)")
     parser.add_argument("--postgres-url", default=os.environ.get("BATHTUB_TEST_POSTGRES_URL"))
     args = parser.parse_args()
-    results = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        results["sqlite"] = run_store(f"sqlite:///{Path(tmp) / 'bench.sqlite3'}", args.seconds, args.clients,
-                                      args.jobs)
-    if args.postgres_url:
-        # A schema of its own (asyncpg passes unknown URL parameters as server settings), so the
-        # bench never touches tables already in that database (the test suites share it).
-        schema = f"bench_rbd_{os.getpid()}"
-        url = f"{args.postgres_url}{'&' if '?' in args.postgres_url else '?'}search_path={schema}"
-        asyncio.run(pg_admin(args.postgres_url, f"CREATE SCHEMA {schema}"))
-        try:
-            results["postgresql"] = run_store(url, args.seconds, args.clients, args.jobs)
-        finally:
-            asyncio.run(pg_admin(args.postgres_url, f"DROP SCHEMA {schema} CASCADE"))
-    else:
+    bench = Bench("service_rbd_latency", f"python bench/service_rbd_latency.py --seconds {args.seconds:g} "
+                                         f"--jobs {args.jobs} --repeats {args.repeats}")
+    results: dict[str, list[dict[str, Any]]] = {}
+    for _ in range(args.repeats):
+        with tempfile.TemporaryDirectory() as tmp:
+            results.setdefault("sqlite", []).append(run_store(f"sqlite:///{Path(tmp) / 'bench.sqlite3'}",
+                                                              args.seconds, args.clients, args.jobs))
+        if args.postgres_url:
+            # A schema of its own (asyncpg passes unknown URL parameters as server settings), so the
+            # bench never touches tables already in that database (the test suites share it).
+            schema = f"bench_rbd_{os.getpid()}"
+            url = f"{args.postgres_url}{'&' if '?' in args.postgres_url else '?'}search_path={schema}"
+            asyncio.run(pg_admin(args.postgres_url, f"CREATE SCHEMA {schema}"))
+            try:
+                results.setdefault("postgresql", []).append(run_store(url, args.seconds, args.clients, args.jobs))
+            finally:
+                asyncio.run(pg_admin(args.postgres_url, f"DROP SCHEMA {schema} CASCADE"))
+    if not args.postgres_url:
         print("PostgreSQL skipped: pass --postgres-url or set BATHTUB_TEST_POSTGRES_URL")
     print(f"\nget/dataset (limit 100) from {args.clients} clients, before and while {args.jobs} rbd_analysis "
           f"job(s) run ({BLOCKS}-block repairable diagram; {os.cpu_count()} cores)")
     print(f"{'store':<12}{'phase':<10}{'requests':>9}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}")
-    for name, r in results.items():
-        for phase in ("baseline", "during"):
-            lat = r[phase]
-            print(f"{name:<12}{phase:<10}{lat.size:>9}{np.percentile(lat, 50):>9.1f}{np.percentile(lat, 99):>9.1f}"
-                  f"{lat.max():>9.1f}")
-        ratio = np.percentile(r["during"], 99) / np.percentile(r["baseline"], 99)
-        verdict = "OK" if np.percentile(r["during"], 99) < 100 else "OVER 100 ms"
-        ran = ", ".join(f"{t:.2f}" for t in r["job_s"])
-        print(f"{'':<12}jobs: {len(r['job_s'])} x {r['replications']} replications, ran {ran} s (quoted "
-              f"{r['quoted_s']:.2f} s each on one core), load average {r['load'][0]:.1f} -> {r['load'][1]:.1f}, "
-              f"p99 during/before {ratio:.2f}x, p99 target <100 ms: {verdict}")
+    for name, runs in results.items():
+        for r in runs:
+            for phase in ("baseline", "during"):
+                lat = r[phase]
+                print(f"{name:<12}{phase:<10}{lat.size:>9}{np.percentile(lat, 50):>9.1f}"
+                      f"{np.percentile(lat, 99):>9.1f}{lat.max():>9.1f}")
+            verdict = "OK" if np.percentile(r["during"], 99) < 100 else "OVER 100 ms"
+            ran = ", ".join(f"{t:.2f}" for t in r["job_s"])
+            print(f"{'':<12}jobs: {len(r['job_s'])} x {r['replications']} replications, ran {ran} s (quoted "
+                  f"{r['quoted_s']:.2f} s each on one core), load average {r['load'][0]:.1f} -> {r['load'][1]:.1f}, "
+                  f"p99 target <100 ms: {verdict}")
+        during, before = f"while {args.jobs} jobs run", "no job running"
+        rounds = {during: [{"p99_ms": float(np.percentile(r["during"], 99))} for r in runs],
+                  before: [{"p99_ms": float(np.percentile(r["baseline"], 99))} for r in runs]}
+        store = "SQLite" if name == "sqlite" else "PostgreSQL"
+        bench.figure(f"{store}: get/dataset p99 while {args.jobs} simulation jobs run", rounds, during, before,
+                     key="p99_ms", unit="ms", higher_is_better=False,
+                     note=f"{args.clients} clients; target < 100 ms")
+    bench.write()
 
 
 if __name__ == "__main__":

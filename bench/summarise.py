@@ -25,9 +25,22 @@ START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 
 # The README table's order: the engine and its scale-out, then the library by domain, then the
 # service. A results file not named here follows, alphabetically.
-ORDER = ["engine_availability", "scaleout", "decisions", "life_fit", "life_nonparametric", "regression_cox",
-         "recurrent", "alt_bootstrap", "strategy_calculators", "fleet", "service_load", "service_rbd_latency",
-         "openapi_acceptance"]
+ORDER = [
+    "engine_availability",
+    "engine_peers",
+    "scaleout",
+    "decisions",
+    "life_fit",
+    "life_nonparametric",
+    "regression_cox",
+    "recurrent",
+    "alt_bootstrap",
+    "strategy_calculators",
+    "fleet",
+    "service_load",
+    "service_rbd_latency",
+    "openapi_acceptance",
+]
 
 
 def where(rec: dict) -> str:
