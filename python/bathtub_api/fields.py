@@ -103,6 +103,11 @@ _ROWS_SCHEMA = {
 # A text/csv body, as the routes that take one read it.
 CSV_BODY_SCHEMA = {"type": "string", "pattern": CSV_PATTERN, "description": CSV_TEXT}
 Columns = Annotated[dict[str, list[Any]], WithJsonSchema(_COLUMNS_SCHEMA)]
+# A free-form object (a read-only part sent back on edit): no NUL in its keys or strings.
+FreeObject = Annotated[dict[str, Any], WithJsonSchema({
+    "type": "object", "propertyNames": {"pattern": NO_NUL_PATTERN},
+    "additionalProperties": {"anyOf": [{"type": "string", "pattern": NO_NUL_PATTERN},
+                                       {"type": ["number", "boolean", "null", "array", "object"]}]}})]
 Rows = Annotated[list[dict[str, Any]], WithJsonSchema(_ROWS_SCHEMA)]
 
 

@@ -12,10 +12,10 @@ alert rules and queues one email per crossing in a durable outbox (bathtub_api.m
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from aiohttp import web
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from bathtub.errors import InputError, RowError
 from bathtub.fleet import ItemUsage, apply_reading, forecast, rate_used
@@ -27,13 +27,15 @@ from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import Text, integer
 from bathtub_api.ids import iso, new_id, now
 from bathtub_api.registry import Ctx, Registry, read_json
-from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
+from bathtub_api.tools.common import INSTANT_PATTERN, ListRequest, Open, Strict, load_item, page
 from bathtub_api.tools.life import load_model, saved_lifetime
 
 Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00]*$")]
 NonNeg = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 MAX_ITEMS = 200_000
 Covariates = Annotated[dict[Text, float | str], Field(max_length=200)]
+NOT_IN_FLEET = "must name an item of the fleet"
+REPEATED_ITEM = "must not repeat an item of the request"
 RuleKind = Literal["expected_failures_next_period", "expected_failures_horizon", "item_failure_probability"]
 
 
@@ -316,7 +318,7 @@ def _readings(names: list[str] | None, rows: list[Any], field: str) -> list[dict
         out.append({"key": str(key), "current_use": float(use), "rate": None if rate in (None, "") else float(rate),
                     "read_at": _parse_time(row.get("read_at"), f"{where}.read_at"), "row": where})
     if not out:
-        raise InputError(field, "no readings")
+        raise InputError(field, "must hold at least one reading (no readings)")
     return out
 
 
@@ -345,9 +347,9 @@ def apply_readings(body: dict[str, Any], readings: list[dict[str, Any]]) -> tupl
     seen: dict[str, str] = {}
     for r in readings:
         if r["key"] not in by_name:
-            raise InputError(f"{r['row']}.name", f"no item {r['key']!r} in the fleet")
+            raise InputError(f"{r['row']}.name", f"{NOT_IN_FLEET} (no item {r['key']!r})")
         if r["key"] in seen:
-            raise InputError(f"{r['row']}.name", f"item {r['key']!r} appears twice (also {seen[r['key']]})")
+            raise InputError(f"{r['row']}.name", f"{REPEATED_ITEM} ({r['key']!r} is also {seen[r['key']]})")
         seen[r["key"]] = r["row"]
     items = [dict(i) for i in body["items"]]
     updated = 0
@@ -399,6 +401,30 @@ def _figure(rule: dict[str, Any], fc: dict[str, Any], life: Any, body: dict[str,
     probs = failure_probability(item_lives(life, body, used), ages, rates, rule["periods"])
     k = int(probs.argmax())
     return float(probs[k]), f"item {names[k]!r}: chance of failing within {rule['periods']} period(s)"
+
+
+class UsageReading(Strict):
+    """One meter reading of usage ingest (a CSV row has the same columns)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"anyOf": [
+        {"required": ["name"], "properties": {"name": {"type": "string"}}},
+        {"required": ["id"], "properties": {"id": {"type": "string"}}}]})
+    name: Name | None = Field(None, description="the item's name in the fleet (or give `id`)")
+    id: Name | None = Field(None, description="the item's name, under the column name other tools export")
+    current_use: NonNeg = Field(description="the meter reading, in the life model's unit")
+    rate: NonNeg | None = Field(None, description="a manual use per period for the item from now on")
+    read_at: Annotated[str, Field(max_length=64, pattern=INSTANT_PATTERN)] | None = Field(
+        None, description="when it was read (ISO 8601; without a zone, UTC; default: now)")
+
+
+class UsageIngest(Strict):
+    """The JSON form of usage ingest; a bare array of readings or CSV text with the same columns
+    is read the same way."""
+
+    cross_field: ClassVar[tuple[str, ...]] = (
+        f"readings[].name: {NOT_IN_FLEET}", f"readings[].name: {REPEATED_ITEM}",
+        "body: must hold at least one reading")  # the CSV form: a header and no rows
+    readings: list[UsageReading] = Field(min_length=1, description="all applied, or none")
 
 
 async def ingest_usage(ctx: Ctx, request: web.Request) -> dict[str, Any]:
@@ -463,7 +489,7 @@ def register(reg: Registry) -> None:
         fc, rows = await _forecast(ctx, item)
         return _forecast_answer(item, fc, None if request.query.get("per_item") == "false" else rows)
 
-    reg.route("POST", "/api/ingest/fleets/{fleet_id}/usage", scope="write",
+    reg.route("POST", "/api/ingest/fleets/{fleet_id}/usage", scope="write", request=UsageIngest,
               content_types=("application/json", "text/csv"),
               summary="Meter readings: update items' use and estimated rates, recompute the forecast, check alerts",
               description="JSON {readings: [{name or id, current_use, rate?, read_at?}]} or CSV with those columns. "

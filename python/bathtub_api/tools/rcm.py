@@ -15,6 +15,7 @@ from pydantic_core import PydanticCustomError
 from bathtub import rcm
 from bathtub.rcm import worksheet
 from bathtub_api.errors import ApiError
+from bathtub_api.fields import NUL_RULE, FreeObject
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
@@ -36,7 +37,8 @@ class RcmDecision(Strict):
     model_config = ConfigDict(json_schema_extra=worksheet.decision_rules())
     # rules against the mode's consequence (stored, or given beside the decision)
     cross_field = ("outcome: failure finding applies only to hidden failures",
-                   "outcome: run to failure is not acceptable with")
+                   "outcome: run to failure is not acceptable with",
+                   f"check*: {NUL_RULE}")  # the schema states it for check's own keys and strings; deeper too
     outcome: Literal["on_condition", "fixed_interval", "rtf", "failure_finding", "redesign", "accept"]
     rtf_basis: Literal["random", "uneconomic"] | None = Field(None, description="required when outcome is rtf")
     task: Text | None = None
@@ -46,7 +48,7 @@ class RcmDecision(Strict):
         None, description="hours, days, weeks, months (30.44 days), years (365.25 days), cycles, km, ...")
     notes: Text | None = None
     evidence: RcmEvidence | None = None
-    check: dict[str, Any] | None = Field(None, description="read-only: ignored on write")
+    check: FreeObject | None = Field(None, description="read-only: ignored on write")
 
 
 class RcmMode(Strict):

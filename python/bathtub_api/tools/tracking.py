@@ -10,7 +10,7 @@ it touched (bathtub.degradation.tracking) and stores it on the fleet, so `get` a
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from aiohttp import web
 from pydantic import Field
@@ -33,6 +33,11 @@ Probability = Annotated[float, Field(gt=0, lt=1)]
 MAX_ITEMS = 10_000
 MAX_ROWS = 100_000  # measurements per ingest request
 MAX_PER_ITEM = 100_000  # measurements kept per item
+NOT_TRACKED = "must name an item of the tracked fleet"
+REPEATED = "must not repeat an (item, time) pair"
+FORWARD = "times must go forward"
+INSIDE_PATH = "must lie inside the model's path"
+PER_ITEM = f"at most {MAX_PER_ITEM} measurements per item"
 
 
 class TrackedItemIn(Strict):
@@ -166,6 +171,26 @@ async def update(ctx: Ctx, req: TrackedUpdate) -> dict[str, Any]:
     raise ApiError(409, "id: the tracked fleet is being changed by others too often; try again")
 
 
+class Measurement(Strict):
+    """One measurement of ingest (a CSV row has the same columns)."""
+
+    item: Name = Field(description="the item's name in the tracked fleet")
+    time: Annotated[float, Field(ge=0, allow_inf_nan=False)] = Field(description="in the degradation model's unit")
+    value: Annotated[float, Field(allow_inf_nan=False)] = Field(description="the measured degradation")
+
+
+class MeasurementsIngest(Strict):
+    """The JSON form of measurement ingest; a bare array or CSV text with the same columns is read
+    the same way."""
+
+    cross_field: ClassVar[tuple[str, ...]] = (
+        f"measurements[].item: {NOT_TRACKED}", f"measurements[]: {REPEATED}", f"measurements[].time: {FORWARD}",
+        f"measurements[].value: {INSIDE_PATH}", f"measurements: {PER_ITEM}",
+        "body: must hold at least one measurement")  # the CSV form: a header and no rows
+    measurements: Annotated[list[Measurement], Field(min_length=1, max_length=MAX_ROWS)] = Field(
+        description="all applied, or none")
+
+
 def _number(value: Any, where: str, rule: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InputError(where, rule)
@@ -178,7 +203,7 @@ def check_rows(names: list[str] | None, rows: list[Any], field: str, items: dict
     item, a non-finite or negative time, a non-finite value or one outside the path's domain, a
     repeated (item, time) and a time not after the item's previous measurement refuse the request."""
     if not rows:
-        raise InputError(field, "no measurements")
+        raise InputError(field, "must hold at least one measurement (no measurements)")
     if len(rows) > MAX_ROWS:
         raise InputError(field, f"at most {MAX_ROWS} measurements per request")
     out = []
@@ -196,7 +221,7 @@ def check_rows(names: list[str] | None, rows: list[Any], field: str, items: dict
             raise InputError(f"{where}.item", "required: the item's name")
         key = str(key)
         if key not in items:
-            raise InputError(f"{where}.item", f"no item {key!r} in the tracked fleet")
+            raise InputError(f"{where}.item", f"{NOT_TRACKED} (no item {key!r})")
         t = _number(row.get("time"), f"{where}.time", "required: a finite number >= 0 (in the model's unit)")
         if t < 0:
             raise InputError(f"{where}.time", "must be >= 0")
@@ -204,9 +229,9 @@ def check_rows(names: list[str] | None, rows: list[Any], field: str, items: dict
         try:
             path.h([v], "value")
         except InputError:
-            raise InputError(f"{where}.value", f"{v:g} is outside the model's path ({path.y} of the value)") from None
+            raise InputError(f"{where}.value", f"{INSIDE_PATH} (the {path.y} of {v:g} is not defined)") from None
         if (key, t) in seen:
-            raise InputError(where, f"item {key!r} at time {t:g} appears twice (also {seen[key, t]})")
+            raise InputError(where, f"{REPEATED} (item {key!r} at time {t:g} appears twice, also {seen[key, t]})")
         seen[key, t] = where
         out.append((key, t, v, where))
     latest: dict[str, tuple[float, str]] = {}
@@ -214,10 +239,10 @@ def check_rows(names: list[str] | None, rows: list[Any], field: str, items: dict
         stored = items[key].get("last_time")
         if key in latest and t <= latest[key][0]:
             raise InputError(f"{where}.time", f"time {t:g} is not after item {key!r}'s previous measurement at "
-                                              f"{latest[key][0]:g} ({latest[key][1]}): times must go forward")
+                                              f"{latest[key][0]:g} ({latest[key][1]}): {FORWARD}")
         if stored is not None and t <= stored:
             raise InputError(f"{where}.time", f"time {t:g} is not after item {key!r}'s latest stored measurement "
-                                              f"at {stored:g}: times must go forward")
+                                              f"at {stored:g}: {FORWARD}")
         latest[key] = (t, where)
     return out
 
@@ -244,7 +269,7 @@ async def ingest_measurements(ctx: Ctx, request: web.Request) -> dict[str, Any]:
             vs.append(v)
         for k in touched:
             if len(series[k][0]) > MAX_PER_ITEM:
-                raise InputError(field, f"item {k!r} would hold more than {MAX_PER_ITEM} measurements")
+                raise InputError(field, f"{PER_ITEM} (item {k!r} would hold more)")
         fresh = await ctx.jobs.run_cpu(predict, record, series, touched, body["probability"])
         new_body = {**body, "items": [fresh.get(i["name"], i) for i in body["items"]]}
         answer = {"fleet": {"id": fleet_id, "name": item["name"]}, "updated": len(touched), "appended": len(checked),
@@ -291,7 +316,7 @@ def register(reg: Registry) -> None:
         fleet_id = request.match_info["fleet_id"]
         return _record(ctx, await load_item(ctx, KIND, fleet_id), TrackedGet(id=fleet_id))
 
-    reg.route("POST", "/api/ingest/tracking/{fleet_id}/measurements", scope="write",
+    reg.route("POST", "/api/ingest/tracking/{fleet_id}/measurements", scope="write", request=MeasurementsIngest,
               content_types=("application/json", "text/csv"),
               summary="Append (item, time, value) measurements to a tracked fleet and re-predict the remaining "
                       "life of the items they touch",
