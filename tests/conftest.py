@@ -11,6 +11,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+from aiohttp import web_app
 
 from bathtub_api.app import create_app
 from bathtub_api.cli import token_create
@@ -23,6 +24,17 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 _SCHEMAS = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def _forget_finished_apps() -> Iterator[None]:
+    """aiohttp memoises each app's middleware chain in a module-level LRU cache of 1,024 entries
+    whose keys hold the app itself, so without this every test's app (~27,000 objects) stays
+    alive. A few hundred tests in, the heap held ~10 million objects, each full garbage
+    collection then paused every thread for seconds (a 5 s stall in the large-CSV test on
+    PostgreSQL) and slowed the whole suite. One service process has one app: only tests see it."""
+    yield
+    web_app._cached_build_middleware.cache_clear()
 
 
 async def _admin(url: str, sql: str) -> None:
