@@ -81,14 +81,17 @@ Unit = text(max_length=40)
 
 CSV_TEXT = ("CSV text (not blank), UTF-8, comma-separated, a header row of column names first; lines end in LF "
             "or CRLF; cells at most 131072 characters; every row as wide as the header")
+# "Not blank" in these patterns is ECMA's \s plus what Python's str.strip() also removes (U+001C-U+001F,
+# U+0085), so a schema-valid name or header is never blank to the checks.
 # Published only (bathtub_api.tables.parse_csv checks it, naming the line): a first line (the header) that is
 # not blank, no NUL, no bare CR.
-CSV_PATTERN = "^[^\\u0000\\r\\n]*[^\\s\\u0000][^\\u0000\\r\\n]*(?:\\r?\\n(?:[^\\u0000\\r]|\\r\\n)*)?$"
+NOT_BLANK = "[^\\s\\u0000\\u001c-\\u001f\\u0085]"
+CSV_PATTERN = f"^[^\\u0000\\r\\n]*{NOT_BLANK}[^\\u0000\\r\\n]*(?:\\r?\\n(?:[^\\u0000\\r]|\\r\\n)*)?$"
 # A table cell as the table parsers take it (bathtub_api.tables): published, checked there.
 CELL_SCHEMA = {"anyOf": [{"type": ["number", "boolean", "null"]}, {"type": "string", "pattern": NO_NUL_PATTERN}]}
 # Column names: trimmed on arrival, so at least one character that is not blank (nor NUL).
 COLUMN_NAME_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 200,
-                      "pattern": "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"}
+                      "pattern": f"^[^\\u0000]*{NOT_BLANK}[^\\u0000]*$"}
 _COLUMNS_SCHEMA = {
     "type": "object", "minProperties": 1, "maxProperties": 200, "propertyNames": COLUMN_NAME_SCHEMA,
     "additionalProperties": {"type": "array", "items": CELL_SCHEMA},

@@ -110,6 +110,29 @@ async def test_import_params_only_and_from_data(api: Api) -> None:
     assert math.isclose(record["params"][0]["value"], 4 / 100.0, rel_tol=1e-8)  # λ = r / T
 
 
+async def test_import_extras_are_a_published_shape(api: Api) -> None:
+    """extras is an object of gamma, p and f0 (each with its range), going with params only;
+    options go with data only: refused at the door, naming the field."""
+    weibull = [{"name": "alpha", "value": 100.0}, {"name": "beta", "value": 2.0}]
+    status, imported = await api.post("/api/import/models", {"name": "shifted", "distribution": "weibull",
+                                                             "params": weibull, "extras": {"gamma": 50.0}})
+    assert status == 200, imported
+    status, at = await api.post(f"/api/v1/models/{imported['id']}/reliability", {"t": 150.0})
+    assert math.isclose(at["at"]["reliability"], stats.weibull_min(2.0, loc=50.0, scale=100.0).sf(150.0), rel_tol=1e-10)
+    for extras, field in (({"zeta": 1.0}, "extras.zeta"), ({"p": 0.0}, "extras.p"), ({"f0": 1.0}, "extras.f0"),
+                          ({"gamma": -1.0}, "extras.gamma"), ({"p": 0.5, "f0": 0.1}, "extras")):
+        assert_refusal(*await api.post("/api/import/models", {"name": "x", "distribution": "weibull",
+                                                              "params": weibull, "extras": extras}), 422, field)
+    assert_refusal(*await api.post("/api/import/models", {"name": "x", "distribution": "weibull", "params": weibull,
+                                                          "options": {"method": "mle"}}), 422, "options")
+    assert_refusal(*await api.post("/api/import/models", {"name": "x", "distribution": "weibull",
+                                                          "data": {"x": [1.0, 2.0, 3.0]}, "extras": {"gamma": 1.0}}),
+                   422, "extras")
+    status, doc = await api.get("/api/v1/openapi.json")
+    extras = doc["components"]["schemas"]["ImportExtras"]
+    assert set(extras["properties"]) == {"gamma", "p", "f0"} and extras["additionalProperties"] is False
+
+
 async def test_ingest_refits_models_in_place(api: Api) -> None:
     dataset_id = await _dataset(api)
     fitted = await _fit(api, dataset_id)

@@ -324,7 +324,7 @@ def on_placeholder(node: Mapping[str, Any]) -> bool:
 # The JSON Schema of a node, from the same tables the checks read (published by the service).
 
 ID_SCHEMA: s.Schema = {"type": "string", "minLength": 1, "maxLength": MAX_ID,
-                       "pattern": r"^[^/\s\u0000](?:[^/\u0000]*[^/\s\u0000])?$",
+                       "pattern": r"^[^/\s\u0000\u001c-\u001f\u0085](?:[^/\u0000]*[^/\s\u0000\u001c-\u001f\u0085])?$",
                        "description": "No '/' and no surrounding spaces; unique in the diagram"}
 _NULL: s.Schema = {"type": "null"}
 
@@ -375,7 +375,9 @@ NODE_CROSS_FIELD = ("nodes.*.n: must not exceed k", "nodes.*.costs: no costs on 
                     "nodes.*.repair_quality: not on a condition-replaced block",
                     "nodes.*.preventive.opportunity: needs the block in a maintenance_group",
                     "nodes.*.covariate_schedules: needs a saved covariate model",
-                    "nodes.*.units.*.capacity: give every unit a capacity, or none")
+                    "nodes.*.units.*.capacity: give every unit a capacity, or none",
+                    "nodes.*.capacity: probabilities must add to 1",
+                    "nodes.*.preventive.inspection_cost: only with policy condition")
 
 
 def node_schema(repairable: bool) -> s.Schema:

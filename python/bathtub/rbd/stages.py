@@ -20,8 +20,12 @@ from bathtub.rbd.schema import PARAMS_ARRAY
 COMPONENT_KEYS = ("label", "distribution", "params", "model_id", "repair_distribution", "repair_params",
                   "placeholder", "costs", "preventive", "inspection")
 # What a stage's schema cannot say (a count against its components), as `field: rule`.
+# A stage component's repair_params follow its repair_distribution's family, refused under the
+# node it becomes (nodes.<id>.repair.params.<name>): the schema cannot tie the two together.
 STAGE_CROSS_FIELD = ("stages[].k_of_n: must be an integer from",
-                     "stages[].common_cause_beta: needs a stage of 2 or more")
+                     "stages[].common_cause_beta: needs a stage of 2 or more",
+                     "nodes.*.repair.params.*: not a parameter of", "nodes.*.repair.params.*: required for",
+                     "nodes.*.repair.params.*: must be >", "nodes.*.repair.params.b: must be greater than a")
 STAGE_KEYS = ("label", "components", "k_of_n", "common_cause_beta", "common_cause_basis")
 
 

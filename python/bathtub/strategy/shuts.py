@@ -28,6 +28,7 @@ from bathtub.strategy.renewal import delayed_renewal_function, renewal_function
 
 EVERY_UNITS = ("days", "weeks", "months", "years")
 MAX_OCCURRENCES = 5000
+TOO_MANY_SHUTS = f"at most {MAX_OCCURRENCES} shut dates within the horizon"
 MAX_HORIZON_DAYS = 36_525.0  # a century: plans beyond it mean nothing, and dates end in 9999
 
 
@@ -78,7 +79,7 @@ def shut_calendar(shuts: Any, today: date, horizon_end: date) -> list[Occurrence
         for d in _shut_dates(s, field, today, horizon_end):
             out.append(Occurrence((d - today).days, d, name, c))
             if len(out) > MAX_OCCURRENCES:
-                raise InputError("shuts", f"more than {MAX_OCCURRENCES} shut dates within the horizon")
+                raise InputError("shuts", f"{TOO_MANY_SHUTS} (these shuts give more)")
     out.sort(key=lambda o: (o.day, o.cost, o.name))
     return out
 

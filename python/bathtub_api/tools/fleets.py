@@ -55,7 +55,9 @@ class AlertRuleIn(Strict):
                                        "item_failure_probability: any item's chance of failing within `periods`")
     threshold: NonNeg
     periods: integer(ge=1, le=1200) = 1
-    email: Annotated[str, Field(min_length=3, max_length=254, pattern=r"^[^@\s]+@[^@\s]+$")]
+    # Whitespace spelt out: `\s` differs between JSON Schema's regexes (ECMA: U+FEFF, not U+0085) and
+    # the validator's (Unicode White_Space: U+0085, not U+FEFF); both are refused here.
+    email: Annotated[str, Field(min_length=3, max_length=254, pattern=r"^[^@\s\x85\uFEFF]+@[^@\s\x85\uFEFF]+$")]
     name: Annotated[str, Field(max_length=200)] = ""
 
 

@@ -145,6 +145,7 @@ class ImportData(Strict):
     """Life data to refit: times `x`, censoring codes `c` (0/F failure, 1/S suspension), counts `n`;
     arrays of one length."""
 
+    cross_field = ("c: like the other columns", "n: like the other columns")
     x: Annotated[list[float], Field(min_length=1)]
     c: list[Annotated[Any, WithJsonSchema({"type": ["integer", "string"]})]] | None = None
     n: list[Annotated[float, Field(gt=0)]] | None = None
@@ -158,6 +159,16 @@ def _import_params_description() -> str:
     return "Parameters: a Bathtub id takes its family's (bounded as published); " + "; ".join(parts)
 
 
+class ImportExtras(Strict):
+    """What a params-only model may add to its family's parameters (checked by the import)."""
+
+    gamma: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = Field(
+        None, description="a location (weibull, exponential, lognormal, loglogistic, gamma)")
+    p: Annotated[float, Field(gt=0, le=1)] | None = Field(None, description="susceptible share (limited failure "
+                                                                           "population)")
+    f0: Annotated[float, Field(ge=0, lt=1)] | None = Field(None, description="zero-inflation mass")
+
+
 class ImportIn(Strict):
     """A model from `data` (refitted; `options` as for fits) or from `params` (params-only;
     `extras` such as metrics go with params)."""
@@ -167,8 +178,10 @@ class ImportIn(Strict):
     # another tool's names (Weibull_3P, WeibullFitter, ...) map to a family and its parameters only
     # after the name is resolved, and whether any family fits a sample depends on the sample
     cross_field = ("params.*: not a parameter of", "params.gamma: required for",
-                   "data: no distribution could be fitted to these data")
-    companions: ClassVar[dict[str, tuple[str, ...]]] = {"params": ("extras",)}
+                   "data: no distribution could be fitted to these data", "extras.gamma: a location applies to",
+                   "extras: give p or f0, not both", "extras: a mixture takes no extras",
+                   "params.gamma: has no location")
+    companions: ClassVar[dict[str, tuple[str, ...]]] = {"params": ("extras",), "data": ("options",)}
     name: Name
     distribution: Annotated[str, Field(min_length=1, max_length=200), WithJsonSchema(
         {"enum": names.accepted_names(), "description": "A Bathtub distribution id, or a name another tool uses "
@@ -179,7 +192,7 @@ class ImportIn(Strict):
     data: ImportData | None = None
     params: Annotated[list[ParamIn], Field(description=_import_params_description())] | None = None
     options: dict[Text, Any] | None = None
-    extras: dict[Text, Any] | None = None
+    extras: ImportExtras | None = None
     base_distribution_id: Id | None = None
 
 
@@ -348,7 +361,8 @@ async def reliability(ctx: Ctx, model_id: str, req: ReliabilityIn) -> dict[str, 
 async def import_model(ctx: Ctx, req: ImportIn) -> dict[str, Any]:
     data = None if req.data is None else req.data.model_dump(exclude_none=True)
     params = None if req.params is None else [p.model_dump() for p in req.params]
-    record = await ctx.jobs.run_cpu(_import, req.distribution, data, params, req.options, req.extras,
+    extras = None if req.extras is None else req.extras.model_dump(exclude_none=True)
+    record = await ctx.jobs.run_cpu(_import, req.distribution, data, params, req.options, extras,
                                     req.base_distribution_id)
     model_id = new_id("model")
     body = {**record, "unit": req.unit, "source": {"import": True, "distribution_name": req.distribution}}

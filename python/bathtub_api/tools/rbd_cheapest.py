@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from bathtub import engine
 from bathtub.errors import InputError
 from bathtub.rbd import cheapest, decisions
+from bathtub.rbd import schema as rbd_schema
+from bathtub.rbd.blocks import model_schema
 from bathtub.rbd.design_space import MAX_BLOCKS, MAX_OPTIONS, MAX_UNITS
 from bathtub.rbd.quote import quote
 from bathtub.rbd.resolve import model_from_saved
@@ -46,9 +48,10 @@ class DesignOption(Strict):
     required: integer(ge=1, le=MAX_UNITS) | None = None
     spares: integer(ge=0, le=MAX_UNITS - 1) | None = None
     dormancy: Annotated[float, Field(ge=0, le=1)] | None = None
-    model: Open | None = None
-    repair: Open | None = None
-    inspection: Open | None = None
+    # published as what the diagram checks take (a block's model, a proof test), checked there
+    model: Annotated[Open, WithJsonSchema(model_schema())] | None = None
+    repair: Annotated[Open, WithJsonSchema(model_schema())] | None = None
+    inspection: Annotated[Open, WithJsonSchema(rbd_schema.PROOF_TEST.schema)] | None = None
 
 
 class Target(Strict):

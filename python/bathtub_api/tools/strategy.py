@@ -15,7 +15,7 @@ from bathtub.errors import InputError
 from bathtub.strategy import demonstration_schema
 from bathtub.strategy.demonstration import MAX_FAILURES
 from bathtub.strategy.inputs import BELOW_ZERO_RULE, DEGENERATE_RULE
-from bathtub.strategy.shuts import MAX_HORIZON_DAYS
+from bathtub.strategy.shuts import MAX_HORIZON_DAYS, TOO_MANY_SHUTS
 from bathtub.units import units_clash
 from bathtub_api.fields import DATE_PATTERN, Id, Name, Unit, integer, text
 from bathtub_api.ids import iso, new_id
@@ -86,6 +86,8 @@ class CalendarShut(Strict):
 
 
 class ShutPlanIn(LifeModelIn):
+    # how many dates the shuts give depends on every, start, dates and horizon_days together
+    cross_field = (*LifeModelIn.cross_field, f"shuts: {TOO_MANY_SHUTS}")
     current_age: NonNegative
     usage_rate: Positive
     horizon_days: Annotated[float, Field(ge=1, le=MAX_HORIZON_DAYS)]
