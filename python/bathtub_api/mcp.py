@@ -12,12 +12,11 @@ from typing import Any
 import orjson
 from aiohttp import web
 from pydantic import ValidationError
-from pydantic.json_schema import models_json_schema
 
 from bathtub.errors import InputError
 from bathtub_api.errors import ApiError, json_response, validation_detail
 from bathtub_api.fields import refuse_nul
-from bathtub_api.openapi import API_VERSION, cross_field_described, key_patterns
+from bathtub_api.openapi import API_VERSION, cross_field_described, definitions, key_patterns
 from bathtub_api.registry import Action, Registry, ctx_of, invoke
 
 PROTOCOL_VERSION = "2025-06-18"
@@ -29,8 +28,7 @@ def tool_list(reg: Registry) -> list[dict[str, Any]]:
         actions = [a for a in actions if not a.rest_only]
         if not actions:
             continue
-        _, top = models_json_schema([(a.request, "validation") for a in actions], ref_template="#/$defs/{model}")
-        defs = cross_field_described(key_patterns(top.get("$defs", {})))
+        defs = cross_field_described(key_patterns(definitions((a.request for a in actions), "#/$defs/{model}")))
         if len(actions) == 1 and actions[0].action is None:
             schema = dict(defs.pop(actions[0].request.__name__))
             description = actions[0].summary

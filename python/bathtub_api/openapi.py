@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterable
 from typing import Any
 
+import orjson
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
@@ -106,6 +109,32 @@ def cross_field_described(node: Any) -> Any:
     return _each_dict(node, visit)
 
 
+@functools.lru_cache(maxsize=64)
+def _definitions_json(models: tuple[type[BaseModel], ...], ref_template: str) -> bytes:
+    _, top = models_json_schema([(m, "validation") for m in models], ref_template=ref_template)
+    return orjson.dumps(top.get("$defs", {}))
+
+
+def definitions(models: Iterable[type[BaseModel]], ref_template: str = REF) -> dict[str, Any]:
+    """The JSON Schemas of `models` and those they use, by name: a fresh copy each call (callers
+    edit it in place). Generating them takes pydantic about 1.5 s for the whole registry, and the
+    classes never change after import, so it is done once per set of models and process: an app
+    starts (every service test makes one) and MCP answers tools/list without paying it again."""
+    return orjson.loads(_definitions_json(tuple(models), ref_template))
+
+
+@functools.lru_cache(maxsize=8)
+def _component_schemas(models: tuple[type[BaseModel], ...], requests: frozenset[str]) -> bytes:
+    """The document's components: the models' schemas with keys as propertyNames, cross-field
+    rules said in descriptions, and no NUL in any request string (cached as `definitions`)."""
+    schemas = cross_field_described(key_patterns(definitions(models)))
+    reachable = set(requests)
+    _reachable(schemas, reachable)
+    for name in reachable:
+        no_nul(schemas[name])
+    return orjson.dumps(schemas)
+
+
 def _reachable(schemas: dict[str, Any], names: set[str]) -> None:
     """Grow `names` with every schema a request schema refers to (in place)."""
     pending = list(names)
@@ -131,14 +160,10 @@ def build(reg: Registry) -> dict[str, Any]:
         for m in (r.request, r.response):
             if m:
                 models.add(m)
-    ordered = sorted(models, key=lambda m: m.__name__)
-    _, top = models_json_schema([(m, "validation") for m in ordered], ref_template=REF)
-    schemas = cross_field_described(key_patterns(top.get("$defs", {})))
-    requests = {m.__name__ for m in (*(a.request for a in reg.actions.values()),
-                                     *(r.request for r in reg.routes if r.request))}
-    _reachable(schemas, requests)
-    for name in requests:
-        no_nul(schemas[name])
+    ordered = tuple(sorted(models, key=lambda m: m.__name__))
+    requests = frozenset(m.__name__ for m in (*(a.request for a in reg.actions.values()),
+                                              *(r.request for r in reg.routes if r.request)))
+    schemas = orjson.loads(_component_schemas(ordered, requests))
 
     paths: dict[str, dict[str, Any]] = {}
     for a in reg.actions.values():
