@@ -73,7 +73,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="2 rounds (a smoke run)")
     args = ap.parse_args()
     repeats = 2 if args.quick else args.repeats
-    bench = Bench("alt_bootstrap", " ".join(["python bench/alt_bootstrap.py", *sys.argv[1:]]))
+    bench = Bench("alt_bootstrap")
     t, c, s = data()
     d = alt_data(SPEC, t, c, s)
     theta, cov, _ = fit_internal(SPEC, d)

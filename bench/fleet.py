@@ -69,7 +69,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="2 rounds (a smoke run)")
     args = ap.parse_args()
     repeats = 2 if args.quick else args.repeats
-    bench = Bench("fleet", " ".join(["python bench/fleet.py", *sys.argv[1:]]))
+    bench = Bench("fleet")
     rng = np.random.default_rng(1)
     life = Lifetime("weibull", {"alpha": ALPHA, "beta": BETA})
     n, m = 100_000, 10_000

@@ -27,6 +27,7 @@ import math
 import os
 import platform
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -108,7 +109,8 @@ class Bench:
 
     def __init__(self, name: str, command: str | None = None) -> None:
         self.name = name
-        self.command = command or f"python bench/{name}.py"
+        # the command as this run was invoked (its arguments set the rounds, sizes, ...)
+        self.command = command or " ".join([f"python bench/{name}.py", *sys.argv[1:]])
         self.started = datetime.now(UTC).isoformat(timespec="seconds")
         self.load_before = load()
         self.figures: list[dict[str, Any]] = []

@@ -163,7 +163,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.sizes, args.turnbull_sizes, args.repeats, args.slow_repeats = "1000", "300", 2, 1
-    bench = Bench("life_nonparametric", " ".join(["python bench/life_nonparametric.py", *sys.argv[1:]]))
+    bench = Bench("life_nonparametric")
     warnings.simplefilter("ignore")  # the peers' deprecation and convergence chatter
     bench_km(bench, [int(s) for s in args.sizes.split(",")], args.repeats, args.slow_repeats)
     bench_turnbull(bench, [int(s) for s in args.turnbull_sizes.split(",")], args.repeats, args.slow_repeats)

@@ -109,7 +109,7 @@ def main() -> None:
             return {"seconds": plain_state["seconds"] * (plain_state["reached"] / target) ** 2}
         return case
 
-    b = Bench("rare_events", " ".join(["python bench/rare_events.py", *sys.argv[1:]]))
+    b = Bench("rare_events")
     rounds = b.interleave({"plain run": plain, "plain to 10%": projected(0.10), "plain to 2%": projected(0.02),
                            "failure biasing to 10%": biased(0.10), "failure biasing to 2%": biased(0.02)},
                           repeats=args.repeats)

@@ -62,7 +62,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.systems, args.events, args.repeats = 200, 20, 2
-    bench = Bench("recurrent", " ".join(["python bench/recurrent.py", *sys.argv[1:]]))
+    bench = Bench("recurrent")
     sims, end = simulated(args.systems, args.events)
     data = events([s.tolist() for s in sims], ends=[end] * len(sims))
     size = f"{len(sims):,} systems, {data.n_events:,} events"

@@ -118,7 +118,7 @@ def main() -> None:
         args.sizes, args.repeats = [1e4], 2
     if shutil.which("Rscript") is None:
         raise SystemExit("Rscript not found: apt-get install r-cran-survival (R's coxph is a baseline here)")
-    bench = Bench("regression_cox", " ".join(["python bench/regression_cox.py", *sys.argv[1:]]))
+    bench = Bench("regression_cox")
     for size in args.sizes:
         n = int(size)
         x, t, e = data(n)

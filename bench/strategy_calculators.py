@@ -65,7 +65,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="2 rounds (a smoke run)")
     args = ap.parse_args()
     repeats = 2 if args.quick else args.repeats
-    bench = Bench("strategy_calculators", " ".join(["python bench/strategy_calculators.py", *sys.argv[1:]]))
+    bench = Bench("strategy_calculators")
     warnings.simplefilter("ignore")  # the peer's warnings and deprecation chatter
 
     for alpha, beta, cp, cu in [(1000.0, 2.5, 100.0, 1000.0), (50.0, 4.0, 1.0, 3.0)]:
