@@ -25,7 +25,7 @@ COMPONENT_KEYS = ("label", "distribution", "params", "model_id", "repair_distrib
 STAGE_CROSS_FIELD = ("stages[].k_of_n: must be an integer from",
                      "stages[].common_cause_beta: needs a stage of 2 or more",
                      "nodes.*.repair.params.*: not a parameter of", "nodes.*.repair.params.*: required for",
-                     "nodes.*.repair.params.*: must be >", "nodes.*.repair.params.b: must be greater than a")
+                     "nodes.*.repair.params.*: must be >")
 STAGE_KEYS = ("label", "components", "k_of_n", "common_cause_beta", "common_cause_basis")
 
 
