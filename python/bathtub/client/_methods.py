@@ -77,7 +77,7 @@ def _returns(op: dict[str, Any]) -> list[str]:
     return ["dict", *_wrapped(what + (f" (keys: {', '.join(keys)})" if keys else ""))]
 
 
-def _doc(op: dict[str, Any]) -> str:
+def _doc(op: dict[str, Any], refusals: dict[str, str]) -> str:
     """numpy-style help for a generated method: what each argument means (its type, default and, from
     the schema's description, its unit), what the call returns and which refusals it raises."""
     lines = [op["summary"]]
@@ -89,11 +89,10 @@ def _doc(op: dict[str, Any]) -> str:
         for head, meaning in args:
             lines += [head, *_wrapped(meaning)]
     lines += ["", "Returns", "-------", *_returns(op)]
-    refusals = op.get("refusals") or []
+    said = [f"{code} {refusals.get(code, '')}".rstrip() for code in op.get("refusals") or []]
     lines += ["", "Raises", "------", "ApiError",
               *_wrapped("any refusal, with `.status` and `.detail` (the field and the rule)"
-                        + (": " + "; ".join(f"{r['status']} {r['when']}" for r in refusals) if refusals else "")
-                        + ". A 429 is retried after its Retry-After first.")]
+                        + (": " + "; ".join(said) if said else "") + ". A 429 is retried after its Retry-After first.")]
     lines += ["", "Notes", "-----", f"{op['method']} {op['path']} (scope: {op['scope']})."]
     return "\n".join(lines)
 
@@ -233,7 +232,7 @@ def generate(cls: type, spec: dict[str, Any], call: Callable[[Any, Request], Any
             method.__name__ = op["name"]
             method.__module__ = cls.__module__
             method.__qualname__ = f"{cls.__name__}.{op['name']}"
-            method.__doc__ = _doc(op)
+            method.__doc__ = _doc(op, spec.get("refusals", {}))
             method.__signature__ = sig  # type: ignore[attr-defined]
             return method
 

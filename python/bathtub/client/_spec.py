@@ -98,17 +98,19 @@ def _returns(doc: dict[str, Any], op: dict[str, Any]) -> dict[str, str]:
             "keys": list((model or {}).get("properties", {}))}
 
 
-def _refusals(op: dict[str, Any]) -> list[dict[str, str]]:
-    """The refusals the operation declares (status and when), as the client raises them."""
-    return [{"status": code, "when": str(r.get("description", ""))}
-            for code, r in sorted(op.get("responses", {}).items()) if code[:1] in "45"]
+def _refusals(op: dict[str, Any]) -> dict[str, str]:
+    """The refusals the operation declares: status -> when, as the client raises them."""
+    return {code: str(r.get("description", "")) for code, r in sorted(op.get("responses", {}).items())
+            if code[:1] in "45"}
 
 
 def compact(doc: dict[str, Any]) -> dict[str, Any]:
     """The snapshot of an OpenAPI document (pure: the same document gives the same bytes)."""
     ops = []
+    refusals: dict[str, str] = {}  # status -> when: the same text for every operation, kept once
     for path, methods in doc["paths"].items():
         for method, op in methods.items():
+            refusals.update(_refusals(op))
             meta = op.get("x-bathtub", {})
             content = op.get("requestBody", {}).get("content", {})
             json_schema = content.get("application/json", {}).get("schema")
@@ -131,11 +133,11 @@ def compact(doc: dict[str, Any]) -> dict[str, Any]:
                 "content_types": list(content),
                 "fields": _fields(doc, json_schema),
                 "returns": _returns(doc, op),
-                "refusals": _refusals(op),
+                "refusals": list(_refusals(op)),
             }
             ops.append(entry)
     ops.sort(key=lambda o: o["name"])
-    return {"api_version": doc["info"]["version"], "operations": ops}
+    return {"api_version": doc["info"]["version"], "operations": ops, "refusals": dict(sorted(refusals.items()))}
 
 
 def dumps(spec: dict[str, Any]) -> bytes:
