@@ -8,6 +8,7 @@ import html
 
 import swagger_ui_bundle
 from aiohttp import web
+from markdown_it import MarkdownIt
 
 from bathtub_api.keys import CONFIG
 from bathtub_api.registry import Registry
@@ -30,6 +31,16 @@ _INIT = """window.onload = function () {
 """
 
 
+# CommonMark with raw HTML off: a guide text is Markdown (backticks, paragraphs, numbered steps), and
+# anything in it that looks like a tag is shown as text, never as markup (html=False escapes it).
+_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+
+
+def guide_html(text: str) -> str:
+    """A guide topic's Markdown as HTML, escaped (the same text `POST /api/v1/guide` answers)."""
+    return _MARKDOWN.render(text)
+
+
 def _topics_nav() -> str:
     links = " · ".join(f'<a href="{ROOT}/guide/{key}" title="{html.escape(p.summary)}">{html.escape(p.title)}</a>'
                        for key, p in PAGES.items())
@@ -47,7 +58,8 @@ _CSS = """body { margin: 0; font-family: system-ui, sans-serif; }
 nav.guide { padding: 0.6em 1.2em; background: #f4f6f8; border-bottom: 1px solid #dde; line-height: 1.8; }
 nav.guide a { color: #1a5fb4; text-decoration: none; }
 main.topic { max-width: 48em; margin: 1.5em auto; padding: 0 1.2em; line-height: 1.55; }
-main.topic code { background: #f4f6f8; padding: 0 0.2em; }
+main.topic code { background: #f4f6f8; padding: 0 0.2em; overflow-wrap: anywhere; }
+main.topic li { margin: 0.3em 0; }
 """
 
 
@@ -72,7 +84,7 @@ def add_routes(app: web.Application, reg: Registry) -> None:
         actions = "".join(f"<li><code>{html.escape(a)}</code></li>" for a in page.actions)
         text = topic_text(key, request.app[CONFIG])
         body = (f"{_topics_nav()}<main class=\"topic\"><h1>{html.escape(page.title)}</h1>"
-                f"<p><em>{html.escape(page.summary)}</em></p><p>{html.escape(text)}</p>"
+                f"<p><em>{html.escape(page.summary)}</em></p>{guide_html(text)}"
                 f"<h2>Actions</h2><ul>{actions}</ul>"
                 f'<p><a href="{ROOT}">All operations</a> · the same text: <code>POST /api/v1/guide</code> '
                 f"<code>{{\"topic\": \"{html.escape(key)}\"}}</code></p></main>")

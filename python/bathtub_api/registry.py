@@ -4,6 +4,7 @@ the REST routes, the OpenAPI document and the tool protocol (MCP) are all read f
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -130,8 +131,10 @@ class Route:
 
     @property
     def operation_id(self) -> str:
+        """method_path, as a Python identifier: the client's method name (`/strategy/failure-finding`
+        gives `post_strategy_failure_finding`, callable as an attribute)."""
         parts = [p.strip("{}") for p in self.path.split("/") if p and p not in ("api", "v1")]
-        return f"{self.method.lower()}_{'_'.join(parts)}"
+        return re.sub(r"\W", "_", f"{self.method.lower()}_{'_'.join(parts)}")
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,15 @@ Retry-After, jobs are waited on with progress, and uploads go link → bytes →
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import contextlib
 import dataclasses
 import inspect
 import io
 import os
 import socket
+import textwrap
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -287,3 +290,31 @@ def test_a_deprecation_header_becomes_a_warning() -> None:
     with Client("http://bathtub.test", "bt_x", transport=httpx.MockTransport(answer)) as c, \
          pytest.warns(DeprecationWarning, match=r"POST /api/v1/list/dataset is deprecated .*after Sat, 01 Jul 2028"):
         assert c.list_dataset() == {"items": [], "next_offset": None}
+
+
+async def test_the_module_example_runs_as_written(served: Served, token: str) -> None:
+    """help(bathtub.client)'s example, run as printed (the token and URL are the only names it
+    takes from outside): it fits, reads the params and waits on a simulation job."""
+    import bathtub.client
+
+    doc = bathtub.client.__doc__ or ""
+    block = doc[doc.index("    from bathtub.client import Client"):]
+    code = textwrap.dedent(block).replace('"http://127.0.0.1:8080"', repr(served.url))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        await asyncio.to_thread(exec, compile(code, "bathtub.client.__doc__", "exec"), {"token": token})
+    params, run_id = out.getvalue().strip().splitlines()
+    assert [name for name, _ in ast.literal_eval(params)] == ["alpha", "beta"]
+    assert run_id.startswith("run_")
+
+
+def test_every_method_name_is_an_identifier_and_its_help_explains_each_argument() -> None:
+    for op in SPEC["operations"]:
+        assert op["name"].isidentifier(), op["name"]
+        doc = getattr(Client, op["name"]).__doc__
+        for section in ("Parameters\n----------", "Returns\n-------", "Raises\n------"):
+            assert section in doc or (section.startswith("Parameters") and not op["fields"]), (op["name"], section)
+        for f in op["fields"]:
+            assert f"\n{f['arg']} : {f['type']}" in doc, (op["name"], f["arg"])
+    help_text = Client.post_strategy_optimal_replacement.__doc__
+    assert "planned_cost : " in help_text and "dict" in help_text.split("Returns")[1]

@@ -68,3 +68,26 @@ def test_a_guide_naming_an_action_the_service_lacks_is_refused_at_build() -> Non
     guide.register(reg)  # the guide alone: every other topic's actions are missing
     with pytest.raises(RuntimeError, match="guide topic 'life_data' names actions this service lacks"):
         guide.check_pages(reg)
+
+
+async def test_guide_pages_are_rendered_markdown_not_raw_text(client: Any, config: Any) -> None:
+    """Each topic page is the guide's Markdown rendered: code spans become <code>, no backtick is left
+    in the page's text, and steps and paragraphs are blocks of their own."""
+    from bathtub_api.tools.guide import topic_text
+
+    for key in PAGES:
+        _, _, content = await _get(client, f"/api/v1/docs/guide/{key}")
+        main = content.decode().split('<main class="topic">', 1)[1].split("</main>", 1)[0]
+        text = topic_text(key, config)
+        assert "`" not in re.sub(r"<code>.*?</code>", "", main, flags=re.S), key
+        assert main.count("<code>") >= text.count("`") // 2, key
+        paragraphs = [p for p in text.split("\n\n") if p.strip()]
+        assert main.count("<p>") + main.count("<li>") >= len(paragraphs), key
+
+
+def test_guide_markdown_is_escaped() -> None:
+    from bathtub_api.docs import guide_html
+
+    out = guide_html("failures <= demands, `<b>x</b>` and <script>alert(1)</script>")
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    assert "<code>&lt;b&gt;x&lt;/b&gt;</code>" in out and "&lt;= demands" in out

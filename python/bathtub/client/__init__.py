@@ -1,17 +1,33 @@
 """The Python client: `Client(base_url, token)` and `AsyncClient`.
 
 One method per tool action and original route, generated at import time from the snapshot of
-the service's OpenAPI document that ships beside this module (names are the operation ids:
-`datasets_create`, `get_dataset`, `fit_life`, `get_fleets_fleet_id_forecast`, ...; docstrings and
-typed keyword arguments come from the same declarations as OpenAPI and the tool protocol). Every
-refusal raises `bathtub.errors.ApiError` (a `BathtubError`, like the library's `InputError` and
-the engine's `EngineError`) with `.status` and `.detail`. A 429 is retried after its Retry-After.
+the service's OpenAPI document that ships beside this module (names are the operation ids, each a
+Python identifier: `datasets_create`, `get_dataset`, `fit_life`, `rbd_analysis_analyze`,
+`post_strategy_optimal_replacement`, ...). `help(Client.fit_life)` says what each argument means,
+with its type, unit and default (the same declarations as OpenAPI and the tool protocol), what the
+call returns and which refusals it raises. Every refusal raises `bathtub.errors.ApiError` (a
+`BathtubError`, like the library's `InputError` and the engine's `EngineError`) with `.status` and
+`.detail`. A 429 is retried after its Retry-After.
+
+A fit answers at once with the saved model; long work (a simulation) answers a job, and
+`wait(job_id)` polls it to its result (`tests/service/test_client.py` runs this example as written):
 
     from bathtub.client import Client
-    with Client("http://127.0.0.1:8080", token) as bt:
-        ds = bt.datasets_create(name="pumps", csv="time,failed\\n120,1\\n340,0\\n")
-        job = bt.fit_life(dataset_id=ds["id"], time_column="time", event_column="failed")
-        print(bt.wait(job["job_id"])["result"])
+
+    with Client("http://127.0.0.1:8080", token) as bt:     # token: a bt_... from `bathtub token create`
+        ds = bt.datasets_create(name="pumps", csv="time,state\\n120,F\\n340,S\\n410,F\\n95,F\\n")
+        model = bt.fit_life(name="pump life", dataset_id=ds["id"], distribution="weibull",
+                            mapping={"x": "time", "c": "state"}, unit="h")
+        print([(p["name"], round(p["value"], 1)) for p in bt.get_model(id=model["id"])["params"]])
+        pump = {"distribution_id": "exponential", "mean": 1000.0}
+        plant = bt.rbd_create(name="one pump", repairable=True, nodes=[
+            {"id": "in", "type": "input"}, {"id": "out", "type": "output"},
+            {"id": "p1", "type": "component", "model": pump,
+             "repair": {"distribution_id": "exponential", "mean": 10.0}}],
+            edges=[{"source": "in", "target": "p1"}, {"source": "p1", "target": "out"}])
+        job = bt.rbd_analysis_analyze(id=plant["id"], horizon=1000, replications=200, seed=1)
+        run = bt.wait(job["job_id"])["result"]
+        print(run["run_id"])
 """
 
 from __future__ import annotations

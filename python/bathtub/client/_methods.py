@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import email.utils
 import inspect
+import textwrap
 import time
 import warnings
 from collections.abc import Callable
@@ -38,26 +39,61 @@ class Request:
     headers: dict[str, str] | None = None
 
 
-def _doc(op: dict[str, Any]) -> str:
-    lines = [op["summary"]]
-    if op["description"] and op["description"] != op["summary"]:
-        lines += ["", op["description"]]
-    args = [(p, "str", "path parameter") for p in op["path_params"]]
-    args += [(q["name"], "str", q["description"] or "query parameter") for q in op["query"]]
-    args += [(f["arg"], f["type"], " ".join(filter(None, [f["description"], "" if f["required"] else
-                                                         f"(default {f.get('default')!r})"])))
-             for f in op["fields"]]
+def _wrapped(text: str, indent: str = "    ") -> list[str]:
+    return textwrap.wrap(text, width=96, initial_indent=indent, subsequent_indent=indent) or [indent.rstrip()]
+
+
+def _arguments(op: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(name with its type and default, meaning) for each argument, in the signature's order of kinds."""
+    args = [(f"{p} : str", f"the `{p}` in the path ({op['path']})") for p in op["path_params"]]
+    for q in op["query"]:
+        head = f"{q['name']} : str" + ("" if q["required"] else ", optional")
+        args.append((head, q["description"] or "a query parameter of the route"))
+    for f in op["fields"]:
+        head = f"{f['arg']} : {f['type']}" + ("" if f["required"] else f", default {f.get('default')!r}")
+        meaning = f["description"]
+        if f["arg"] != f["name"]:
+            meaning += f" (sent as the body field `{f['name']}`)"
+        args.append((head, meaning))
     raw = [ct for ct in op["content_types"] if ct != "application/json"]
     if raw:
-        args += [("content", "bytes | str", f"the body, sent as {' or '.join(raw)}"),
-                 ("content_type", "str", f"the body's type (default {raw[0]})")]
-    if args:
-        lines += ["", "Arguments:"] + [f"    {n} ({t}): {d}".rstrip() for n, t, d in args]
+        args += [("content : bytes | str", f"the body, sent as {' or '.join(raw)}"),
+                 (f"content_type : str, default {raw[0]!r}", "the body's media type")]
     if op["tool"] is None:
-        args.append(("query_params", "dict | None", "further query parameters the route reads"))
+        args.append(("query_params : dict | None, default None", "further query parameters the route reads"))
     if op["scope"] == "write":
-        args.append(("idempotency_key", "str | None", "sent as the Idempotency-Key header, where honoured"))
-    lines += ["", f"{op['method']} {op['path']} (scope: {op['scope']}). Raises ApiError on any refusal."]
+        args.append(("idempotency_key : str | None, default None",
+                     "sent as the Idempotency-Key header: a retry with the same key replays the first answer "
+                     "where the route honours it"))
+    return args
+
+
+def _returns(op: dict[str, Any]) -> list[str]:
+    ret = op.get("returns") or {"media": "application/json", "model": "", "description": ""}
+    if ret["media"] != "application/json":
+        return ["bytes", *_wrapped(f"the {ret['media']} document itself")]
+    what = ": ".join(filter(None, [ret["model"], ret["description"]])) or "the answer's JSON object"
+    keys = ret.get("keys") or []
+    return ["dict", *_wrapped(what + (f" (keys: {', '.join(keys)})" if keys else ""))]
+
+
+def _doc(op: dict[str, Any], refusals: dict[str, str]) -> str:
+    """numpy-style help for a generated method: what each argument means (its type, default and, from
+    the schema's description, its unit), what the call returns and which refusals it raises."""
+    lines = [op["summary"]]
+    if op["description"] and op["description"] != op["summary"]:
+        lines += ["", *textwrap.wrap(op["description"], width=100)]
+    args = _arguments(op)
+    if args:
+        lines += ["", "Parameters", "----------"]
+        for head, meaning in args:
+            lines += [head, *_wrapped(meaning)]
+    lines += ["", "Returns", "-------", *_returns(op)]
+    said = [f"{code} {refusals.get(code, '')}".rstrip() for code in op.get("refusals") or []]
+    lines += ["", "Raises", "------", "ApiError",
+              *_wrapped("any refusal, with `.status` and `.detail` (the field and the rule)"
+                        + (": " + "; ".join(said) if said else "") + ". A 429 is retried after its Retry-After first.")]
+    lines += ["", "Notes", "-----", f"{op['method']} {op['path']} (scope: {op['scope']})."]
     return "\n".join(lines)
 
 
@@ -196,7 +232,7 @@ def generate(cls: type, spec: dict[str, Any], call: Callable[[Any, Request], Any
             method.__name__ = op["name"]
             method.__module__ = cls.__module__
             method.__qualname__ = f"{cls.__name__}.{op['name']}"
-            method.__doc__ = _doc(op)
+            method.__doc__ = _doc(op, spec.get("refusals", {}))
             method.__signature__ = sig  # type: ignore[attr-defined]
             return method
 

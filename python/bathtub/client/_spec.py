@@ -2,9 +2,10 @@
 
 `compact(openapi_document)` keeps what a method needs (operation id, method, path, summary,
 description, path and query parameters, the request body's fields with their types, defaults and
-descriptions). The snapshot shipped beside this file (`spec.json`) is refreshed by a test that
-fails when it no longer equals `compact()` of the service's own document, so a new tool action
-gets its client method without hand work and the library does not import the service.
+descriptions, what the call returns and the refusals it declares). The snapshot shipped beside
+this file (`spec.json`) is refreshed by a test that fails when it no longer equals `compact()` of
+the service's own document, so a new tool action gets its client method without hand work and
+the library does not import the service.
 """
 
 from __future__ import annotations
@@ -52,26 +53,64 @@ def arg_name(field: str) -> str:
     return f"{name}_" if keyword.iskeyword(name) or name in RESERVED else name
 
 
+def _component(doc: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The component a schema refers to (directly, or as the one non-null branch of an optional)."""
+    if not schema:
+        return None
+    if "$ref" in schema and schema["$ref"].startswith(REF):
+        return doc["components"]["schemas"].get(schema["$ref"][len(REF):])
+    branches = [b for b in schema.get("anyOf") or schema.get("oneOf") or [] if b.get("type") != "null"]
+    return _component(doc, branches[0]) if len(branches) == 1 else None
+
+
+def _described(doc: dict[str, Any], prop: dict[str, Any]) -> str:
+    """A field's meaning: its own description, else that of the object it refers to (a field whose
+    type is a shared model, such as `options`, is described once, on that model)."""
+    if prop.get("description"):
+        return str(prop["description"])
+    target = _component(doc, prop)
+    return str(target.get("description", "")) if target else ""
+
+
 def _fields(doc: dict[str, Any], schema: dict[str, Any] | None) -> list[dict[str, Any]]:
-    if not schema or "$ref" not in schema:
+    model = _component(doc, schema) if schema and "$ref" in schema else None
+    if model is None:
         return []
-    model = doc["components"]["schemas"][schema["$ref"][len(REF):]]
     required = set(model.get("required", []))
     out = []
     for name, prop in model.get("properties", {}).items():
         f: dict[str, Any] = {"name": name, "arg": arg_name(name), "type": _pytype(prop),
-                             "required": name in required, "description": prop.get("description", "")}
+                             "required": name in required, "description": _described(doc, prop)}
         if "default" in prop:
             f["default"] = prop["default"]
         out.append(f)
     return out
 
 
+def _returns(doc: dict[str, Any], op: dict[str, Any]) -> dict[str, str]:
+    """What a call returns: the 200 answer's media type, and for JSON the model's name and meaning."""
+    content = op.get("responses", {}).get("200", {}).get("content", {})
+    media = next(iter(content), "application/json")
+    schema = content.get(media, {}).get("schema", {})
+    model = _component(doc, schema)
+    name = schema["$ref"][len(REF):] if "$ref" in schema else ""
+    return {"media": media, "model": name, "description": str((model or {}).get("description", "")),
+            "keys": list((model or {}).get("properties", {}))}
+
+
+def _refusals(op: dict[str, Any]) -> dict[str, str]:
+    """The refusals the operation declares: status -> when, as the client raises them."""
+    return {code: str(r.get("description", "")) for code, r in sorted(op.get("responses", {}).items())
+            if code[:1] in "45"}
+
+
 def compact(doc: dict[str, Any]) -> dict[str, Any]:
     """The snapshot of an OpenAPI document (pure: the same document gives the same bytes)."""
     ops = []
+    refusals: dict[str, str] = {}  # status -> when: the same text for every operation, kept once
     for path, methods in doc["paths"].items():
         for method, op in methods.items():
+            refusals.update(_refusals(op))
             meta = op.get("x-bathtub", {})
             content = op.get("requestBody", {}).get("content", {})
             json_schema = content.get("application/json", {}).get("schema")
@@ -93,10 +132,12 @@ def compact(doc: dict[str, Any]) -> dict[str, Any]:
                           for p in op.get("parameters", []) if p["in"] == "query"],
                 "content_types": list(content),
                 "fields": _fields(doc, json_schema),
+                "returns": _returns(doc, op),
+                "refusals": list(_refusals(op)),
             }
             ops.append(entry)
     ops.sort(key=lambda o: o["name"])
-    return {"api_version": doc["info"]["version"], "operations": ops}
+    return {"api_version": doc["info"]["version"], "operations": ops, "refusals": dict(sorted(refusals.items()))}
 
 
 def dumps(spec: dict[str, Any]) -> bytes:
