@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from bathtub import engine_version
-from bathtub_api import access_page, docs, mailer, mcp, openapi, plans
+from bathtub_api import access_page, docs, mailer, mcp, openapi, plans, redact
 from bathtub_api.auth import TokenCache, auth_middleware
 from bathtub_api.config import Config
 from bathtub_api.errors import error_middleware, json_response
@@ -25,6 +25,7 @@ def create_app(config: Config | None = None, registry: Registry | None = None) -
     config = config or Config.from_env()
     reg = registry or default_registry()
     install_protocol_errors()
+    redact.install()  # secrets in URLs out of aiohttp's own log lines too
     app = web.Application(middlewares=[access_middleware, error_middleware, auth_middleware],
                           client_max_size=config.max_body_bytes)
     app[CONFIG] = config

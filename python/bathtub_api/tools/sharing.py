@@ -27,6 +27,7 @@ from bathtub_api.pages import CSP, ICON, STYLESHEET, asset, render_gone, stylesh
 from bathtub_api.pages.build import item_page
 from bathtub_api.pages.pdf import print_pdf
 from bathtub_api.pages.views import KINDS, Source
+from bathtub_api.redact import SHARE_PREFIX
 from bathtub_api.registry import Ctx, Registry, ctx_of
 from bathtub_api.store.readonly import ReadOnlyStore
 from bathtub_api.throttle import request_address
@@ -34,7 +35,7 @@ from bathtub_api.tools.common import Open, Strict
 
 SHARE_KINDS = (*KINDS, "report")
 ShareKind = Literal[SHARE_KINDS]  # type: ignore[valid-type]
-PAGE_PREFIX = "/s/"
+PAGE_PREFIX = SHARE_PREFIX  # the log redaction knows this prefix (bathtub_api/redact.py)
 SECRET = re.compile(r"^[A-Za-z0-9_-]{43}$")  # token_urlsafe(32): 256 bits
 MAX_EXPIRY_S = 366 * 24 * 3600
 # The stored kind of each shareable kind (a recurrent model is a model whose record says so).
