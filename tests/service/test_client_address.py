@@ -4,6 +4,7 @@ unless the peer is a configured trusted proxy; then the right-most hop of its fo
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from bathtub_api.app import create_app
 from bathtub_api.cli import main
 from bathtub_api.config import Config
-from bathtub_api.throttle import client_address, forwarded_for
+from bathtub_api.throttle import Failures, client_address, forwarded_for
 
 BAD = "bt_" + "x" * 43
 PROXIES = Config(trusted_proxies=("10.0.0.0/8", "2001:db8::1")).trusted_networks
@@ -109,3 +110,33 @@ def test_trusted_proxies_are_checked_at_start_up(monkeypatch: pytest.MonkeyPatch
     assert main(["token", "list"]) == 2
     assert "'10.0.0.300' is not an IP address or CIDR network" in capsys.readouterr().err
 
+
+
+async def test_a_limited_address_looks_up_one_credential_at_a_time() -> None:
+    """The store flood stays bounded without refusing anyone: past its limit, an address's
+    lookups pass one at a time; within it (and for other addresses) they run at once."""
+    failures = Failures(per_minute=1)
+    entered: list[str] = []
+    release = asyncio.Event()
+
+    async def lookup(address: str, name: str) -> None:
+        async with failures.lookup(address):
+            entered.append(name)
+            await release.wait()
+
+    first = [asyncio.create_task(lookup("192.0.2.1", n)) for n in ("a", "b")]
+    await asyncio.sleep(0)
+    assert sorted(entered) == ["a", "b"]  # not limited: both in flight together
+    release.set()
+    await asyncio.gather(*first)
+    assert failures.failed("192.0.2.1") == 0 and failures.failed("192.0.2.1") > 0  # now past its limit
+    release.clear()
+    entered.clear()
+    limited = [asyncio.create_task(lookup("192.0.2.1", n)) for n in ("c", "d")]
+    other = asyncio.create_task(lookup("192.0.2.2", "e"))
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert sorted(entered) in (["c", "e"], ["d", "e"])  # one of the limited address's, and the other's
+    release.set()
+    await asyncio.gather(*limited, other)
+    assert sorted(entered) == ["c", "d", "e"]  # the second went once the first was done
