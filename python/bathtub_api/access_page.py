@@ -18,10 +18,11 @@ import jinja2
 from aiohttp import web
 
 from bathtub_api import plans, sessions
-from bathtub_api.auth import SCOPES, hash_token, new_token, too_many
+from bathtub_api.auth import SCOPES, hash_token, new_token
 from bathtub_api.errors import ApiError
 from bathtub_api.ids import iso
-from bathtub_api.keys import BAD_TOKENS, CONFIG, LIMITER, STORE, TOKENS
+from bathtub_api.keys import CONFIG, LIMITER, STORE, TOKENS
+from bathtub_api.throttle import request_address, too_many
 from bathtub_api.tools.session import open_for_token
 
 ROOT = "/settings/api-access"
@@ -51,11 +52,7 @@ async def _signed_in(request: web.Request) -> tuple[dict[str, Any], str] | None:
     cookie = request.cookies.get(sessions.COOKIE)
     if not cookie:
         return None
-    bad = request.app[BAD_TOKENS]
-    wait = bad.wait(request.remote or "-")
-    if wait > 0:
-        raise too_many(bad, wait, "bad-token requests per client address")
-    owner, session_id = await sessions.cookie_owner(request.app, cookie, request.remote or "-")
+    owner, session_id = await sessions.cookie_owner(request.app, cookie, request_address(request))
     limiter = request.app[LIMITER]
     wait = limiter.check(owner["token_id"])
     if wait > 0:
@@ -155,7 +152,7 @@ async def sign_out(request: web.Request) -> web.StreamResponse:
     cookie = request.cookies.get(sessions.COOKIE)
     if cookie:
         try:
-            _, session_id = await sessions.cookie_owner(request.app, cookie, request.remote or "-")
+            _, session_id = await sessions.cookie_owner(request.app, cookie, request_address(request))
             await request.app[STORE].end_session(session_id)
         except ApiError:
             pass  # already dead: signing out of it is done

@@ -8,14 +8,15 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from bathtub import engine_version
-from bathtub_api import access_page, docs, mailer, mcp, openapi, plans
-from bathtub_api.auth import RateLimiter, TokenCache, auth_middleware
+from bathtub_api import access_page, docs, mailer, mcp, openapi, plans, redact
+from bathtub_api.auth import TokenCache, auth_middleware
 from bathtub_api.config import Config
 from bathtub_api.errors import error_middleware, json_response
 from bathtub_api.jobs import JobRunner
 from bathtub_api.keys import BAD_TOKENS, CONFIG, JOBS, LIMITER, REGISTRY, SESSION_KEY, STORE, TOKENS
 from bathtub_api.registry import Registry
 from bathtub_api.store import open_store
+from bathtub_api.throttle import Failures, RateLimiter
 from bathtub_api.tools import default_registry, sharing, uploads
 from bathtub_api.transport import access_middleware, install_protocol_errors
 
@@ -24,12 +25,13 @@ def create_app(config: Config | None = None, registry: Registry | None = None) -
     config = config or Config.from_env()
     reg = registry or default_registry()
     install_protocol_errors()
+    redact.install()  # secrets in URLs out of aiohttp's own log lines too
     app = web.Application(middlewares=[access_middleware, error_middleware, auth_middleware],
                           client_max_size=config.max_body_bytes)
     app[CONFIG] = config
     app[REGISTRY] = reg
     app[LIMITER] = RateLimiter(config.rate_limit_per_minute)
-    app[BAD_TOKENS] = RateLimiter(config.bad_token_limit_per_minute)
+    app[BAD_TOKENS] = Failures(config.bad_token_limit_per_minute)
     app[TOKENS] = TokenCache(config.token_cache_seconds)
     app.cleanup_ctx.append(_store_and_jobs)
     reg.add_to(app)

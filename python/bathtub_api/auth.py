@@ -1,4 +1,5 @@
-"""Bearer tokens (stored only as SHA-256 hashes), scopes, and the per-token rate limit."""
+"""Bearer tokens (stored only as SHA-256 hashes), scopes, and the per-token rate limit (the limits
+themselves live in bathtub_api/throttle.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from aiohttp import web
 from bathtub_api import sessions
 from bathtub_api.errors import ApiError, Handler
 from bathtub_api.keys import BAD_TOKENS, LIMITER, SESSION, STORE, TOKENS, USER
+from bathtub_api.throttle import Failures, request_address, too_many
 
 if TYPE_CHECKING:
     from bathtub_api.store import Store
@@ -48,49 +50,6 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-class RateLimiter:
-    """A token bucket per key (an API token, or a client address for bad tokens):
-    `per_minute` requests a minute, bursts up to that."""
-
-    def __init__(self, per_minute: int, max_keys: int = 100_000) -> None:
-        self.capacity = float(per_minute)
-        self.rate = per_minute / 60.0
-        self.max_keys = max_keys
-        self._buckets: dict[str, tuple[float, float]] = {}
-
-    def _tokens(self, key: str, t: float) -> float:
-        tokens, last = self._buckets.get(key, (self.capacity, t))
-        return min(self.capacity, tokens + (t - last) * self.rate)
-
-    def check(self, key: str, at: float | None = None) -> float:
-        """0 if the request may go (and it is counted), else the seconds to wait before retrying."""
-        t = time.monotonic() if at is None else at
-        tokens = self._tokens(key, t)
-        if key not in self._buckets and len(self._buckets) >= self.max_keys:
-            self._prune(t)
-        if tokens >= 1.0:
-            self._buckets[key] = (tokens - 1.0, t)
-            return 0.0
-        self._buckets[key] = (tokens, t)
-        return (1.0 - tokens) / self.rate
-
-    def wait(self, key: str, at: float | None = None) -> float:
-        """The seconds before a request under `key` may go (0: now), without counting one."""
-        if key not in self._buckets:
-            return 0.0
-        tokens = self._tokens(key, time.monotonic() if at is None else at)
-        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self.rate
-
-    def _prune(self, t: float) -> None:
-        """Forget keys whose buckets have refilled (they behave as new ones), so many keys
-        (addresses) cannot grow the table without bound; if none have, forget them all."""
-        full = [k for k in self._buckets if self._tokens(k, t) >= self.capacity]
-        for k in full:
-            del self._buckets[k]
-        if not full:
-            self._buckets.clear()
-
-
 class TokenCache:
     """Token lookups remembered for a moment: a hot client sends many requests a second,
     and each would otherwise cost a store round trip. A revocation through this process
@@ -119,6 +78,11 @@ class TokenCache:
         for key in [k for k, (_, owner) in self._entries.items() if owner["token_id"] == token_id]:
             del self._entries[key]
 
+    def cached(self, token_hash: str) -> dict[str, Any] | None:
+        """The owner remembered for this hash, if still fresh; never a store lookup."""
+        hit = self._entries.get(token_hash)
+        return hit[1] if hit and hit[0] > time.monotonic() else None
+
     async def owner(self, store: Store, token_hash: str) -> dict[str, Any] | None:
         t = time.monotonic()
         hit = self._entries.get(token_hash)
@@ -140,14 +104,6 @@ def _protected(path: str) -> bool:
     return path.startswith(PROTECTED_PREFIXES) or path == "/mcp"
 
 
-def too_many(limiter: RateLimiter, wait: float, what: str) -> ApiError:
-    return ApiError(
-        429,
-        f"rate limit exceeded ({int(limiter.capacity)} {what} a minute); retry in {wait:.1f} s",
-        {"Retry-After": str(max(1, math.ceil(wait)))},
-    )
-
-
 @web.middleware
 async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     if not _protected(request.path) or (request.method == "POST" and request.path == SESSION_PATH):
@@ -155,19 +111,16 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
         return await handler(request)
     header = request.headers.get("Authorization", "")
     cookie = request.cookies.get(sessions.COOKIE)
-    # An address that keeps sending bad tokens (or cookies) is slowed down before any lookup:
-    # guessing tokens (or flooding the store with lookups) costs it time. Good ones are not counted.
-    bad = request.app[BAD_TOKENS]
-    address = request.remote or "-"
+    # Failed credentials are counted per client address; a credential is always checked first,
+    # so a good one goes through whatever others behind the same address sent (throttle.Failures).
+    failures = request.app[BAD_TOKENS]
+    address = request_address(request)
     if not header and cookie:  # a browser session: the token it was opened with, plus CSRF rules
-        wait = bad.wait(address)
-        if wait > 0:
-            raise too_many(bad, wait, "bad-token requests per client address")
         owner, session_id = await sessions.cookie_owner(request.app, cookie, address)
         sessions.check_origin(request)
         request[SESSION] = session_id
     else:
-        owner = await _bearer_owner(request, header, bad, address)
+        owner = await _bearer_owner(request, header, failures, address)
     limiter = request.app[LIMITER]
     wait = limiter.check(owner["token_id"])
     if wait > 0:
@@ -178,19 +131,27 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     return await handler(request)
 
 
-async def _bearer_owner(request: web.Request, header: str, bad: RateLimiter, address: str) -> dict[str, Any]:
+async def _bearer_owner(request: web.Request, header: str, failures: Failures, address: str) -> dict[str, Any]:
     scheme, _, token = header.partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise ApiError(401, "missing token: send Authorization: Bearer <token>", {"WWW-Authenticate": "Bearer"})
-    wait = bad.wait(address)
-    if wait > 0:
-        raise too_many(bad, wait, "bad-token requests per client address")
-    owner = await request.app[TOKENS].owner(request.app[STORE], hash_token(token))
+    owner = await token_owner(request.app, hash_token(token), address)
     if owner is None:
-        bad.check(address)
+        failures.refuse(address)  # 429 once the address is past its limit
         raise ApiError(401, "bad or revoked token", {"WWW-Authenticate": 'Bearer error="invalid_token"'})
     return owner
+
+
+async def token_owner(app: web.Application, token_hash: str, address: str) -> dict[str, Any] | None:
+    """A token's owner (None: bad or revoked): from the cache when fresh, else from the store
+    through the failure gate, which holds a limited address to one lookup at a time."""
+    tokens = app[TOKENS]
+    owner = tokens.cached(token_hash)
+    if owner is not None:
+        return owner
+    async with app[BAD_TOKENS].lookup(address):
+        return await tokens.owner(app[STORE], token_hash)
 
 
 def require_scope(user: User, scope: str, why: str | None = None) -> None:

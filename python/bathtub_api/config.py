@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
 import os
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 def default_db_path() -> str:
@@ -17,6 +21,22 @@ def default_db_path() -> str:
         return os.path.abspath(os.environ["BATHTUB_DB_PATH"])
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(os.path.abspath(base), "bathtub", "bathtub.sqlite3")
+
+
+def parse_networks(entries: Sequence[str], name: str) -> tuple[Network, ...]:
+    """Addresses or CIDR networks (`10.0.0.0/8`, `::1`); a ValueError naming `name` for any other."""
+    networks = []
+    for entry in entries:
+        try:
+            networks.append(ipaddress.ip_network(entry.strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"{name}: {entry.strip()!r} is not an IP address or CIDR network "
+                             "(for example 10.0.0.5 or 10.0.0.0/8)") from None
+    return tuple(networks)
+
+
+def _comma_list(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
 @dataclass(frozen=True)
@@ -105,7 +125,25 @@ class Config:
                 raise ValueError(f"{plan}_job_cpu_seconds must be >= 0")
         if not self.session_hours > 0:
             raise ValueError("session_hours must be > 0")
-    bad_token_limit_per_minute: int = 30  # per client address: guessing tokens is slowed to this
+        if isinstance(self.trusted_proxies, str):  # one comma list, as the environment gives it
+            object.__setattr__(self, "trusted_proxies", _comma_list(self.trusted_proxies))
+        elif not isinstance(self.trusted_proxies, tuple):  # a list: a frozen config stays hashable
+            object.__setattr__(self, "trusted_proxies", tuple(self.trusted_proxies))
+        _ = self.trusted_networks  # a bad entry is refused at start-up, naming it
+        if self.trusted_proxy_header.lower() not in ("x-forwarded-for", "forwarded"):
+            raise ValueError(f"trusted_proxy_header (BATHTUB_TRUSTED_PROXY_HEADER) must be X-Forwarded-For or "
+                             f"Forwarded (got {self.trusted_proxy_header!r})")
+
+    @cached_property
+    def trusted_networks(self) -> tuple[Network, ...]:
+        return parse_networks(self.trusted_proxies, "trusted_proxies (BATHTUB_TRUSTED_PROXIES)")
+    bad_token_limit_per_minute: int = 30  # failed authentications a minute per client address
+    # Reverse proxies (addresses or CIDR networks) whose forwarding header the per-address limit
+    # believes: from such a peer, the client is the right-most hop of `trusted_proxy_header`
+    # (X-Forwarded-For, or Forwarded per RFC 7239) that is not itself a trusted proxy. Empty
+    # (the default): the peer's own address, and no forwarding header is read.
+    trusted_proxies: tuple[str, ...] = ()
+    trusted_proxy_header: str = "X-Forwarded-For"
     # Plans (a user's plan is set with `bathtub user plan USER free|pro`; new users are free).
     # What each plan allows; a call past a limit is refused with 402 naming it (bathtub_api/plans.py).
     # Stored items are everything a user keeps (datasets, models, diagrams, runs, fleets, ...) but
@@ -179,6 +217,8 @@ class Config:
             ("pro_concurrent_jobs", "BATHTUB_PRO_CONCURRENT_JOBS", int),
             ("session_key", "BATHTUB_SESSION_KEY", str),
             ("session_hours", "BATHTUB_SESSION_HOURS", float),
+            ("trusted_proxies", "BATHTUB_TRUSTED_PROXIES", _comma_list),
+            ("trusted_proxy_header", "BATHTUB_TRUSTED_PROXY_HEADER", str),
         ):
             if name in env:
                 values[key] = conv(env[name])

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from bathtub.errors import InputError
 from bathtub_api.keys import CONFIG
+from bathtub_api.redact import redact
 
 log = logging.getLogger("bathtub_api")
 
@@ -107,7 +108,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         # The client closed the connection mid-request (a body cut short): nobody is left to
         # answer and nothing of ours failed. The status only names it in the request log.
         log.info("%s %s: the client closed the connection before its request arrived whole",
-                 request.method, request.path)
+                 request.method, redact(request.path))
         return refusal(400, "the connection closed before the request arrived whole")
     except web.HTTPException as e:
         if e.status < 400:
@@ -118,5 +119,5 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         headers = {k: v for k, v in e.headers.items() if k.lower() == "allow"}
         return refusal(e.status, detail, headers)
     except Exception:
-        log.exception("unhandled error on %s %s", request.method, request.path)
+        log.exception("unhandled error on %s %s", request.method, redact(request.path))
         return refusal(500, "internal error; the request was not applied")

@@ -76,15 +76,19 @@ def check_origin(request: web.Request) -> None:
 async def cookie_owner(app: web.Application, value: str, address: str) -> tuple[dict[str, Any], str]:
     """The owner (as Store.token_owner answers: the token signed in with, its scopes, the user and
     plan) and session id a cookie names; 401 for a forged, expired or ended one. Failed attempts
-    slow the client address down as bad tokens do."""
+    count against the client address as bad tokens do (429 past its limit); a good cookie is
+    never refused for them. The signature is checked before any lookup, so only a cookie this
+    service signed reaches the store (through the failure gate, see throttle.Failures)."""
     t = time.time()
+    failures = app[BAD_TOKENS]
     try:
         session_id = decode(app[SESSION_KEY], value, t)
-        owner = await app[STORE].session_owner(session_id, t)
+        async with failures.lookup(address):
+            owner = await app[STORE].session_owner(session_id, t)
         if owner is None:
             raise ApiError(401, "session ended (signed out, or its token was revoked): sign in again")
     except ApiError:
-        app[BAD_TOKENS].check(address)
+        failures.refuse(address)
         raise
     return owner, session_id
 

@@ -1,8 +1,9 @@
 """Around the handlers: the request log, the headers every answer carries, and JSON answers to
 HTTP that never reaches a handler (a malformed request line, an oversized or folded header).
 
-The request log (logger `bathtub_api.access`) has method, path (never the query string),
-status, user id and duration: never a header, so never a token. aiohttp's own answer to a
+The request log (logger `bathtub_api.access`) has method, path (never the query string; a share
+link's secret redacted, bathtub_api/redact.py), status, user id and duration: never a header,
+so never a token. aiohttp's own answer to a
 request it cannot parse is text that quotes the offending bytes, and its log line carries
 them too: a folded `Authorization` header would put the token in both. Those answers are
 replaced by `{"detail"}` naming the rule broken, and logged without the bytes.
@@ -21,6 +22,7 @@ from aiohttp.web_protocol import RequestHandler
 
 from bathtub_api.errors import Handler
 from bathtub_api.keys import USER
+from bathtub_api.redact import redact
 
 access_log = logging.getLogger("bathtub_api.access")
 server_log = logging.getLogger("bathtub_api.server")
@@ -31,8 +33,10 @@ SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-st
 
 def log_request(method: str, path: str, status: int, user: str, started: float) -> None:
     """One line per request; the fields also as record attributes (method, path, status,
-    user_id, duration_ms) for structured formatters."""
+    user_id, duration_ms) for structured formatters. A secret in the path (a share link's) is
+    redacted in both."""
     if access_log.isEnabledFor(logging.INFO):
+        path = redact(path)
         ms = (time.perf_counter() - started) * 1000.0
         # makeRecord + handle: the same record `info` would make, without its stack walk
         # for the caller's file and line (a third of the cost on the hot path).

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from aiohttp import CookieJar
+
 from bathtub_api.app import create_app
 from bathtub_api.auth import hash_token
 from bathtub_api.cli import main, token_create
@@ -77,3 +79,24 @@ async def test_rate_limit_answers_429_with_retry_after(aiohttp_client: Any, data
         assert "rate limit" in (await resp.json())["detail"]
     other = Api(client, await token_create(config, "bob", ["read"]))
     assert (await other.post("guide"))[0] == 200  # the limit is per token
+
+
+async def test_bad_tokens_from_an_address_never_lock_out_valid_credentials(aiohttp_client: Any,
+                                                                           database_url: str) -> None:
+    """Issue 26: 31 bad tokens from one address (behind a proxy, everyone's) used to answer 429
+    to every request from it, good tokens and session cookies included."""
+    config = Config(database_url=database_url, token_cache_seconds=0.0)  # the default limit, 30 a minute
+    client = await aiohttp_client(create_app(config), cookie_jar=CookieJar(unsafe=True))
+    guesser = Api(client, "bt_" + "x" * 43)
+    statuses = [(await guesser.post("guide"))[0] for _ in range(31)]
+    assert statuses == [401] * 30 + [429]
+    fresh = await token_create(config, "alice", ["read"])
+    assert (await Api(client, fresh).post("guide"))[0] == 200  # a valid token goes through
+    async with client.post("/api/v1/session", json={"token": fresh}) as resp:
+        assert resp.status == 200  # signing in with it too
+    async with client.get("/api/v1/datasets") as resp:  # and its session cookie, no Authorization
+        assert resp.status == 200
+    # Guessing stays expensive: the address's next bad token (and a bad sign-in) is still 429.
+    assert (await guesser.post("guide"))[0] == 429
+    async with client.post("/api/v1/session", json={"token": "bt_" + "y" * 43}) as resp:
+        assert resp.status == 429 and int(resp.headers["Retry-After"]) >= 1

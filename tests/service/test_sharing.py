@@ -99,6 +99,23 @@ async def test_a_link_is_held_to_the_request_rate(aiohttp_client: Any, config: A
     assert statuses == [200, 200, 200, 429]
 
 
+async def test_unknown_links_are_limited_per_address_and_never_lock_out_a_live_one(
+        aiohttp_client: Any, config: Any, registry: Any) -> None:
+    import dataclasses
+
+    from bathtub_api.app import create_app
+    from bathtub_api.cli import token_create
+
+    cfg = dataclasses.replace(config, bad_token_limit_per_minute=2)
+    client = await aiohttp_client(create_app(cfg, registry))
+    api = Api(client, await token_create(cfg, "alice", ["read", "write"]))
+    _, link = await api.post("sharing/create_link", {"kind": "model", "id": await _model(api, "pump")})
+    unknown = link["url"].rsplit("/", 1)[0] + "/" + "A" * 43
+    assert [(await _page(api, unknown))[0] for _ in range(3)] == [404, 404, 429]
+    assert (await _page(api, link["url"]))[0] == 200  # the live link still opens from that address
+    assert (await _page(api, unknown))[0] == 429
+
+
 async def test_links_refuse_at_the_door_and_belong_to_their_owner(api: Api, other_api: Api, client: Any,
                                                                   config: Any) -> None:
     from bathtub_api.cli import token_create

@@ -578,7 +578,8 @@ PAGES: dict[str, Page] = {
         "fewer replications (or max_replications) or a shorter horizon or mission_time; for concurrent jobs, "
         "wait for one to finish (`get job`) or cancel one (`jobs cancel`); or ask the operator for the pro plan. "
         "Whatever the plan, the service enforces 120 requests a minute per token (429 with Retry-After: wait "
-        "that many seconds) and 30 bad-token requests a minute per client address (then 429 for that address), "
+        "that many seconds) and 30 bad-token requests a minute per client address (then that address's bad "
+        "tokens answer 429; a valid token is never refused for them), "
         "request bodies up to its configured size (413), 1-500 rows per dataset page, and a per-job limit on a "
         "simulation's quoted cost that no plan lifts (10 CPU-minutes by default; 422 naming the field to lower).",
         ("guide",),

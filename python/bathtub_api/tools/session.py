@@ -9,11 +9,12 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from bathtub_api import sessions
-from bathtub_api.auth import hash_token, too_many
+from bathtub_api.auth import hash_token, token_owner
 from bathtub_api.errors import ApiError, json_response
 from bathtub_api.fields import text
-from bathtub_api.keys import BAD_TOKENS, SESSION, STORE, TOKENS
+from bathtub_api.keys import BAD_TOKENS, SESSION, STORE
 from bathtub_api.registry import Ctx, Registry, read_json
+from bathtub_api.throttle import request_address
 from bathtub_api.tools.common import Strict
 
 PATH = "/api/v1/session"
@@ -41,14 +42,10 @@ async def open_for_token(request: web.Request, token: str) -> tuple[dict[str, An
     """Check a token as the bearer path does (a bad one is 401 and slows the client address)
     and open a session for it. Shared by the JSON route and the API access page's form."""
     app = request.app
-    bad = app[BAD_TOKENS]
-    address = request.remote or "-"
-    wait = bad.wait(address)
-    if wait > 0:
-        raise too_many(bad, wait, "bad-token requests per client address")
-    owner = await app[TOKENS].owner(app[STORE], hash_token(token.strip()))
+    address = request_address(request)
+    owner = await token_owner(app, hash_token(token.strip()), address)
     if owner is None:
-        bad.check(address)
+        app[BAD_TOKENS].refuse(address)  # 429 once the address is past its limit
         raise ApiError(401, "token: bad or revoked token")
     return await sessions.open_session(app, owner)
 

@@ -27,13 +27,15 @@ from bathtub_api.pages import CSP, ICON, STYLESHEET, asset, render_gone, stylesh
 from bathtub_api.pages.build import item_page
 from bathtub_api.pages.pdf import print_pdf
 from bathtub_api.pages.views import KINDS, Source
+from bathtub_api.redact import SHARE_PREFIX
 from bathtub_api.registry import Ctx, Registry, ctx_of
 from bathtub_api.store.readonly import ReadOnlyStore
+from bathtub_api.throttle import request_address
 from bathtub_api.tools.common import Open, Strict
 
 SHARE_KINDS = (*KINDS, "report")
 ShareKind = Literal[SHARE_KINDS]  # type: ignore[valid-type]
-PAGE_PREFIX = "/s/"
+PAGE_PREFIX = SHARE_PREFIX  # the log redaction knows this prefix (bathtub_api/redact.py)
 SECRET = re.compile(r"^[A-Za-z0-9_-]{43}$")  # token_urlsafe(32): 256 bits
 MAX_EXPIRY_S = 366 * 24 * 3600
 # The stored kind of each shareable kind (a recurrent model is a model whose record says so).
@@ -146,23 +148,24 @@ def pdf_response(data: bytes, name: str) -> web.Response:
 
 
 async def _live_link(ctx: Ctx, request: web.Request) -> dict[str, Any] | None:
-    """The live link the URL's secret names, or None; an address that keeps sending unknown
-    secrets is slowed down like one guessing tokens (429)."""
-    bad = request.app[BAD_TOKENS]
-    address = request.remote or "-"
-    wait = bad.wait(address)
-    if wait > 0:
-        raise ApiError(429, f"too many unknown links from this address; retry in {wait:.1f} s",
-                       {"Retry-After": str(max(1, int(wait) + 1))})
+    """The live link the URL's secret names, or None; unknown secrets count against the client
+    address like bad tokens (429 past its limit), while a live link always opens (throttle.Failures:
+    looked up first, a limited address's lookups one at a time)."""
+    failures = request.app[BAD_TOKENS]
+    address = request_address(request)
     secret = request.match_info["secret"]
     row = None
     if SECRET.match(secret):
         digest = hash_secret(secret)
-        row = await ctx.store.live_share_link(digest, now())
+        async with failures.lookup(address):
+            row = await ctx.store.live_share_link(digest, now())
         if row is not None and not hmac.compare_digest(row["hash"], digest):
             row = None
     if row is None:
-        bad.check(address)
+        wait = failures.failed(address)
+        if wait > 0:
+            raise ApiError(429, f"too many unknown links from this address; retry in {wait:.1f} s",
+                           {"Retry-After": str(max(1, int(wait) + 1))})
         return None
     # Opening a page costs plotting: a link is held to the per-token request rate, so one leaked
     # URL cannot keep the service busy.

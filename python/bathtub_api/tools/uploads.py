@@ -32,6 +32,7 @@ from bathtub_api import tables
 from bathtub_api.auth import hash_token
 from bathtub_api.errors import ApiError
 from bathtub_api.ids import iso, new_id, now
+from bathtub_api.redact import UPLOAD_TOKEN
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 from bathtub_api.tools.datasets import DatasetCreated, dataset_url
@@ -153,7 +154,7 @@ class OutageLogImport(Strict):
 
 
 def _link(base: str, upload_id: str, token: str) -> str:
-    return f"{base}/api/uploads/{upload_id}?t={token}"
+    return f"{base}/api/uploads/{upload_id}?{UPLOAD_TOKEN}={token}"  # the log redaction knows the name
 
 
 def register(reg: Registry) -> None:
@@ -178,12 +179,12 @@ def register(reg: Registry) -> None:
                 "expires_at": iso(body["expires_at"]), "max_bytes": config.upload_max_bytes}
 
     async def send(ctx: Ctx, request: web.Request) -> dict[str, Any]:
-        return await _receive(ctx, request, request.match_info["upload_id"], request.query.get("t", ""))
+        return await _receive(ctx, request, request.match_info["upload_id"], request.query.get(UPLOAD_TOKEN, ""))
 
     for method in ("PUT", "POST"):
         reg.route(method, "/api/uploads/{upload_id}", public=True, scope="write",
                   content_types=("application/octet-stream",),
-                  query=(("t", True, "the link's token: its only credential, single use"),),
+                  query=((UPLOAD_TOKEN, True, "the link's token: its only credential, single use"),),
                   response=UploadSent,
                   summary="Send the file's bytes to a single-use upload link (no Authorization header)",
                   description="409 if the link was used, 410 after 15 minutes, 404 for a wrong token or unknown id, "
