@@ -58,6 +58,8 @@ def _script(url: str) -> str:
         if n == 0:  # the two set-up commands: installing and serving are what this test itself does
             assert "bathtub serve" in code and "pytest" in code
             continue
+        # a block that starts a service would wait forever: such lines are fenced console
+        assert not re.search(r"^[^#]*\bbathtub serve\b", code, flags=re.M), f"fence block {n} as console"
         code = code.replace("http://localhost:8080", url).replace("http://127.0.0.1:8080", url)
         parts.append(f"echo; echo '@@block {n}'")  # curl's answers end without a newline
         parts.append(code if lang == "sh" else f"python3 - <<'README_PY'\n{code}README_PY")
