@@ -16,10 +16,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from lifelines import CoxPHFitter
-from lifelines.datasets import load_rossi
+from lifelines.datasets import load_rossi, load_stanford_heart_transplants
 from statsmodels.duration.hazard_regression import PHReg
 
+from bathtub import engine
 from bathtub.errors import InputError
+from bathtub.rbd import check_diagram, engine_form
 from bathtub.regression import lives, models, records, validation, zph
 from bathtub.regression.cox import fit_cox
 from tests.regression.rref import run_r
@@ -158,6 +160,44 @@ def test_record_names_the_stratum_and_predicts_survival_one() -> None:
     assert np.all(logs[0] == 0) and np.all(logs[1] < 0)
     # as a block's life: F = 0 at every age (a steps table the engine accepts with one knot)
     assert lives.life_at(record, 0.3, 2) == {"distribution_id": "steps", "table": [[0.0, 0.0]]}
+
+
+def test_counting_process_rows_equal_r() -> None:
+    """Start/stop rows (Stanford heart transplants) stratified by surgery, the surgery = 1 stratum's
+    deaths turned into censorings: R's coxph(Surv(start, stop, event) ~ ... + strata(surgery))."""
+    heart = load_stanford_heart_transplants()
+    heart.loc[heart["surgery"] == 1, "event"] = 0
+    cols = ["age", "year", "transplant"]
+    r = run_r(heart, "f <- coxph(Surv(start, stop, event) ~ age + year + transplant + strata(surgery), data=d); "
+                     "out('coef', coef(f)); out('se', sqrt(diag(f$var))); out('ll', f$loglik)")
+    fit = fit_cox(heart[cols].to_numpy(float), cols, heart["stop"].to_numpy(float), heart["event"].to_numpy(bool),
+                  start=heart["start"].to_numpy(float), strata=heart["surgery"].tolist())
+    assert np.allclose(fit.beta, r["coef"], atol=1e-8) and np.allclose(np.sqrt(np.diag(fit.var)), r["se"], rtol=1e-7)
+    assert np.allclose([fit.loglik0, fit.loglik], r["ll"], rtol=1e-10)
+    assert fit.strata == ["0", "1"] and fit.baseline[1] == {"time": [], "cumhaz": []} and fit.baseline[0]["time"]
+
+
+def test_a_block_in_a_stratum_without_events_never_fails() -> None:
+    """The engine simulates the never-failing steps life (one knot [0, 0]) as such: no replication fails,
+    with fixed covariates or a schedule; a stratum with failures does fail."""
+    columns = {k: FRAME[k].tolist() for k in FRAME.columns}
+    columns["state"] = np.where(E, "F", "S").tolist()
+    record = records.fit_regression(columns, {"x": "week", "c": "state"}, "cox", COLS,
+                                    cox_options={"strata_column": "cell"})
+    record["unit"] = "weeks"
+    for cell, schedules, fails in ((EMPTY, None, False), (EMPTY, {"prio": {"expression": "1 + 3*(t >= 20)"}}, False),
+                                   ("1/1", None, True)):
+        fixed = {"fin": 1, "age": 30, "cell": cell, **({} if schedules else {"prio": 2})}
+        block = {"id": "b", "type": "component", "model": {"saved_model_id": "m", "covariates": fixed}}
+        if schedules:
+            block["covariate_schedules"] = schedules
+        diagram = {"name": "c", "unit": "weeks", "repairable": False,
+                   "nodes": [{"id": "in", "type": "input"}, block, {"id": "out", "type": "output"}],
+                   "edges": [{"source": "in", "target": "b"}, {"source": "b", "target": "out"}]}
+        form = engine_form(check_diagram(diagram), {"m": record}, {}, warnings=[])
+        run = engine.simulate_mission(form, mission_time=40.0, replications=500, seed=1, grid=5)
+        lo, hi = run.probability_of_failure_interval
+        assert lo > 0.01 if fails else hi < 0.01, (cell, lo, hi)
 
 
 def test_every_stratum_without_events_is_refused() -> None:

@@ -1,6 +1,7 @@
 """Cox proportional-hazards fit: Newton–Raphson on the partial likelihood, any tie method,
 strata, counting-process rows, model-based and cluster-robust (sandwich) standard errors,
-Breslow's baseline cumulative hazard per stratum.
+Breslow's baseline cumulative hazard per stratum. A stratum without events is fitted, as R's coxph
+fits it: it adds nothing to the partial likelihood and its baseline is 0 (survival 1).
 
 Covariates are centred on their means before fitting (the partial likelihood does not change;
 the Hessian is better conditioned) and the baseline is reported at those means, as R and
@@ -93,8 +94,7 @@ def fit_cox(
     """Fit h(t|x) = h0_s(t)·exp(xβ). `event` true for an observed failure at `stop`; `start` gives
     counting-process rows (start, stop]; `strata` a baseline per level; `cluster` groups rows for
     the robust variance (each row its own cluster when None); `robust` False skips that variance."""
-    fields = {"ties": "cox_options.tie_method", "strata": "cox_options.strata_column", "time": "mapping.x",
-              "design": "covariates"} | dict(field_names or {})
+    fields = {"ties": "cox_options.tie_method", "time": "mapping.x", "design": "covariates"} | dict(field_names or {})
     if ties not in TIES:
         raise InputError(fields["ties"], f"must be one of {', '.join(TIES)}")
     x = np.asarray(x, dtype=float)
