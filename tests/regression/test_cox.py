@@ -207,9 +207,11 @@ def test_refusals_name_the_field() -> None:
     with pytest.raises(InputError) as err:
         fit_cox(X, COLS, T, E, start=T.copy())
     assert err.value.field == "mapping.xl" and "below stop" in err.value.rule
+    # a stratum without events is fitted, as R's coxph does (tests/regression/test_cox_strata_without_events.py);
+    # only when no stratum has one is there nothing to fit
     with pytest.raises(InputError) as err:
-        fit_cox(X[:, :2], COLS[:2], T, E & (ROSSI["wexp"] == 1).to_numpy(), strata=ROSSI["wexp"].tolist())
-    assert err.value.field == "cox_options.strata_column" and "no event" in err.value.rule
+        fit_cox(X[:, :2], COLS[:2], T, np.zeros(T.size, dtype=bool), strata=ROSSI["wexp"].tolist())
+    assert err.value.field == "mapping.c" and "none of the 2 strata" in err.value.rule
     with pytest.raises(InputError) as err:
         fit_cox(X, COLS, T, E, ties="average")
     assert err.value.field == "cox_options.tie_method"

@@ -5,6 +5,7 @@ name the field and save nothing. References: lifelines (Cox, Weibull AFT) fitted
 from __future__ import annotations
 
 import math
+from urllib.parse import urlsplit
 
 import numpy as np
 from lifelines import CoxPHFitter, CoxTimeVaryingFitter, WeibullAFTFitter
@@ -179,14 +180,60 @@ async def test_refusals_save_nothing(api: Api) -> None:
     for extra, word in cases:
         status, body = await api.post("/api/v1/fit", {**base, **extra})
         assert_refusal(status, body, 422, word)
-    # a stratum with no event
-    frame2 = _rossi_frame()
-    frame2.loc[frame2["wexp"] == 1, "state"] = "S"
+    # no stratum with an event (four wexp/paro cells): nothing to fit. One stratum without events is
+    # fitted (test_a_stratum_without_events_is_fitted_and_named)
+    frame2 = _rossi_frame().assign(state="S")
+    frame2["cell"] = frame2["wexp"].astype(str) + "/" + frame2["paro"].astype(str)
     ds2 = await _dataset(api, frame2, "no events")
     status, body = await api.post("/api/v1/fit", {**base, "dataset_id": ds2, "covariates": ["fin"],
-                                                  "cox_options": {"strata_column": "wexp"}})
-    assert_refusal(status, body, 422, "cox_options.strata_column", "no event")
+                                                  "cox_options": {"strata_column": "cell"}})
+    assert_refusal(status, body, 422, "mapping.c", "no failures", "none of the 4 strata")
     assert await _models(api) == before
+
+
+async def test_a_stratum_without_events_is_fitted_and_named(api: Api) -> None:
+    """Issue 26 item 10: stratum '1/0' of wexp/paro has every arrest turned into a censoring. Reference:
+    lifelines' CoxPHFitter(strata=['cell']) on the same rows (Efron fit, Breslow baseline, whose column
+    for '1/0' is 0); R's numbers for these data are in tests/regression/test_cox_strata_without_events.py."""
+    frame = _rossi_frame()
+    frame["cell"] = frame["wexp"].astype(str) + "/" + frame["paro"].astype(str)
+    frame.loc[frame["cell"] == "1/0", ["arrest", "state"]] = [0, "S"]
+    ds = await _dataset(api, frame, "one empty stratum")
+    status, fitted = await api.post("/api/v1/fit", {"name": "empty stratum", "dataset_id": ds, "distribution": "cox",
+                                                    "mapping": {"x": "week", "c": "state"},
+                                                    "covariates": ["fin", "age", "prio"],
+                                                    "cox_options": {"strata_column": "cell"}})
+    assert status == 200, fitted
+    record = (await api.get(f"/api/v1/models/{fitted['id']}"))[1]
+    strata = record["diagnostics"]["strata"]
+    assert strata["column"] == "cell" and strata["without_events"] == ["1/0"] and "'1/0'" in strata["reading"]
+    assert [(lv["level"], lv["n"], lv["events"]) for lv in strata["levels"]] == [
+        ("0/0", 76, 27), ("0/1", 109, 35), ("1/0", 89, 0), ("1/1", 158, 33)]
+    ref = CoxPHFitter(baseline_estimation_method="breslow").fit(
+        frame[["week", "arrest", "fin", "age", "prio", "cell"]], "week", "arrest", strata=["cell"],
+        fit_options={"precision": 1e-12})
+    assert np.allclose([c["coef"] for c in record["coefficients"]], ref.params_.to_numpy(), atol=1e-8)
+    assert np.allclose([c["se"] for c in record["coefficients"]], ref.standard_errors_.to_numpy(), rtol=1e-7)
+    assert math.isclose({g["id"]: g for g in record["gof"]}["log_likelihood"]["value"], ref.log_likelihood_,
+                        rel_tol=1e-10)
+    assert record["validation"]["available"] and record["diagnostics"]["ph_test"]["available"]
+    reliability = {}
+    for cell in ("1/0", "1/1"):
+        unit = {"fin": 1, "age": 30, "prio": 2, "cell": cell}
+        status, at = await api.post(f"/api/v1/models/{fitted['id']}/reliability", {"t": 40, "covariates": unit})
+        assert status == 200, at
+        row = frame.iloc[:1].assign(**unit)[["fin", "age", "prio", "cell"]]
+        expected = float(ref.predict_survival_function(row, times=[40]).iloc[0, 0])
+        assert math.isclose(at["at"]["reliability"], expected, rel_tol=1e-9), cell
+        reliability[cell] = at["at"]["reliability"]
+    assert reliability["1/0"] == 1.0 and reliability["1/1"] < 1
+    status, curves = await api.post(f"/api/v1/models/{fitted['id']}/reliability",
+                                    {"covariates": {"fin": 1, "age": 30, "prio": 2, "cell": "1/0"}})
+    assert status == 200 and curves["curves"]["sf"] == [1.0]
+    status, link = await api.post("sharing/create_link", {"kind": "model", "id": fitted["id"]})
+    assert status == 200, link
+    async with api.client.get(urlsplit(link["url"]).path) as resp:
+        assert resp.status == 200 and "empty stratum" in await resp.text()
 
 
 async def test_additive_hazards(api: Api) -> None:

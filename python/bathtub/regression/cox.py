@@ -1,6 +1,7 @@
 """Cox proportional-hazards fit: Newton–Raphson on the partial likelihood, any tie method,
 strata, counting-process rows, model-based and cluster-robust (sandwich) standard errors,
-Breslow's baseline cumulative hazard per stratum.
+Breslow's baseline cumulative hazard per stratum. A stratum without events is fitted, as R's coxph
+fits it: it adds nothing to the partial likelihood and its baseline is 0 (survival 1).
 
 Covariates are centred on their means before fitting (the partial likelihood does not change;
 the Hessian is better conditioned) and the baseline is reported at those means, as R and
@@ -43,10 +44,10 @@ class CoxFit:
     n: int
     n_events: int
     strata: list[str] | None  # level names in stratum order (None when unstratified)
-    baseline: list[dict[str, list[float]]]  # per stratum {time, cumhaz} at the means
+    baseline: list[dict[str, list[float]]]  # per stratum {time, cumhaz} at the means (empty: no events)
     linear_predictor: np.ndarray  # (x − means)·β per row
     strata_index: np.ndarray  # stratum number per row
-    prepared: list[Stratum] = field(default_factory=list)  # the risk sets, for diagnostics at β̂
+    prepared: list[Stratum] = field(default_factory=list)  # risk sets of the strata with events, for diagnostics
 
 
 def _strata(labels: Sequence[object] | None, n: int) -> tuple[np.ndarray, list[str] | None]:
@@ -93,8 +94,7 @@ def fit_cox(
     """Fit h(t|x) = h0_s(t)·exp(xβ). `event` true for an observed failure at `stop`; `start` gives
     counting-process rows (start, stop]; `strata` a baseline per level; `cluster` groups rows for
     the robust variance (each row its own cluster when None); `robust` False skips that variance."""
-    fields = {"ties": "cox_options.tie_method", "strata": "cox_options.strata_column", "time": "mapping.x",
-              "design": "covariates"} | dict(field_names or {})
+    fields = {"ties": "cox_options.tie_method", "time": "mapping.x", "design": "covariates"} | dict(field_names or {})
     if ties not in TIES:
         raise InputError(fields["ties"], f"must be one of {', '.join(TIES)}")
     x = np.asarray(x, dtype=float)
@@ -109,19 +109,22 @@ def fit_cox(
         if bad.size:
             raise InputError(fields.get("start", "mapping.xl"),
                              f"row {bad[0] + 1}: start {start[bad[0]]:g} must be below stop {stop[bad[0]]:g}")
-    if not event.any():
-        raise InputError(fields.get("event", "mapping.c"), "no failures: a Cox model needs at least one event")
     sidx, levels = _strata(strata, n)
+    if not event.any():
+        where = f"; none of the {len(levels)} strata has one (nothing to fit)" if levels else ""
+        raise InputError(fields.get("event", "mapping.c"), f"no failures: a Cox model needs at least one event{where}")
     means = x.mean(axis=0)
     xc = x - means
+    # A stratum without events adds nothing to the partial likelihood (no event time, no risk set):
+    # it is left out of `prepared`, as R's coxph does, and keeps a baseline of 0 (survival 1).
     prepared: list[Stratum] = []
+    owner: list[int] = []  # stratum number of each prepared stratum
     for k in range(len(levels) if levels else 1):
         rows = np.flatnonzero(sidx == k) if levels else np.arange(n)
         s = risksets.prepare(xc, start, stop, event, rows)
-        if s is None:
-            raise InputError(fields["strata"], f"stratum {levels[k] if levels else ''!r} has no event; a stratum "
-                                               "needs at least one failure for its baseline")
-        prepared.append(s)
+        if s is not None:
+            prepared.append(s)
+            owner.append(k)
     beta = np.zeros(p)
     ll0, grad0, hess0, terms = _evaluate(prepared, beta, ties)
     try:
@@ -188,8 +191,10 @@ def fit_cox(
         else:
             n_clusters = n
         robust_var = dfbeta.T @ dfbeta
-    baseline = []
-    for s, t in zip(prepared, terms):
+    # Breslow's baseline per stratum; one without events stays empty: cumulative hazard 0 at every
+    # time, as R's survfit(coxph) gives that stratum (survival 1)
+    baseline: list[dict[str, list[float]]] = [{"time": [], "cumhaz": []} for _ in range(len(levels) if levels else 1)]
+    for k, s, t in zip(owner, prepared, terms):
         if t is not None:
             steps = risksets.hazard_steps(s, t, efron=False)
         else:  # exact ties: Breslow's step at the fitted β
@@ -197,6 +202,6 @@ def fit_cox(
             w = np.exp(eta)
             s0 = risksets._at_risk(s, w)
             steps = s.deaths / s0
-        baseline.append({"time": s.times.tolist(), "cumhaz": np.cumsum(steps).tolist()})
+        baseline[k] = {"time": s.times.tolist(), "cumhaz": np.cumsum(steps).tolist()}
     return CoxFit(list(names), beta, var, robust_var, n_clusters, ll, ll0, score, iterations, ties, means, n,
                   int(event.sum()), levels, baseline, xc @ beta, sidx, prepared)

@@ -101,6 +101,8 @@ def life_at(record: Mapping[str, Any], lp: float, stratum: int = 0) -> dict[str,
     dist = record["distribution"]
     if dist == "cox":
         b = record["baseline"][stratum]
+        if not b["time"]:  # a stratum without failures: baseline 0, so F = 0 at every age (one knot [0, 0])
+            return {"distribution_id": "steps", "table": [[0.0, 0.0]]}
         cum = np.asarray(b["cumhaz"], dtype=float) * math.exp(lp)
         f = -np.expm1(-cum)
         return {"distribution_id": "steps", "table": [[float(t), float(v)] for t, v in zip(b["time"], f)]}

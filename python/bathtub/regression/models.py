@@ -8,7 +8,7 @@ cumulative hazard per stratum at the covariate means; parametric: μ, σ and γ)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -96,6 +96,16 @@ def _validation(risk: np.ndarray, rows: Rows, strata: np.ndarray,
     return out
 
 
+def step_cumhaz(time: Sequence[float], cumhaz: Sequence[float], at: np.ndarray) -> np.ndarray:
+    """A Breslow step baseline read at times `at` (0 before its first step). A stratum without events
+    has no step at all: 0 everywhere (survival 1), as R's survfit(coxph) gives it."""
+    at = np.asarray(at, dtype=float)
+    if len(time) == 0:
+        return np.zeros(at.shape)
+    idx = np.searchsorted(np.asarray(time, dtype=float), at, side="right") - 1
+    return np.where(idx >= 0, np.asarray(cumhaz, dtype=float)[np.maximum(idx, 0)], 0.0)
+
+
 def _thin(time: list[float], cumhaz: list[float]) -> tuple[list[float], list[float], int | None]:
     if len(time) <= BASELINE_MAX:
         return time, cumhaz, None
@@ -128,9 +138,7 @@ def cox_record(fit: cox.CoxFit, d: design.Design, rows: Rows, confidence: float,
         h0 = np.zeros((keep.size, t.size))
         for k, b in enumerate(fit.baseline):
             mine = fit.strata_index[keep] == k
-            idx = np.searchsorted(b["time"], t, side="right") - 1
-            h = np.where(idx >= 0, np.asarray(b["cumhaz"])[np.maximum(idx, 0)], 0.0)
-            h0[mine] = h[None, :]
+            h0[mine] = step_cumhaz(b["time"], b["cumhaz"], t)[None, :]
         return np.exp(-h0 * np.exp(fit.linear_predictor[keep])[:, None])
 
     robust: dict[str, Any]
@@ -154,9 +162,15 @@ def cox_record(fit: cox.CoxFit, d: design.Design, rows: Rows, confidence: float,
                             "reading": "no tied event times: every tie method gives the same fit" if not tied_times
                             else f"{tied_events} events share {tied_times} times; {fit.ties} handles them"}}
     if fit.strata:
-        diagnostics["strata"] = {"column": options.get("strata_column"), "levels": [
-            {"level": lv, "n": int(np.sum(fit.strata_index == k)),
-             "events": int(np.sum(rows.event[fit.strata_index == k]))} for k, lv in enumerate(fit.strata)]}
+        per_level = [{"level": lv, "n": int(np.sum(fit.strata_index == k)),
+                    "events": int(np.sum(rows.event[fit.strata_index == k]))} for k, lv in enumerate(fit.strata)]
+        empty = [lv["level"] for lv in per_level if lv["events"] == 0]
+        diagnostics["strata"] = {"column": options.get("strata_column"), "levels": per_level, "without_events": empty}
+        if empty:  # fitted as R's coxph does; said, since such a stratum's curve is flat by construction
+            diagnostics["strata"]["reading"] = (
+                f"{len(empty)} of {len(per_level)} strata had no failures ({', '.join(map(repr, empty))}): they add "
+                "nothing to the partial likelihood and their baseline survival is 1 at every age (the data "
+                "show no failure there, not that none will occur)")
     return {"kind": "regression", "distribution": "cox", "n": fit.n, "n_events": fit.n_events,
             "params": [], "coefficients": coefficients, "metrics": None, "gof": gof,
             "validation": _validation(fit.linear_predictor, rows, fit.strata_index, surv_at),
@@ -429,10 +443,7 @@ def log_survival(record: Mapping[str, Any], x: np.ndarray, strata: np.ndarray, u
             sel = strata == s
             if not np.any(sel):
                 continue
-            times, cum = np.asarray(base["time"], dtype=float), np.asarray(base["cumhaz"], dtype=float)
-            idx = np.searchsorted(times, use[sel], side="right") - 1
-            h = np.where(idx >= 0, cum[np.maximum(idx, 0)], 0.0)
-            out[sel] = -h * np.exp(lp[sel])[:, None]
+            out[sel] = -step_cumhaz(base["time"], base["cumhaz"], use[sel]) * np.exp(lp[sel])[:, None]
         return out
     eta = x @ np.asarray(record["gamma"], dtype=float) if x.shape[1] else np.zeros(x.shape[0])
     with np.errstate(divide="ignore"):

@@ -44,8 +44,10 @@ class ParamIn(Strict):
 
 
 class CoxOptions(Strict):
-    """Cox model options: tie handling, a stratum column (own baseline, no coefficient), a cluster
-    column (robust standard errors clustered by it)."""
+    """Cox model options: tie handling, a stratum column (own baseline, no coefficient; a stratum
+    without failures is fitted, adds nothing to the partial likelihood, keeps survival 1 and is listed
+    in the record's diagnostics.strata.without_events), a cluster column (robust standard errors
+    clustered by it)."""
 
     tie_method: Literal["efron", "breslow", "exact", "kalbfleisch-prentice"] = "efron"
     strata_column: Annotated[str, Field(min_length=1, max_length=200)] | None = None
