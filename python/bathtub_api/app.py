@@ -13,7 +13,8 @@ from bathtub_api.auth import RateLimiter, TokenCache, auth_middleware
 from bathtub_api.config import Config
 from bathtub_api.errors import error_middleware, json_response
 from bathtub_api.jobs import JobRunner
-from bathtub_api.keys import BAD_TOKENS, CONFIG, JOBS, LIMITER, REGISTRY, SESSION_KEY, STORE, TOKENS
+from bathtub_api.keys import BAD_TOKENS, CONFIG, JOBS, LIMITER, PHOTOS, REGISTRY, SESSION_KEY, STORE, TOKENS
+from bathtub_api.photo_decoder import PhotoDecoder
 from bathtub_api.registry import Registry
 from bathtub_api.store import open_store
 from bathtub_api.tools import default_registry, sharing, uploads
@@ -31,6 +32,7 @@ def create_app(config: Config | None = None, registry: Registry | None = None) -
     app[LIMITER] = RateLimiter(config.rate_limit_per_minute)
     app[BAD_TOKENS] = RateLimiter(config.bad_token_limit_per_minute)
     app[TOKENS] = TokenCache(config.token_cache_seconds)
+    app[PHOTOS] = PhotoDecoder(config.photo_decodes, config.photo_decode_wait_s)
     app.cleanup_ctx.append(_store_and_jobs)
     reg.add_to(app)
     mcp.add_route(app, reg)
@@ -71,6 +73,7 @@ async def _store_and_jobs(app: web.Application) -> AsyncIterator[None]:
         purger.cancel()
         mail.cancel()
         await asyncio.gather(purger, mail, return_exceptions=True)
+        app[PHOTOS].close()
         try:
             await jobs.close()
         finally:

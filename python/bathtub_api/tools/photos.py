@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,6 +25,7 @@ from bathtub.imports.images import CleanImage, clean_image
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import NO_NUL_PATTERN
 from bathtub_api.ids import iso, new_id
+from bathtub_api.keys import PHOTOS
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 
@@ -128,7 +130,9 @@ def register(reg: Registry) -> None:
             raise InputError("caption", f"at most {MAX_CAPTION} characters, no NUL")
         await _check_target(ctx, target_id)
         data = await _read_image(request, ctx.config.photo_max_bytes)
-        image: CleanImage = await asyncio.to_thread(clean_image, data)
+        image: CleanImage = await request.app[PHOTOS].run(
+            functools.partial(clean_image, max_pixels=ctx.config.photo_max_pixels, max_edge=ctx.config.photo_max_edge),
+            data)
         photo_id = new_id("photo")
         path = _dir(ctx) / f"{photo_id}.{image.format}"
         await asyncio.to_thread(path.write_bytes, image.data)
