@@ -15,6 +15,7 @@ from bathtub_api.errors import error_middleware, json_response
 from bathtub_api.jobs import JobRunner
 from bathtub_api.keys import BAD_TOKENS, CONFIG, JOBS, LIMITER, PHOTOS, REGISTRY, SESSION_KEY, STORE, TOKENS
 from bathtub_api.photo_decoder import PhotoDecoder
+from bathtub_api.private import restrict_umask
 from bathtub_api.registry import Registry
 from bathtub_api.store import open_store
 from bathtub_api.tools import default_registry, sharing, uploads
@@ -24,6 +25,7 @@ from bathtub_api.transport import access_middleware, install_protocol_errors
 def create_app(config: Config | None = None, registry: Registry | None = None) -> web.Application:
     config = config or Config.from_env()
     reg = registry or default_registry()
+    restrict_umask()  # everything this process writes from now on is owner-only (bathtub_api/private.py)
     install_protocol_errors()
     app = web.Application(middlewares=[access_middleware, error_middleware, auth_middleware],
                           client_max_size=config.max_body_bytes)

@@ -26,6 +26,7 @@ from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import NO_NUL_PATTERN
 from bathtub_api.ids import iso, new_id
 from bathtub_api.keys import PHOTOS
+from bathtub_api.private import files_subdir, write_private
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 
@@ -55,9 +56,7 @@ class PhotoList(ListRequest):
 
 
 def _dir(ctx: Ctx) -> Path:
-    path = Path(ctx.config.files_dir()) / "photos"
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return path
+    return files_subdir(ctx.config, "photos")
 
 
 def _record(item: dict[str, Any]) -> dict[str, Any]:
@@ -135,7 +134,7 @@ def register(reg: Registry) -> None:
             data)
         photo_id = new_id("photo")
         path = _dir(ctx) / f"{photo_id}.{image.format}"
-        await asyncio.to_thread(path.write_bytes, image.data)
+        await asyncio.to_thread(write_private, path, image.data)
         body = {"target_id": target_id, "caption": caption, "format": image.format, "source_format":
                 image.source_format, "width": image.width, "height": image.height, "bytes": len(image.data),
                 "sha256": image.sha256, "file": path.name}
