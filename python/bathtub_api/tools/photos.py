@@ -5,8 +5,10 @@ analysis, ...) or to a part of one: a diagram's block as `<rbd id>/<node id>`. A
 item, or a part that does not exist, answers 404. The body is the image itself (JPEG, PNG,
 WebP or HEIC, at most 20 MiB) or multipart/form-data with a `file` field. It is decoded and
 re-encoded from its pixels (see `bathtub.imports.images`), so no metadata survives; HEIC is
-stored as JPEG. The owner lists (`list photo`, or GET with `target_id`), reads (`get photo`)
-and fetches (GET /api/v1/maintenance/photos/{id}) their photos; nobody else can.
+stored as JPEG. Kept at most `photo_max_edge` pixels on its longest side; decoded at most
+`photo_decodes` at a time (`bathtub_api.photo_decoder`), which bounds the service's memory.
+The owner lists (`list photo`, or GET with `target_id`), reads (`get photo`) and fetches
+(GET /api/v1/maintenance/photos/{id}) their photos; nobody else can.
 """
 
 from __future__ import annotations
@@ -118,8 +120,12 @@ def register(reg: Registry) -> None:
                summary="Add a photo to one of your items; it is cleaned of camera and location data",
                description="JPEG, PNG, WebP or HEIC, at most 20 MiB (413 past it), raw or multipart `file`. "
                            "Decoded, turned upright by its EXIF orientation, and re-encoded from its pixels: no EXIF, "
-                           "GPS, XMP, maker notes or text chunks remain; HEIC is stored as JPEG. More than 64 "
-                           "megapixels is refused as a decompression bomb.")
+                           "GPS, XMP, maker notes or text chunks remain; HEIC is stored as JPEG. Kept at most 3840 "
+                           "pixels on the longest side by default (BATHTUB_PHOTO_MAX_EDGE). More than 64 megapixels "
+                           "by default (BATHTUB_PHOTO_MAX_PIXELS) is refused with 422 as a decompression bomb. "
+                           "At most 2 photos are decoded at once by default (BATHTUB_PHOTO_DECODES); another "
+                           "waits up to 30 s (BATHTUB_PHOTO_DECODE_WAIT_SECONDS), then is refused with 503 and "
+                           "Retry-After.")
     async def add_photo(ctx: Ctx, request: web.Request) -> dict[str, Any]:
         target_id = request.query.get("target_id", "")
         caption = request.query.get("caption", "")
