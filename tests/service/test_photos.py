@@ -10,6 +10,7 @@ import io
 import shutil
 import struct
 import subprocess
+import threading
 import zlib
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,9 @@ from pillow_heif import register_heif_opener
 from bathtub_api.app import create_app
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
+from bathtub_api.errors import ApiError
 from bathtub_api.keys import PHOTOS
+from bathtub_api.photo_decoder import PhotoDecoder
 from bathtub_api.registry import Registry
 from tests.conftest import Api
 from tests.service.test_errors import assert_refusal
@@ -275,3 +278,35 @@ def test_photo_settings_are_checked() -> None:
                            ({"photo_max_edge": -1}, "BATHTUB_PHOTO_MAX_EDGE")):
         with pytest.raises(ValueError, match=words):
             Config(**changes)  # type: ignore[arg-type]
+
+
+async def test_a_decode_keeps_its_slot_until_its_thread_is_done() -> None:
+    """A client that hangs up stops waiting, but its decode still runs and holds memory: the slot
+    is given back when the thread finishes, never sooner, so the bound holds."""
+    decoder = PhotoDecoder(slots=1, wait_s=0.0)
+    started, finish = threading.Event(), threading.Event()
+
+    def decode() -> str:
+        started.set()
+        finish.wait(60)
+        return "done"
+
+    try:
+        waiter = asyncio.create_task(decoder.run(decode))
+        while not started.is_set():  # until the decode thread runs (no clock involved)
+            await asyncio.sleep(0.01)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        with pytest.raises(ApiError) as refused:  # the cancelled caller's decode still has the slot
+            await decoder.run(str)
+        assert refused.value.status == 503 and refused.value.headers["Retry-After"].isdigit()
+        finish.set()
+        for _ in range(10_000):
+            if not decoder.full:
+                break
+            await asyncio.sleep(0.01)
+        assert await decoder.run(str.upper, "free again") == "FREE AGAIN"
+    finally:
+        finish.set()
+        decoder.close()
