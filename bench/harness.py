@@ -188,15 +188,19 @@ def span(f: dict[str, Any]) -> str:
     return f"{fmt(v['median'])} {f['unit']} ({fmt(v['min'])}–{fmt(v['max'])})"
 
 
+SIZE_UNITS = {"B", "KB", "MB", "GB", "KiB", "MiB", "GiB"}  # lower is better, but not a time: "smaller than"
+
+
 def relation(f: dict[str, Any], bold: bool = False) -> str:
     """The per-round ratio to the baseline: median (min–max), > 1 when ours is ahead; a time ratio
     below 1 is turned round and read "N× slower than"."""
     r = f["ratio"]
     mid, lo, hi, word = r["median"], r["min"], r["max"], "of"
     if not f["higher_is_better"]:  # times: "3× faster than", or "3× slower than" rather than "0.33× faster"
-        word = "faster than"
+        better, worse = ("smaller than", "larger than") if f["unit"] in SIZE_UNITS else ("faster than", "slower than")
+        word = better
         if mid < 1:
-            mid, lo, hi, word = 1 / mid, 1 / hi, 1 / lo, "slower than"
+            mid, lo, hi, word = 1 / mid, 1 / hi, 1 / lo, worse
     median = f"**{times(mid)}×**" if bold else f"{times(mid)}×"
     rounds = "round" if r["n"] == 1 else "rounds"
     return f"{median} {word} {f['baseline']} ({times(lo)}–{times(hi)}, {r['n']} interleaved {rounds})"

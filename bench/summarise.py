@@ -39,6 +39,8 @@ ORDER = [
     "fleet",
     "service_load",
     "service_rbd_latency",
+    "photo_memory_jpeg",
+    "photo_memory_png",
     "openapi_acceptance",
 ]
 

@@ -13,7 +13,9 @@ from bathtub_api.auth import TokenCache, auth_middleware
 from bathtub_api.config import Config
 from bathtub_api.errors import error_middleware, json_response
 from bathtub_api.jobs import JobRunner
-from bathtub_api.keys import BAD_TOKENS, CONFIG, JOBS, LIMITER, REGISTRY, SESSION_KEY, STORE, TOKENS
+from bathtub_api.keys import BAD_TOKENS, CONFIG, JOBS, LIMITER, PHOTOS, REGISTRY, SESSION_KEY, STORE, TOKENS
+from bathtub_api.photo_decoder import PhotoDecoder
+from bathtub_api.private import restrict_umask
 from bathtub_api.registry import Registry
 from bathtub_api.store import open_store
 from bathtub_api.throttle import Failures, RateLimiter
@@ -24,6 +26,7 @@ from bathtub_api.transport import access_middleware, install_protocol_errors
 def create_app(config: Config | None = None, registry: Registry | None = None) -> web.Application:
     config = config or Config.from_env()
     reg = registry or default_registry()
+    restrict_umask()  # everything this process writes from now on is owner-only (bathtub_api/private.py)
     install_protocol_errors()
     redact.install()  # secrets in URLs out of aiohttp's own log lines too
     app = web.Application(middlewares=[access_middleware, error_middleware, auth_middleware],
@@ -33,6 +36,7 @@ def create_app(config: Config | None = None, registry: Registry | None = None) -
     app[LIMITER] = RateLimiter(config.rate_limit_per_minute)
     app[BAD_TOKENS] = Failures(config.bad_token_limit_per_minute)
     app[TOKENS] = TokenCache(config.token_cache_seconds)
+    app[PHOTOS] = PhotoDecoder(config.photo_decodes, config.photo_decode_wait_s)
     app.cleanup_ctx.append(_store_and_jobs)
     reg.add_to(app)
     mcp.add_route(app, reg)
@@ -73,6 +77,7 @@ async def _store_and_jobs(app: web.Application) -> AsyncIterator[None]:
         purger.cancel()
         mail.cancel()
         await asyncio.gather(purger, mail, return_exceptions=True)
+        app[PHOTOS].close()
         try:
             await jobs.close()
         finally:

@@ -24,6 +24,7 @@ from bathtub_api.auth import SCOPES, hash_token, new_token
 from bathtub_api.config import Config, default_db_path
 from bathtub_api.ids import iso
 from bathtub_api.plans import PLANS
+from bathtub_api.private import private_dir, restrict_umask
 from bathtub_api.store import Store, open_store
 
 TOKEN_HINT = "bathtub token create --user NAME --scopes read,write"
@@ -51,7 +52,7 @@ async def _with_store(config: Config, *, migrate: bool = True) -> Store:
         path = url[len("sqlite:///"):]
         parent = os.path.dirname(os.path.abspath(path))
         try:
-            os.makedirs(parent, exist_ok=True)
+            private_dir(parent, tighten=False)  # a folder the operator chose keeps its mode
         except OSError as e:
             raise Refused(f"cannot create the database directory {parent}: {e.strerror}") from None
         if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
@@ -245,6 +246,7 @@ async def _check_store(config: Config) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    restrict_umask()  # the database folder and file a command may create are owner-only
     args = _parser().parse_args(argv)
     try:
         config = _config(args)

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from bathtub.imports.images import PIXEL_CEILING
+
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
@@ -64,6 +66,16 @@ class Config:
     upload_retention_s: float = 3600.0
     upload_max_attempts: int = 10  # wrong-token sends to one link before it answers 429
     photo_max_bytes: int = 20 * 1024 * 1024
+    # Photo decoding bounds the service's memory (bathtub_api/photo_decoder.py): at most
+    # photo_decodes at once, each on one of that many threads; a photo waits up to
+    # photo_decode_wait_s for a turn, then is refused with 503 and Retry-After. A decode holds at
+    # most one full-size buffer of 4 bytes a pixel, so photo_max_pixels bounds it; photos are
+    # kept at most photo_max_edge pixels on their longest side (0: full size), and a JPEG larger
+    # than that is decoded at 1/2, 1/4 or 1/8 scale.
+    photo_decodes: int = 2
+    photo_decode_wait_s: float = 30.0
+    photo_max_pixels: int = 64_000_000
+    photo_max_edge: int = 3840
     # Alert email: smtp://[user:pass@]host[:port] (STARTTLS when offered) or smtps://...; empty: mails
     # stay queued in the outbox (nothing is lost) until a server is configured.
     smtp_url: str = ""
@@ -123,6 +135,15 @@ class Config:
             cpu = getattr(self, f"{plan}_job_cpu_seconds")
             if cpu is not None and not cpu >= 0:
                 raise ValueError(f"{plan}_job_cpu_seconds must be >= 0")
+        if self.photo_decodes < 1:
+            raise ValueError("photo_decodes (BATHTUB_PHOTO_DECODES) must be at least 1")
+        if not self.photo_decode_wait_s >= 0:
+            raise ValueError("photo_decode_wait_s (BATHTUB_PHOTO_DECODE_WAIT_SECONDS) must be >= 0")
+        if not 1 <= self.photo_max_pixels <= PIXEL_CEILING:
+            raise ValueError(f"photo_max_pixels (BATHTUB_PHOTO_MAX_PIXELS) must be between 1 and {PIXEL_CEILING:,} "
+                             "(Pillow's decompression-bomb threshold)")
+        if self.photo_max_edge < 0:
+            raise ValueError("photo_max_edge (BATHTUB_PHOTO_MAX_EDGE) must be >= 0 (0 keeps photos at full size)")
         if not self.session_hours > 0:
             raise ValueError("session_hours must be > 0")
         if isinstance(self.trusted_proxies, str):  # one comma list, as the environment gives it
@@ -196,6 +217,10 @@ class Config:
             ("base_url", "BATHTUB_BASE_URL", str),
             ("data_dir", "BATHTUB_DATA_DIR", str),
             ("upload_base_url", "BATHTUB_UPLOAD_BASE_URL", str),
+            ("photo_decodes", "BATHTUB_PHOTO_DECODES", int),
+            ("photo_decode_wait_s", "BATHTUB_PHOTO_DECODE_WAIT_SECONDS", float),
+            ("photo_max_pixels", "BATHTUB_PHOTO_MAX_PIXELS", int),
+            ("photo_max_edge", "BATHTUB_PHOTO_MAX_EDGE", int),
             ("smtp_url", "BATHTUB_SMTP_URL", str),
             ("smtp_from", "BATHTUB_SMTP_FROM", str),
             ("chromium_path", "BATHTUB_CHROMIUM", str),

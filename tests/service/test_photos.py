@@ -4,20 +4,30 @@ refused, targets checked (own item or diagram block; another user's is 404)."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import io
 import shutil
 import struct
 import subprocess
+import threading
 import zlib
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from PIL import Image, PngImagePlugin
 from pillow_heif import register_heif_opener
 
+from bathtub_api.app import create_app
+from bathtub_api.cli import token_create
 from bathtub_api.config import Config
+from bathtub_api.errors import ApiError
+from bathtub_api.keys import PHOTOS
+from bathtub_api.photo_decoder import PhotoDecoder
+from bathtub_api.registry import Registry
 from tests.conftest import Api
 from tests.service.test_errors import assert_refusal
 
@@ -182,3 +192,121 @@ def test_cleaning_is_deterministic_and_keeps_pixels(fmt: str) -> None:
     out = Image.open(io.BytesIO(a.data)).convert("RGB")
     if fmt == "PNG":  # lossless: the very same pixels
         assert src.tobytes() == out.tobytes()
+
+
+async def photo_app(aiohttp_client: Any, config: Config, registry: Registry, **changes: Any,
+                    ) -> tuple[Api, web.Application]:
+    """The service with some photo settings changed, and alice's client on it."""
+    changed = dataclasses.replace(config, **changes)
+    app = create_app(changed, registry)
+    client = await aiohttp_client(app)
+    return Api(client, await token_create(changed, "alice", ["read", "write"])), app
+
+
+async def test_large_jpeg_is_kept_at_the_max_edge_and_upright(api: Api, config: Config) -> None:
+    target = await dataset(api)
+    data = photo("JPEG", size=(6000, 4000), exif=exif_with_gps(orientation=6))
+    status, rec = await post_photo(api, target, data)
+    assert status == 200, rec
+    # the longest edge scaled to photo_max_edge (3840), then turned: 6000 × 4000 -> 3840 × 2560 -> 2560 × 3840
+    assert config.photo_max_edge == 3840 and (rec["width"], rec["height"]) == (2560, 3840)
+    img = assert_clean(stored(config, rec)).convert("RGB")
+    assert img.size == (2560, 3840)
+    assert img.getpixel((1280, 100))[2] > 150 and img.getpixel((1280, 3700))[0] > 150  # blue half on top
+
+
+async def test_pixel_limit_is_the_configured_one(aiohttp_client: Any, config: Config, registry: Registry) -> None:
+    api, _ = await photo_app(aiohttp_client, config, registry, photo_max_pixels=1_000_000)
+    target = await dataset(api)
+    assert_refusal(*await post_photo(api, target, photo("PNG", size=(1001, 1000)), content_type="image/png"), 422,
+                   "file", "1001 × 1000 pixels", "limit of 1,000,000 pixels")
+    status, rec = await post_photo(api, target, photo("PNG", size=(1000, 1000)), content_type="image/png")
+    assert status == 200 and (rec["width"], rec["height"]) == (1000, 1000)
+
+
+async def test_decodes_past_the_limit_are_refused_with_retry_after(aiohttp_client: Any, config: Config,
+                                                                   registry: Registry) -> None:
+    api, app = await photo_app(aiohttp_client, config, registry, photo_decodes=1, photo_decode_wait_s=0.0)
+    target = await dataset(api)
+    decoder = app[PHOTOS]
+    await decoder.acquire()  # the one decode slot is busy
+    async with api.client.post("/api/v1/maintenance/photos", params={"target_id": target}, data=photo("JPEG"),
+                               headers={**api.headers, "Content-Type": "image/jpeg"}) as resp:
+        assert resp.headers["Retry-After"].isdigit()
+        assert_refusal(resp.status, await resp.json(), 503, "file", "at most 1 photo(s) at once",
+                       "BATHTUB_PHOTO_DECODES")
+    decoder.release()
+    status, rec = await post_photo(api, target, photo("JPEG"))
+    assert status == 200, rec
+    assert len(list((Path(config.files_dir()) / "photos").glob("*"))) == 1
+
+
+async def test_decodes_past_the_limit_wait_for_a_slot(aiohttp_client: Any, config: Config,
+                                                      registry: Registry) -> None:
+    api, app = await photo_app(aiohttp_client, config, registry, photo_decodes=1, photo_decode_wait_s=600.0)
+    target = await dataset(api)
+    decoder = app[PHOTOS]
+    await decoder.acquire()
+    sent = asyncio.create_task(post_photo(api, target, photo("JPEG")))
+    for _ in range(10_000):  # until the request is queued for the slot (not a timing assertion)
+        if decoder.waiting or sent.done():
+            break
+        await asyncio.sleep(0.01)
+    assert decoder.waiting == 1 and not sent.done(), "the second decode must wait while the slot is taken"
+    decoder.release()
+    status, rec = await sent
+    assert status == 200, rec
+    assert decoder.waiting == 0
+
+
+def test_jpeg_decoded_at_reduced_scale_covers_the_stored_size() -> None:
+    from bathtub.imports.images import clean_image, stored_size
+
+    data = photo("JPEG", size=(7990, 7990))
+    out = clean_image(data)
+    assert (out.width, out.height) == (3840, 3840)
+    assert stored_size(7990, 5000, 3840) == (3840, 2403) and stored_size(800, 600, 3840) == (800, 600)
+    full = clean_image(photo("JPEG", size=(1200, 900)), max_edge=0)
+    assert (full.width, full.height) == (1200, 900)
+    assert (clean_image(photo("JPEG", size=(1200, 900)), max_edge=600).width) == 600
+
+
+def test_photo_settings_are_checked() -> None:
+    for changes, words in (({"photo_decodes": 0}, "BATHTUB_PHOTO_DECODES"),
+                           ({"photo_decode_wait_s": -1.0}, "BATHTUB_PHOTO_DECODE_WAIT_SECONDS"),
+                           ({"photo_max_pixels": 100_000_000}, "BATHTUB_PHOTO_MAX_PIXELS"),
+                           ({"photo_max_edge": -1}, "BATHTUB_PHOTO_MAX_EDGE")):
+        with pytest.raises(ValueError, match=words):
+            Config(**changes)  # type: ignore[arg-type]
+
+
+async def test_a_decode_keeps_its_slot_until_its_thread_is_done() -> None:
+    """A client that hangs up stops waiting, but its decode still runs and holds memory: the slot
+    is given back when the thread finishes, never sooner, so the bound holds."""
+    decoder = PhotoDecoder(slots=1, wait_s=0.0)
+    started, finish = threading.Event(), threading.Event()
+
+    def decode() -> str:
+        started.set()
+        finish.wait(60)
+        return "done"
+
+    try:
+        waiter = asyncio.create_task(decoder.run(decode))
+        while not started.is_set():  # until the decode thread runs (no clock involved)
+            await asyncio.sleep(0.01)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        with pytest.raises(ApiError) as refused:  # the cancelled caller's decode still has the slot
+            await decoder.run(str)
+        assert refused.value.status == 503 and refused.value.headers["Retry-After"].isdigit()
+        finish.set()
+        for _ in range(10_000):
+            if not decoder.full:
+                break
+            await asyncio.sleep(0.01)
+        assert await decoder.run(str.upper, "free again") == "FREE AGAIN"
+    finally:
+        finish.set()
+        decoder.close()

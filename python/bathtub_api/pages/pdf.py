@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from bathtub_api.errors import ApiError
+from bathtub_api.private import write_private
 
 _ONE_AT_A_TIME = asyncio.Semaphore(2)  # a browser is heavy: at most two prints at once per process
 
@@ -29,7 +30,7 @@ async def print_pdf(html: str, configured: str = "", timeout_s: float = 60.0) ->
         with tempfile.TemporaryDirectory(prefix="bathtub-pdf-") as tmp:
             page = Path(tmp) / "page.html"
             out = Path(tmp) / "page.pdf"
-            page.write_text(html, encoding="utf-8")
+            write_private(page, html.encode("utf-8"))
             # --no-sandbox: the service may run as root in a container, where Chromium's sandbox
             # cannot start; the page is our own rendered HTML with no script (CSP forbids any).
             proc = await asyncio.create_subprocess_exec(

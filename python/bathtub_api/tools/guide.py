@@ -478,8 +478,13 @@ PAGES: dict[str, Page] = {
         "hour in any case; uploads are private and never served back. Photos: POST /api/v1/maintenance/photos?"
         "target_id=<your item id, or rbd id/node id>&caption=... with the image (JPEG, PNG, WebP or HEIC, at most "
         "20 MiB) or multipart `file`; it is turned upright and re-encoded from its pixels, so no EXIF, GPS, XMP or "
-        "text chunks remain (HEIC is kept as JPEG). `list photo`, `get photo` and GET "
-        "/api/v1/maintenance/photos/{id} read them back, owner only.",
+        "text chunks remain (HEIC is kept as JPEG). A photo is kept at most 3840 pixels on its longest side "
+        "(BATHTUB_PHOTO_MAX_EDGE; a larger JPEG is decoded straight at 1/2, 1/4 or 1/8 scale) and more than 64 "
+        "megapixels is refused with 422 (BATHTUB_PHOTO_MAX_PIXELS). The service decodes 2 photos at once "
+        "(BATHTUB_PHOTO_DECODES), which bounds its memory; another waits up to 30 s "
+        "(BATHTUB_PHOTO_DECODE_WAIT_SECONDS) and is then refused with 503 and Retry-After: send it again then. "
+        "`list photo`, `get photo` and GET /api/v1/maintenance/photos/{id} read them back, owner only; photos "
+        "and uploads are stored owner-only (files 0600, folders 0700).",
         ("uploads/create", "PUT /api/uploads/{upload_id}", "get/upload", "datasets/upload", "uploads/import_excel",
          "uploads/import_rbd", "rbd/upload_outage_log", "POST /api/v1/maintenance/photos", "list/photo"),
     ),

@@ -5,14 +5,17 @@ analysis, ...) or to a part of one: a diagram's block as `<rbd id>/<node id>`. A
 item, or a part that does not exist, answers 404. The body is the image itself (JPEG, PNG,
 WebP or HEIC, at most 20 MiB) or multipart/form-data with a `file` field. It is decoded and
 re-encoded from its pixels (see `bathtub.imports.images`), so no metadata survives; HEIC is
-stored as JPEG. The owner lists (`list photo`, or GET with `target_id`), reads (`get photo`)
-and fetches (GET /api/v1/maintenance/photos/{id}) their photos; nobody else can.
+stored as JPEG. Kept at most `photo_max_edge` pixels on its longest side; decoded at most
+`photo_decodes` at a time (`bathtub_api.photo_decoder`), which bounds the service's memory.
+The owner lists (`list photo`, or GET with `target_id`), reads (`get photo`) and fetches
+(GET /api/v1/maintenance/photos/{id}) their photos; nobody else can.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,6 +27,8 @@ from bathtub.imports.images import CleanImage, clean_image
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import NO_NUL_PATTERN
 from bathtub_api.ids import iso, new_id
+from bathtub_api.keys import PHOTOS
+from bathtub_api.private import files_subdir, write_private
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 
@@ -53,9 +58,7 @@ class PhotoList(ListRequest):
 
 
 def _dir(ctx: Ctx) -> Path:
-    path = Path(ctx.config.files_dir()) / "photos"
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return path
+    return files_subdir(ctx.config, "photos")
 
 
 def _record(item: dict[str, Any]) -> dict[str, Any]:
@@ -117,8 +120,12 @@ def register(reg: Registry) -> None:
                summary="Add a photo to one of your items; it is cleaned of camera and location data",
                description="JPEG, PNG, WebP or HEIC, at most 20 MiB (413 past it), raw or multipart `file`. "
                            "Decoded, turned upright by its EXIF orientation, and re-encoded from its pixels: no EXIF, "
-                           "GPS, XMP, maker notes or text chunks remain; HEIC is stored as JPEG. More than 64 "
-                           "megapixels is refused as a decompression bomb.")
+                           "GPS, XMP, maker notes or text chunks remain; HEIC is stored as JPEG. Kept at most 3840 "
+                           "pixels on the longest side by default (BATHTUB_PHOTO_MAX_EDGE). More than 64 megapixels "
+                           "by default (BATHTUB_PHOTO_MAX_PIXELS) is refused with 422 as a decompression bomb. "
+                           "At most 2 photos are decoded at once by default (BATHTUB_PHOTO_DECODES); another "
+                           "waits up to 30 s (BATHTUB_PHOTO_DECODE_WAIT_SECONDS), then is refused with 503 and "
+                           "Retry-After.")
     async def add_photo(ctx: Ctx, request: web.Request) -> dict[str, Any]:
         target_id = request.query.get("target_id", "")
         caption = request.query.get("caption", "")
@@ -128,10 +135,12 @@ def register(reg: Registry) -> None:
             raise InputError("caption", f"at most {MAX_CAPTION} characters, no NUL")
         await _check_target(ctx, target_id)
         data = await _read_image(request, ctx.config.photo_max_bytes)
-        image: CleanImage = await asyncio.to_thread(clean_image, data)
+        image: CleanImage = await request.app[PHOTOS].run(
+            functools.partial(clean_image, max_pixels=ctx.config.photo_max_pixels, max_edge=ctx.config.photo_max_edge),
+            data)
         photo_id = new_id("photo")
         path = _dir(ctx) / f"{photo_id}.{image.format}"
-        await asyncio.to_thread(path.write_bytes, image.data)
+        await asyncio.to_thread(write_private, path, image.data)
         body = {"target_id": target_id, "caption": caption, "format": image.format, "source_format":
                 image.source_format, "width": image.width, "height": image.height, "bytes": len(image.data),
                 "sha256": image.sha256, "file": path.name}

@@ -32,6 +32,7 @@ from bathtub_api import tables
 from bathtub_api.auth import hash_token
 from bathtub_api.errors import ApiError
 from bathtub_api.ids import iso, new_id, now
+from bathtub_api.private import files_subdir, open_private
 from bathtub_api.redact import UPLOAD_TOKEN
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
@@ -359,8 +360,9 @@ async def _receive(ctx: Ctx, request: web.Request, upload_id: str, token: str) -
     digest = hashlib.sha256()
     size = 0
     try:
-        with tmp.open("wb") as fh:
-            os.chmod(tmp, 0o600)
+        with contextlib.suppress(FileNotFoundError):  # a send cut off by a crash left its part behind
+            tmp.unlink()
+        with os.fdopen(open_private(tmp), "wb") as fh:
             async for chunk in request.content.iter_chunked(CHUNK):
                 size += len(chunk)
                 if size > config.upload_max_bytes:
@@ -399,9 +401,7 @@ def _path(ctx: Ctx, upload_id: str) -> Path:
 
 
 def _dir(config: Any) -> Path:
-    path = Path(config.files_dir()) / "uploads"
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return path
+    return files_subdir(config, "uploads")
 
 
 def _summary(item: dict[str, Any]) -> dict[str, Any]:
