@@ -171,7 +171,7 @@ async def test_every_refusal_in_the_error_table_is_one_type(served: Served, bt: 
 
 @pytest.fixture
 def limited(config: Config) -> Config:
-    return Config(**{**config.__dict__, "rate_limit_per_minute": 120})
+    return dataclasses.replace(config, rate_limit_per_minute=120)
 
 
 async def test_429_raises_then_is_retried_after_retry_after(limited: Config) -> None:
