@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from bathtub.errors import InputError
 from bathtub.strategy import constant_rate as cr
 from bathtub.strategy import sequential as sq
-from bathtub.strategy.inputs import number, probability
+from bathtub.strategy.inputs import MAX_FAILURES, number, probability
 
 if TYPE_CHECKING:
     from bathtub.strategy.demonstration import Ask
@@ -62,9 +62,15 @@ def _design_mtbf(ask: Ask, theta: float | None) -> float | None:
     if ask.design_reliability is not None:
         if ask.mission is None:
             raise InputError("mission_time", "required with design_reliability for method mtbf")
-        return -ask.mission / math.log(ask.design_reliability)
+        # a design reliability near 1 over a long mission: t/(-ln R) can pass the largest float
+        theta_d = -ask.mission / math.log(ask.design_reliability)
+        _representable(theta_d, "design_reliability", "the design MTBF")
+        return theta_d
     if ask.discrimination_ratio is not None and theta is not None:
-        return ask.discrimination_ratio * theta
+        # a ratio of 1e307 on a required MTBF of 1e305 is no float: refused here, not answered as null
+        theta_d = ask.discrimination_ratio * theta
+        _representable(theta_d, "discrimination_ratio", "the design MTBF")
+        return theta_d
     return None
 
 
@@ -134,7 +140,7 @@ def rate_plan(ask: Ask) -> dict[str, Any]:
         if term != "time" or sided != "one":
             raise InputError("termination" if term != "time" else "sided",
                              "a plan meeting both risks is a one-sided, time-terminated test")
-        f, total = cr.both_risks_plan(theta, theta_d, 1.0 - c, ask.producer_risk)
+        f, total = cr.both_risks_plan(theta, theta_d, 1.0 - c, ask.producer_risk, MAX_FAILURES)
     elif solve in ("mtbf", "reliability"):
         theta, upper = cr.mtbf_bounds(total, f, c, term, sided)
     elif solve == "confidence":
