@@ -130,3 +130,29 @@ def test_the_budget_names_the_most_extreme_input():
     with cpu_budget(0.0), pytest.raises(InputError) as err:
         failure_finding_interval(**DEGENERATE_EXPO_WEIBULL)
     assert err.value.field == "params.theta" and "target_availability 1e-06" in err.value.rule
+
+
+def test_a_sequential_test_at_a_confidence_that_rounds_away_is_refused_not_500():
+    """1 − 5e-324 is 1.0: Wald's reject line ln((1 − β)/α) was ln 0, a ValueError (500)."""
+    with pytest.raises(InputError) as err:
+        demonstration_test(method="sequential", mtbf=1e-6, confidence=5e-324, producer_risk=0.999999999,
+                           discrimination_ratio=1e300)
+    assert err.value.field == "confidence" and "too close to 0" in err.value.rule
+
+
+def test_units_of_a_mission_that_underflows_are_refused_not_500():
+    """test_multiple × mission_time = 5e-324² is 0: the units needed divided by it (ZeroDivisionError)."""
+    with pytest.raises(InputError) as err:
+        demonstration_test(mission_time=5e-324, mtbf=1e-30, design_mtbf=2.0, test_multiple=5e-324,
+                           consumer_risk=0.999999999)
+    assert err.value.field == "mission_time" and "too short for this test" in err.value.rule
+
+
+def test_an_arithmetic_error_on_the_way_is_refused_naming_the_most_extreme_input():
+    @answered
+    def calc(size: float, count: int) -> dict[str, Any]:
+        return {"x": count / (size * size)}
+
+    with pytest.raises(InputError) as err:
+        calc(5e-324, 3)
+    assert err.value.field == "size" and err.value.rule.startswith(f"{NON_FINITE_RULE}: ZeroDivisionError")

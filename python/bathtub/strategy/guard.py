@@ -7,6 +7,7 @@ Two rules, applied at the door of each public calculator by `answered`:
   beyond floating point means the inputs' magnitudes left it. Such an answer is refused
   with `InputError` naming the input of most extreme magnitude (the likeliest culprit) and
   the others given, with NON_FINITE_RULE.
+  An arithmetic error on the way (ZeroDivisionError, OverflowError) is refused the same way.
 - A CPU budget: a caller (the service, per request) may set one with `cpu_budget`; the
   calculators' loops and integrands call `checkpoint()`, which raises once the budget is
   spent, and the door turns that into `InputError` naming the inputs, with OVER_BUDGET_RULE.
@@ -84,6 +85,12 @@ def answered(fn: F) -> F:
             field, others = _culprits(bound.arguments)
             raise InputError(field, f"{OVER_BUDGET_RULE} ({e.seconds:g} CPU-seconds per calculation) for these "
                                     f"inputs{others}; bring the extreme values closer to ordinary ones") from None
+        except ArithmeticError as e:
+            # a division by a product that underflowed to 0, an exponent past the floats: the inputs'
+            # magnitudes left floating point on the way, as with a non-finite answer (never a 500)
+            field, others = _culprits(bound.arguments)
+            raise InputError(field, f"{NON_FINITE_RULE}: {type(e).__name__} on the way{others}; bring the extreme "
+                                    "values closer to ordinary ones") from e
         bad = _non_finite(out, "")
         if bad is not None:
             field, others = _culprits(bound.arguments)

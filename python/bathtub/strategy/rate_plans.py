@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from bathtub.strategy.demonstration import Ask
 
 LENGTH_SOLVES = ("units", "test_time_per_unit", "total_test_time")
+CONFIDENCE_ROUNDS_RULE = "too close to 0 for a sequential test"
 
 
 def fmt(x: float) -> str:
@@ -186,7 +187,7 @@ def _split(ask: Ask, total: float) -> tuple[int | None, float | None]:
         return ask.units, total / ask.units
     if ask.mission is not None:
         per = (ask.test_multiple if ask.test_multiple is not None else 1.0) * ask.mission
-        units = total / per
+        units = total / per if per > 0.0 else math.inf  # test_multiple × mission_time can underflow to 0
         if not math.isfinite(units) or units > 1e15:
             raise InputError("mission_time", "is too short for this test: the units needed leave floating point")
         n = max(math.ceil(units - 1e-9), 1)
@@ -307,6 +308,8 @@ def sequential_plan(ask: Ask) -> dict[str, Any]:
     if ask.producer_risk is None:
         raise InputError("producer_risk", "required for a sequential test")
     beta, alpha = 1.0 - ask.confidence, ask.producer_risk
+    if beta >= 1.0:  # a confidence below 1e-16 leaves a consumer's risk of 1: Wald's ln((1 − β)/α) is ln 0
+        raise InputError("confidence", f"{CONFIDENCE_ROUNDS_RULE} (the consumer's risk 1 − confidence rounds to 1)")
     p = sq.plan(theta1, theta0, beta, alpha)
     acc0, e0 = sq.exact_performance(p, theta0)
     acc1, e1 = sq.exact_performance(p, theta1)
