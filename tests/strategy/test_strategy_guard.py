@@ -156,3 +156,16 @@ def test_an_arithmetic_error_on_the_way_is_refused_naming_the_most_extreme_input
     with pytest.raises(InputError) as err:
         calc(5e-324, 3)
     assert err.value.field == "size" and err.value.rule.startswith(f"{NON_FINITE_RULE}: ZeroDivisionError")
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # numpy's, on the way to the inf
+def test_an_optimal_replacement_cost_rate_past_the_floats_is_refused():
+    """A sibling of item 5: minimal repair at a rate of 1e300 failures per unit time, each costing
+    1e300, has cost rate Cu·λ = inf (answered as inf, written as null)."""
+    from bathtub.strategy import optimal_replacement
+
+    with pytest.raises(InputError) as err:
+        optimal_replacement("exponential", {"failure_rate": 1e300}, planned_cost=0.0, unplanned_cost=1e300,
+                            policy="minimal_repair")
+    assert err.value.field == "params.failure_rate"
+    assert err.value.rule.startswith(f"{NON_FINITE_RULE}: optimal_cost_rate would be inf")
