@@ -104,6 +104,9 @@ class Config:
     job_max_attempts: int = 3
     job_engine_threads: int = field(default_factory=lambda: os.cpu_count() or 1)  # per simulation job
     shutdown_grace_seconds: float = 5.0
+    # CPU-seconds one strategy calculation (a request, not a job) may spend before it is refused
+    # with 422 naming its inputs; the calculators check it in their loops (bathtub.strategy.guard).
+    strategy_cpu_limit_seconds: float = 10.0
     # Scale-out: a dask.distributed scheduler address (tcp://host:8786). Set, every simulation
     # job's replications run in chunks on that cluster, merged to the local run's exact numbers.
     dask_scheduler: str = ""
@@ -115,6 +118,8 @@ class Config:
             raise ValueError("token_cache_seconds (BATHTUB_TOKEN_CACHE_SECONDS) must be >= 0")
         if not self.job_cpu_limit_seconds > 0:
             raise ValueError("job_cpu_limit_seconds must be > 0")
+        if not self.strategy_cpu_limit_seconds >= 0:
+            raise ValueError("strategy_cpu_limit_seconds (BATHTUB_STRATEGY_CPU_LIMIT_SECONDS) must be >= 0")
         if not 0 < self.job_heartbeat_seconds <= self.job_lease_seconds / 3:
             raise ValueError("job_heartbeat_seconds must be > 0 and at most a third of job_lease_seconds")
         if self.job_engine_threads < 1:
@@ -231,6 +236,7 @@ class Config:
             ("job_max_attempts", "BATHTUB_JOB_MAX_ATTEMPTS", int),
             ("job_engine_threads", "BATHTUB_JOB_ENGINE_THREADS", int),
             ("shutdown_grace_seconds", "BATHTUB_SHUTDOWN_GRACE_SECONDS", float),
+            ("strategy_cpu_limit_seconds", "BATHTUB_STRATEGY_CPU_LIMIT_SECONDS", float),
             ("dask_scheduler", "BATHTUB_DASK_SCHEDULER", str),
             ("free_stored_items", "BATHTUB_FREE_STORED_ITEMS", int),
             ("pro_stored_items", "BATHTUB_PRO_STORED_ITEMS", int),

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import math
 
-from scipy import special
+from scipy import optimize, special
 
 from bathtub.errors import InputError
-from bathtub.strategy.inputs import boundary
+from bathtub.strategy.guard import checkpoint
+from bathtub.strategy.inputs import MAX_FAILURES, SCANNED_FAILURES, boundary
 
 _MAX_UNITS = 10**9
 
@@ -137,17 +138,68 @@ def failures_allowed(units: int, reliability: float, confidence: float, test_mul
 
 
 def both_risks_plan(reliability: float, design_reliability: float, consumer_risk: float, producer_risk: float,
-                    test_multiple: float = 1.0, shape: float = 1.0, max_failures: int = 100_000) -> tuple[int, int]:
+                    test_multiple: float = 1.0, shape: float = 1.0, max_failures: int = MAX_FAILURES
+                    ) -> tuple[int, int]:
     """The smallest (f, then n) meeting P(pass | R) ≤ β and P(pass | R_design) ≥ 1 − α exactly.
 
     For each f the fewest units meeting the consumer's risk is binomial_units (more units only
     lower the design's chance of passing), so the plan is the first f whose design passes with
-    probability at least 1 − α at that n."""
+    probability at least 1 − α at that n. The first SCANNED_FAILURES counts are tried one by one;
+    past them the scan starts where the plan first becomes possible (`_fewest_failures`), so a
+    plan needing thousands of failures, or more than `max_failures`, costs milliseconds, not a
+    scan of every count. The producer's risk is the binomial's upper tail computed directly:
+    1 − P(pass) cannot resolve a risk below 1e-16 and would accept far too small a plan."""
     if design_reliability <= reliability:
         raise InputError("design_reliability", "must exceed reliability (the requirement)")
     p_design = p_fail(design_reliability, test_multiple, shape)
-    for f in range(max_failures + 1):
-        n = binomial_units(reliability, 1.0 - consumer_risk, f, test_multiple, shape)
-        if 1.0 - pass_probability(n, f, p_design) <= producer_risk:
-            return f, n
+    p_required = p_fail(reliability, test_multiple, shape)
+    start = 0
+    while start <= max_failures:
+        for f in range(start, min(start + SCANNED_FAILURES, max_failures + 1)):
+            checkpoint()
+            n = binomial_units(reliability, 1.0 - consumer_risk, f, test_multiple, shape)
+            if float(special.bdtrc(f, n, p_design)) <= producer_risk:
+                return f, n
+        start += SCANNED_FAILURES
+        if start <= max_failures:
+            start = max(start, _fewest_failures(p_required, p_design, consumer_risk, producer_risk, start,
+                                                max_failures) - 1)
     raise InputError("design_reliability", f"too close to reliability: more than {max_failures} failures needed")
+
+
+def _fewest_failures(p_required: float, p_design: float, consumer_risk: float, producer_risk: float, low: int,
+                     high: int) -> int:
+    """The least f in [low, high] at which a plan meeting both risks can exist (high + 1: none).
+
+    P(X ≤ f | n, p) = I_{1−p}(n − f, f + 1) continues to real n, falling as n grows; at its real
+    root ñ(f) of P = β (the consumer's risk) the producer's risk I_{p_d}(f + 1, ñ − f) is below
+    that of the integer plan, whose n ≥ ñ (the producer's risk rises with n). Along that curve
+    the producer's risk falls as f grows (a longer test tells the two reliabilities apart
+    better), so bisection finds where it first reaches α."""
+    def possible(f: int) -> bool:
+        checkpoint()
+        extra = _real_extra_units(p_required, f, consumer_risk)
+        return float(special.betainc(f + 1, extra, p_design)) <= producer_risk
+
+    if not possible(high):
+        return high + 1
+    if possible(low):
+        return low
+    return boundary(low, high, lambda f: not possible(f)) + 1
+
+
+def _real_extra_units(p: float, failures: int, target: float) -> float:
+    """n − f at the real n where I_{1−p}(n − f, f + 1) = target, rounded down (a lower bound)."""
+    def excess(a: float) -> float:
+        return float(special.betainc(a, failures + 1, 1.0 - p)) - target
+
+    hi = 1.0
+    while excess(hi) > 0.0:  # I falls from 1 (a → 0) to 0 (a → ∞): doubling ends within the floats
+        hi *= 2.0
+        if math.isinf(hi):
+            return math.inf
+    lo = hi / 2.0 if hi > 1.0 else 1e-300
+    if excess(lo) <= 0.0:
+        return lo
+    root = float(optimize.brentq(excess, lo, hi, xtol=1e-12, rtol=1e-12))
+    return root * (1.0 - 1e-9)  # below the root: the producer's risk there is a lower bound

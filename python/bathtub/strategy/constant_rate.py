@@ -24,7 +24,8 @@ import numpy as np
 from scipy import special
 
 from bathtub.errors import InputError
-from bathtub.strategy.inputs import boundary
+from bathtub.strategy.guard import checkpoint
+from bathtub.strategy.inputs import MAX_FAILURES, SCANNED_FAILURES, boundary
 
 Sided = Literal["one", "two"]
 Termination = Literal["time", "failure"]
@@ -125,18 +126,36 @@ def pass_probability(failures: int, total_time: float, true_mtbf: float) -> floa
 
 
 def both_risks_plan(mtbf_required: float, mtbf_design: float, consumer_risk: float, producer_risk: float,
-                    max_failures: int = 100_000) -> tuple[int, float]:
+                    max_failures: int = MAX_FAILURES) -> tuple[int, float]:
     """The shortest fixed-length, time-terminated plan (r, T) meeting both risks exactly.
 
     For each r the least T meeting the consumer's risk is T_r = θ_req·χ²(1 − β; 2r + 2)/2 (any
     longer test only raises the producer's risk), so the plan is the first r whose
-    P(N > r | T_r/θ_design) ≤ α: the smallest failures allowed, then the shortest time."""
+    P(N > r | T_r/θ_design) ≤ α: the smallest failures allowed, then the shortest time. The
+    first SCANNED_FAILURES counts are tried one by one; past them the producer's risk along T_r
+    falls as r grows (a longer test tells the two MTBFs apart better), so bisection brackets
+    the answer and a plan needing more than `max_failures` is refused in a few dozen steps. The
+    risk is the Poisson upper tail computed directly: 1 − P(N ≤ r) cannot resolve one below 1e-16."""
     if mtbf_design <= mtbf_required:
         raise InputError("design_mtbf", "must exceed the required mtbf (discrimination ratio above 1)")
-    for r in range(max_failures + 1):
+
+    def meets(r: int) -> bool:
+        checkpoint()
         t = test_time(mtbf_required, 1.0 - consumer_risk, r)
-        if 1.0 - pass_probability(r, t, mtbf_design) <= producer_risk:
-            return r, t
+        return float(special.pdtrc(r, t / mtbf_design)) <= producer_risk
+
+    start = 0
+    while start <= max_failures:
+        for r in range(start, min(start + SCANNED_FAILURES, max_failures + 1)):
+            if meets(r):
+                return r, test_time(mtbf_required, 1.0 - consumer_risk, r)
+        start += SCANNED_FAILURES
+        if start > max_failures:
+            break
+        if not meets(max_failures):
+            start = max_failures + 1
+        elif not meets(start):
+            start = boundary(start, max_failures, lambda r: not meets(r))  # the scan confirms the next count
     raise InputError("design_mtbf", f"too close to the required mtbf: more than {max_failures} failures needed")
 
 

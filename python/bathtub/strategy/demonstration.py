@@ -27,15 +27,15 @@ from typing import Any
 from bathtub.errors import InputError
 from bathtub.strategy import attribute as att
 from bathtub.strategy.constant_rate import chi2_ppf, poisson_cdf
-from bathtub.strategy.inputs import integer, number, probability
+from bathtub.strategy.guard import answered
+from bathtub.strategy.inputs import MAX_FAILURES, integer, number, probability
 from bathtub.strategy.rate_plans import fmt as _fmt
 from bathtub.strategy.rate_plans import mtbf_test_plan, rate_plan, sequential_plan
 
-__all__ = ["chi2_ppf", "demonstration_test", "mtbf_test_plan", "poisson_cdf"]
+__all__ = ["MAX_FAILURES", "chi2_ppf", "demonstration_test", "mtbf_test_plan", "poisson_cdf"]
 
 METHODS = ("binomial", "weibayes", "mtbf", "sequential")
 SOLVES = ("units", "test_time_per_unit", "total_test_time", "mtbf", "reliability", "confidence", "failures", "plan")
-MAX_FAILURES = 1000  # the trade-off table lists every count up to failures + 2
 # Across `shape_interval`, a plan whose needs vary by more than this ratio earns a warning.
 SHAPE_WARNING_RATIO = 1.25
 
@@ -76,6 +76,7 @@ class Ask:
             raise InputError(field, f"is what solve_for {solving} asks for; leave it out")
 
 
+@answered
 def demonstration_test(
     reliability: Any = None,
     confidence: Any = None,
@@ -278,7 +279,8 @@ def _attribute_plan(ask: Ask) -> dict[str, Any]:
             raise InputError("design_reliability", "required for a plan meeting both risks")
         if ask.producer_risk is None:
             raise InputError("producer_risk", "required for a plan meeting both risks")
-        f, n = att.both_risks_plan(r, ask.design_reliability, 1.0 - ask.confidence, ask.producer_risk, m, b)
+        f, n = att.both_risks_plan(r, ask.design_reliability, 1.0 - ask.confidence, ask.producer_risk, m, b,
+                                   max_failures=MAX_FAILURES)
     elif solve == "failures":
         f = att.failures_allowed(n, r, c1, m, b)
     if n is not None and n <= f:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bathtub.strategy.rate_plans import LENGTH_SOLVES
+from bathtub.strategy.guard import NON_FINITE_RULE, OVER_BUDGET_RULE
+from bathtub.strategy.rate_plans import CONFIDENCE_ROUNDS_RULE, LENGTH_SOLVES
 
 Schema = dict[str, Any]
 RATE_INPUTS = ("mtbf", "design_mtbf", "total_test_time", "discrimination_ratio")
@@ -39,6 +40,12 @@ CROSS_FIELD = (
     "mission_time: is too short for this test: the units needed leave floating point",
     "reliability: too close to 1 to be demonstrated with this test length",
     "total_test_time: gives the MTBF", "mtbf: gives", "design_mtbf: gives", "discrimination_ratio: gives",
+    "design_reliability: gives the design MTBF", f"confidence: {CONFIDENCE_ROUNDS_RULE}",
+    # a plan meeting both risks needs more failures than a test may allow (MAX_FAILURES)
+    "design_reliability: too close to reliability", "design_mtbf: too close to the required mtbf",
+    # any answer beyond floating point, and any calculation past the service's CPU budget,
+    # refused naming the input of most extreme magnitude (bathtub.strategy.guard)
+    f"*: {NON_FINITE_RULE}", f"*: {OVER_BUDGET_RULE}",
 )
 
 

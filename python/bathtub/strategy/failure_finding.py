@@ -18,6 +18,7 @@ from scipy import optimize
 
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
+from bathtub.strategy.guard import answered
 from bathtub.strategy.inputs import life_model, mean_life, probability
 from bathtub.strategy.replacement import integral_cdf, integral_sf
 
@@ -39,6 +40,7 @@ def exponential_mean_unavailability(failure_rate: float, interval: float) -> flo
     return 1.0 + math.expm1(-x) / x
 
 
+@answered
 def failure_finding_interval(
     distribution_id: str | None = None,
     params: Any = None,

@@ -21,6 +21,12 @@ BELOW_ZERO_RULE = "a life distribution must be positive"
 # Parameters inside their domains whose model floating point cannot evaluate (a Weibull beta of
 # 1e-139, beta shapes of 5e-324): a rule between the values and the arithmetic, stated, not a schema.
 DEGENERATE_RULE = "degenerate parameters"
+# The most failures a demonstration test may allow: the request's bound on `failures`, and the
+# most a solved plan may need (its trade-off table lists every count up to failures + 2).
+MAX_FAILURES = 1000
+# A plan meeting both risks is searched failure count by failure count this far; past it the
+# search jumps to where a plan first becomes possible (a closed-form bracket), so its cost is bounded.
+SCANNED_FAILURES = 64
 
 
 def life_model(

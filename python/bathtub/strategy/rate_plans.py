@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 from bathtub.errors import InputError
 from bathtub.strategy import constant_rate as cr
 from bathtub.strategy import sequential as sq
-from bathtub.strategy.inputs import number, probability
+from bathtub.strategy.inputs import MAX_FAILURES, number, probability
 
 if TYPE_CHECKING:
     from bathtub.strategy.demonstration import Ask
 
 LENGTH_SOLVES = ("units", "test_time_per_unit", "total_test_time")
+CONFIDENCE_ROUNDS_RULE = "too close to 0 for a sequential test"
 
 
 def fmt(x: float) -> str:
@@ -62,9 +63,15 @@ def _design_mtbf(ask: Ask, theta: float | None) -> float | None:
     if ask.design_reliability is not None:
         if ask.mission is None:
             raise InputError("mission_time", "required with design_reliability for method mtbf")
-        return -ask.mission / math.log(ask.design_reliability)
+        # a design reliability near 1 over a long mission: t/(-ln R) can pass the largest float
+        theta_d = -ask.mission / math.log(ask.design_reliability)
+        _representable(theta_d, "design_reliability", "the design MTBF")
+        return theta_d
     if ask.discrimination_ratio is not None and theta is not None:
-        return ask.discrimination_ratio * theta
+        # a ratio of 1e307 on a required MTBF of 1e305 is no float: refused here, not answered as null
+        theta_d = ask.discrimination_ratio * theta
+        _representable(theta_d, "discrimination_ratio", "the design MTBF")
+        return theta_d
     return None
 
 
@@ -134,7 +141,7 @@ def rate_plan(ask: Ask) -> dict[str, Any]:
         if term != "time" or sided != "one":
             raise InputError("termination" if term != "time" else "sided",
                              "a plan meeting both risks is a one-sided, time-terminated test")
-        f, total = cr.both_risks_plan(theta, theta_d, 1.0 - c, ask.producer_risk)
+        f, total = cr.both_risks_plan(theta, theta_d, 1.0 - c, ask.producer_risk, MAX_FAILURES)
     elif solve in ("mtbf", "reliability"):
         theta, upper = cr.mtbf_bounds(total, f, c, term, sided)
     elif solve == "confidence":
@@ -180,7 +187,7 @@ def _split(ask: Ask, total: float) -> tuple[int | None, float | None]:
         return ask.units, total / ask.units
     if ask.mission is not None:
         per = (ask.test_multiple if ask.test_multiple is not None else 1.0) * ask.mission
-        units = total / per
+        units = total / per if per > 0.0 else math.inf  # test_multiple × mission_time can underflow to 0
         if not math.isfinite(units) or units > 1e15:
             raise InputError("mission_time", "is too short for this test: the units needed leave floating point")
         n = max(math.ceil(units - 1e-9), 1)
@@ -301,6 +308,8 @@ def sequential_plan(ask: Ask) -> dict[str, Any]:
     if ask.producer_risk is None:
         raise InputError("producer_risk", "required for a sequential test")
     beta, alpha = 1.0 - ask.confidence, ask.producer_risk
+    if beta >= 1.0:  # a confidence below 1e-16 leaves a consumer's risk of 1: Wald's ln((1 − β)/α) is ln 0
+        raise InputError("confidence", f"{CONFIDENCE_ROUNDS_RULE} (the consumer's risk 1 − confidence rounds to 1)")
     p = sq.plan(theta1, theta0, beta, alpha)
     acc0, e0 = sq.exact_performance(p, theta0)
     acc1, e1 = sq.exact_performance(p, theta1)

@@ -29,6 +29,7 @@ from scipy.interpolate import PchipInterpolator
 
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
+from bathtub.strategy.guard import answered, checkpoint
 from bathtub.strategy.inputs import DEGENERATE_RULE, cost, integer, life_model, mean_life, time_scale
 from bathtub.strategy.renewal import renewal_function
 
@@ -72,11 +73,19 @@ def _quad(life: Lifetime, fn: Any, a: float, b: float) -> float:
     the marks. On log-time a heavy tail is smooth and a vanishing one is short, so an interval
     reaching 1e300 times the life's scale costs a few hundred evaluations, not a stall."""
     marks = [x for x in _quantiles(life) if a < x < b]
+
+    # Each evaluation checks the caller's CPU budget: a near-degenerate model (a shape of 1e6, an
+    # exponent of 1e-6) can keep quadrature at its subdivision limit for every one of a search's calls.
+    def on_line(u: float) -> float:
+        checkpoint()
+        return float(fn(u))
+
     if not marks:
-        return _gk(lambda u: float(fn(u)), a, b, [])
-    head = _gk(lambda u: float(fn(u)), a, marks[0], [])
+        return _gk(on_line, a, b, [])
+    head = _gk(on_line, a, marks[0], [])
 
     def on_log(v: float) -> float:
+        checkpoint()
         u = math.exp(v)
         return float(fn(u)) * u
 
@@ -161,6 +170,7 @@ def _hazard_never_rises(life: Lifetime, grid: np.ndarray) -> bool:
     return bool(np.all(np.diff(h) <= 1e-9 * np.maximum(np.abs(h[:-1]), 1e-300)))
 
 
+@answered
 def optimal_replacement(
     distribution_id: str | None = None,
     params: Any = None,

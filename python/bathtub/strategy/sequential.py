@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 
 from bathtub.strategy.constant_rate import both_risks_plan
+from bathtub.strategy.guard import checkpoint
+from bathtub.strategy.inputs import MAX_FAILURES
 
 GRID = 20_001  # quadrature points on [0, T₀]; the cumulative integral is interpolated linearly
 
@@ -59,7 +61,8 @@ def plan(mtbf_required: float, mtbf_design: float, consumer_risk: float, produce
     """Wald's lines for the given risks, truncated at the fixed-length plan of the same risks."""
     d = mtbf_design / mtbf_required
     log_d = math.log(d)
-    r_fixed, t_fixed = both_risks_plan(mtbf_required, mtbf_design, consumer_risk, producer_risk)
+    # truncation_failures sets how long exact_performance loops and how long the boundary table is
+    r_fixed, t_fixed = both_risks_plan(mtbf_required, mtbf_design, consumer_risk, producer_risk, MAX_FAILURES)
     return SequentialPlan(
         mtbf_required=mtbf_required, mtbf_design=mtbf_design, consumer_risk=consumer_risk,
         producer_risk=producer_risk,
@@ -78,6 +81,7 @@ def exact_performance(p: SequentialPlan, true_mtbf: float) -> tuple[float, float
     undecided = np.zeros_like(t)
     accept = 0.0
     for k in range(p.truncation_failures):
+        checkpoint()  # each failure count costs a few passes over the grid: up to MAX_FAILURES of them
         end = p.accept_time(k)
         undecided += np.where(t < end, np.exp(-lam * t) * g, 0.0)
         accept += math.exp(-lam * end) * float(np.interp(end, t, g))

@@ -23,6 +23,7 @@ import numpy as np
 
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
+from bathtub.strategy.guard import answered
 from bathtub.strategy.inputs import cost, life_model, mean_life, number, time_scale
 from bathtub.strategy.renewal import delayed_renewal_function, renewal_function
 
@@ -131,6 +132,7 @@ def _nth(nth: Callable[[int], date], k: int) -> date | None:
         return None
 
 
+@answered
 def shut_plan(
     distribution_id: str | None = None,
     params: Any = None,

@@ -14,6 +14,7 @@ from bathtub.distributions import FAMILIES, MIXTURE, cross_field_rules, params_r
 from bathtub.errors import InputError
 from bathtub.strategy import demonstration_schema
 from bathtub.strategy.demonstration import MAX_FAILURES
+from bathtub.strategy.guard import NON_FINITE_RULE, OVER_BUDGET_RULE, cpu_budget
 from bathtub.strategy.inputs import BELOW_ZERO_RULE, DEGENERATE_RULE
 from bathtub.strategy.shuts import MAX_HORIZON_DAYS, TOO_MANY_SHUTS
 from bathtub.units import units_clash
@@ -37,7 +38,8 @@ class LifeModelIn(Strict):
 
     model_config = ConfigDict(json_schema_extra={"allOf": params_rules(base_field="base_distribution_id",
                                                                        lifetime=True)})
-    cross_field = (*cross_field_rules(mixture=True), f"params: {BELOW_ZERO_RULE}", f"params: {DEGENERATE_RULE}")
+    cross_field = (*cross_field_rules(mixture=True), f"params: {BELOW_ZERO_RULE}", f"params: {DEGENERATE_RULE}",
+                   f"*: {NON_FINITE_RULE}", f"*: {OVER_BUDGET_RULE}")
 
     exactly_one = ("distribution_id", "saved_model_id")
     companions: ClassVar[dict[str, tuple[str, ...]]] = {"distribution_id": ("params", "base_distribution_id")}
@@ -247,15 +249,19 @@ def _calculator(name: str, run: Callable[..., dict[str, Any]], life: bool) -> Ca
         if name == "shut_plan":
             fields["shuts"] = [s.model_dump(exclude_none=True) for s in req.shuts]
             fields["today"] = req.today or dt.date.today().isoformat()
-        # Calculators are quick (well under a second) but pure Python: run them off the loop.
-        result = await ctx.jobs.run_cpu(_call, run, {**fields, **kwargs})
+        # Calculators are quick (well under a second) but pure Python: run them off the loop, in
+        # the process pool. Extreme inputs can still make one slow, so each runs under a CPU
+        # budget that its loops check (a pool worker cannot be killed alone without breaking the
+        # pool for every request sharing it): past it the answer is a 422 naming the inputs.
+        result = await ctx.jobs.run_cpu(_call, run, {**fields, **kwargs}, ctx.config.strategy_cpu_limit_seconds)
         return await _saved(ctx, name, req, result)
 
     return handler
 
 
-def _call(run: Callable[..., dict[str, Any]], kwargs: dict[str, Any]) -> dict[str, Any]:
-    return run(**kwargs)
+def _call(run: Callable[..., dict[str, Any]], kwargs: dict[str, Any], budget_s: float) -> dict[str, Any]:
+    with cpu_budget(budget_s):
+        return run(**kwargs)
 
 
 async def get_analysis(ctx: Ctx, req: AnalysisGet) -> dict[str, Any]:
