@@ -13,11 +13,12 @@ from bathtub_api.auth import RateLimiter, TokenCache, auth_middleware
 from bathtub_api.config import Config
 from bathtub_api.errors import error_middleware, json_response
 from bathtub_api.jobs import JobRunner
-from bathtub_api.keys import BAD_TOKENS, CONFIG, JOBS, LIMITER, REGISTRY, SESSION_KEY, STORE, TOKENS
+from bathtub_api.keys import BAD_TOKENS, CONFIG, JOBS, LIMITER, REGISTRY, SESSION_KEY, STORE, TOKENS, WRITES
 from bathtub_api.registry import Registry
 from bathtub_api.store import open_store
 from bathtub_api.tools import default_registry, sharing, uploads
 from bathtub_api.transport import access_middleware, install_protocol_errors
+from bathtub_api.write_faults import WriteHealth, probe_files
 
 
 def create_app(config: Config | None = None, registry: Registry | None = None) -> web.Application:
@@ -31,6 +32,7 @@ def create_app(config: Config | None = None, registry: Registry | None = None) -
     app[LIMITER] = RateLimiter(config.rate_limit_per_minute)
     app[BAD_TOKENS] = RateLimiter(config.bad_token_limit_per_minute)
     app[TOKENS] = TokenCache(config.token_cache_seconds)
+    app[WRITES] = WriteHealth()
     app.cleanup_ctx.append(_store_and_jobs)
     reg.add_to(app)
     mcp.add_route(app, reg)
@@ -40,7 +42,18 @@ def create_app(config: Config | None = None, registry: Registry | None = None) -
         return json_response(document)
 
     async def health(request: web.Request) -> web.Response:
-        return json_response({"status": "ok", "store": request.app[STORE].kind, "engine_version": engine_version})
+        """ok, or degraded (still 200: reads are served, and an instance taken out of rotation
+        would never see the write that shows it recovered) with the reason of the last refused
+        write, until a write of the same kind succeeds. Files are probed here (a 1-byte file,
+        only while degraded) since the store's writes may succeed all along."""
+        writes = request.app[WRITES]
+        if writes.failing("files"):
+            await probe_files(writes, config.files_dir())
+        out = {"status": "ok", "store": request.app[STORE].kind, "engine_version": engine_version}
+        degraded = writes.report()
+        if degraded is not None:
+            out = {**out, "status": "degraded", **degraded}
+        return json_response(out)
 
     app.router.add_get("/api/v1/openapi.json", openapi_json, name="openapi")
     app.router.add_get("/healthz", health, name="health")
@@ -52,7 +65,7 @@ def create_app(config: Config | None = None, registry: Registry | None = None) -
 
 async def _store_and_jobs(app: web.Application) -> AsyncIterator[None]:
     config = app[CONFIG]
-    store = await open_store(config.database_url)
+    store = await open_store(config.database_url, health=app[WRITES])
     store.plans = plans.all_limits(config)  # the store enforces the quotas it counts (items, jobs)
     app[STORE] = store
     app[SESSION_KEY] = config.session_key or await store.server_secret("session_hmac")
