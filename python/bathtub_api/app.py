@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -19,6 +20,8 @@ from bathtub_api.store import open_store
 from bathtub_api.tools import default_registry, sharing, uploads
 from bathtub_api.transport import access_middleware, install_protocol_errors
 from bathtub_api.write_faults import WriteHealth, probe_files
+
+log = logging.getLogger("bathtub_api")
 
 
 def create_app(config: Config | None = None, registry: Registry | None = None) -> web.Application:
@@ -76,6 +79,11 @@ async def _store_and_jobs(app: web.Application) -> AsyncIterator[None]:
                      engine_threads=config.job_engine_threads, cluster=config.dask_scheduler or None)
     app[JOBS] = jobs
     await jobs.start()
+    try:  # before the first request: a link a killed process left receiving takes a send again
+        await uploads.reset_interrupted_sends(store, config)
+        await uploads.purge(store, config)
+    except Exception:  # e.g. a full store: serve anyway (reads work), the purge loop retries
+        log.exception("upload start-up purge failed")
     purger = asyncio.create_task(uploads.purge_loop(store, config))
     mail = asyncio.create_task(mailer.mailer_loop(store, config))
     try:

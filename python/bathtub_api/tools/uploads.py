@@ -36,6 +36,7 @@ from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 from bathtub_api.tools.datasets import DatasetCreated, dataset_url
 from bathtub_api.tools.rbd import RbdEdit, edit, store_diagrams
+from bathtub_api.upload_leases import ReceivingLease, reset_interrupted
 
 log = logging.getLogger("bathtub_api.uploads")
 CHUNK = 256 * 1024
@@ -349,14 +350,20 @@ async def _receive(ctx: Ctx, request: web.Request, upload_id: str, token: str) -
         raise ApiError(410, "upload_id: this link expired (links last 15 minutes); create a new link")
     if request.content_length is not None and request.content_length > config.upload_max_bytes:
         raise ApiError(413, f"body: the file is larger than {config.upload_max_bytes} bytes")
-    claimed = {**body, "state": "receiving"}
+    part = f"{upload_id}.{secrets.token_hex(6)}.part"  # this send's own: a later send never shares it
+    claimed = {**body, "state": "receiving", "receiver": ctx.jobs.instance,
+               "lease_until": now() + config.job_lease_seconds, "part": part}
     if not await ctx.store.update_item(item["owner"], "upload", upload_id, item["name"], claimed,
                                        if_version=item["version"]):
         raise ApiError(409, "upload_id: this link is in use by another send")
+    lease = ReceivingLease(ctx.store, item, claimed, item["version"] + 1, config.job_lease_seconds,
+                           config.job_heartbeat_seconds)
+    lease.start()
     final = _path(ctx, upload_id)
-    tmp = final.with_suffix(".part")
+    tmp = final.with_name(part)
     digest = hashlib.sha256()
     size = 0
+    stolen = ApiError(409, "upload_id: this send stalled past its lease and the link was reset; send again")
     try:
         with tmp.open("wb") as fh:
             os.chmod(tmp, 0o600)
@@ -364,19 +371,32 @@ async def _receive(ctx: Ctx, request: web.Request, upload_id: str, token: str) -
                 size += len(chunk)
                 if size > config.upload_max_bytes:
                     raise ApiError(413, f"body: the file is larger than {config.upload_max_bytes} bytes")
+                if lease.lost:
+                    raise stolen
                 digest.update(chunk)
                 fh.write(chunk)
         fmt = await asyncio.to_thread(detect_format, tmp)
+        await lease.stop()
+        if lease.lost:
+            raise stolen
         tmp.replace(final)
+        done = {**body, "state": "used", "stored": True, "size": size, "sha256": digest.hexdigest(),
+                "detected_format": fmt, "received_at": now()}
+        if not await lease.write(done):
+            raise stolen
     except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        # the send did not get through: the link stays usable (spec: a refused send leaves it unused)
-        await ctx.store.update_item(item["owner"], "upload", upload_id, item["name"], body)
+        # The send did not get through (refused, cut off, disk or store full): its bytes go and the
+        # link is unused again (spec: a refused send leaves it unused) — if it is still ours.
+        await lease.stop()
+        for path in (tmp, final):
+            with contextlib.suppress(OSError):
+                path.unlink()
+        if not lease.lost:
+            try:
+                await lease.write(body)
+            except Exception as e:  # e.g. the store is full too: its lease runs out, then it is reset
+                log.warning("upload %s: left receiving until its lease runs out: %s", upload_id, e)
         raise
-    done = {**body, "state": "used", "stored": True, "size": size, "sha256": digest.hexdigest(),
-            "detected_format": fmt, "received_at": now()}
-    await ctx.store.update_item(item["owner"], "upload", upload_id, item["name"], done)
     return {"upload_id": upload_id, "size": size, "sha256": done["sha256"], "detected_format": fmt}
 
 
@@ -506,31 +526,34 @@ async def _imported(ctx: Ctx, item: dict[str, Any], into: list[str]) -> None:
 
 
 async def purge(store: Any, config: Any) -> int:
-    """Delete the bytes of uploads older than the retention time, and stray partial files."""
+    """Delete the bytes of uploads older than the retention time. A link being received is left
+    to its lease (upload_leases): a send under way keeps its file, a cut-off one is reset."""
     cutoff = now() - config.upload_retention_s
     n = 0
     for item in await store.items_created_before("upload", cutoff):
         body = item["body"]
         path = _dir(config) / item["id"]
-        if body.get("stored") or body["state"] == "receiving" or path.exists():
+        if body["state"] != "receiving" and (body.get("stored") or path.exists()):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-            with contextlib.suppress(FileNotFoundError):
-                path.with_suffix(".part").unlink()
-            await store.update_item(item["owner"], "upload", item["id"], item["name"],
-                                    {**body, "stored": False, "state": "used" if body["state"] != "unused" else
-                                     "unused"})
+            await store.update_item(item["owner"], "upload", item["id"], item["name"], {**body, "stored": False})
             n += 1
     return n
 
 
+async def reset_interrupted_sends(store: Any, config: Any) -> int:
+    """Links a crashed (or stalled) send left receiving, back to unused once their lease ran out."""
+    return await reset_interrupted(store, _dir(config))
+
+
 async def purge_loop(store: Any, config: Any, every_s: float = 60.0) -> None:
     while True:
+        await asyncio.sleep(every_s)  # the start-up ran both already (app.py)
         try:
+            await reset_interrupted_sends(store, config)
             n = await purge(store, config)
             if n:
                 log.info("purged the bytes of %d upload(s) past retention", n)
         except Exception:  # a purge problem must not stop the next purge
             log.exception("upload purge failed")
-        await asyncio.sleep(every_s)
 
