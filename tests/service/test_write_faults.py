@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import os
 import subprocess
 import uuid
@@ -22,6 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
+from PIL import Image
 
 from bathtub_api.app import create_app
 from bathtub_api.cli import token_create
@@ -33,6 +35,8 @@ from bathtub_api.tools import default_registry
 from bathtub_api.tools.common import Strict
 from bathtub_api.write_faults import write_fault
 from tests.conftest import PG_URL, Api
+from tests.service.test_photos import dataset as some_dataset
+from tests.service.test_photos import post_photo
 from tests.service.test_uploads import link, send
 
 FULL = "the store is full: database or disk is full; nothing was saved"
@@ -236,6 +240,26 @@ async def test_an_upload_onto_a_full_disk_is_507_and_leaves_the_link_unused(
     assert (await health(api))["status"] == "ok"
     status, out = await send(api, made["url"], b"time\n1.5\n2.5\n")
     assert status == 200, out
+
+
+async def test_a_photo_onto_a_full_disk_is_507_and_leaves_no_file(aiohttp_client: Any, database_url: str,
+                                                                  small_disk: Path) -> None:
+    config = Config(database_url=database_url, rate_limit_per_minute=10_000, job_concurrency=1, cpu_workers=1,
+                    token_cache_seconds=0.0, data_dir=str(small_disk))
+    api = Api(await aiohttp_client(create_app(config)), await token_create(config, "alice", ["read", "write"]))
+    target = await some_dataset(api)
+    noise = io.BytesIO()  # random pixels: its PNG stays ~120 KB however it is re-encoded
+    Image.frombytes("RGB", (200, 200), os.urandom(200 * 200 * 3)).save(noise, "PNG")
+    (small_disk / "photos").mkdir(mode=0o700)
+    with contextlib.suppress(OSError), (small_disk / "rest").open("wb", buffering=0) as rest:
+        while True:  # all but a few KiB taken: the photo's file is cut short
+            rest.write(b"\0" * 4096)
+    (small_disk / "rest").write_bytes(b"\0" * (os.path.getsize(small_disk / "rest") - 8192))
+    status, out = await post_photo(api, target, noise.getvalue(), content_type="image/png")
+    assert (status, out) == (507, {"detail": "the file store is full: No space left on device; nothing was saved"})
+    assert os.listdir(small_disk / "photos") == []
+    status, listed = await api.get("/api/v1/maintenance/photos", params={"target_id": target})
+    assert status == 200 and listed["photos"] == [], listed
 
 
 # -- jobs ----------------------------------------------------------------------------------
