@@ -3,7 +3,8 @@
 Lifecycle of a link (spec): `uploads create` → unused; the first send that gets through makes it
 used (a second send 409); 15 minutes after creation a send answers 410; a wrong token or unknown
 id 404; after `upload_max_attempts` wrong tokens the link answers 429. A send refused here (too
-large, cut off) leaves the link unused. The link's secret (`t`, 192 random bits) is stored only as
+large, cut off, a full disk) leaves the link unused; so does one cut off by the service's own
+death, once its lease runs out (upload_leases.py). The link's secret (`t`, 192 random bits) is stored only as
 its SHA-256 and is the send's only credential. Bytes stream to disk in chunks, never whole into
 memory, and are deleted once imported or after `upload_retention_s` by a purge that reads the
 store, so it survives restarts.
@@ -189,7 +190,9 @@ def register(reg: Registry) -> None:
                   summary="Send the file's bytes to a single-use upload link (no Authorization header)",
                   description="409 if the link was used, 410 after 15 minutes, 404 for a wrong token or unknown id, "
                               "413 past 30 MiB (31,457,280 bytes; the rest is not read and the link stays unused), "
-                              "429 after too many wrong tokens.")(send)
+                              "429 after too many wrong tokens, 507 if the disk or store is full. A send that does "
+                              "not get through (refused, cut off, or the service stopped mid-send) leaves the link "
+                              "unused: send again.")(send)
 
     @reg.action("get", "upload", request=UploadGet, selector="kind",
                 summary="What an uploaded file holds, before import (owner only)",
