@@ -51,11 +51,21 @@ class ReceivingLease:
             await self._task
 
     async def write(self, body: dict[str, Any]) -> bool:
-        """Replace the link's body if it is still ours; False (and `lost`) if it was reset."""
-        if await self.store.update_item(self.item["owner"], "upload", self.item["id"], self.item["name"], body,
-                                        if_version=self.version):
-            self.version += 1
-            return True
+        """Replace the link's body if it is still ours; False (and `lost`) if it was reset. A
+        wrong token tried on the link meanwhile also moved its version on: still ours then (same
+        partial file), and the count of wrong tokens is kept."""
+        item = self.item
+        for _ in range(5):
+            if await self.store.update_item(item["owner"], "upload", item["id"], item["name"], body,
+                                            if_version=self.version):
+                self.version += 1
+                return True
+            fresh = await self.store.find_item("upload", item["id"])
+            if fresh is None or fresh["body"].get("part") != self.body["part"]:
+                break
+            self.version = fresh["version"]
+            self.body = {**self.body, "attempts": fresh["body"]["attempts"]}
+            body = {**body, "attempts": fresh["body"]["attempts"]}
         self.lost = True
         return False
 

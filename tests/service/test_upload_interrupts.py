@@ -43,7 +43,8 @@ async def start_send(url: str, total: int) -> tuple[asyncio.StreamReader, asynci
     parts = urlsplit(url)
     reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
     writer.write(f"PUT {parts.path}?{parts.query} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
-                 f"Content-Type: application/octet-stream\r\nContent-Length: {total}\r\n\r\n".encode() + HEAD)
+                 "Content-Type: application/octet-stream\r\nConnection: close\r\n"
+                 f"Content-Length: {total}\r\n\r\n".encode() + HEAD)
     await writer.drain()
     return reader, writer
 
@@ -150,3 +151,23 @@ async def test_the_purge_leaves_a_live_send_alone(api: Api, config: Config) -> N
     assert await store.update_item(item["owner"], "upload", item["id"], item["name"], live)
     assert await uploads.purge(store, dataclasses.replace(config, upload_retention_s=-1.0)) == 0
     assert (await store.find_item("upload", made["upload_id"]))["body"]["state"] == "receiving"
+
+
+async def test_a_wrong_token_during_a_send_neither_breaks_it_nor_is_forgotten(api: Api, database_url: str) -> None:
+    """A wrong token tried on a link being received counts (the 429 after too many), and the
+    live send still completes: the link's version moved on, but it is still that send's."""
+    made = await link(api)
+    url = str(api.client.make_url(urlsplit(made["url"]).path)) + "?" + urlsplit(made["url"]).query
+    rest = b"120,F\n340,S\n"
+    reader, writer = await start_send(url, len(HEAD) + len(rest))
+    await state_when(database_url, made["upload_id"], "receiving")
+    wrong = made["url"].split("?t=")[0] + "?t=" + "x" * 32
+    status, out = await send(api, wrong, b"a")
+    assert status == 404, out
+    writer.write(rest)
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 200 "), answer
+    item = await upload_row(database_url, made["upload_id"])
+    assert item["body"]["state"] == "used" and item["body"]["attempts"] == 1
