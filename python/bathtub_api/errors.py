@@ -2,7 +2,8 @@
 
 Handlers raise `ApiError(status, detail)` (or the library's `InputError`, a 422); aiohttp's
 own HTTP exceptions (404 unknown route, 405 wrong method, 413 body too large) are reshaped.
-Anything unexpected becomes a 500 with a generic detail: no traceback ever leaves.
+A write the store or the file system refused (full, read-only: write_faults.py) is a 507 naming
+the cause. Anything unexpected becomes a 500 with a generic detail: no traceback ever leaves.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from bathtub.errors import InputError
-from bathtub_api.keys import CONFIG
+from bathtub_api.keys import CONFIG, WRITES
 from bathtub_api.redact import redact
+from bathtub_api.write_faults import WriteRefused, write_fault
 
 log = logging.getLogger("bathtub_api")
 
@@ -87,6 +89,16 @@ def validation_detail(err: ValidationError) -> str:
     return f"{loc}: {msg}{suffix}" if loc else f"{msg}{suffix}"
 
 
+def write_refusal(request: web.Request, exc: BaseException) -> WriteRefused | None:
+    """The storage's refusal behind `exc` (full, read-only), noted for /healthz; None if it is
+    not one. The store's own refusals are noted by the store already; files' are noted here."""
+    fault = write_fault(exc)
+    if fault is not None:
+        request.app[WRITES].failed(fault)
+        log.error("%s %s refused: %s", request.method, redact(request.path), fault.reason)
+    return fault
+
+
 _REASONS = {
     404: "no such route",
     405: "method not allowed on this route",
@@ -118,6 +130,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
             detail = f"request body too large (at most {request.app[CONFIG].max_body_bytes} bytes)"
         headers = {k: v for k, v in e.headers.items() if k.lower() == "allow"}
         return refusal(e.status, detail, headers)
-    except Exception:
+    except Exception as e:
+        fault = write_refusal(request, e)
+        if fault is not None:
+            return refusal(fault.status, fault.detail)
         log.exception("unhandled error on %s %s", request.method, redact(request.path))
         return refusal(500, "internal error; the request was not applied")

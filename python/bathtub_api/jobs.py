@@ -46,6 +46,7 @@ from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, now
 from bathtub_api.registry import JobCtx, Registry
 from bathtub_api.store import Store
+from bathtub_api.write_faults import WriteRefused
 
 log = logging.getLogger("bathtub_api.jobs")
 T = TypeVar("T")
@@ -259,6 +260,11 @@ class JobRunner:
             self._running[job_id] = handle
             try:
                 await self._work(handle, owner, kind, args)
+            except WriteRefused as e:
+                # Not even its failure could be stored (full or read-only store): it stays
+                # running under a lease nobody renews, so it is retried once the lease ran out.
+                log.error("job %s (%s): its outcome could not be stored: %s; retried after its lease", job_id,
+                          kind, e.reason)
             finally:
                 del self._running[job_id]
         finally:
@@ -280,11 +286,18 @@ class JobRunner:
                 raise
         except (InputError, ApiError) as e:
             await self.store.fail_job(h.job_id, self.instance, str(e))
+        except WriteRefused as e:  # what it stored on the way (a result item) was refused
+            await self.store.fail_job(h.job_id, self.instance, e.detail)
         except Exception as e:
             log.exception("job %s (%s) failed", h.job_id, kind)
             await self.store.fail_job(h.job_id, self.instance, f"internal error while computing: {type(e).__name__}")
         else:
-            await self.store.finish_job(h.job_id, self.instance, result)
+            try:
+                await self.store.finish_job(h.job_id, self.instance, result)
+            except WriteRefused as e:
+                # A result too large for the room left: say so on the job (a short message may
+                # still fit) instead of leaving it to be computed again to the same end.
+                await self.store.fail_job(h.job_id, self.instance, f"its result could not be stored: {e.detail}")
 
     async def run_cpu(self, fn: Callable[..., T], *args: Any) -> T:
         """Pure-Python CPU work in a worker process, so the event loop never stalls."""

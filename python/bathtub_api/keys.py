@@ -17,6 +17,7 @@ LIMITER = web.AppKey("limiter", "RateLimiter")
 BAD_TOKENS = web.AppKey("bad_tokens", "Failures")  # failed authentications, per client address
 TOKENS = web.AppKey("tokens", "TokenCache")
 PHOTOS = web.AppKey("photos", "PhotoDecoder")  # bounds concurrent photo decodes (photo_decoder.py)
+WRITES = web.AppKey("writes", "WriteHealth")  # this process's refused writes, for /healthz
 SESSION_KEY = web.AppKey("session_key", str)  # the HMAC key session cookies are signed with
 USER = web.RequestKey("user", "User")
 SESSION = web.RequestKey("session", str)  # the session id, when a request is signed in by its cookie

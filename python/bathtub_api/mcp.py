@@ -14,7 +14,7 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from bathtub.errors import InputError
-from bathtub_api.errors import ApiError, json_response, validation_detail
+from bathtub_api.errors import ApiError, json_response, validation_detail, write_refusal
 from bathtub_api.fields import refuse_nul
 from bathtub_api.openapi import API_VERSION, cross_field_described, definitions, key_patterns
 from bathtub_api.registry import Action, Registry, ctx_of, invoke
@@ -103,6 +103,11 @@ async def _call(request: web.Request, reg: Registry, params: dict[str, Any], raw
         return _tool_error(422, str(e))
     except ValidationError as e:
         return _tool_error(422, validation_detail(e))
+    except Exception as e:
+        fault = write_refusal(request, e)
+        if fault is None:
+            raise
+        return _tool_error(fault.status, fault.detail)
     return {"content": [{"type": "text", "text": json_response(result).text}], "structuredContent": result,
             "isError": False}
 

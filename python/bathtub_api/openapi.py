@@ -25,6 +25,8 @@ ERRORS = {
     "413": "Request body too large",
     "422": "Bad input; detail names the field and the rule",
     "429": "Rate limit exceeded; see Retry-After",
+    "507": "The store or the file system is full or read-only; detail names which and why, nothing was saved "
+           "(retry once room is made; GET /healthz says `degraded` meanwhile)",
 }
 
 
@@ -213,7 +215,10 @@ def build(reg: Registry) -> dict[str, Any]:
             "title": "Bathtub reliability analysis service",
             "version": API_VERSION,
             "description": "Tool API: POST /api/v1/{tool}/{action} with one JSON object. Refusals are "
-                           '{"detail": "..."}. The same actions are offered through the tool protocol at /mcp.',
+                           '{"detail": "..."}. The same actions are offered through the tool protocol at /mcp. '
+                           'GET /healthz (no token) answers 200 {"status": "ok", "store", "engine_version"}, or '
+                           '200 {"status": "degraded", "reason", "since", ...} after a write the store or the '
+                           "file system refused (507), until a write of that kind succeeds again.",
         },
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}],

@@ -1,11 +1,13 @@
-"""Share-link queries, mixed into the Store: a link names one item of its owner; only the
-SHA-256 of its secret is stored, so the store cannot give a link's URL back."""
+"""Link queries, mixed into the Store. Share links: a link names one item of its owner; only the
+SHA-256 of its secret is stored, so the store cannot give a link's URL back. Upload links are
+items (kind `upload`); here only the finding of those a send is receiving into."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from bathtub_api.ids import now
+from bathtub_api.store.common import loads
 
 if TYPE_CHECKING:
     from bathtub_api.store.base import Driver
@@ -23,6 +25,15 @@ class LinkQueries:
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             link_id, owner, kind, item_id, secret_hash, now(), expires_at,
         )
+
+    async def receiving_uploads(self) -> list[dict[str, Any]]:
+        """Upload links whose state is `receiving`, any owner (with `owner` and `version`): the
+        sends under way, or cut off by a crash. Bodies are compact JSON, so the text test is exact."""
+        rows = await self.db.fetch(
+            "SELECT id, owner, name, version, body FROM items WHERE kind = 'upload' AND body LIKE ?",
+            '%"state":"receiving"%',
+        )
+        return [{**r, "body": loads(r["body"])} for r in rows]
 
     async def live_share_link(self, secret_hash: str, at: float) -> dict[str, Any] | None:
         """The live link whose secret hashes to `secret_hash` (with `hash`): None when unknown,

@@ -125,11 +125,15 @@ class SqliteDriver:
             await self._writer.execute("BEGIN IMMEDIATE")
             try:
                 yield self._writer
-            except BaseException:
-                await self._writer.execute("ROLLBACK")
-                raise
-            else:
                 await self._writer.execute("COMMIT")
+            except BaseException:
+                # Also when COMMIT itself failed (SQLITE_FULL, SQLITE_IOERR): the transaction may
+                # still be open, and the next BEGIN on this connection would fail. SQLite may have
+                # rolled it back already on such an error, and a ROLLBACK then would fail and hide
+                # the error that matters.
+                if self._writer.conn.in_transaction:
+                    await self._writer.execute("ROLLBACK")
+                raise
 
     async def close(self) -> None:
         self._inline.close()

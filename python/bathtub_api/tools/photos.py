@@ -140,11 +140,12 @@ def register(reg: Registry) -> None:
             data)
         photo_id = new_id("photo")
         path = _dir(ctx) / f"{photo_id}.{image.format}"
-        await asyncio.to_thread(write_private, path, image.data)
         body = {"target_id": target_id, "caption": caption, "format": image.format, "source_format":
                 image.source_format, "width": image.width, "height": image.height, "bytes": len(image.data),
                 "sha256": image.sha256, "file": path.name}
         try:
+            # a disk that fills up mid-write leaves part of the file: it goes with the refusal too
+            await asyncio.to_thread(write_private, path, image.data)
             await ctx.store.insert_item(ctx.user.id, "photo", photo_id, caption or "photo", body)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):

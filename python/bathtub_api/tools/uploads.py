@@ -3,7 +3,8 @@
 Lifecycle of a link (spec): `uploads create` → unused; the first send that gets through makes it
 used (a second send 409); 15 minutes after creation a send answers 410; a wrong token or unknown
 id 404; after `upload_max_attempts` wrong tokens the link answers 429. A send refused here (too
-large, cut off) leaves the link unused. The link's secret (`t`, 192 random bits) is stored only as
+large, cut off, a full disk) leaves the link unused; so does one cut off by the service's own
+death, once its lease runs out (upload_leases.py). The link's secret (`t`, 192 random bits) is stored only as
 its SHA-256 and is the send's only credential. Bytes stream to disk in chunks, never whole into
 memory, and are deleted once imported or after `upload_retention_s` by a purge that reads the
 store, so it survives restarts.
@@ -38,6 +39,7 @@ from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 from bathtub_api.tools.datasets import DatasetCreated, dataset_url
 from bathtub_api.tools.rbd import RbdEdit, edit, store_diagrams
+from bathtub_api.upload_leases import ReceivingLease, reset_interrupted
 
 log = logging.getLogger("bathtub_api.uploads")
 CHUNK = 256 * 1024
@@ -190,7 +192,9 @@ def register(reg: Registry) -> None:
                   summary="Send the file's bytes to a single-use upload link (no Authorization header)",
                   description="409 if the link was used, 410 after 15 minutes, 404 for a wrong token or unknown id, "
                               "413 past 30 MiB (31,457,280 bytes; the rest is not read and the link stays unused), "
-                              "429 after too many wrong tokens.")(send)
+                              "429 after too many wrong tokens, 507 if the disk or store is full. A send that does "
+                              "not get through (refused, cut off, or the service stopped mid-send) leaves the link "
+                              "unused: send again.")(send)
 
     @reg.action("get", "upload", request=UploadGet, selector="kind",
                 summary="What an uploaded file holds, before import (owner only)",
@@ -351,14 +355,20 @@ async def _receive(ctx: Ctx, request: web.Request, upload_id: str, token: str) -
         raise ApiError(410, "upload_id: this link expired (links last 15 minutes); create a new link")
     if request.content_length is not None and request.content_length > config.upload_max_bytes:
         raise ApiError(413, f"body: the file is larger than {config.upload_max_bytes} bytes")
-    claimed = {**body, "state": "receiving"}
+    part = f"{upload_id}.{secrets.token_hex(6)}.part"  # this send's own: a later send never shares it
+    claimed = {**body, "state": "receiving", "receiver": ctx.jobs.instance,
+               "lease_until": now() + config.job_lease_seconds, "part": part}
     if not await ctx.store.update_item(item["owner"], "upload", upload_id, item["name"], claimed,
                                        if_version=item["version"]):
         raise ApiError(409, "upload_id: this link is in use by another send")
+    lease = ReceivingLease(ctx.store, item, claimed, item["version"] + 1, config.job_lease_seconds,
+                           config.job_heartbeat_seconds)
+    lease.start()
     final = _path(ctx, upload_id)
-    tmp = final.with_suffix(".part")
+    tmp = final.with_name(part)
     digest = hashlib.sha256()
     size = 0
+    stolen = ApiError(409, "upload_id: this send stalled past its lease and the link was reset; send again")
     try:
         with contextlib.suppress(FileNotFoundError):  # a send cut off by a crash left its part behind
             tmp.unlink()
@@ -367,19 +377,32 @@ async def _receive(ctx: Ctx, request: web.Request, upload_id: str, token: str) -
                 size += len(chunk)
                 if size > config.upload_max_bytes:
                     raise ApiError(413, f"body: the file is larger than {config.upload_max_bytes} bytes")
+                if lease.lost:
+                    raise stolen
                 digest.update(chunk)
                 fh.write(chunk)
         fmt = await asyncio.to_thread(detect_format, tmp)
+        await lease.stop()
+        if lease.lost:
+            raise stolen
         tmp.replace(final)
+        done = {**body, "state": "used", "stored": True, "size": size, "sha256": digest.hexdigest(),
+                "detected_format": fmt, "received_at": now()}
+        if not await lease.write(done):
+            raise stolen
     except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        # the send did not get through: the link stays usable (spec: a refused send leaves it unused)
-        await ctx.store.update_item(item["owner"], "upload", upload_id, item["name"], body)
+        # The send did not get through (refused, cut off, disk or store full): its bytes go and the
+        # link is unused again (spec: a refused send leaves it unused) — if it is still ours.
+        await lease.stop()
+        for path in (tmp, final):
+            with contextlib.suppress(OSError):
+                path.unlink()
+        if not lease.lost:
+            try:
+                await lease.write(body)
+            except Exception as e:  # e.g. the store is full too: its lease runs out, then it is reset
+                log.warning("upload %s: left receiving until its lease runs out: %s", upload_id, e)
         raise
-    done = {**body, "state": "used", "stored": True, "size": size, "sha256": digest.hexdigest(),
-            "detected_format": fmt, "received_at": now()}
-    await ctx.store.update_item(item["owner"], "upload", upload_id, item["name"], done)
     return {"upload_id": upload_id, "size": size, "sha256": done["sha256"], "detected_format": fmt}
 
 
@@ -507,31 +530,34 @@ async def _imported(ctx: Ctx, item: dict[str, Any], into: list[str]) -> None:
 
 
 async def purge(store: Any, config: Any) -> int:
-    """Delete the bytes of uploads older than the retention time, and stray partial files."""
+    """Delete the bytes of uploads older than the retention time. A link being received is left
+    to its lease (upload_leases): a send under way keeps its file, a cut-off one is reset."""
     cutoff = now() - config.upload_retention_s
     n = 0
     for item in await store.items_created_before("upload", cutoff):
         body = item["body"]
         path = _dir(config) / item["id"]
-        if body.get("stored") or body["state"] == "receiving" or path.exists():
+        if body["state"] != "receiving" and (body.get("stored") or path.exists()):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-            with contextlib.suppress(FileNotFoundError):
-                path.with_suffix(".part").unlink()
-            await store.update_item(item["owner"], "upload", item["id"], item["name"],
-                                    {**body, "stored": False, "state": "used" if body["state"] != "unused" else
-                                     "unused"})
+            await store.update_item(item["owner"], "upload", item["id"], item["name"], {**body, "stored": False})
             n += 1
     return n
 
 
+async def reset_interrupted_sends(store: Any, config: Any) -> int:
+    """Links a crashed (or stalled) send left receiving, back to unused once their lease ran out."""
+    return await reset_interrupted(store, _dir(config))
+
+
 async def purge_loop(store: Any, config: Any, every_s: float = 60.0) -> None:
     while True:
+        await asyncio.sleep(every_s)  # the start-up ran both already (app.py)
         try:
+            await reset_interrupted_sends(store, config)
             n = await purge(store, config)
             if n:
                 log.info("purged the bytes of %d upload(s) past retention", n)
         except Exception:  # a purge problem must not stop the next purge
             log.exception("upload purge failed")
-        await asyncio.sleep(every_s)
 
