@@ -39,6 +39,7 @@ ORDER = [
     "fleet",
     "service_load",
     "service_rbd_latency",
+    "loop_stall",
     "openapi_acceptance",
 ]
 

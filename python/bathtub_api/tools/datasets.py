@@ -262,15 +262,14 @@ async def _ingest_source(request: web.Request) -> tuple[list[str] | None, list[A
     if request.content_type in ("text/csv", "text/plain", "application/csv"):
         raw = await request.read()
 
-        def parse_text() -> tuple[list[str], list[Any]]:
+        def parse_text() -> tuple[list[str], list[Any], str, bytes]:
             try:
                 text = raw.decode("utf-8-sig", errors="strict")
             except UnicodeDecodeError:
                 raise ApiError(422, "body: CSV must be UTF-8 text") from None
-            return tables.parse_csv(text, "body")
+            return *tables.parse_csv(text, "body"), "body", b"csv\n" + raw  # a 20 MB copy: here, not on the loop
 
-        names, rows = await asyncio.to_thread(parse_text)
-        return names, rows, "body", await asyncio.to_thread(b"csv\n".__add__, raw)
+        return await asyncio.to_thread(parse_text)
     req = LivesIngest.model_validate(await read_json(request))
 
     def parse_json() -> tuple[list[str] | None, list[Any], str, bytes]:
@@ -380,9 +379,9 @@ async def ingest_lives(ctx: Ctx, request: web.Request) -> dict[str, Any]:
     refit = _bool_query(request, "refit", True)
     names, raw_rows, field, request_bytes = await _ingest_source(request)
     try:
-        # hashing 20 MB is tens of milliseconds: on a thread (the key is checked there too)
-        key = await asyncio.to_thread(idempotency.key_use, ctx, ingest_scope(dataset_id),
-                                      f"refit={refit}\n".encode() + request_bytes)
+        # copying and hashing 20 MB is tens of milliseconds: on a thread (the key is checked there too)
+        key = await asyncio.to_thread(
+            lambda: idempotency.key_use(ctx, ingest_scope(dataset_id), f"refit={refit}\n".encode() + request_bytes))
         if key is not None and (first := await idempotency.replay(ctx, key)) is not None:
             return {**first, "replayed": True}
         return await change_dataset(ctx, dataset_id, _ingest_plan(ctx, names, raw_rows, field, refit), key=key)
