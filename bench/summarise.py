@@ -41,6 +41,7 @@ ORDER = [
     "service_rbd_latency",
     "photo_memory_jpeg",
     "photo_memory_png",
+    "loop_stall",
     "openapi_acceptance",
 ]
 

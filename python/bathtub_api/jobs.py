@@ -301,16 +301,29 @@ class JobRunner:
 
     async def run_cpu(self, fn: Callable[..., T], *args: Any) -> T:
         """Pure-Python CPU work in a worker process, so the event loop never stalls."""
-        if self._stopping:
-            raise ApiError(503, "the service is stopping; try again in a moment")
-        if self._pool is None:
-            # forkserver: forking a process that runs an event loop and threads is unsafe.
-            ctx = multiprocessing.get_context("forkserver")
-            self._pool = concurrent.futures.ProcessPoolExecutor(
-                self.cpu_workers, mp_context=ctx, initializer=die_with, initargs=(os.getpid(),))
-        loop = asyncio.get_running_loop()
+        call = functools.partial(fn, *args)
+        while True:
+            if self._stopping:
+                raise ApiError(503, "the service is stopping; try again in a moment")
+            if self._pool is None:
+                # forkserver: forking a process that runs an event loop and threads is unsafe.
+                ctx = multiprocessing.get_context("forkserver")
+                self._pool = concurrent.futures.ProcessPoolExecutor(
+                    self.cpu_workers, mp_context=ctx, initializer=die_with, initargs=(os.getpid(),))
+            pool = self._pool
+            try:
+                future = await _submit(pool, call)
+                break
+            except BrokenProcessPool:
+                self._stop_pool()
+                raise
+            except RuntimeError:  # "cannot schedule new futures after shutdown"
+                if self._pool is pool:
+                    raise
+                # The pool was stopped (a cancelled job's workers, or the service stopping) while
+                # this call was being submitted: it goes to the next pool, or is refused if stopping.
         try:
-            return await loop.run_in_executor(self._pool, functools.partial(fn, *args))
+            return await asyncio.wrap_future(future)
         except BrokenProcessPool:
             # A worker died (killed, out of memory): start a fresh pool for the next call.
             self._stop_pool()
@@ -436,3 +449,22 @@ def _watch(service_pid: int, parent: int) -> None:
     while os.getppid() == parent and _alive(service_pid):
         time.sleep(WATCH_EVERY_S)
     os._exit(1)
+
+
+async def _submit(pool: concurrent.futures.ProcessPoolExecutor, call: Callable[[], T]) -> concurrent.futures.Future[T]:
+    """`pool.submit(call)` on a thread. A submit may start a worker process, and with forkserver it
+    waits until the server has forked it: at a pool's first call, until the forkserver itself has
+    started and imported the service (seconds). On the loop, that stalled every request meanwhile
+    (the first upload import of a process: 2.6-4.8 s)."""
+    submitted = asyncio.ensure_future(asyncio.to_thread(pool.submit, call))
+    try:
+        return await asyncio.shield(submitted)
+    except asyncio.CancelledError:
+        # Cancelled while submitting: cancel the work once queued, as cancelling an await of it does.
+        submitted.add_done_callback(_cancel_submitted)
+        raise
+
+
+def _cancel_submitted(submitted: asyncio.Future[concurrent.futures.Future[Any]]) -> None:
+    if not submitted.cancelled() and submitted.exception() is None:
+        submitted.result().cancel()

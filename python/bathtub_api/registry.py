@@ -261,9 +261,13 @@ async def read_json(request: web.Request, *, empty: Any = None) -> Any:
         if empty is not None:
             return empty
         raise ApiError(422, "body: a JSON object is required")
+    # A large body is parsed, and searched for NUL, on a thread so the event loop keeps serving meanwhile.
+    return _decode(raw) if len(raw) < BIG_BODY else await asyncio.to_thread(_decode, raw)
+
+
+def _decode(raw: bytes) -> Any:
     try:
-        # A large body is parsed on a thread so the event loop keeps serving meanwhile.
-        body = orjson.loads(raw) if len(raw) < BIG_BODY else await asyncio.to_thread(orjson.loads, raw)
+        body = orjson.loads(raw)
     except orjson.JSONDecodeError as e:
         raise ApiError(422, f"body: malformed JSON ({e})") from None
     refuse_nul(body, raw=raw)  # every string a body carries, including free-form parts no model describes

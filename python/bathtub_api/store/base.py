@@ -14,6 +14,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from bathtub_api.bulk import Row
 from bathtub_api.ids import new_id, now
 from bathtub_api.store.accounts import Accounts
 from bathtub_api.store.common import Conn, KeyTaken, KeyUse, claim_key, dumps, loads
@@ -65,7 +66,7 @@ class DatasetChange:
 
     body: dict[str, Any]
     answer: dict[str, Any]
-    rows: list[list[Any]] = field(default_factory=list)
+    rows: Sequence[Sequence[Any]] = field(default_factory=list)
     rewrite_from: int | None = None
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     key: KeyUse | None = None
@@ -298,7 +299,7 @@ class Store(TrackingQueries, Accounts, LinkQueries):
 
     # -- dataset rows ----------------------------------------------------------------------
     async def create_dataset(
-        self, owner: str, item_id: str, name: str, body: dict[str, Any], rows: list[list[Any]],
+        self, owner: str, item_id: str, name: str, body: dict[str, Any], rows: Sequence[Sequence[Any]],
         key: KeyUse | None = None, answer: dict[str, Any] | None = None,
     ) -> Outcome:
         """The dataset item, all its rows and the request's idempotency key (with its `answer`),
@@ -357,7 +358,7 @@ class Store(TrackingQueries, Accounts, LinkQueries):
         return DatasetSnapshot(dataset_id, item["name"], item["version"], loads(item["body"]), models,
                                {m["id"]: m["version"] for m in candidates})
 
-    async def dataset_rows(self, dataset_id: str) -> list[list[Any]]:
+    async def dataset_rows(self, dataset_id: str) -> list[Row]:
         """All rows of a dataset, decoded off the event loop."""
         chunks = await self.db.fetch("SELECT rows FROM dataset_chunks WHERE dataset_id = ? ORDER BY chunk", dataset_id)
         return await asyncio.to_thread(_decode_chunks, [c["rows"] for c in chunks])
@@ -577,7 +578,7 @@ class Store(TrackingQueries, Accounts, LinkQueries):
 
 
 async def _write_chunks(
-    tx: Conn, dataset_id: str, chunk: int, filled: int, existing: list[list[Any]], rows: list[list[Any]]
+    tx: Conn, dataset_id: str, chunk: int, filled: int, existing: list[Any], rows: Sequence[Sequence[Any]]
 ) -> None:
     """Top up the last chunk, then add new ones of CHUNK_ROWS rows each (encoded off the event
     loop when there are many, and sent in one batch)."""
@@ -585,7 +586,7 @@ async def _write_chunks(
     if filled and filled < CHUNK_ROWS and pending:
         take = pending[: CHUNK_ROWS - filled]
         pending = pending[len(take) :]
-        merged = existing + take
+        merged = [*existing, *take]
         await tx.execute(
             "UPDATE dataset_chunks SET n = ?, rows = ? WHERE dataset_id = ? AND chunk = ?",
             len(merged), dumps(merged), dataset_id, chunk,
@@ -621,8 +622,11 @@ async def _model_versions(conn: Conn, owner: str, dataset_id: str) -> dict[str, 
     return {r["id"]: r["version"] for r in rows}
 
 
-def _decode_chunks(texts: list[str]) -> list[list[Any]]:
-    rows: list[list[Any]] = []
+def _decode_chunks(texts: list[str]) -> list[Row]:
+    """Rows as tuples: a decoded chunk's row lists go at once, and the tuples stop being
+    tracked by the garbage collector (see bathtub_api.bulk), so a full collection does not walk
+    every row of a big dataset while the loop waits for the GIL."""
+    rows: list[Row] = []
     for text in texts:
-        rows.extend(loads(text))
+        rows.extend(map(tuple, loads(text)))
     return rows

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 
@@ -14,7 +14,7 @@ from aiohttp import web
 from pydantic import Field
 
 from bathtub.errors import InputError, RowError
-from bathtub_api import idempotency, tables
+from bathtub_api import bulk, idempotency, tables
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import CSV_PATTERN, CSV_TEXT, Columns, Id, Rows, Text, integer, text
 from bathtub_api.ids import iso, new_id
@@ -170,7 +170,7 @@ def dataset_url(ctx: Ctx, dataset_id: str) -> str:
     return ctx.url(f"/api/v1/datasets/{dataset_id}")
 
 
-def by_column(names: list[str], *row_lists: list[list[Any]]) -> dict[str, list[Any]]:
+def by_column(names: list[str], *row_lists: Sequence[Sequence[Any]]) -> dict[str, list[Any]]:
     """Rows (one or more lists of them, in order) as {column: values}."""
     return {n: [r[j] for rows in row_lists for r in rows] for j, n in enumerate(names)}
 
@@ -182,7 +182,7 @@ async def snapshot(ctx: Ctx, dataset_id: str) -> DatasetSnapshot:
     return snap
 
 
-def _parse_create(req: DatasetCreate) -> tuple[list[list[Any]], list[dict[str, str]]]:
+def _parse_create(req: DatasetCreate) -> tuple[list[bulk.Row], list[dict[str, str]]]:
     if req.csv is not None:
         names, rows = tables.parse_csv(req.csv)
     else:
@@ -194,20 +194,23 @@ async def create_dataset(ctx: Ctx, req: DatasetCreate) -> dict[str, Any]:
     """Parse and store a new dataset (parsing off the event loop); with an Idempotency-Key
     header a retry answers the first result and creates nothing."""
     key = None
-    if ctx.idempotency_key is not None:
-        request = await asyncio.to_thread(idempotency.canonical, req.model_dump())
-        key = idempotency.key_use(ctx, CREATE_SCOPE, request)
+    if ctx.idempotency_key is not None:  # the request's canonical text and its hash: 20 MB is not hashed on the loop
+        key = await asyncio.to_thread(
+            lambda: idempotency.key_use(ctx, CREATE_SCOPE, idempotency.canonical(req.model_dump())))
     if key is not None and (first := await idempotency.replay(ctx, key)) is not None:
         return first
     rows, columns = await asyncio.to_thread(_parse_create, req)
-    dataset_id = new_id("dataset")
-    body = {"name": req.name, "notes": req.notes, "columns": columns, "row_count": len(rows)}
-    answer = {"id": dataset_id, "name": req.name, "row_count": len(rows), "n_rows": len(rows), "columns": columns,
-              "url": dataset_url(ctx, dataset_id)}
-    if await ctx.store.create_dataset(ctx.user.id, dataset_id, req.name, body, rows, key, answer) == "key_taken":
-        assert key is not None
-        return await _replay_taken(ctx, key)
-    return answer
+    try:
+        dataset_id = new_id("dataset")
+        body = {"name": req.name, "notes": req.notes, "columns": columns, "row_count": len(rows)}
+        answer = {"id": dataset_id, "name": req.name, "row_count": len(rows), "n_rows": len(rows),
+                  "columns": columns, "url": dataset_url(ctx, dataset_id)}
+        if await ctx.store.create_dataset(ctx.user.id, dataset_id, req.name, body, rows, key, answer) == "key_taken":
+            assert key is not None
+            return await _replay_taken(ctx, key)
+        return answer
+    finally:
+        await bulk.release(rows)
 
 
 async def _replay_taken(ctx: Ctx, key: KeyUse) -> dict[str, Any]:
@@ -259,15 +262,14 @@ async def _ingest_source(request: web.Request) -> tuple[list[str] | None, list[A
     if request.content_type in ("text/csv", "text/plain", "application/csv"):
         raw = await request.read()
 
-        def parse_text() -> tuple[list[str], list[Any]]:
+        def parse_text() -> tuple[list[str], list[Any], str, bytes]:
             try:
                 text = raw.decode("utf-8-sig", errors="strict")
             except UnicodeDecodeError:
                 raise ApiError(422, "body: CSV must be UTF-8 text") from None
-            return tables.parse_csv(text, "body")
+            return *tables.parse_csv(text, "body"), "body", b"csv\n" + raw  # a 20 MB copy: here, not on the loop
 
-        names, rows = await asyncio.to_thread(parse_text)
-        return names, rows, "body", b"csv\n" + raw
+        return await asyncio.to_thread(parse_text)
     req = LivesIngest.model_validate(await read_json(request))
 
     def parse_json() -> tuple[list[str] | None, list[Any], str, bytes]:
@@ -299,7 +301,7 @@ def _row_error(field: str, e: RowError) -> InputError:
 
 
 def _check_new_rows(snap: DatasetSnapshot, names: list[str] | None, raw: list[Any],
-                    field: str) -> tuple[list[list[Any]], list[dict[str, str]]]:
+                    field: str) -> tuple[list[bulk.Row], list[dict[str, str]]]:
     """Rows conformed to the dataset's columns and checked against every role its models map:
     all of it before anything is written (runs off the event loop)."""
     col_names = [c["name"] for c in snap.body["columns"]]
@@ -343,6 +345,10 @@ async def _refit(ctx: Ctx, snap: DatasetSnapshot, columns: dict[str, list[Any]])
 Plan = Callable[[DatasetSnapshot], Awaitable[DatasetChange]]
 
 
+def _lists(*values: Any) -> list[list[Any]]:
+    return [v for v in values if isinstance(v, list)]
+
+
 async def change_dataset(ctx: Ctx, dataset_id: str, plan: Plan, *, key: KeyUse | None = None) -> dict[str, Any]:
     """Plan a change on a snapshot of the dataset (validate, refit: nothing written), then
     commit it in one transaction if the dataset and its models are unchanged, else plan again
@@ -351,7 +357,10 @@ async def change_dataset(ctx: Ctx, dataset_id: str, plan: Plan, *, key: KeyUse |
         for _ in range(MAX_ATTEMPTS):
             snap = await snapshot(ctx, dataset_id)
             change = await plan(snap)
-            outcome = await ctx.store.commit_dataset(ctx.user.id, snap, replace(change, key=key))
+            try:
+                outcome = await ctx.store.commit_dataset(ctx.user.id, snap, replace(change, key=key))
+            finally:
+                await bulk.release(*_lists(change.rows))
             if outcome == "ok":
                 return change.answer
             if outcome == "missing":
@@ -369,17 +378,32 @@ async def ingest_lives(ctx: Ctx, request: web.Request) -> dict[str, Any]:
     dataset_id = request.match_info["dataset_id"]
     refit = _bool_query(request, "refit", True)
     names, raw_rows, field, request_bytes = await _ingest_source(request)
-    key = idempotency.key_use(ctx, ingest_scope(dataset_id), f"refit={refit}\n".encode() + request_bytes)
-    if key is not None and (first := await idempotency.replay(ctx, key)) is not None:
-        return {**first, "replayed": True}
+    try:
+        # copying and hashing 20 MB is tens of milliseconds: on a thread (the key is checked there too)
+        key = await asyncio.to_thread(
+            lambda: idempotency.key_use(ctx, ingest_scope(dataset_id), f"refit={refit}\n".encode() + request_bytes))
+        if key is not None and (first := await idempotency.replay(ctx, key)) is not None:
+            return {**first, "replayed": True}
+        return await change_dataset(ctx, dataset_id, _ingest_plan(ctx, names, raw_rows, field, refit), key=key)
+    finally:
+        await bulk.release(raw_rows)
 
+
+def _ingest_plan(ctx: Ctx, names: list[str] | None, raw_rows: list[Any], field: str, refit: bool) -> Plan:
     async def plan(snap: DatasetSnapshot) -> DatasetChange:
         rows, columns = await asyncio.to_thread(_check_new_rows, snap, names, raw_rows, field)
         models: dict[str, dict[str, Any]] = {}
         if refit and snap.models:
             old = await ctx.store.dataset_rows(snap.id)
             names_now = [c["name"] for c in columns]
-            models = await _refit(ctx, snap, await asyncio.to_thread(by_column, names_now, old, rows))
+            by_name = await asyncio.to_thread(by_column, names_now, old, rows)
+            try:
+                models = await _refit(ctx, snap, by_name)
+            except BaseException:
+                await bulk.release(rows)  # nothing to append: its rows go off the loop too
+                raise
+            finally:
+                await bulk.release(old, *by_name.values())
         n_rows = snap.body["row_count"] + len(rows)
         body = {k: v for k, v in snap.body.items() if k != "ingest_keys"}  # keys live in their own table now
         answer = {"appended": len(rows), "row_count": n_rows, "n_rows": n_rows,
@@ -388,7 +412,7 @@ async def ingest_lives(ctx: Ctx, request: web.Request) -> dict[str, Any]:
         return DatasetChange(body={**body, "columns": columns, "row_count": n_rows}, answer=answer, rows=rows,
                              models=models)
 
-    return await change_dataset(ctx, dataset_id, plan, key=key)
+    return plan
 
 
 async def delete_rows(ctx: Ctx, req: RowsDelete) -> dict[str, Any]:
@@ -405,18 +429,25 @@ async def delete_rows(ctx: Ctx, req: RowsDelete) -> dict[str, Any]:
                 raise InputError(f"rows[{i}]", f"row {r} is listed twice")
             seen.add(r)
         first = min(seen)
+        start = first // CHUNK_ROWS * CHUNK_ROWS  # the rows before this chunk stay as stored
 
-        def remove() -> tuple[list[list[Any]], dict[str, list[Any]]]:
+        def remove() -> tuple[list[bulk.Row], list[bulk.Row], dict[str, list[Any]]]:
             kept = [row for i, row in enumerate(rows) if i not in seen]
-            return kept, by_column([c["name"] for c in snap.body["columns"]], kept)
+            return kept, kept[start:], by_column([c["name"] for c in snap.body["columns"]], kept)
 
-        kept, columns = await asyncio.to_thread(remove)
-        models = await _refit(ctx, snap, columns)
-        answer = {"deleted": len(seen), "row_count": len(kept), "n_rows": len(kept),
+        kept, rewritten, columns = await asyncio.to_thread(remove)
+        n_kept = len(kept)
+        try:
+            models = await _refit(ctx, snap, columns)
+        except BaseException:
+            await bulk.release(rewritten)  # nothing to rewrite: its rows go off the loop too
+            raise
+        finally:
+            await bulk.release(rows, kept, *columns.values())
+        answer = {"deleted": len(seen), "row_count": n_kept, "n_rows": n_kept,
                   "refit": [{"id": m["id"], "name": m["name"]} for m in snap.models if m["id"] in models]}
         body = {k: v for k, v in snap.body.items() if k != "ingest_keys"}
-        start = first // CHUNK_ROWS * CHUNK_ROWS
-        return DatasetChange(body={**body, "row_count": len(kept)}, answer=answer, rows=kept[start:],
+        return DatasetChange(body={**body, "row_count": n_kept}, answer=answer, rows=rewritten,
                              rewrite_from=first, models=models)
 
     return await change_dataset(ctx, req.id, plan)
@@ -495,7 +526,10 @@ async def insert_fitted(ctx: Ctx, dataset_id: str, kind: str, item_id: str, name
             names = [c["name"] for c in snap.body["columns"]]
             rows = await ctx.store.dataset_rows(snap.id)
             columns = await asyncio.to_thread(by_column, names, rows)
-            body = await fit(columns, snap)
+            try:
+                body = await fit(columns, snap)
+            finally:
+                await bulk.release(rows, *columns.values())
             outcome = await ctx.store.insert_item_on_dataset(ctx.user.id, kind, item_id, name, body, snap)
             if outcome == "missing":
                 raise not_found("dataset", dataset_id)

@@ -29,7 +29,7 @@ from pydantic import Field
 from bathtub.errors import InputError
 from bathtub.imports import detect_format, diagrams, read_sheets
 from bathtub.rbd import outages
-from bathtub_api import tables
+from bathtub_api import bulk, tables
 from bathtub_api.auth import hash_token
 from bathtub_api.errors import ApiError
 from bathtub_api.ids import iso, new_id, now
@@ -220,13 +220,9 @@ def register(reg: Registry) -> None:
                             "bytes are deleted once imported.")
     async def dataset_from_upload(ctx: Ctx, req: DatasetFromUpload) -> dict[str, Any]:
         item, fmt = await _stored(ctx, req.upload_id)
-        sheets = await ctx.jobs.run_cpu(_read, str(_path(ctx, req.upload_id)), fmt,
-                                        None if req.sheet is None else [req.sheet])
-        if not sheets:
-            raise InputError("upload_id", "the file holds no table with a header row")
-        sheet = sheets[0]
-        names, rows = _select(sheet, req.columns, "columns")
-        created = await _create_datasets(ctx, [(req.name, req.notes, names, rows)])
+        found = await ctx.jobs.run_cpu(_tables, str(_path(ctx, req.upload_id)), fmt,
+                                       None if req.sheet is None else [req.sheet], [(None, req.columns, "")])
+        created = await _create_datasets(ctx, [(req.name, req.notes, *found[0])])
         await _imported(ctx, item, [d["id"] for d in created])
         return created[0]
 
@@ -239,14 +235,9 @@ def register(reg: Registry) -> None:
         if fmt not in WORKBOOKS:
             raise InputError("upload_id", f"holds a {fmt} file, not a workbook")
         wanted = [s.sheet for s in req.sheets]
-        sheets = {s.name: s for s in await ctx.jobs.run_cpu(_read, str(_path(ctx, req.upload_id)), fmt, wanted)}
-        plans = []
-        for i, s in enumerate(req.sheets):
-            if s.sheet not in sheets:
-                raise InputError(f"sheets[{i}].sheet", f"sheet {s.sheet!r} holds no table with a header row")
-            names, rows = _select(sheets[s.sheet], s.columns, f"sheets[{i}].columns")
-            plans.append((s.name, s.notes, names, rows))
-        created = await _create_datasets(ctx, plans)
+        found = await ctx.jobs.run_cpu(_tables, str(_path(ctx, req.upload_id)), fmt, wanted,
+                                       [(s.sheet, s.columns, f"sheets[{i}]") for i, s in enumerate(req.sheets)])
+        created = await _create_datasets(ctx, [(s.name, s.notes, *f) for s, f in zip(req.sheets, found, strict=True)])
         await _imported(ctx, item, [d["id"] for d in created])
         return {"upload_id": req.upload_id, "datasets": created}
 
@@ -499,21 +490,51 @@ def _select(sheet: Any, columns: dict[str, str] | None, field: str) -> tuple[lis
     return list(columns), [[r[j] for j in index] for r in sheet.rows]
 
 
-async def _create_datasets(ctx: Ctx, plans: list[tuple[str, str, list[str], list[list[Any]]]]) -> list[dict[str, Any]]:
-    """Check every table, then store them; if a store step fails, the ones made are removed."""
-    checked = []
-    for name, notes, names, rows in plans:
+Pick = tuple[str | None, dict[str, str] | None, str]  # (sheet, columns, where the request names them)
+Table = tuple[list[dict[str, str]], int, list[bytes]]  # (columns with types, row count, rows packed in blocks)
+
+
+def _tables(path: str, fmt: str, sheets: list[str] | None, picks: list[Pick]) -> list[Table]:
+    """Read the file and check every table picked from it (in a worker process): the sheet (None: the first
+    with a table), its columns renamed as asked, every cell. Everything is refused here, before anything is
+    stored. The rows come back packed in blocks: unpickling half a million rows whole is one call that holds
+    the service's GIL for a second (bathtub_api.bulk)."""
+    found = read_sheets(path, fmt, sheets)
+    by_name = {s.name: s for s in found}
+    selected = []
+    for sheet_name, columns, where in picks:
+        if sheet_name is None:
+            if not found:
+                raise InputError("upload_id", "the file holds no table with a header row")
+            sheet = found[0]
+        elif sheet_name not in by_name:
+            raise InputError(f"{where}.sheet", f"sheet {sheet_name!r} holds no table with a header row")
+        else:
+            sheet = by_name[sheet_name]
+        selected.append(_select(sheet, columns, f"{where}.columns" if where else "columns"))
+    out = []
+    for names, rows in selected:
         names, rows = tables.parse_columns({n: [r[j] for r in rows] for j, n in enumerate(names)})
-        checked.append((name, notes, names, rows, tables.infer_columns(names, rows)))
+        out.append((tables.infer_columns(names, rows), len(rows), bulk.pack(rows)))
+    return out
+
+
+async def _create_datasets(ctx: Ctx, plans: list[tuple[str, str, list[dict[str, str]], int, list[bytes]]]
+                           ) -> list[dict[str, Any]]:
+    """Store checked tables (see _tables); if a store step fails, the ones made are removed. Each table's
+    rows are unpacked on a thread and freed there once stored."""
     made: list[dict[str, Any]] = []
     try:
-        for name, notes, _names, rows, columns in checked:
+        for name, notes, columns, n_rows, blocks in plans:
             dataset_id = new_id("dataset")
-            body = {"name": name, "notes": notes, "columns": columns, "row_count": len(rows), "ingest_keys": {}}
-            await ctx.store.create_dataset(ctx.user.id, dataset_id, name, body, rows)
-            made.append({"id": dataset_id, "name": name, "row_count": len(rows), "n_rows": len(rows),
-                         "columns": columns,
-                         "url": dataset_url(ctx, dataset_id)})
+            body = {"name": name, "notes": notes, "columns": columns, "row_count": n_rows, "ingest_keys": {}}
+            rows = await asyncio.to_thread(bulk.unpack, blocks)
+            try:
+                await ctx.store.create_dataset(ctx.user.id, dataset_id, name, body, rows)
+            finally:
+                await bulk.release(rows)
+            made.append({"id": dataset_id, "name": name, "row_count": n_rows, "n_rows": n_rows,
+                         "columns": columns, "url": dataset_url(ctx, dataset_id)})
     except BaseException:
         for d in made:
             await ctx.store.delete_item(ctx.user.id, "dataset", d["id"])
