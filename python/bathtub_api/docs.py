@@ -5,6 +5,7 @@ readable as a page at /api/v1/docs/guide/{topic}. Public: documentation, no user
 from __future__ import annotations
 
 import html
+import re
 
 import swagger_ui_bundle
 from aiohttp import web
@@ -36,9 +37,54 @@ _INIT = """window.onload = function () {
 _MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
 
 
+# A sentence ends at ". " before a capital, a backtick or a digit (not inside a code span: the text is
+# split on backticks first); numbered steps "2) " start a block of their own.
+_SENTENCE_END = re.compile(r"(?<=[.:;])\s+(?=(?:[A-Z`(]|\d+\)\s))")
+_BEFORE_CODE = re.compile(r"[.:;]\s+$")
+_STEP = re.compile(r"^\d+\)\s")
+PARAGRAPH_CHARS = 600  # a page paragraph longer than this is cut at its next sentence end
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences of a guide paragraph, never cutting inside a `code span`."""
+    out, current = [], ""
+    parts = text.split("`")
+    for i, part in enumerate(parts):
+        if i % 2:  # inside a code span
+            current += f"`{part}`"
+            continue
+        pieces = _SENTENCE_END.split(part)
+        current += pieces[0]
+        for piece in pieces[1:]:
+            out.append(current.strip())
+            current = piece
+        if i + 1 < len(parts) and _BEFORE_CODE.search(current):  # "...; `next`": the sentence ends here
+            out.append(current.strip())
+            current = ""
+    return [*out, current.strip()] if current.strip() else out
+
+
+def layout(text: str) -> str:
+    """A guide topic laid out for reading: each numbered step its own block and long paragraphs cut
+    at sentence ends. The words are the topic's own; only where blocks break changes."""
+    blocks: list[str] = []
+    for para in text.split("\n\n"):
+        block = ""
+        for sentence in _sentences(para):
+            if block and (_STEP.match(sentence) or len(block) + len(sentence) > PARAGRAPH_CHARS):
+                blocks.append(block)
+                block = ""
+            block = f"{block} {sentence}".strip()
+        if block:
+            blocks.append(block)
+    # "1) " would start an ordered list whose number Markdown renumbers: keep the writer's number
+    return "\n\n".join(re.sub(r"^(\d+)\)", r"\1\\)", b) for b in blocks)
+
+
 def guide_html(text: str) -> str:
-    """A guide topic's Markdown as HTML, escaped (the same text `POST /api/v1/guide` answers)."""
-    return _MARKDOWN.render(text)
+    """A guide topic's Markdown as HTML, laid out in blocks (`layout`) and escaped (the same words
+    `POST /api/v1/guide` answers)."""
+    return _MARKDOWN.render(layout(text))
 
 
 def _topics_nav() -> str:

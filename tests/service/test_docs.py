@@ -83,6 +83,20 @@ async def test_guide_pages_are_rendered_markdown_not_raw_text(client: Any, confi
         assert main.count("<code>") >= text.count("`") // 2, key
         paragraphs = [p for p in text.split("\n\n") if p.strip()]
         assert main.count("<p>") + main.count("<li>") >= len(paragraphs), key
+        # laid out in blocks a reader can take in: none runs past ~900 characters of text
+        blocks = [re.sub(r"<[^>]+>", "", b) for b in re.findall(r"<p>(.*?)</p>", main, flags=re.S)]
+        assert blocks and max(len(b) for b in blocks) < 1000, (key, max(len(b) for b in blocks))
+
+
+def test_layout_keeps_every_word_and_cuts_only_between_sentences() -> None:
+    from bathtub_api.docs import layout
+
+    for key, page in PAGES.items():
+        laid = layout(page.text)
+        assert re.sub(r"\s+|\\", "", laid) == re.sub(r"\s+", "", page.text), key
+        for block in laid.split("\n\n"):
+            assert block.count("`") % 2 == 0, (key, block[:80])  # no code span cut in two
+    assert layout("1) one. 2) two `a. B` three. Four.") == "1\\) one.\n\n2\\) two `a. B` three. Four."
 
 
 def test_guide_markdown_is_escaped() -> None:
