@@ -7,6 +7,7 @@ Fitting itself goes through `POST /api/v1/fit` (life.py) with an ALT `distributi
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -100,7 +101,8 @@ async def run_job(ctx: JobCtx, args: dict[str, Any]) -> dict[str, Any]:
     if snap is None:
         raise not_found("dataset", source["dataset_id"])
     names = [c["name"] for c in snap.body["columns"]]
-    columns = datasets.by_column(names, await ctx.store.dataset_rows(snap.id))
+    # every row of the dataset turned into columns: off the loop, which serves other requests meanwhile
+    columns = await asyncio.to_thread(datasets.by_column, names, await ctx.store.dataset_rows(snap.id))
     result = await ctx.jobs.run_native(_compute, item["body"], columns, args)
     # Store on the model only if it is still the fit that was bootstrapped (an ingest refits it).
     current = await ctx.store.get_item(ctx.owner, "model", args["model_id"])
