@@ -8,6 +8,7 @@ mounts, immutable files) are made for real and skipped where this machine cannot
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import os
 import signal
@@ -16,12 +17,14 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from bathtub_api.store import open_store
 from tests.service.serving import ROOT, free_port
 
 # Proves only that it did not hang: the goal is well under a second past Python's own start-up,
@@ -105,6 +108,22 @@ def test_a_locked_database_in_rollback_journal_mode(tmp_path: Path) -> None:
             refused(name, db, tmp_path, "another process keeps it locked")
     finally:
         holder.close()
+
+
+async def test_a_failed_open_leaves_no_connection_thread(tmp_path: Path, locked_wal: Path) -> None:
+    """The mechanism under the hangs: a failed open stops every aiosqlite thread it started
+    (non-daemon threads, which keep a process alive after its error)."""
+    corrupt = tmp_path / "corrupt.sqlite3"
+    corrupt.write_bytes(b"this is no database, " * 400)
+    await asyncio.to_thread(int)  # the loop's executor thread (the open uses it) is not the open's
+    before = set(threading.enumerate())
+    for db, kwargs in ((corrupt, {}), (locked_wal, {"lock_wait_s": 0.2}), (locked_wal, {"migrate": False,
+                                                                                      "lock_wait_s": 0.2})):
+        with pytest.raises(sqlite3.DatabaseError):
+            await open_store(f"sqlite:///{db}", **kwargs)
+        for thread in set(threading.enumerate()) - before:
+            thread.join(timeout=TIMEOUT_S)  # told to stop, it may still be on its way out
+            assert not thread.is_alive(), db
 
 
 @pytest.mark.parametrize("below", ["db.sqlite3", "sub/deeper/db.sqlite3"])
