@@ -55,7 +55,7 @@ def where(config: Config) -> str:
 
 
 # How long a command waits, while starting, for what does not answer: a lock another process
-# keeps on the SQLite file (a write holds it for milliseconds, so a second is plenty), and a
+# keeps on the SQLite file (a write holds it for milliseconds: half a second is plenty), and a
 # PostgreSQL server (a remote one over TLS takes several round trips).
 START_LOCK_WAIT_S = 0.5
 START_CONNECT_TIMEOUT_S = 5.0
