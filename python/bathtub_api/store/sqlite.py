@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import itertools
 import os
 import sqlite3
@@ -25,38 +24,21 @@ from typing import Any
 
 import aiosqlite
 
+from bathtub_api.private import private_dir
+
 READERS = 2
 FILE_MODE = 0o600  # the database holds everyone's data and token hashes: owner only
-DIR_MODE = 0o700  # and so do the directories made for it
 BUSY_TIMEOUT_MS = 10_000  # how long a write waits for another connection's (or process's) write
-
-
-def _make_directories(path: str) -> None:
-    """Create the database's missing directories owner-only, like the file (they hold its -wal
-    file and, by default, the uploads); a file where a directory must be is ENOTDIR naming it
-    (os.makedirs would say "File exists" of the file itself, naming nothing)."""
-    missing: list[str] = []
-    directory = os.path.dirname(os.path.abspath(path))
-    while not os.path.isdir(directory):
-        if os.path.lexists(directory):
-            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), directory)
-        missing.append(directory)
-        directory = os.path.dirname(directory)
-    for directory in reversed(missing):
-        try:
-            os.mkdir(directory, DIR_MODE)
-        except FileExistsError:  # made meanwhile by another process: fine if it is a directory
-            if not os.path.isdir(directory):
-                raise
 
 
 def _private_files(path: str) -> None:
     """Create the database file owner-only before SQLite opens it (SQLite gives its -wal and
-    -shm files the database file's mode), and tighten files an older version left readable.
-    A path that cannot be written fails here, as an OSError with its errno and filename."""
+    -shm files the database file's mode), and its missing folders 0700; tighten files an older
+    version left readable. A path that cannot be written fails here, as an OSError with its
+    errno and filename (the file in the way, when a folder on the path is one)."""
     if path == ":memory:" or path.startswith("file:"):
         return
-    _make_directories(path)
+    private_dir(os.path.dirname(os.path.abspath(path)), tighten=False)  # its mode is the operator's if it exists
     fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
     os.close(fd)
     for p in (path, f"{path}-wal", f"{path}-shm", f"{path}-journal"):
