@@ -44,6 +44,8 @@ def open_failure(e: BaseException, path: str | None = None) -> str:
     pg = _postgres_failure(e)
     if pg is not None:
         return pg
+    if e.__cause__ is not None and not isinstance(e, OSError | sqlite3.Error):
+        return open_failure(e.__cause__, path)  # a wrapper (the store's WriteRefused): its cause is the why
     if isinstance(e, socket.gaierror):
         return f"cannot find the host ({e.strerror})"
     if isinstance(e, ConnectionRefusedError):
