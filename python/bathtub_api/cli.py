@@ -16,6 +16,7 @@ import os
 import sys
 from importlib import metadata
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from aiohttp import web
 
@@ -24,8 +25,9 @@ from bathtub_api.auth import SCOPES, hash_token, new_token
 from bathtub_api.config import Config, default_db_path
 from bathtub_api.ids import iso
 from bathtub_api.plans import PLANS
-from bathtub_api.private import private_dir, restrict_umask
+from bathtub_api.private import restrict_umask
 from bathtub_api.store import Store, open_store
+from bathtub_api.store.failures import open_failure
 
 TOKEN_HINT = "bathtub token create --user NAME --scopes read,write"
 
@@ -41,29 +43,33 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 def where(config: Config) -> str:
-    """The database as a person reads it: the SQLite file's path, or the server without a password."""
+    """The database as a person reads it: the SQLite file's path, or the server's URL without a password."""
     url = config.database_url
-    return url[len("sqlite:///"):] if url.startswith("sqlite:///") else url.split("@")[-1]
+    if url.startswith("sqlite:///"):
+        return url[len("sqlite:///"):]
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    user = f"{parts.username}@" if parts.username else ""
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "password"])
+    return urlunsplit((parts.scheme, user + host, parts.path, query, ""))
+
+
+# How long a command waits, while starting, for what does not answer: a lock another process
+# keeps on the SQLite file (a write holds it for milliseconds: half a second is plenty), and a
+# PostgreSQL server (a remote one over TLS takes several round trips).
+START_LOCK_WAIT_S = 0.5
+START_CONNECT_TIMEOUT_S = 5.0
 
 
 async def _with_store(config: Config, *, migrate: bool = True) -> Store:
+    """The store, opened (and migrated); any failure to, the one line `Refused` naming why."""
     url = config.database_url
-    if url.startswith("sqlite:///"):
-        path = url[len("sqlite:///"):]
-        parent = os.path.dirname(os.path.abspath(path))
-        try:
-            private_dir(parent, tighten=False)  # a folder the operator chose keeps its mode
-        except OSError as e:
-            raise Refused(f"cannot create the database directory {parent}: {e.strerror}") from None
-        if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-            raise Refused(f"cannot write the database at {path}: permission denied "
-                          "(choose another with --db or BATHTUB_DB_PATH)")
     try:
-        return await open_store(url, migrate=migrate)
-    except Refused:
-        raise
+        return await open_store(url, migrate=migrate, lock_wait_s=START_LOCK_WAIT_S,
+                                connect_timeout_s=START_CONNECT_TIMEOUT_S)
     except Exception as e:  # any driver's failure to open becomes the one plain line
-        raise Refused(f"cannot open the database at {where(config)}: {e}") from None
+        path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else None
+        raise Refused(f"cannot open the database at {where(config)}: {open_failure(e, path)}") from None
 
 
 async def token_create(config: Config, user: str, scopes: list[str], name: str = "cli") -> str:
@@ -79,6 +85,7 @@ async def token_create(config: Config, user: str, scopes: list[str], name: str =
 
 async def _token_list(config: Config, user: str | None) -> None:
     store = await _with_store(config)
+    print(f"bathtub: database {where(config)}", file=sys.stderr)  # once open: a refusal is the only line
     try:
         for t in await store.list_tokens(user):
             state = f"revoked {iso(t['revoked_at'])}" if t["revoked_at"] else "active"
@@ -258,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     except Refused as e:
         print(f"bathtub: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C before serving (serving, it stops the server: "stopped", 0)
+        print("bathtub: interrupted", file=sys.stderr)
+        return 130  # the shell's code for a command ended by SIGINT
 
 
 def _run(args: argparse.Namespace, config: Config) -> int:
@@ -271,7 +281,6 @@ def _run(args: argparse.Namespace, config: Config) -> int:
             print(token)
             return 0
         if args.token_command == "list":
-            print(f"bathtub: database {where(config)}", file=sys.stderr)
             asyncio.run(_token_list(config, args.user))
             return 0
         if asyncio.run(_token_revoke(config, args.token_id)):

@@ -9,6 +9,7 @@ not loosen them.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -34,12 +35,17 @@ def private_dir(path: Path | str, *, tighten: bool = True) -> Path:
     for level in (path, *path.parents):
         if level.is_dir():
             break
+        if level.exists() or level.is_symlink():
+            # A file where a folder must be: named (mkdir would fail on the level below it, or
+            # with "File exists" on itself, naming neither as the cause).
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(level))
         missing.append(level)
     for level in reversed(missing):
         try:
             level.mkdir(mode=DIR_MODE)
         except FileExistsError:  # made meanwhile by another request or process
-            pass
+            if not level.is_dir():
+                raise
     if tighten and stat.S_IMODE(path.stat().st_mode) != DIR_MODE:
         os.chmod(path, DIR_MODE)
     return path

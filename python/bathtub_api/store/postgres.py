@@ -10,6 +10,8 @@ from typing import Any
 
 import asyncpg
 
+CONNECT_TIMEOUT_S = 60.0  # asyncpg's own default
+
 
 @functools.lru_cache(maxsize=512)
 def _pg(sql: str) -> str:
@@ -53,11 +55,15 @@ class PostgresDriver(_Conn):
         self.pool = pool
 
     @classmethod
-    async def open(cls, url: str, min_size: int = 2, max_size: int = 20) -> PostgresDriver:
+    async def open(cls, url: str, min_size: int = 2, max_size: int = 20,
+                   connect_timeout_s: float = CONNECT_TIMEOUT_S) -> PostgresDriver:
+        """A pool of `min_size` connections, each made within `connect_timeout_s` (a server
+        that does not answer fails then). asyncpg closes the connections it made if one fails."""
         # asyncpg resets a connection (a round trip: RESET ALL, UNLISTEN, ...) each time it
         # returns to the pool. We keep no session state (no SET, LISTEN or advisory locks),
         # so skipping it halves the round trips of a read.
-        return cls(await asyncpg.create_pool(url, min_size=min_size, max_size=max_size, reset=_keep_session))
+        return cls(await asyncpg.create_pool(url, min_size=min_size, max_size=max_size, reset=_keep_session,
+                                             timeout=connect_timeout_s))
 
     async def fetch_small(self, sql: str, *args: Any) -> list[dict[str, Any]]:
         """A small indexed read (the SQLite driver runs these on the loop): here, any read."""

@@ -13,6 +13,7 @@ WAL-index rebuild by another process) the read is retried on a threaded reader, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import sqlite3
@@ -23,15 +24,21 @@ from typing import Any
 
 import aiosqlite
 
+from bathtub_api.private import private_dir
+
 READERS = 2
 FILE_MODE = 0o600  # the database holds everyone's data and token hashes: owner only
+BUSY_TIMEOUT_MS = 10_000  # how long a write waits for another connection's (or process's) write
 
 
 def _private_files(path: str) -> None:
     """Create the database file owner-only before SQLite opens it (SQLite gives its -wal and
-    -shm files the database file's mode), and tighten files an older version left readable."""
+    -shm files the database file's mode), and its missing folders 0700; tighten files an older
+    version left readable. A path that cannot be written fails here, as an OSError with its
+    errno and filename (the file in the way, when a folder on the path is one)."""
     if path == ":memory:" or path.startswith("file:"):
         return
+    private_dir(os.path.dirname(os.path.abspath(path)), tighten=False)  # its mode is the operator's if it exists
     fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
     os.close(fd)
     for p in (path, f"{path}-wal", f"{path}-shm", f"{path}-journal"):
@@ -75,23 +82,49 @@ class SqliteDriver:
         self._inline = inline
 
     @classmethod
-    async def open(cls, path: str) -> SqliteDriver:
+    async def open(cls, path: str, lock_wait_s: float = BUSY_TIMEOUT_MS / 1000) -> SqliteDriver:
+        """Open `path` (creating it and its directories owner-only), refusing within `lock_wait_s`
+        a database another process keeps locked. On any failure, cancellation included, every
+        connection opened so far is closed: an aiosqlite connection runs on a non-daemon thread,
+        and one left open keeps the process alive after its error (Ctrl-C cannot end it)."""
+        opened: list[aiosqlite.Connection] = []
+        inline: sqlite3.Connection | None = None
+
         async def connect() -> aiosqlite.Connection:
-            conn = await aiosqlite.connect(path, isolation_level=None)
+            # timeout: SQLite's busy timeout, for the pragmas and the probe below. A connect that
+            # fails (or is cancelled) stops its own thread; one that succeeds is ours to stop.
+            conn = await aiosqlite.connect(path, isolation_level=None, timeout=lock_wait_s)
+            opened.append(conn)
             conn.row_factory = aiosqlite.Row
-            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "busy_timeout=10000"):
+            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON"):
                 await conn.execute(f"PRAGMA {pragma}")
             return conn
 
-        await asyncio.to_thread(_private_files, path)
-        writer = await connect()
-        readers = [await connect() for _ in range(READERS)]
-        # The loop's own reader: read-only (a write through it would hold the file's lock on
-        # the loop), and never waiting on a lock (busy: the threaded readers take the read).
-        inline = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        inline.row_factory = sqlite3.Row
-        for pragma in ("query_only=ON", "foreign_keys=ON", "busy_timeout=0"):
-            inline.execute(f"PRAGMA {pragma}")
+        try:
+            await asyncio.to_thread(_private_files, path)
+            writer = await connect()
+            readers = [await connect() for _ in range(READERS)]
+            # The loop's own reader: read-only (a write through it would hold the file's lock on
+            # the loop), and never waiting on a lock (busy: the threaded readers take the read).
+            inline = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=lock_wait_s)
+            inline.row_factory = sqlite3.Row
+            for pragma in ("query_only=ON", "foreign_keys=ON", "busy_timeout=0"):
+                inline.execute(f"PRAGMA {pragma}")
+            # Can it write now? A process keeping the lock (an open EXCLUSIVE transaction) is
+            # refused here, within lock_wait_s, not at the first write BUSY_TIMEOUT_MS later.
+            await writer.execute("BEGIN IMMEDIATE")
+            await writer.execute("ROLLBACK")
+            for conn in opened:
+                await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        except BaseException:
+            if inline is not None:
+                inline.close()
+            # stop() queues each thread's close-and-exit at once, so another cancellation while
+            # waiting for them cannot leave one running; the open's own error is the one raised.
+            stopping = [f for f in (conn.stop() for conn in opened) if f is not None]
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(*stopping, return_exceptions=True)
+            raise
         return cls(writer, readers, inline)
 
     async def fetch(self, sql: str, *args: Any) -> list[dict[str, Any]]:
