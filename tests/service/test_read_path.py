@@ -71,8 +71,9 @@ async def test_a_busy_file_sends_the_loop_read_to_a_threaded_reader(tmp_path: Pa
         found = await store.dataset_page(uid, "ds_1", 95, 10)
         assert found is not None and found[1] == rows[95:105]  # on the loop
 
-        inline, busy = store.db._inline, Busy(busy_error(tmp_path))  # type: ignore[attr-defined]
-        store.db._inline = busy  # type: ignore[attr-defined]
+        sqlite = store.db.inner  # type: ignore[attr-defined]  # the SQLite driver under the write guard
+        inline, busy = sqlite._inline, Busy(busy_error(tmp_path))
+        sqlite._inline = busy
         found = await store.dataset_page(uid, "ds_1", 95, 10)
         assert busy.calls == 1 and found is not None and found[1] == rows[95:105]  # on a thread that waits
 
@@ -80,7 +81,7 @@ async def test_a_busy_file_sends_the_loop_read_to_a_threaded_reader(tmp_path: Pa
         busy.error = sqlite3.OperationalError("no such table: items")
         with pytest.raises(sqlite3.OperationalError, match="no such table"):
             await store.dataset_page(uid, "ds_1", 95, 10)
-        store.db._inline = inline  # type: ignore[attr-defined]
+        sqlite._inline = inline
     finally:
         await store.close()
 
