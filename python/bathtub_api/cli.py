@@ -266,6 +266,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bathtub: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C before serving (serving, it stops the server: "stopped", 0)
+        # A connect cut short leaves its future to the garbage collector, which asyncio reports as
+        # "Future exception was never retrieved": noise about our own interruption, not a fault.
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         print("bathtub: interrupted", file=sys.stderr)
         return 130  # the shell's code for a command ended by SIGINT
 

@@ -63,7 +63,10 @@ from tests.service import jobwork
 async def main():
     runner = JobRunner(None, None, concurrency=1, cpu_workers=1, retention_days=1.0)
     spin = asyncio.ensure_future(runner.run_cpu(jobwork.spin, 600.0))
-    await asyncio.sleep(0)
+    # run_cpu submits from a thread (the first submit starts the worker, which must not wait on the
+    # loop): wait until the pool has its worker before naming it
+    while runner._pool is None or not runner._pool._processes:
+        await asyncio.sleep(0.01)
     print(*[p.pid for p in runner._pool._processes.values()], flush=True)
     await spin
 
