@@ -323,6 +323,19 @@ def _check_new_rows(snap: DatasetSnapshot, names: list[str] | None, raw: list[An
     return rows, columns
 
 
+async def _refit_releasing(ctx: Ctx, snap: DatasetSnapshot, columns: dict[str, list[Any]], *,
+                           unused: list[list[Any]], spent: list[list[Any]]) -> dict[str, dict[str, Any]]:
+    """`_refit`, freeing big row lists off the loop (`bulk.release`): `spent` in any case, and
+    `unused` (the rows the change would have written) when the refit refuses the change."""
+    try:
+        return await _refit(ctx, snap, columns)
+    except BaseException:
+        await bulk.release(*unused)
+        raise
+    finally:
+        await bulk.release(*spent)
+
+
 async def _refit(ctx: Ctx, snap: DatasetSnapshot, columns: dict[str, list[Any]]) -> dict[str, dict[str, Any]]:
     """New bodies of every model fitted on the dataset, from `columns` (all rows after the
     change). A fit the data makes impossible is a 422 naming the model; nothing is applied."""
@@ -397,13 +410,7 @@ def _ingest_plan(ctx: Ctx, names: list[str] | None, raw_rows: list[Any], field: 
             old = await ctx.store.dataset_rows(snap.id)
             names_now = [c["name"] for c in columns]
             by_name = await asyncio.to_thread(by_column, names_now, old, rows)
-            try:
-                models = await _refit(ctx, snap, by_name)
-            except BaseException:
-                await bulk.release(rows)  # nothing to append: its rows go off the loop too
-                raise
-            finally:
-                await bulk.release(old, *by_name.values())
+            models = await _refit_releasing(ctx, snap, by_name, unused=[rows], spent=[old, *by_name.values()])
         n_rows = snap.body["row_count"] + len(rows)
         body = {k: v for k, v in snap.body.items() if k != "ingest_keys"}  # keys live in their own table now
         answer = {"appended": len(rows), "row_count": n_rows, "n_rows": n_rows,
@@ -437,13 +444,7 @@ async def delete_rows(ctx: Ctx, req: RowsDelete) -> dict[str, Any]:
 
         kept, rewritten, columns = await asyncio.to_thread(remove)
         n_kept = len(kept)
-        try:
-            models = await _refit(ctx, snap, columns)
-        except BaseException:
-            await bulk.release(rewritten)  # nothing to rewrite: its rows go off the loop too
-            raise
-        finally:
-            await bulk.release(rows, kept, *columns.values())
+        models = await _refit_releasing(ctx, snap, columns, unused=[rewritten], spent=[rows, kept, *columns.values()])
         answer = {"deleted": len(seen), "row_count": n_kept, "n_rows": n_kept,
                   "refit": [{"id": m["id"], "name": m["name"]} for m in snap.models if m["id"] in models]}
         body = {k: v for k, v in snap.body.items() if k != "ingest_keys"}
