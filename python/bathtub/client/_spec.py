@@ -21,12 +21,24 @@ REF = "#/components/schemas/"
 RESERVED = ("self", "content", "content_type", "query_params", "idempotency_key")
 
 
-def _pytype(s: dict[str, Any]) -> str:
+def _deref(doc: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
+    """The schema a `$ref` names (followed through refs to refs); any other schema as it is. The
+    document says a part used in several places once, under components/schemas."""
+    seen: set[str] = set()
+    while isinstance(s.get("$ref"), str) and s["$ref"].startswith(REF) and s["$ref"] not in seen:
+        seen.add(s["$ref"])
+        s = doc["components"]["schemas"].get(s["$ref"][len(REF):], {})
+    return s
+
+
+def _pytype(s: dict[str, Any], doc: dict[str, Any] | None = None) -> str:
     """A Python annotation (as text) for a JSON schema: what `help()` and type checkers show."""
+    if doc is not None and "$ref" in s:
+        s = _deref(doc, s)
     if "anyOf" in s or "oneOf" in s:
         parts: list[str] = []
         for sub in s.get("anyOf") or s.get("oneOf") or []:
-            t = _pytype(sub)
+            t = _pytype(sub, doc)
             if t not in parts:
                 parts.append(t)
         if "None" in parts:  # `X | None` reads better with None last
@@ -55,14 +67,16 @@ def arg_name(field: str) -> str:
 def _fields(doc: dict[str, Any], schema: dict[str, Any] | None) -> list[dict[str, Any]]:
     if not schema or "$ref" not in schema:
         return []
-    model = doc["components"]["schemas"][schema["$ref"][len(REF):]]
+    model = _deref(doc, schema)
     required = set(model.get("required", []))
     out = []
     for name, prop in model.get("properties", {}).items():
-        f: dict[str, Any] = {"name": name, "arg": arg_name(name), "type": _pytype(prop),
-                             "required": name in required, "description": prop.get("description", "")}
-        if "default" in prop:
-            f["default"] = prop["default"]
+        said = _deref(doc, prop)  # a field's schema may be a part said once elsewhere
+        f: dict[str, Any] = {"name": name, "arg": arg_name(name), "type": _pytype(prop, doc),
+                             "required": name in required,
+                             "description": prop.get("description") or said.get("description", "")}
+        if "default" in prop or "default" in said:
+            f["default"] = prop.get("default", said.get("default"))
         out.append(f)
     return out
 

@@ -339,6 +339,7 @@ def model_schema() -> s.Schema:
                                                             ("distribution_id", "params", "mean", "given",
                                                              "base_distribution_id")}}
     return {
+        "title": "BlockModel",  # the name the service's schemas refer to it by
         "type": "object",
         "description": "BlockModel. A mixture's params are alpha1, beta1, weight1, alpha2, ... (2 to 5 modes, "
                        "weights adding to 1); mean with given sets the family's other parameters (the guide's "
@@ -411,7 +412,8 @@ def node_schema(repairable: bool) -> s.Schema:
                                 {"required": ["units"],
                                  "properties": {k: _NULL for k in ("model", "repair", "spares")}}]
         variants.append(variant)
-    return {"oneOf": variants, "description": NODE_RULES, "x-cross-field": list(NODE_CROSS_FIELD)}
+    return {"title": "RbdNode in a repairable diagram" if repairable else "RbdNode", "oneOf": variants,
+            "description": NODE_RULES, "x-cross-field": list(NODE_CROSS_FIELD)}
 
 
 def node_models_schema() -> s.Schema:
