@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+import orjson
 from aiohttp import web
 
 from bathtub import engine_version
@@ -14,6 +15,7 @@ from bathtub_api.config import Config
 from bathtub_api.errors import error_middleware, json_response
 from bathtub_api.jobs import JobRunner
 from bathtub_api.keys import BAD_TOKENS, CONFIG, JOBS, LIMITER, REGISTRY, SESSION_KEY, STORE, TOKENS
+from bathtub_api.precompressed import Precompressed
 from bathtub_api.registry import Registry
 from bathtub_api.store import open_store
 from bathtub_api.tools import default_registry, sharing, uploads
@@ -34,10 +36,10 @@ def create_app(config: Config | None = None, registry: Registry | None = None) -
     app.cleanup_ctx.append(_store_and_jobs)
     reg.add_to(app)
     mcp.add_route(app, reg)
-    document = openapi.build(reg)
+    document = Precompressed(orjson.dumps(openapi.build(reg)))
 
     async def openapi_json(request: web.Request) -> web.Response:
-        return json_response(document)
+        return document.response(request)  # gzip when asked, 304 when the client has it
 
     async def health(request: web.Request) -> web.Response:
         return json_response({"status": "ok", "store": request.app[STORE].kind, "engine_version": engine_version})
