@@ -142,7 +142,8 @@ def build(reg: Registry) -> dict[str, Any]:
             "description": a.description or a.summary,
             "tags": [a.tool],
             "requestBody": {"required": _needs_body(a.request),
-                            "content": {"application/json": {"schema": _ref(a.request)}}},
+                            "content": {"application/json": {"schema": _ref(a.request),
+                                                             **({"example": a.example} if a.example else {})}}},
             "responses": _responses(a.response),
             "x-bathtub": a.metadata(),
         }
