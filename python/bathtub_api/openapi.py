@@ -37,10 +37,19 @@ def _responses(response: type[BaseModel] | None, produces: str = "application/js
     ok = {"schema": _ref(response)} if produces == "application/json" else {
         "schema": {"type": "string", **({"format": "binary"} if produces == "application/pdf" else {})}}
     out: dict[str, Any] = {"200": {"description": "OK", "content": {produces: ok}}}
-    for code, text in ERRORS.items():
-        error = {"schema": {"$ref": REF.format(model="Error")}}
-        out[code] = {"description": text, "content": {"application/json": error}}
+    # the refusals are the same for every operation: said once under components/responses
+    out.update({code: {"$ref": f"#/components/responses/{_error_name(code)}"} for code in ERRORS})
     return out
+
+
+def _error_name(code: str) -> str:
+    return f"Error{code}"
+
+
+def _error_responses() -> dict[str, Any]:
+    error = {"schema": {"$ref": REF.format(model="Error")}}
+    return {_error_name(code): {"description": text, "content": {"application/json": error}}
+            for code, text in ERRORS.items()}
 
 
 # Path parameters are ids (the door refuses NUL in them too: registry._route_view, NUL_STATEMENT).
@@ -195,6 +204,7 @@ def build(reg: Registry) -> dict[str, Any]:
         "paths": dict(sorted(paths.items())),
         "components": {
             "schemas": schemas,
+            "responses": _error_responses(),
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer"},
                 # Described, not listed as a requirement: it is the browser's alternative, and fuzzers
