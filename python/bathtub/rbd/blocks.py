@@ -357,7 +357,8 @@ def model_schema() -> s.Schema:
         "additionalProperties": False,
         "oneOf": [inline, saved],
         "allOf": params_rules(base_field="base_distribution_id", mean=True),
-        "x-cross-field": cross_field_rules(mixture=True),
+        # a saved model named must exist and be the caller's (checked against the store)
+        "x-cross-field": [*cross_field_rules(mixture=True), "saved_model_id: no model with id"],
     }
 
 
@@ -378,7 +379,11 @@ NODE_CROSS_FIELD = ("nodes.*.n: must not exceed k", "nodes.*.costs: no costs on 
                     "nodes.*.covariate_schedules: needs a saved covariate model",
                     "nodes.*.units.*.capacity: give every unit a capacity, or none",
                     "nodes.*.capacity: probabilities must add to 1",
-                    "nodes.*.preventive.inspection_cost: only with policy condition")
+                    "nodes.*.preventive.inspection_cost: only with policy condition",
+                    # PROOF_TEST's rules between its values (the fuzz found offset >= interval refused unsaid)
+                    "nodes.*.inspection.offset: must be below interval",
+                    "nodes.*.inspection.full_test: required when coverage is below 1",
+                    "nodes.*.inspection.full_test: must be a whole multiple of interval")
 
 
 def node_schema(repairable: bool) -> s.Schema:
