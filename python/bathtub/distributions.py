@@ -231,7 +231,8 @@ def _family_params(fam: Family, lifetime: bool = False) -> dict[str, Any]:
                "allOf": [_once(p.name, p is not LOCATION) for p in named]}
     positional = {"type": "array", "prefixItems": [_param_schema(p) for p in named[:len(fam.params)]],
                   "minItems": len(fam.params), "maxItems": len(fam.params)}
-    return {"anyOf": [positional, objects, {"type": "null"}]}
+    # the title names the schema where the service publishes it once and refers to it
+    return {"title": f"params: {', '.join(p.name for p in named)}", "anyOf": [positional, objects, {"type": "null"}]}
 
 
 def _mixture_params(fam: Family) -> dict[str, Any]:
@@ -250,7 +251,7 @@ def _mixture_params(fam: Family) -> dict[str, Any]:
                "items": {"oneOf": [_named_item(name, schema) for name, schema in numbered]},
                "allOf": [*(_once(f"{p.name}{i}") for i in (1, 2) for p in per_mode),
                          *(_once(name, False) for name, _ in numbered), *whole]}
-    return {"anyOf": [positional, objects]}
+    return {"title": f"mixture params: {', '.join(p.name for p in per_mode)} per mode", "anyOf": [positional, objects]}
 
 
 def params_rules(id_field: str = "distribution_id", params_field: str = "params",
@@ -284,12 +285,13 @@ def params_rules(id_field: str = "distribution_id", params_field: str = "params"
         branches.append(branch)
     if base_field:
         # one branch for mixtures (a mixture is one choice among the families), split by base inside
-        by_base = [{"properties": {base_field: {"const": fid}, params_field: _mixture_params(fam)}}
+        by_base = [{"title": f"{fid} mixture", "properties": {base_field: {"const": fid},
+                                                               params_field: _mixture_params(fam)}}
                    for fid, fam in FAMILIES.items()]
         branches.append({"required": [id_field, base_field], "anyOf": by_base,
                          "properties": {id_field: {"const": MIXTURE}, base_field: {"enum": list(FAMILIES)},
                                         **({"mean": null} if mean else {})}})
-    return [{"anyOf": branches}]
+    return [{"title": f"{params_field} of the family in {id_field}", "anyOf": branches}]
 
 
 def _mean_given(fid: str, fam: Family) -> dict[str, Any]:

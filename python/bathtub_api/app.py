@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 
+import orjson
 from aiohttp import web
 
 from bathtub import engine_version
@@ -16,6 +17,7 @@ from bathtub_api.errors import error_middleware, json_response
 from bathtub_api.jobs import JobRunner
 from bathtub_api.keys import BAD_TOKENS, CONFIG, JOBS, LIMITER, PHOTOS, REGISTRY, SESSION_KEY, STORE, TOKENS, WRITES
 from bathtub_api.photo_decoder import PhotoDecoder
+from bathtub_api.precompressed import Precompressed
 from bathtub_api.private import restrict_umask
 from bathtub_api.registry import Registry
 from bathtub_api.store import open_store
@@ -45,10 +47,10 @@ def create_app(config: Config | None = None, registry: Registry | None = None) -
     app.cleanup_ctx.append(_store_and_jobs)
     reg.add_to(app)
     mcp.add_route(app, reg)
-    document = openapi.build(reg)
+    document = Precompressed(orjson.dumps(openapi.build(reg)))
 
     async def openapi_json(request: web.Request) -> web.Response:
-        return json_response(document)
+        return document.response(request)  # gzip when asked, 304 when the client has it
 
     async def health(request: web.Request) -> web.Response:
         """ok, or degraded (still 200: reads are served, and an instance taken out of rotation

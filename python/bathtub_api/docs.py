@@ -26,6 +26,9 @@ _INIT = """window.onload = function () {
     dom_id: "#swagger-ui",
     deepLinking: true,
     persistAuthorization: false,
+    // The Schemas section would render every component (about 150) under the operations before
+    // the page settles; each operation shows its own request schema when opened.
+    defaultModelsExpandDepth: -1,
     presets: [SwaggerUIBundle.presets.apis],
   });
 };

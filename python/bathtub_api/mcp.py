@@ -7,19 +7,99 @@ results and refusals are identical: a refusal is `isError` with the same `detail
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import orjson
 from aiohttp import web
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from bathtub.errors import InputError
 from bathtub_api.errors import ApiError, json_response, validation_detail, write_refusal
-from bathtub_api.fields import refuse_nul
-from bathtub_api.openapi import API_VERSION, cross_field_described, definitions, key_patterns
+from bathtub_api.fields import NUL_RULE, refuse_nul
+from bathtub_api.openapi import API_VERSION, CROSS_FIELD, cross_field_described, definitions, key_patterns
 from bathtub_api.registry import Action, Registry, ctx_of, invoke
+from bathtub_api.schema_refs import brief, hoist, outline, reachable, untitled
+from bathtub_api.tools.guide import PAGES
 
 PROTOCOL_VERSION = "2025-06-18"
+
+
+NUL_PREAMBLE = f"Every string and key {NUL_RULE}."
+DEFS = "#/$defs/"
+# An agent reads the whole tool list into its context: a part repeated in one tool is said once
+# from this size (the OpenAPI document, read by tools, keeps schema_refs.MIN_BYTES).
+TOOL_MIN_BYTES = 150
+# A field's description in the tool list stops at its first sentence past this length.
+TOOL_DESCRIPTION_CHARS = 200
+
+
+def _topics(actions: list[Action]) -> list[str]:
+    """The guide topics that explain these actions (where the how-to lives)."""
+    names = {f"{a.tool}/{a.action}" if a.action else a.tool for a in actions}
+    return [key for key, page in PAGES.items() if names & set(page.actions)]
+
+
+def _description(actions: list[Action]) -> str:
+    """Short: what the tool does and its actions; the how-to is in the guide, on request."""
+    if len(actions) == 1 and actions[0].action is None:
+        text = actions[0].summary
+    else:
+        text = "; ".join(f"{actions[0].selector}={a.action}: {a.summary}" for a in actions)
+    topics = _topics(actions)
+    # a tool every topic uses (get, list) points to the topic list rather than naming them all
+    how = (f" How-to: call guide with topic {' or '.join(topics)}." if 0 < len(topics) <= 3
+           else " How-to: call guide (no topic) for the topics." if topics else "")
+    return f"{text}.{how} {NUL_PREAMBLE}".replace("..", ".")
+
+
+def rules_only(text: str) -> str | None:
+    """An action's description in the tool list: only the rules between values the service
+    checks (what each action does is in the tool's description; the how-to and the model's
+    full text are in the guide's topics and the OpenAPI document)."""
+    _, found, rules = text.partition(CROSS_FIELD)
+    return f"Also refused: {rules}" if found else None
+
+
+@functools.lru_cache(maxsize=64)
+def _input_schema(requests: tuple[type[BaseModel], ...], selector: str, names: tuple[str | None, ...]) -> bytes:
+    """One tool's input schema: its request models outlined (fields, types, bounds, enums,
+    descriptions; rules between values are left to the service, which refuses naming the field,
+    and to the OpenAPI document, which states them), the parts they share said once in the tool's
+    own `$defs` (tools/list has no shared components). Cached: the models never change."""
+    inlined = {m.__name__ for m in requests}
+    defs = outline(cross_field_described(key_patterns(definitions(requests, DEFS + "{model}"))))
+    defs = brief(untitled(hoist(reachable(defs, DEFS, inlined), DEFS, TOOL_MIN_BYTES)), TOOL_DESCRIPTION_CHARS)
+    used = orjson.dumps([v for k, v in defs.items() if k not in inlined])
+    bodies = {name: defs[name] if f'"{DEFS}{name}"'.encode() in used else defs.pop(name) for name in inlined}
+
+    def take(model: type[BaseModel]) -> dict[str, Any]:
+        # a request model nothing else refers to is inlined in its variants, not also in $defs
+        return dict(bodies[model.__name__])
+
+    if names == (None,):
+        schema = take(requests[0])
+    else:
+        # one variant per distinct request, naming the actions that take it (list's kinds share
+        # one model; most of get's kinds take the same {id})
+        by_body: dict[bytes, list[str | None]] = {}
+        for model, action in zip(requests, names, strict=True):
+            by_body.setdefault(orjson.dumps(take(model), option=orjson.OPT_SORT_KEYS), []).append(action)
+        variants = []
+        for body, actions in by_body.items():
+            sub = orjson.loads(body)
+            if (said := rules_only(sub.pop("description", ""))) is not None:
+                sub["description"] = said
+            chosen = {"const": actions[0]} if len(actions) == 1 else {"enum": actions}
+            sub["properties"] = {selector: chosen, **sub.get("properties", {})}
+            sub["required"] = [selector, *sub.get("required", [])]
+            variants.append(sub)
+        schema = {"type": "object", "properties": {selector: {"enum": list(names),
+                                                              "description": "which action to run"}},
+                  "required": [selector], "oneOf": variants}
+    if defs:
+        schema["$defs"] = defs
+    return orjson.dumps(schema)
 
 
 def tool_list(reg: Registry) -> list[dict[str, Any]]:
@@ -28,27 +108,12 @@ def tool_list(reg: Registry) -> list[dict[str, Any]]:
         actions = [a for a in actions if not a.rest_only]
         if not actions:
             continue
-        defs = cross_field_described(key_patterns(definitions((a.request for a in actions), "#/$defs/{model}")))
-        if len(actions) == 1 and actions[0].action is None:
-            schema = dict(defs.pop(actions[0].request.__name__))
-            description = actions[0].summary
-        else:
-            sel = actions[0].selector
-            variants = []
-            for a in actions:
-                sub = dict(defs[a.request.__name__])
-                sub["properties"] = {sel: {"const": a.action}, **sub.get("properties", {})}
-                sub["required"] = [sel, *sub.get("required", [])]
-                variants.append(sub)
-            schema = {"type": "object", "properties": {sel: {"enum": [a.action for a in actions]}},
-                      "required": [sel], "oneOf": variants}
-            description = "; ".join(f"{sel}={a.action}: {a.summary}" for a in actions)
-        if defs:
-            schema["$defs"] = defs
+        schema = _input_schema(tuple(a.request for a in actions), actions[0].selector,
+                               tuple(a.action for a in actions))
         out.append({
             "name": tool,
-            "description": description,
-            "inputSchema": schema,
+            "description": _description(actions),
+            "inputSchema": orjson.loads(schema),
             # Read-only only if no action ever stores (a `save: true` calculator does).
             "annotations": {"readOnlyHint": all(a.stores == "never" for a in actions)},
         })

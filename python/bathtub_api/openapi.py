@@ -11,8 +11,9 @@ import orjson
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from bathtub_api.fields import CSV_BODY_SCHEMA, NO_NUL_PATTERN
+from bathtub_api.fields import CSV_BODY_SCHEMA, NUL_RULE, NUL_STATEMENT
 from bathtub_api.registry import Registry
+from bathtub_api.schema_refs import hoist
 
 API_VERSION = "1.1.0"
 REF = "#/components/schemas/{model}"
@@ -23,7 +24,7 @@ ERRORS = {
     "403": "The token lacks the scope, or a change carried by a session cookie lacks this service's Origin",
     "404": "Unknown id, or an item owned by someone else",
     "413": "Request body too large",
-    "422": "Bad input; detail names the field and the rule",
+    "422": f"Bad input; detail names the field and the rule. Every string and key of a JSON body {NUL_RULE}.",
     "429": "Rate limit exceeded; see Retry-After",
     "507": "The store or the file system is full or read-only; detail names which and why, nothing was saved "
            "(retry once room is made; GET /healthz says `degraded` meanwhile)",
@@ -38,14 +39,23 @@ def _responses(response: type[BaseModel] | None, produces: str = "application/js
     ok = {"schema": _ref(response)} if produces == "application/json" else {
         "schema": {"type": "string", **({"format": "binary"} if produces == "application/pdf" else {})}}
     out: dict[str, Any] = {"200": {"description": "OK", "content": {produces: ok}}}
-    for code, text in ERRORS.items():
-        error = {"schema": {"$ref": REF.format(model="Error")}}
-        out[code] = {"description": text, "content": {"application/json": error}}
+    # the refusals are the same for every operation: said once under components/responses
+    out.update({code: {"$ref": f"#/components/responses/{_error_name(code)}"} for code in ERRORS})
     return out
 
 
-# Path parameters are ids: the door refuses NUL in them (registry._route_view).
-PATH_ID = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NO_NUL_PATTERN}
+def _error_name(code: str) -> str:
+    return f"Error{code}"
+
+
+def _error_responses() -> dict[str, Any]:
+    error = {"schema": {"$ref": REF.format(model="Error")}}
+    return {_error_name(code): {"description": text, "content": {"application/json": error}}
+            for code, text in ERRORS.items()}
+
+
+# Path parameters are ids (the door refuses NUL in them too: registry._route_view, NUL_STATEMENT).
+PATH_ID = {"type": "string", "minLength": 1, "maxLength": 200}
 
 
 class Error(BaseModel):
@@ -75,22 +85,6 @@ def key_patterns(node: Any) -> Any:
             del d["patternProperties"]
             d["propertyNames"] = {**d.get("propertyNames", {}), "pattern": pattern}
             d["additionalProperties"] = values
-
-    return _each_dict(node, visit)
-
-
-def no_nul(node: Any) -> Any:
-    """The door refuses NUL in every string of every JSON body (`fields.refuse_nul`), so every
-    request string and object key is published with the pattern that says so (in place)."""
-
-    def visit(d: dict[str, Any]) -> None:
-        if d.get("type") == "string" and "enum" not in d and "const" not in d and "pattern" not in d:
-            d["pattern"] = NO_NUL_PATTERN
-        extra = d.get("additionalProperties")
-        if d.get("type") == "object" and extra not in (None, False):
-            names = d.setdefault("propertyNames", {})
-            if "enum" not in names and "pattern" not in names:
-                names["pattern"] = NO_NUL_PATTERN
 
     return _each_dict(node, visit)
 
@@ -126,25 +120,11 @@ def definitions(models: Iterable[type[BaseModel]], ref_template: str = REF) -> d
 
 
 @functools.lru_cache(maxsize=8)
-def _component_schemas(models: tuple[type[BaseModel], ...], requests: frozenset[str]) -> bytes:
+def _component_schemas(models: tuple[type[BaseModel], ...]) -> bytes:
     """The document's components: the models' schemas with keys as propertyNames, cross-field
-    rules said in descriptions, and no NUL in any request string (cached as `definitions`)."""
-    schemas = cross_field_described(key_patterns(definitions(models)))
-    reachable = set(requests)
-    _reachable(schemas, reachable)
-    for name in reachable:
-        no_nul(schemas[name])
-    return orjson.dumps(schemas)
-
-
-def _reachable(schemas: dict[str, Any], names: set[str]) -> None:
-    """Grow `names` with every schema a request schema refers to (in place)."""
-    pending = list(names)
-    while pending:
-        for ref in re.findall(r"#/components/schemas/(\w+)", repr(schemas[pending.pop()])):
-            if ref not in names:
-                names.add(ref)
-                pending.append(ref)
+    rules said in descriptions, repeated parts said once (cached as `definitions`)."""
+    schemas = hoist(cross_field_described(key_patterns(definitions(models))), REF.format(model=""))
+    return orjson.dumps(dict(sorted(schemas.items())))
 
 
 def _needs_body(model: type[BaseModel]) -> bool:
@@ -163,9 +143,7 @@ def build(reg: Registry) -> dict[str, Any]:
             if m:
                 models.add(m)
     ordered = tuple(sorted(models, key=lambda m: m.__name__))
-    requests = frozenset(m.__name__ for m in (*(a.request for a in reg.actions.values()),
-                                              *(r.request for r in reg.routes if r.request)))
-    schemas = orjson.loads(_component_schemas(ordered, requests))
+    schemas = orjson.loads(_component_schemas(ordered))
 
     paths: dict[str, dict[str, Any]] = {}
     for a in reg.actions.values():
@@ -175,7 +153,8 @@ def build(reg: Registry) -> dict[str, Any]:
             "description": a.description or a.summary,
             "tags": [a.tool],
             "requestBody": {"required": _needs_body(a.request),
-                            "content": {"application/json": {"schema": _ref(a.request)}}},
+                            "content": {"application/json": {"schema": _ref(a.request),
+                                                             **({"example": a.example} if a.example else {})}}},
             "responses": _responses(a.response),
             "x-bathtub": a.metadata(),
         }
@@ -218,13 +197,19 @@ def build(reg: Registry) -> dict[str, Any]:
                            '{"detail": "..."}. The same actions are offered through the tool protocol at /mcp. '
                            'GET /healthz (no token) answers 200 {"status": "ok", "store", "engine_version"}, or '
                            '200 {"status": "degraded", "reason", "since", ...} after a write the store or the '
-                           "file system refused (507), until a write of that kind succeeds again.",
+                           "file system refused (507), until a write of that kind succeeds again. "
+                           f"Every string and object key of a JSON request body, and every path parameter, {NUL_RULE}: "
+                           "the service refuses it with 422 naming the field; the rule holds everywhere, so "
+                           "the schemas do not repeat it on each string.",
+            # The same rule, machine-readable in the form of `x-cross-field` (`*` is any field).
+            "x-every-field": [NUL_STATEMENT],
         },
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}],
         "paths": dict(sorted(paths.items())),
         "components": {
             "schemas": schemas,
+            "responses": _error_responses(),
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer"},
                 # Described, not listed as a requirement: it is the browser's alternative, and fuzzers

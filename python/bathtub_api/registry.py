@@ -76,6 +76,10 @@ class Action:
     heavy: bool = False
     rest_only: bool = False
     writes_if: WritesIf | None = None
+    # A worked request body, published as the operation's example (Swagger UI shows it). A
+    # string that is exactly `{name}` (`{dataset_id}`, `{rbd_id}`) stands for an id of the
+    # caller's own item of that kind; tests/service/test_examples.py creates one and posts it.
+    example: dict[str, Any] | None = None
 
     @property
     def stores(self) -> str:

@@ -27,7 +27,8 @@ from bathtub_api.redact import redact
 access_log = logging.getLogger("bathtub_api.access")
 server_log = logging.getLogger("bathtub_api.server")
 
-# Every answer: never sniffed as another type, never cached (answers are per-user data).
+# Every answer: never sniffed as another type, never cached (answers are per-user data) unless
+# its handler says how it may be (a public document: the OpenAPI one revalidates by its ETag).
 SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
 
 
@@ -51,7 +52,8 @@ async def access_middleware(request: web.Request, handler: Handler) -> web.Strea
     """Outermost: every answer gets the security headers and one request-log line."""
     started = time.perf_counter()
     response = await handler(request)
-    response.headers.update(SECURITY_HEADERS)
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers.setdefault("Cache-Control", SECURITY_HEADERS["Cache-Control"])
     user = request.get(USER)
     log_request(request.method, request.path, response.status, user.id if user else "-", started)
     return response

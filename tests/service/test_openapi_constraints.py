@@ -1,12 +1,13 @@
 """The published schemas carry the limits the service enforces (issue 11, item 15): every
-integer is bounded inside SQL's 64 bits, every string excludes NUL, exactly-one fields are a
-oneOf, and a body that must not be empty is required. The tool protocol shows the same."""
+integer is bounded inside SQL's 64 bits, the NUL rule is stated once for every string (issue 29:
+not as a pattern on each), exactly-one fields are a oneOf, and a body that must not be empty is
+required. The tool protocol shows the same."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from bathtub_api.fields import NO_NUL_PATTERN, NUL_RULE, NUL_STATEMENT
 from tests.conftest import Api
 
 INT64 = 2**63 - 1
@@ -53,7 +54,7 @@ def _leaves(node: Any, path: str) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-async def test_request_schemas_bound_integers_and_refuse_nul(api: Api) -> None:
+async def test_request_schemas_bound_integers_and_state_the_nul_rule_once(api: Api) -> None:
     status, doc = await api.get("/api/v1/openapi.json")
     schemas = _request_schemas(doc)
     assert {"DatasetCreate", "ListRequest", "FitIn", "ShutPlanIn", "RbdCreate"} <= set(schemas)
@@ -61,11 +62,13 @@ async def test_request_schemas_bound_integers_and_refuse_nul(api: Api) -> None:
         for path, leaf in _leaves(schema, name):
             if leaf["type"] == "integer":
                 assert -INT64 <= leaf.get("minimum", -INT64 - 1) and leaf.get("maximum", INT64 + 1) <= INT64, path
-            if leaf["type"] == "string" and "enum" not in leaf and "const" not in leaf:
-                assert "pattern" in leaf and not re.search(leaf["pattern"], "1\x00"), path
-            if leaf["type"] == "object" and leaf.get("additionalProperties") not in (None, False):
-                keys = leaf.get("propertyNames", {})
-                assert "enum" in keys or "\\u0000" in keys.get("pattern", ""), path
+            # the NUL rule is said once, not on each string (a field's own pattern may still exclude it)
+            assert leaf.get("pattern") != NO_NUL_PATTERN, path
+    assert doc["info"]["x-every-field"] == [NUL_STATEMENT] and NUL_RULE in doc["info"]["description"]
+    refused = doc["paths"]["/api/v1/fit/life"]["post"]["responses"]["422"]["$ref"].rsplit("/", 1)[1]
+    assert NUL_RULE in doc["components"]["responses"][refused]["description"]
+    status, body = await api.post("/api/v1/datasets/create", {"name": "a\x00b", "data": {"x": [1]}})
+    assert (status, body["detail"]) == (422, f"name: {NUL_RULE}")
     assert schemas["ListRequest"]["properties"]["offset"]["maximum"] == 2**53 - 1
     for name, fields in (("DatasetCreate", {"csv", "data"}), ("LivesIngest", {"rows", "data", "csv"}),
                          ("RbdCreate", {"nodes", "stages"}), ("ImportIn", {"data", "params"})):
@@ -82,7 +85,7 @@ async def test_bodies_that_cannot_be_empty_are_required(api: Api) -> None:
     assert doc["paths"]["/api/v1/list/dataset"]["post"]["requestBody"]["required"] is False
     assert doc["paths"]["/api/v1/guide"]["post"]["requestBody"]["required"] is False
     param = doc["paths"]["/api/v1/datasets/{dataset_id}"]["get"]["parameters"][0]
-    assert param["schema"]["pattern"] == "^[^\\u0000]*$" and param["schema"]["maxLength"] == 200
+    assert "pattern" not in param["schema"] and param["schema"]["maxLength"] == 200
 
 
 async def test_query_parameters_state_what_their_handler_checks(api: Api) -> None:
@@ -105,7 +108,16 @@ async def test_tool_protocol_schemas_carry_the_same_constraints(api: Api) -> Non
     variants = {v["properties"]["action"]["const"]: v for v in tools["datasets"]["oneOf"]}
     create = variants["create"]
     assert {b["required"][0] for b in create["oneOf"]} == {"csv", "data"}
-    assert create["properties"]["name"]["pattern"] == "^[^\\u0000]*$"
+    assert "pattern" not in create["properties"]["name"] and create["properties"]["name"]["maxLength"] == 200
+    tool = next(t for t in body["result"]["tools"] if t["name"] == "datasets")
+    assert NUL_RULE in tool["description"]
+
+
+def _deref(doc: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """A schema, or the one its `$ref` names (a part used in several places is published once)."""
+    while "$ref" in node:
+        node = doc["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]
+    return node
 
 
 def _validator(doc: dict[str, Any], name: str) -> Any:
@@ -121,7 +133,7 @@ async def test_published_rules_come_from_the_checks(api: Api) -> None:
     status, doc = await api.get("/api/v1/openapi.json")
     schemas = doc["components"]["schemas"]
     assert {"Weibull_2P", "Lognormal_3P", "weibull"} <= set(schemas["ImportIn"]["properties"]["distribution"]["enum"])
-    assert "pattern" in schemas["ListRequest"]["properties"]["created_after"]["anyOf"][0]
+    assert "pattern" in _deref(doc, _deref(doc, schemas["ListRequest"]["properties"]["created_after"])["anyOf"][0])
     assert "t" in schemas["RecurrentFitIn"]["properties"]["mapping"]["propertyNames"]["enum"]
     rbd_create = _validator(doc, "RbdCreate")
     good = {"name": "pumps", "unit": "h", "repairable": True, "stages": [{"k_of_n": 2, "components": [

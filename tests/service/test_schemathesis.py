@@ -65,11 +65,20 @@ def rule_of(detail: str) -> str:
     return _VALUES.sub("_", detail)[:160]
 
 
+def _stated(text: str) -> tuple[re.Pattern[str], str]:
+    where, rule = text.split(": ", 1)
+    path = re.escape(where).replace(r"\*", ".*").replace(r"\[\]", r"\[\d+\]")
+    # DOTALL: a generated key may hold a line break
+    return re.compile(f"^(.*\\.)?{path}$", re.DOTALL), rule_of(rule)
+
+
 def stated_rules(doc: dict[str, Any], node: Any) -> list[tuple[re.Pattern[str], str]]:
-    """The `x-cross-field` rules (`field: rule`) of a request schema and every schema it refers
-    to, as (a regex of the field path, `*` standing for any key and `[]` for any index; the rule
-    with values taken out)."""
-    out, seen, pending = [], set(), [node]
+    """The rules (`field: rule`) the document states for every field (`info.x-every-field`: the
+    NUL rule, said once rather than on each string) and the `x-cross-field` rules of a request
+    schema and every schema it refers to, as (a regex of the field path, `*` standing for any key
+    and `[]` for any index; the rule with values taken out)."""
+    out = [_stated(text) for text in doc["info"].get("x-every-field", ())]
+    seen, pending = set(), [node]
     while pending:
         n = pending.pop()
         if isinstance(n, list):
@@ -79,11 +88,7 @@ def stated_rules(doc: dict[str, Any], node: Any) -> list[tuple[re.Pattern[str], 
             if isinstance(ref, str) and ref not in seen:
                 seen.add(ref)
                 pending.append(doc["components"]["schemas"][ref.rsplit("/", 1)[1]])
-            for text in n.get("x-cross-field", ()):
-                where, rule = text.split(": ", 1)
-                path = re.escape(where).replace(r"\*", ".*").replace(r"\[\]", r"\[\d+\]")
-                # DOTALL: a generated key may hold a line break
-                out.append((re.compile(f"^(.*\\.)?{path}$", re.DOTALL), rule_of(rule)))
+            out += [_stated(text) for text in n.get("x-cross-field", ())]
             pending += [v for k, v in n.items() if k != "$ref"]
     return out
 

@@ -22,12 +22,24 @@ REF = "#/components/schemas/"
 RESERVED = ("self", "content", "content_type", "query_params", "idempotency_key")
 
 
-def _pytype(s: dict[str, Any]) -> str:
+def _deref(doc: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
+    """The schema a `$ref` names (followed through refs to refs); any other schema as it is. The
+    document says a part used in several places once, under components/schemas."""
+    seen: set[str] = set()
+    while isinstance(s.get("$ref"), str) and s["$ref"].startswith(REF) and s["$ref"] not in seen:
+        seen.add(s["$ref"])
+        s = doc["components"]["schemas"].get(s["$ref"][len(REF):], {})
+    return s
+
+
+def _pytype(s: dict[str, Any], doc: dict[str, Any] | None = None) -> str:
     """A Python annotation (as text) for a JSON schema: what `help()` and type checkers show."""
+    if doc is not None and "$ref" in s:
+        s = _deref(doc, s)
     if "anyOf" in s or "oneOf" in s:
         parts: list[str] = []
         for sub in s.get("anyOf") or s.get("oneOf") or []:
-            t = _pytype(sub)
+            t = _pytype(sub, doc)
             if t not in parts:
                 parts.append(t)
         if "None" in parts:  # `X | None` reads better with None last
@@ -58,14 +70,14 @@ def _component(doc: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, 
     if not schema:
         return None
     if "$ref" in schema and schema["$ref"].startswith(REF):
-        return doc["components"]["schemas"].get(schema["$ref"][len(REF):])
+        return _deref(doc, schema)
     branches = [b for b in schema.get("anyOf") or schema.get("oneOf") or [] if b.get("type") != "null"]
     return _component(doc, branches[0]) if len(branches) == 1 else None
 
 
 def _described(doc: dict[str, Any], prop: dict[str, Any]) -> str:
-    """A field's meaning: its own description, else that of the object it refers to (a field whose
-    type is a shared model, such as `options`, is described once, on that model)."""
+    """A field's meaning: its own description, else that of the part it refers to (a field whose
+    type is a shared model, such as `options`, or an optional one, is described once, there)."""
     if prop.get("description"):
         return str(prop["description"])
     target = _component(doc, prop)
@@ -73,16 +85,17 @@ def _described(doc: dict[str, Any], prop: dict[str, Any]) -> str:
 
 
 def _fields(doc: dict[str, Any], schema: dict[str, Any] | None) -> list[dict[str, Any]]:
-    model = _component(doc, schema) if schema and "$ref" in schema else None
-    if model is None:
+    if not schema or "$ref" not in schema:
         return []
+    model = _deref(doc, schema)
     required = set(model.get("required", []))
     out = []
     for name, prop in model.get("properties", {}).items():
-        f: dict[str, Any] = {"name": name, "arg": arg_name(name), "type": _pytype(prop),
+        said = _deref(doc, prop)  # a field's schema may be a part said once elsewhere
+        f: dict[str, Any] = {"name": name, "arg": arg_name(name), "type": _pytype(prop, doc),
                              "required": name in required, "description": _described(doc, prop)}
-        if "default" in prop:
-            f["default"] = prop["default"]
+        if "default" in prop or "default" in said:
+            f["default"] = prop.get("default", said.get("default"))
         out.append(f)
     return out
 

@@ -53,7 +53,9 @@ class DemandBatch:
 def _whole(value: Any, field: str, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
         raise InputError(field, "must be an integer")
-    if not math.isfinite(float(value)) or float(value) != int(value):
+    # an int is whole as it is: comparing it with its float would refuse the odd integers past
+    # 2**53 (float cannot hold them), which a pooled batch of two large ones reaches
+    if not isinstance(value, int | np.integer) and (not math.isfinite(float(value)) or float(value) != int(value)):
         raise InputError(field, "must be an integer")
     if int(value) < low:
         raise InputError(field, f"must be at least {low}")

@@ -339,6 +339,7 @@ def model_schema() -> s.Schema:
                                                             ("distribution_id", "params", "mean", "given",
                                                              "base_distribution_id")}}
     return {
+        "title": "BlockModel",  # the name the service's schemas refer to it by
         "type": "object",
         "description": "BlockModel. A mixture's params are alpha1, beta1, weight1, alpha2, ... (2 to 5 modes, "
                        "weights adding to 1); mean with given sets the family's other parameters (the guide's "
@@ -356,7 +357,8 @@ def model_schema() -> s.Schema:
         "additionalProperties": False,
         "oneOf": [inline, saved],
         "allOf": params_rules(base_field="base_distribution_id", mean=True),
-        "x-cross-field": cross_field_rules(mixture=True),
+        # a saved model named must exist and be the caller's (checked against the store)
+        "x-cross-field": [*cross_field_rules(mixture=True), "saved_model_id: no model with id"],
     }
 
 
@@ -377,7 +379,11 @@ NODE_CROSS_FIELD = ("nodes.*.n: must not exceed k", "nodes.*.costs: no costs on 
                     "nodes.*.covariate_schedules: needs a saved covariate model",
                     "nodes.*.units.*.capacity: give every unit a capacity, or none",
                     "nodes.*.capacity: probabilities must add to 1",
-                    "nodes.*.preventive.inspection_cost: only with policy condition")
+                    "nodes.*.preventive.inspection_cost: only with policy condition",
+                    # PROOF_TEST's rules between its values (the fuzz found offset >= interval refused unsaid)
+                    "nodes.*.inspection.offset: must be below interval",
+                    "nodes.*.inspection.full_test: required when coverage is below 1",
+                    "nodes.*.inspection.full_test: must be a whole multiple of interval")
 
 
 def node_schema(repairable: bool) -> s.Schema:
@@ -411,7 +417,8 @@ def node_schema(repairable: bool) -> s.Schema:
                                 {"required": ["units"],
                                  "properties": {k: _NULL for k in ("model", "repair", "spares")}}]
         variants.append(variant)
-    return {"oneOf": variants, "description": NODE_RULES, "x-cross-field": list(NODE_CROSS_FIELD)}
+    return {"title": "RbdNode in a repairable diagram" if repairable else "RbdNode", "oneOf": variants,
+            "description": NODE_RULES, "x-cross-field": list(NODE_CROSS_FIELD)}
 
 
 def node_models_schema() -> s.Schema:

@@ -37,6 +37,9 @@ CROSS_FIELD = (
     "sided: the test shows", "failures: a failure-terminated test ends at a failure",
     "mission_time: with this reliability gives no finite, positive MTBF",
     # magnitudes whose plan leaves floating point: a bound on the combination, not on one field
+    "test_multiple: test_multiple ** shape is beyond floating point",
+    "design_mtbf: too close to the required mtbf", "design_reliability: too close to reliability",
+    "reliability: required (or b_life)",
     "mission_time: is too short for this test: the units needed leave floating point",
     "reliability: too close to 1 to be demonstrated with this test length",
     "total_test_time: gives the MTBF", "mtbf: gives", "design_mtbf: gives", "discrimination_ratio: gives",

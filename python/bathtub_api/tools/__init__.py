@@ -7,6 +7,7 @@ from bathtub_api.tools import (
     alt,
     datasets,
     degradation,
+    examples,
     fleets,
     guide,
     jobs,
@@ -34,4 +35,5 @@ def default_registry() -> Registry:
     for module in MODULES:
         module.register(reg)
     guide.check_pages(reg)
+    examples.attach(reg)
     return reg

@@ -432,7 +432,8 @@ class UsageIngest(Strict):
 
     cross_field: ClassVar[tuple[str, ...]] = (
         f"readings[].name: {NOT_IN_FLEET}", f"readings[].name: {REPEATED_ITEM}",
-        "body: must hold at least one reading")  # the CSV form: a header and no rows
+        "body: must hold at least one reading",  # the CSV form: a header and no rows
+        "body[].*: unknown field")  # the CSV form: a column that is none of a reading's fields
     readings: list[UsageReading] = Field(min_length=1, description="all applied, or none")
 
 

@@ -182,7 +182,8 @@ class ImportIn(Strict):
     cross_field = ("params.*: not a parameter of", "params.gamma: required for",
                    "data: no distribution could be fitted to these data", "extras.gamma: a location applies to",
                    "extras: give p or f0, not both", "extras: a mixture takes no extras",
-                   "params.gamma: has no location")
+                   "params.gamma: has no location", "params: a mixture needs at least 2 modes",
+                   "data.*: times must be >= 0")
     companions: ClassVar[dict[str, tuple[str, ...]]] = {"params": ("extras",), "data": ("options",)}
     name: Name
     distribution: Annotated[str, Field(min_length=1, max_length=200), WithJsonSchema(

@@ -1,0 +1,96 @@
+"""How long the docs page (/api/v1/docs, Swagger UI) takes to show its operations in headless
+Chromium: from navigation until `.opblock` elements exist, then until rbd/create, clicked open,
+shows its request body example. The service runs in this process (a thread) on a loopback port
+over a throwaway SQLite store; run it against another checkout with PYTHONPATH=<checkout>/python.
+
+    python bench/docs_page.py [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import socket
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from bathtub_api.app import create_app
+from bathtub_api.config import Config
+
+
+def _serve(config: Config) -> tuple[str, Any]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    runner = web.AppRunner(create_app(config))
+    asyncio.run_coroutine_threadsafe(runner.setup(), loop).result(60)
+    asyncio.run_coroutine_threadsafe(web.TCPSite(runner, "127.0.0.1", port).start(), loop).result(60)
+
+    def stop() -> None:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(60)
+        loop.call_soon_threadsafe(loop.stop)
+
+    return f"http://127.0.0.1:{port}", stop
+
+
+def _browser() -> Any:
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or shutil.which("chromium-browser") or ""
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1280,1600", "--disable-extensions", "--no-first-run"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or ""), options=options)
+    driver.set_page_load_timeout(180)
+    return driver
+
+
+def one_round(base: str) -> tuple[float, float]:
+    """Seconds to show the operations, and then to open rbd/create with its example (a fresh
+    browser each round: nothing cached)."""
+    driver = _browser()
+    try:
+        wait = WebDriverWait(driver, 180, poll_frequency=0.02)
+        start = time.perf_counter()
+        driver.get(f"{base}/api/v1/docs")
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".opblock"))
+        shown = time.perf_counter() - start
+        block = driver.find_element(By.ID, "operations-rbd-rbd_create")
+        start = time.perf_counter()
+        block.find_element(By.CSS_SELECTOR, ".opblock-summary").click()
+        wait.until(lambda d: block.find_elements(By.CSS_SELECTOR, ".body-param__example, .highlight-code"))
+        opened = time.perf_counter() - start
+        return shown, opened
+    finally:
+        driver.quit()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        base, stop = _serve(Config(database_url=f"sqlite:///{Path(tmp) / 'bench.db'}"))
+        try:
+            rounds = [one_round(base) for _ in range(args.rounds)]
+        finally:
+            stop()
+    for label, values in (("operations shown", [r[0] for r in rounds]), ("rbd/create opened", [r[1] for r in rounds])):
+        print(f"{label}: median {statistics.median(values):.2f} s (min {min(values):.2f}, max {max(values):.2f}, "
+              f"{len(values)} rounds)")
+
+
+if __name__ == "__main__":
+    main()
