@@ -13,7 +13,7 @@ from pydantic.json_schema import models_json_schema
 
 from bathtub_api.fields import CSV_BODY_SCHEMA, NUL_RULE, NUL_STATEMENT
 from bathtub_api.registry import Registry
-from bathtub_api.schema_refs import hoist
+from bathtub_api.schema_refs import each_dict, hoist
 
 API_VERSION = "1.1.0"
 REF = "#/components/schemas/{model}"
@@ -62,18 +62,6 @@ class Error(BaseModel):
     detail: str
 
 
-def _each_dict(node: Any, visit: Any) -> Any:
-    """Call `visit` on every dict inside `node`, outermost first (in place); returns `node`."""
-    if isinstance(node, dict):
-        visit(node)
-        for v in node.values():
-            _each_dict(v, visit)
-    elif isinstance(node, list):
-        for v in node:
-            _each_dict(v, visit)
-    return node
-
-
 def key_patterns(node: Any) -> Any:
     """Pydantic writes a dict whose keys have a pattern as `patternProperties`, which leaves
     other keys allowed; we mean every key matches: `propertyNames` (in place, recursively)."""
@@ -86,7 +74,7 @@ def key_patterns(node: Any) -> Any:
             d["propertyNames"] = {**d.get("propertyNames", {}), "pattern": pattern}
             d["additionalProperties"] = values
 
-    return _each_dict(node, visit)
+    return each_dict(node, visit)
 
 
 CROSS_FIELD = "Rules between values, checked by the service (JSON Schema cannot state them): "
@@ -102,7 +90,7 @@ def cross_field_described(node: Any) -> Any:
             said = CROSS_FIELD + "; ".join(rules) + "."
             d["description"] = f"{d['description'].rstrip()} {said}" if d.get("description") else said
 
-    return _each_dict(node, visit)
+    return each_dict(node, visit)
 
 
 @functools.lru_cache(maxsize=64)

@@ -10,6 +10,7 @@ subtrees by their canonical JSON and keeps one copy; `outline` is the tool proto
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -161,33 +162,40 @@ def reachable(defs: dict[str, Any], prefix: str, roots: set[str]) -> dict[str, A
     return {k: v for k, v in defs.items() if k in names}
 
 
+def each_dict(node: Any, visit: Callable[[dict[str, Any]], None]) -> Any:
+    """Call `visit` on every dict inside `node`, outermost first (in place); returns `node`."""
+    if isinstance(node, dict):
+        visit(node)
+        for v in node.values():
+            each_dict(v, visit)
+    elif isinstance(node, list):
+        for v in node:
+            each_dict(v, visit)
+    return node
+
+
 def untitled(node: Any) -> Any:
     """The tree without `title`s (in place): pydantic's repeat the property names, and a shared
     schema's title is its definition's name once `hoist` has run."""
-    if isinstance(node, dict):
-        node.pop("title", None) if isinstance(node.get("title"), str) else None
-        for v in node.values():
-            untitled(v)
-    elif isinstance(node, list):
-        for v in node:
-            untitled(v)
-    return node
+
+    def visit(d: dict[str, Any]) -> None:
+        if isinstance(d.get("title"), str):
+            del d["title"]
+
+    return each_dict(node, visit)
 
 
 def brief(node: Any, limit: int) -> Any:
     """Every description longer than `limit` characters cut to its first sentence (or to
     `limit` at a word) and marked so, in place: the tool list is read whole into an agent's
     context; the full text is in the OpenAPI document."""
-    if isinstance(node, dict):
-        text = node.get("description")
+
+    def visit(d: dict[str, Any]) -> None:
+        text = d.get("description")
         if isinstance(text, str) and len(text) > limit:
             flat = " ".join(text.split())
             end = flat.find(". ", 0, limit)
-            node["description"] = (flat[:end + 1] if end > 0 else flat[:flat.rfind(" ", 0, limit)] + " ...") \
+            d["description"] = (flat[:end + 1] if end > 0 else flat[:flat.rfind(" ", 0, limit)] + " ...") \
                 + " (in full: the OpenAPI document)"
-        for v in node.values():
-            brief(v, limit)
-    elif isinstance(node, list):
-        for v in node:
-            brief(v, limit)
-    return node
+
+    return each_dict(node, visit)

@@ -17,17 +17,10 @@ from bathtub_api.cli import token_create
 from bathtub_api.config import Config
 from bathtub_api.fields import NUL_RULE
 from bathtub_api.registry import Registry
+from tests.service.test_openapi_constraints import refs
 
 MAX_ALL = 64 * 1024
 MAX_TOOL = 16 * 1024
-
-
-def _refs(node: Any) -> list[str]:
-    if isinstance(node, dict):
-        return ([node["$ref"]] if "$ref" in node else []) + [r for v in node.values() for r in _refs(v)]
-    if isinstance(node, list):
-        return [r for v in node for r in _refs(v)]
-    return []
 
 
 async def list_through_sdk(base: str, token: str) -> tuple[list[dict[str, Any]], Any]:
@@ -54,9 +47,9 @@ async def test_tool_list_fits_an_agent_s_context(aiohttp_server: Any, config: Co
     for t in tools:
         assert NUL_RULE in t["description"], t["name"]
         schema = t["inputSchema"]
-        for ref in _refs(schema):  # each tool carries the definitions it uses, and only those
+        for ref in refs(schema):  # each tool carries the definitions it uses, and only those
             assert ref.startswith("#/$defs/") and ref.removeprefix("#/$defs/") in schema.get("$defs", {}), ref
-        assert set(schema.get("$defs", {})) <= {r.removeprefix("#/$defs/") for r in _refs(schema)}, t["name"]
+        assert set(schema.get("$defs", {})) <= {r.removeprefix("#/$defs/") for r in refs(schema)}, t["name"]
     rbd = next(t for t in tools if t["name"] == "rbd")
     assert "call guide with topic" in rbd["description"] and " rbds" in rbd["description"]
     assert not called.is_error and called.structured_content["title"] == "Reliability block diagrams"

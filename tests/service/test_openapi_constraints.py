@@ -28,15 +28,15 @@ def _request_schemas(doc: dict[str, Any]) -> dict[str, Any]:
         if name in seen:
             continue
         seen.add(name)
-        pending += [r.rsplit("/", 1)[1] for r in _refs(schemas[name])]
+        pending += [r.rsplit("/", 1)[1] for r in refs(schemas[name])]
     return {n: schemas[n] for n in seen}
 
 
-def _refs(node: Any) -> list[str]:
+def refs(node: Any) -> list[str]:
     if isinstance(node, dict):
-        return ([node["$ref"]] if "$ref" in node else []) + [r for v in node.values() for r in _refs(v)]
+        return ([node["$ref"]] if "$ref" in node else []) + [r for v in node.values() for r in refs(v)]
     if isinstance(node, list):
-        return [r for v in node for r in _refs(v)]
+        return [r for v in node for r in refs(v)]
     return []
 
 
