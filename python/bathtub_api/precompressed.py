@@ -9,6 +9,7 @@ package the service does not otherwise use; gzip is in the standard library.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import re
@@ -50,10 +51,15 @@ class Precompressed:
     def __init__(self, body: bytes, content_type: str = "application/json") -> None:
         digest = hashlib.sha256(body).hexdigest()[:32]
         self.body = body
-        self.gzipped = gzip.compress(body, compresslevel=9, mtime=0)  # mtime 0: the same bytes every start
         self.etag = f'"{digest}"'
         self.gzip_etag = f'"{digest}-gzip"'
         self.content_type = content_type
+
+    @functools.cached_property
+    def gzipped(self) -> bytes:
+        """Compressed once, at the first client that asks (not at every app's start: tests and
+        workers build many apps); mtime 0, so the same bytes every time."""
+        return gzip.compress(self.body, compresslevel=9, mtime=0)
 
     def response(self, request: web.Request) -> web.Response:
         gz = accepts_gzip(request.headers.get("Accept-Encoding", ""))
