@@ -383,7 +383,14 @@ NODE_CROSS_FIELD = ("nodes.*.n: must not exceed k", "nodes.*.costs: no costs on 
                     # PROOF_TEST's rules between its values (the fuzz found offset >= interval refused unsaid)
                     "nodes.*.inspection.offset: must be below interval",
                     "nodes.*.inspection.full_test: required when coverage is below 1",
-                    "nodes.*.inspection.full_test: must be a whole multiple of interval")
+                    "nodes.*.inspection.full_test: must be a whole multiple of interval",
+                    # SCHEDULE's rules between its values (stated in its description only; the fuzz
+                    # found a table starting after 0 refused unsaid)
+                    "nodes.*.covariate_schedules.*: give expression or table",
+                    "nodes.*.covariate_schedules.*.period: only with table",
+                    "nodes.*.covariate_schedules.*.table[].t: the first phase starts at 0",
+                    "nodes.*.covariate_schedules.*.table: phase start times must increase",
+                    "nodes.*.covariate_schedules.*.period: must be beyond the last phase start")
 
 
 def node_schema(repairable: bool) -> s.Schema:
