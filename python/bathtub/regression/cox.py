@@ -200,7 +200,7 @@ def fit_cox(
         else:  # exact ties: Breslow's step at the fitted β
             eta = s.x @ beta
             w = np.exp(eta)
-            s0 = risksets._at_risk(s, w)
+            s0 = risksets.at_risk_sums(s, w)
             steps = s.deaths / s0
         baseline[k] = {"time": s.times.tolist(), "cumhaz": np.cumsum(steps).tolist()}
     return CoxFit(list(names), beta, var, robust_var, n_clusters, ll, ll0, score, iterations, ties, means, n,

@@ -114,7 +114,7 @@ def _evaluate(pb: _Problem, beta: np.ndarray, omega: np.ndarray, theta: float,
     s, q = pb.s, pb.q
     eta = (s.x @ beta if beta.size else np.zeros(s.x.shape[0])) + omega[pb.codes]
     ll, grad_b, hess_b, t = risksets.evaluate(s, eta, pb.efron)
-    span = risksets._span(s, t.c1)
+    span = risksets.at_risk_spans(s, t.c1)
     v = t.w * span
     dp, gi = s.death_pos, s.death_time
     wc2 = t.w[dp] * t.c2[gi]

@@ -44,7 +44,8 @@ def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip())
 
 
-def _column(columns: Mapping[str, Sequence[Any]], name: str, field: str) -> list[Any]:
+def column_values(columns: Mapping[str, Sequence[Any]], name: Any, field: str) -> list[Any]:
+    """A dataset column by name, refused (naming `field`) if absent or if any row is missing."""
     if not isinstance(name, str) or name not in columns:
         known = ", ".join(map(str, columns))
         raise InputError(field, f"column {name!r} not in the dataset (columns: {known})")
@@ -72,7 +73,8 @@ def _numeric(col: list[Any]) -> np.ndarray | None:
     return out
 
 
-def _level(v: Any) -> str:
+def level_label(v: Any) -> str:
+    """A categorical value as the level name the design and strata use (1.0 and "1" are one level)."""
     if _is_number(v) and float(v).is_integer():
         return str(int(v))
     return str(v).strip()
@@ -97,7 +99,7 @@ def from_covariates(
     names: list[str] = []
     terms: list[dict[str, Any]] = []
     for j, name in enumerate(covariates):
-        col = _column(columns, name, f"{field}[{j}]")
+        col = column_values(columns, name, f"{field}[{j}]")
         values = _numeric(col)
         if values is not None and name not in reference:
             if not np.all(np.isfinite(values)):
@@ -106,11 +108,11 @@ def from_covariates(
             names.append(name)
             terms.append({"column": name, "kind": "numeric", "min": float(values.min()), "max": float(values.max())})
             continue
-        labels = [_level(v) for v in col]
+        labels = [level_label(v) for v in col]
         levels = sorted(set(labels), key=_sort_key)
         if len(levels) > MAX_LEVELS:
             raise InputError(f"{field}[{j}]", f"column {name!r} has {len(levels)} levels (at most {MAX_LEVELS})")
-        ref = _level(reference[name]) if name in reference else levels[0]
+        ref = level_label(reference[name]) if name in reference else levels[0]
         if ref not in levels:
             raise InputError(f"options.reference.{name}", f"level {ref!r} not in the column (levels: {levels})")
         others = [lv for lv in levels if lv != ref]
@@ -147,11 +149,11 @@ def from_formula(columns: Mapping[str, Sequence[Any]], formula: str, field: str 
     frame: dict[str, Any] = {}
     for name in used:
         if name in columns:
-            col = _column(columns, name, field)
+            col = column_values(columns, name, field)
             values = _numeric(col)
             if values is not None and np.all(values == np.round(values)) and np.all(np.abs(values) < 2**53):
                 values = values.astype(np.int64)  # C(k) of an integer column names its levels 1, not 1.0
-            frame[name] = values if values is not None else [_level(v) for v in col]
+            frame[name] = values if values is not None else [level_label(v) for v in col]
         elif name not in ("np", "pi", "e"):
             known = ", ".join(map(str, columns))
             raise InputError(field, f"term {name!r} is not a dataset column (columns: {known})")
@@ -244,7 +246,7 @@ def row(spec: Mapping[str, Any], values: Mapping[str, Any], field: str = "covari
                     raise InputError(f"{field}.{col}", "must be a finite number")
                 out.append(float(v))
             else:
-                lv = _level(v)
+                lv = level_label(v)
                 if lv not in t["levels"]:
                     raise InputError(f"{field}.{col}", f"level {lv!r} not seen in the fit (levels: {t['levels']})")
                 out.extend(1.0 if lv == other else 0.0 for other in t["levels"] if other != t["reference"])
@@ -267,7 +269,7 @@ def row(spec: Mapping[str, Any], values: Mapping[str, Any], field: str = "covari
             raise InputError(f"{field}.{k}", "required: a value for every variable of the formula")
         v = values[k]
         if k in categorical:
-            lv = _level(v)
+            lv = level_label(v)
             if lv not in categorical[k]:
                 raise InputError(f"{field}.{k}", f"level {lv!r} not seen in the fit (levels: {categorical[k]})")
             levels = categorical[k]

@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from scipy import stats
 
 from bathtub.errors import InputError
 from bathtub.regression import design, flexible
-from bathtub.regression.models import _check_t, _coefficients, _gof, _unit, _validation, cox_ph_test
-
-if TYPE_CHECKING:
-    from bathtub.regression.records import Rows
+from bathtub.regression.models import cox_ph_test
+from bathtub.regression.record_parts import (
+    Rows,
+    check_time,
+    coefficient_rows,
+    fit_tests,
+    unit_design_row,
+    validation_block,
+)
 
 MODELS = flexible.MODELS
 KIND = {"hazard": "hazard ratio", "odds": "odds ratio"}
@@ -60,7 +65,7 @@ def spline_record(distribution: str, d: design.Design, rows: Rows, confidence: f
     fit = flexible.fit_spline(distribution, d.x, rows.stop, rows.event, rows.start, knots, field, d.names)
     m, p = fit.gamma.size, fit.beta.size
     var = fit.cov[m:, m:]
-    coefficients = _coefficients(d.names, fit.beta, var, None, confidence, KIND[fit.scale])
+    coefficients = coefficient_rows(d.names, fit.beta, var, None, confidence, KIND[fit.scale])
     if fit.scale == "odds":
         for c in coefficients:
             c["reading"] = (f"each unit of {c['name']} multiplies the odds of failure by any age by "
@@ -93,8 +98,8 @@ def spline_record(distribution: str, d: design.Design, rows: Rows, confidence: f
     strata = np.zeros(fit.n, dtype=np.int64)
     return {"kind": "regression", "distribution": distribution, "n": fit.n, "n_events": fit.n_events,
             "params": _params(fit, confidence), "coefficients": coefficients, "metrics": None,
-            "gof": _gof(fit.loglik, fit.loglik0, m + p, fit.n, fit.beta, var, None, partial=False),
-            "validation": _validation(xb, rows, strata, lambda keep, t: flexible.survival(
+            "gof": fit_tests(fit.loglik, fit.loglik0, m + p, fit.n, fit.beta, var, None, partial=False),
+            "validation": validation_block(xb, rows, strata, lambda keep, t: flexible.survival(
                 fit.scale, fit.gamma, fit.knots, xb[keep], t)),
             "diagnostics": {"ph_test": ph}, "design": d.spec, "spline": spline, "beta": fit.beta.tolist(),
             "iterations": fit.iterations, "counting_process": rows.start is not None}
@@ -102,7 +107,7 @@ def spline_record(distribution: str, d: design.Design, rows: Rows, confidence: f
 
 def _unit_curves(record: Mapping[str, Any], covariates: Mapping[str, Any] | None,
                  ) -> tuple[str, np.ndarray, np.ndarray, float]:
-    xrow, _ = _unit(record, covariates)
+    xrow, _ = unit_design_row(record, covariates)
     spline = record["spline"]
     scale = "hazard" if spline["scale"] == SCALE_NAME["hazard"] else "odds"
     return scale, np.asarray(spline["gamma"]), np.asarray(spline["knots"]["log_time"]), float(
@@ -111,7 +116,7 @@ def _unit_curves(record: Mapping[str, Any], covariates: Mapping[str, Any] | None
 
 def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
     """{t, reliability, failure, hazard, cumulative_hazard, density} for one unit."""
-    t = _check_t(t)
+    t = check_time(t)
     scale, gamma, knots, xb = _unit_curves(record, covariates)
     c = flexible.curves(scale, gamma, knots, xb, np.array([t]))
     s = float(c["sf"][0])

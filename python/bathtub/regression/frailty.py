@@ -131,7 +131,7 @@ def _maximise(data: _Data, start: np.ndarray, field: str) -> tuple[np.ndarray, f
     iterations = int(best.nit)
     if math.exp(par[-1]) < THETA_FLOOR:
         return par, -float(best.fun), iterations
-    hess = parametric._hessian(_negll, par, (data,))
+    hess = parametric.gradient_hessian(_negll, par, (data,))
     for _ in range(30):  # Newton polish to the maximum itself
         grad = _negll(par, data)[1]
         try:
@@ -142,7 +142,7 @@ def _maximise(data: _Data, start: np.ndarray, field: str) -> tuple[np.ndarray, f
         if not _negll(new, data)[0] <= _negll(par, data)[0] + 1e-12 * abs(best.fun):
             break
         par = new
-        hess = parametric._hessian(_negll, par, (data,))
+        hess = parametric.gradient_hessian(_negll, par, (data,))
         iterations += 1
         if np.max(np.abs(step)) < 1e-10:
             break
@@ -193,7 +193,7 @@ def fit_weibull_frailty(x: np.ndarray, stop: np.ndarray, event: np.ndarray, grou
             raise InputError("mapping.group", "the frailty variance runs off to infinity (groups that almost "
                                               "separate failures from survivors); fewer, larger groups may help")
         with np.errstate(over="ignore", invalid="ignore"):
-            hess = parametric._hessian(_negll, par, (data,))
+            hess = parametric.gradient_hessian(_negll, par, (data,))
         try:
             cov = np.linalg.inv(hess)
         except np.linalg.LinAlgError:

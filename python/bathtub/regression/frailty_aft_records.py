@@ -12,17 +12,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from scipy import stats
 
 from bathtub.errors import InputError
 from bathtub.regression import buckley_james, cox_frailty, design, frailty
-from bathtub.regression.models import NO_HAZARD, _check_t, _coefficients, _test, _thin, _unit, _validation
-
-if TYPE_CHECKING:
-    from bathtub.regression.records import Rows
+from bathtub.regression.record_parts import (
+    NO_HAZARD,
+    Rows,
+    check_time,
+    chi2_test,
+    coefficient_rows,
+    thin_baseline,
+    unit_design_row,
+    validation_block,
+)
 
 GROUP_MODELS = ("weibull_frailty", "cox_frailty")
 MODELS = (*GROUP_MODELS, "buckley_james")
@@ -73,7 +79,7 @@ def fit_record(distribution: str, columns: Mapping[str, Sequence[Any]], mapping:
     field = "formula" if formula else "covariates"
     if distribution == "buckley_james":
         return _bj_record(d, rows, confidence, field, int(options.get("bootstrap") or 0))
-    group = design._column(columns, mapping["group"], "mapping.group")
+    group = design.column_values(columns, mapping["group"], "mapping.group")
     if distribution == "weibull_frailty":
         return _weibull_record(d, rows, group, mapping["group"], confidence, field)
     return _cox_record(d, rows, group, mapping["group"], confidence, field,
@@ -113,7 +119,7 @@ def _weibull_record(d: design.Design, rows: Rows, group: list[Any], group_column
     p = fit.b.size
     zq = float(stats.norm.ppf(0.5 + confidence / 2))
     cov = fit.cov
-    coefficients = _coefficients(d.names, fit.b, cov[2:2 + p, 2:2 + p], None, confidence, "hazard ratio")
+    coefficients = coefficient_rows(d.names, fit.b, cov[2:2 + p, 2:2 + p], None, confidence, "hazard ratio")
     # α = e^{−c/ρ}: ∂logα/∂c = −1/ρ, ∂logα/∂logρ = c/ρ
     g = np.zeros(cov.shape[0])
     g[0], g[1] = -1 / fit.rho, fit.c / fit.rho
@@ -134,8 +140,9 @@ def _weibull_record(d: design.Design, rows: Rows, group: list[Any], group_column
             "value": fit.loglik},
            {"id": "aic", "label": "AIC (marginal likelihood)", "value": -2 * fit.loglik + 2 * (p + 3)},
            {"id": "bic", "label": "BIC (rows as n)", "value": -2 * fit.loglik + (p + 3) * math.log(fit.n)},
-           _test("lr_test", "Likelihood-ratio test (all coefficients 0)", max(0.0, 2 * (fit.loglik - fit.loglik0)), p),
-           _test("wald_test", "Wald test (all coefficients 0)", wald, p),
+           chi2_test("lr_test", "Likelihood-ratio test (all coefficients 0)",
+                      max(0.0, 2 * (fit.loglik - fit.loglik0)), p),
+           chi2_test("wald_test", "Wald test (all coefficients 0)", wald, p),
            {"id": "frailty_lr_test", "label": "Likelihood-ratio test of θ = 0 (against weibull_ph)",
             "value": lr_theta, "df": 1, "p": cox_frailty.lr_p(lr_theta)}]
     eta = d.x @ fit.b
@@ -150,7 +157,7 @@ def _weibull_record(d: design.Design, rows: Rows, group: list[Any], group_column
         block["theta_se"] = theta * math.sqrt(cov[-1, -1])
     return {"kind": "regression", "distribution": "weibull_frailty", "n": fit.n, "n_events": fit.n_events,
             "params": params, "coefficients": coefficients, "metrics": None, "gof": gof,
-            "validation": _validation(eta, rows, np.zeros(fit.n, dtype=np.int64), surv_at),
+            "validation": validation_block(eta, rows, np.zeros(fit.n, dtype=np.int64), surv_at),
             "diagnostics": {"ph_test": NO_PH, "convergence": {"iterations": fit.iterations,
                                                               "boundary": fit.boundary}},
             "frailty": block, "design": d.spec, "c": fit.c, "rho": fit.rho, "b": fit.b.tolist(), "theta": theta,
@@ -162,7 +169,7 @@ def _cox_record(d: design.Design, rows: Rows, group: list[Any], group_column: st
     fit = cox_frailty.fit_cox_frailty(d.x, d.names, rows.stop, rows.event, group, start=rows.start, ties=ties,
                                       field=field)
     p = fit.beta.size
-    coefficients = _coefficients(d.names, fit.beta, fit.var, None, confidence, "hazard ratio")
+    coefficients = coefficient_rows(d.names, fit.beta, fit.var, None, confidence, "hazard ratio")
     se2 = np.sqrt(np.diag(fit.var2))
     for c, s2 in zip(coefficients, se2):
         c["se2"] = float(s2)  # R's se2: the sandwich H⁻¹(H − P)H⁻¹
@@ -179,10 +186,10 @@ def _cox_record(d: design.Design, rows: Rows, group: list[Any], group_column: st
            {"id": "partial_log_likelihood", "label": "Log partial likelihood with the frailties as offsets",
             "value": fit.loglik},
            {"id": "penalised_log_likelihood", "label": "Penalised log partial likelihood", "value": fit.ppl},
-           _test("wald_test", "Wald test (all coefficients 0)", wald, p),
+           chi2_test("wald_test", "Wald test (all coefficients 0)", wald, p),
            {"id": "frailty_lr_test", "label": "Likelihood-ratio test of θ = 0 (against cox)", "value": fit.lr_theta,
             "df": 1, "p": cox_frailty.lr_p(fit.lr_theta)}]
-    time, cumhaz, thinned = _thin(fit.baseline_time.tolist(), fit.baseline_cumhaz.tolist())
+    time, cumhaz, thinned = thin_baseline(fit.baseline_time.tolist(), fit.baseline_cumhaz.tolist())
     baseline: dict[str, Any] = {"time": time, "cumhaz": cumhaz, "at": "the covariate means, frailty 1"}
     if thinned:
         baseline["thinned_from"] = thinned
@@ -203,7 +210,7 @@ def _cox_record(d: design.Design, rows: Rows, group: list[Any], group_column: st
                             for g, w in list(zip(fit.groups, fit.omega.tolist()))[:MAX_FRAILTIES]]}
     if len(fit.groups) > MAX_FRAILTIES:
         block["estimates_note"] = f"the first {MAX_FRAILTIES} of {len(fit.groups)} groups (sorted by name)"
-    validation = _validation(fixed, rows, np.zeros(fit.n, dtype=np.int64), surv_at)
+    validation = validation_block(fixed, rows, np.zeros(fit.n, dtype=np.int64), surv_at)
     if validation.get("available"):
         validation["note"] += ("; scored by the covariates alone (xβ), as for a unit of a new group, not with the "
                                "fitted group frailties")
@@ -226,7 +233,7 @@ def _bj_record(d: design.Design, rows: Rows, confidence: float, field: str, boot
     fit = buckley_james.fit_buckley_james(d.x, rows.stop, rows.event, field, boot)
     p = fit.beta.size
     robust = fit.boot_var[1:, 1:] if fit.boot_var is not None else None
-    coefficients = _coefficients(d.names, fit.beta, fit.var[1:, 1:], robust, confidence, "time ratio")
+    coefficients = coefficient_rows(d.names, fit.beta, fit.var[1:, 1:], robust, confidence, "time ratio")
     zq = float(stats.norm.ppf(0.5 + confidence / 2))
     se_a = math.sqrt(fit.var[0, 0])
     params = [{"name": "intercept", "value": fit.intercept, "se": se_a,
@@ -235,7 +242,7 @@ def _bj_record(d: design.Design, rows: Rows, confidence: float, field: str, boot
               {"name": "sigma", "value": fit.sigma, "se": None,
                "reading": "standard deviation of the failures' log-time residuals"}]
     wald = float(fit.beta @ np.linalg.solve(fit.var[1:, 1:], fit.beta))
-    gof = [_test("wald_test", "Wald test (all coefficients 0), Buckley–James variance", wald, p)]
+    gof = [chi2_test("wald_test", "Wald test (all coefficients 0), Buckley–James variance", wald, p)]
     gof[0]["note"] = "Buckley–James is not a likelihood method: no log-likelihood, AIC or BIC"
     rt, rs = fit.residual_time, fit.residual_surv
     eta = d.x @ fit.beta
@@ -252,7 +259,7 @@ def _bj_record(d: design.Design, rows: Rows, confidence: float, field: str, boot
     else:
         robust_block = {"available": False, "reason": "set options.bootstrap (resamples) for bootstrap standard "
                                                       "errors in robust_se"}
-    time, surv, thinned = _thin(rt.tolist(), rs.tolist())
+    time, surv, thinned = thin_baseline(rt.tolist(), rs.tolist())
     residuals: dict[str, Any] = {"residual": time, "surv": surv}
     if thinned:
         residuals["thinned_from"] = thinned
@@ -260,7 +267,7 @@ def _bj_record(d: design.Design, rows: Rows, confidence: float, field: str, boot
                f"the iterations cycle with period {fit.cycle}; the estimate is the mean over the cycle")
     return {"kind": "regression", "distribution": "buckley_james", "n": fit.n, "n_events": fit.n_events,
             "params": params, "coefficients": coefficients, "metrics": None, "gof": gof,
-            "validation": _validation(-eta, rows, np.zeros(fit.n, dtype=np.int64), surv_at),
+            "validation": validation_block(-eta, rows, np.zeros(fit.n, dtype=np.int64), surv_at),
             "diagnostics": {"ph_test": {"available": False, "reason": "an accelerated-failure-time model does not "
                                                                       "assume proportional hazards"},
                             "robust": robust_block,
@@ -277,7 +284,7 @@ def _bj_record(d: design.Design, rows: Rows, confidence: float, field: str, boot
 # ---- use ----------------------------------------------------------------------------------------------
 
 def _eta(record: Mapping[str, Any], covariates: Mapping[str, Any] | None, key: str) -> float:
-    xrow, _ = _unit(record, covariates)
+    xrow, _ = unit_design_row(record, covariates)
     if key == "means":
         coef = np.array([c["coef"] for c in record["coefficients"]])
         return float((xrow - np.asarray(record["means"])) @ coef)
@@ -297,7 +304,7 @@ def _marginal_cum(h: float, theta: float) -> float:
 
 
 def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
-    t = _check_t(t)
+    t = check_time(t)
     dist = record["distribution"]
     if dist == "buckley_james":
         eta = _eta(record, covariates, "beta")

@@ -65,7 +65,7 @@ def _stratum(record: Mapping[str, Any], values: Mapping[str, Any], field: str) -
     col = record.get("strata_column")
     if not col:
         return values, 0
-    level = design._level(values.pop(col))
+    level = design.level_label(values.pop(col))
     levels = [b["stratum"] for b in record["baseline"]]
     if level not in levels:
         raise InputError(f"{field}.{col}", f"stratum {level!r} not in the fit (strata: {levels})")
@@ -89,11 +89,6 @@ def linear_predictor(record: Mapping[str, Any], values: Mapping[str, Any], field
 def path_factor(record: Mapping[str, Any], lp: float) -> float:
     """The segment factor of a linear predictor: e^{xb} on the hazard, e^{−xγ} on the clock."""
     return math.exp(lp) if SCALE[record["distribution"]] == "hazard" else math.exp(-lp)
-
-
-def reference_life(record: Mapping[str, Any], stratum: int = 0) -> dict[str, Any]:
-    """The life at linear predictor 0, as an engine BlockModel."""
-    return life_at(record, 0.0, stratum)
 
 
 def life_at(record: Mapping[str, Any], lp: float, stratum: int = 0) -> dict[str, Any]:

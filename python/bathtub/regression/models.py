@@ -8,92 +8,26 @@ cumulative hazard per stratum at the covariate means; parametric: μ, σ and γ)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
 
 from bathtub.errors import InputError, RowError
-from bathtub.regression import additive, cox, design, parametric, validation, zph
-
-if TYPE_CHECKING:
-    from bathtub.regression.records import Rows
-
-BASELINE_MAX = 5000  # steps kept per stratum in a stored baseline
-NO_HAZARD = ("the baseline is a step function (Breslow for Cox, Lin–Ying for additive hazards): it has no "
-             "hazard rate or density; fit weibull_ph for those")
-
-
-def units_of(rows: Rows) -> np.ndarray:
-    return rows.item if rows.item is not None else np.arange(rows.stop.size)
-
-
-def _coefficients(names: list[str], coef: np.ndarray, var: np.ndarray, robust: np.ndarray | None,
-                  confidence: float, kind: str) -> list[dict[str, Any]]:
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
-    out = []
-    se = np.sqrt(np.diag(var))
-    rse = np.sqrt(np.diag(robust)) if robust is not None else None
-    for j, name in enumerate(names):
-        z = float(coef[j] / se[j])
-        lo, hi = float(coef[j] - zq * se[j]), float(coef[j] + zq * se[j])
-        out.append({"name": name, "coef": float(coef[j]), "exp_coef": math.exp(coef[j]), "exp_coef_kind": kind,
-                    "se": float(se[j]), "robust_se": None if rse is None else float(rse[j]), "z": z,
-                    "p": float(2 * stats.norm.sf(abs(z))), "ci": [lo, hi], "exp_ci": [math.exp(lo), math.exp(hi)],
-                    "confidence": confidence})
-    return out
-
-
-def _test(id_: str, label: str, stat: float, df: int) -> dict[str, Any]:
-    return {"id": id_, "label": label, "value": float(stat), "df": df, "p": float(stats.chi2.sf(stat, df))}
-
-
-def _gof(ll: float, ll0: float, k: int, n_bic: int, coef: np.ndarray, var: np.ndarray,
-         score: float | None, partial: bool) -> list[dict[str, Any]]:
-    p = coef.size
-    wald = float(coef @ np.linalg.solve(var, coef))
-    what = "partial " if partial else ""
-    out = [{"id": "log_likelihood", "label": f"Log {what}likelihood", "value": ll},
-           {"id": "aic", "label": f"AIC ({what}likelihood)", "value": -2 * ll + 2 * k},
-           {"id": "bic", "label": f"BIC ({'events' if partial else 'rows'} as n)",
-            "value": -2 * ll + k * math.log(n_bic)},
-           _test("lr_test", "Likelihood-ratio test (all coefficients 0)", 2 * (ll - ll0), p),
-           _test("wald_test", "Wald test (all coefficients 0)", wald, p)]
-    if score is not None:
-        out.append(_test("score_test", "Score (log-rank) test (all coefficients 0)", score, p))
-    return out
-
-
-def _validation(risk: np.ndarray, rows: Rows, strata: np.ndarray,
-                surv_at: Callable[[np.ndarray, np.ndarray], np.ndarray] | None) -> dict[str, Any]:
-    keep, n_units, sampled = validation.sample_units(units_of(rows))
-    start = rows.start[keep] if rows.start is not None else None
-    c, pairs = validation.concordance(risk[keep], start, rows.stop[keep], rows.event[keep], strata[keep])
-    if pairs == 0:
-        return {"available": False, "reason": "no comparable pairs (every unit failed at the same time?)"}
-    rating, reading = validation.rating(c)
-    out: dict[str, Any] = {"available": True, "concordance": {"value": c, "rating": rating, "reading": reading,
-                                                              "pairs": pairs},
-                           "n_units": n_units, "sampled": sampled}
-    note = [f"computed on a fixed-seed sample of {validation.SAMPLE} of {n_units} units"] if sampled else []
-    if surv_at is None or start is not None:
-        out["brier"] = None
-        out["auc"] = []
-        note.append("Brier score and time-dependent AUC need each unit's survival from time 0 under fixed "
-                    "covariates; with start/stop rows only the concordance is given")
-    else:
-        b = validation.brier_auc(lambda t: surv_at(keep, t), risk[keep], rows.stop[keep], rows.event[keep])
-        imp = b["improvement"]
-        reading = ("the covariates add nothing over the plain Kaplan–Meier curve" if imp is None or imp <= 0 else
-                   f"the model's integrated Brier score is {100 * imp:.1f}% below the covariate-free "
-                   "Kaplan–Meier's (lower is better; 0.25 is a coin toss)")
-        out["brier"] = {"model": b["model"], "baseline": b["baseline"], "improvement": imp, "from": b["from"],
-                        "to": b["to"], "reading": reading, "weights": "inverse probability of censoring (Graf 1999)"}
-        out["auc"] = b["auc"]
-    note.append("in-sample: measured on the rows the model was fitted to")
-    out["note"] = "; ".join(note)
-    return out
+from bathtub.regression import additive, cox, design, parametric, zph
+from bathtub.regression.record_parts import (
+    BASELINE_MAX,
+    NO_HAZARD,
+    Rows,
+    check_time,
+    chi2_test,
+    coefficient_rows,
+    fit_tests,
+    thin_baseline,
+    unit_design_row,
+    validation_block,
+)
 
 
 def step_cumhaz(time: Sequence[float], cumhaz: Sequence[float], at: np.ndarray) -> np.ndarray:
@@ -106,18 +40,11 @@ def step_cumhaz(time: Sequence[float], cumhaz: Sequence[float], at: np.ndarray) 
     return np.where(idx >= 0, np.asarray(cumhaz, dtype=float)[np.maximum(idx, 0)], 0.0)
 
 
-def _thin(time: list[float], cumhaz: list[float]) -> tuple[list[float], list[float], int | None]:
-    if len(time) <= BASELINE_MAX:
-        return time, cumhaz, None
-    keep = np.unique(np.concatenate([np.linspace(0, len(time) - 1, BASELINE_MAX).astype(int), [len(time) - 1]]))
-    return [time[i] for i in keep], [cumhaz[i] for i in keep], len(time)
-
-
 def cox_record(fit: cox.CoxFit, d: design.Design, rows: Rows, confidence: float, transform: str,
                options: dict[str, Any]) -> dict[str, Any]:
     p = fit.beta.size
-    coefficients = _coefficients(fit.names, fit.beta, fit.var, fit.robust_var, confidence, "hazard ratio")
-    gof = _gof(fit.loglik, fit.loglik0, p, fit.n_events, fit.beta, fit.var, fit.score_test, partial=True)
+    coefficients = coefficient_rows(fit.names, fit.beta, fit.var, fit.robust_var, confidence, "hazard ratio")
+    gof = fit_tests(fit.loglik, fit.loglik0, p, fit.n_events, fit.beta, fit.var, fit.score_test, partial=True)
     efron = fit.ties == "efron"
     gtime = zph.transform_times(transform, rows.start, rows.stop, rows.event)
     ph = zph.verdict(zph.ph_test(fit.prepared, fit.beta, fit.names, efron, gtime), transform)
@@ -126,7 +53,7 @@ def cox_record(fit: cox.CoxFit, d: design.Design, rows: Rows, confidence: float,
     baseline = []
     levels = fit.strata or [None]
     for level, b in zip(levels, fit.baseline):
-        time, cumhaz, thinned = _thin(b["time"], b["cumhaz"])
+        time, cumhaz, thinned = thin_baseline(b["time"], b["cumhaz"])
         entry = {"stratum": level, "time": time, "cumhaz": cumhaz}
         if thinned:
             entry["thinned_from"] = thinned
@@ -173,7 +100,7 @@ def cox_record(fit: cox.CoxFit, d: design.Design, rows: Rows, confidence: float,
                 "show no failure there, not that none will occur)")
     return {"kind": "regression", "distribution": "cox", "n": fit.n, "n_events": fit.n_events,
             "params": [], "coefficients": coefficients, "metrics": None, "gof": gof,
-            "validation": _validation(fit.linear_predictor, rows, fit.strata_index, surv_at),
+            "validation": validation_block(fit.linear_predictor, rows, fit.strata_index, surv_at),
             "diagnostics": diagnostics, "design": d.spec, "means": means.tolist(),
             "baseline": baseline, "baseline_estimator": "breslow", "cox_options": options,
             "strata_column": options.get("strata_column"), "iterations": fit.iterations,
@@ -195,7 +122,7 @@ def parametric_record(distribution: str, d: design.Design, rows: Rows, confidenc
         coef, var = fit.gamma, cov[2:, 2:]
         kind = "time ratio"
         risk = -(d.x @ coef)
-    coefficients = _coefficients(d.names, coef, var, None, confidence, kind)
+    coefficients = coefficient_rows(d.names, coef, var, None, confidence, kind)
     se_mu, se_ls = math.sqrt(cov[0, 0]), math.sqrt(cov[1, 1])
     if distribution == "lognormal_aft":
         params = [{"name": "mu", "value": fit.mu, "se": se_mu, "ci": [fit.mu - zq * se_mu, fit.mu + zq * se_mu]},
@@ -209,12 +136,13 @@ def parametric_record(distribution: str, d: design.Design, rows: Rows, confidenc
                    "ci": [beta * math.exp(-zq * se_ls), beta * math.exp(zq * se_ls)]}]
     for prm in params:
         prm["at"] = "every covariate 0"
-    gof = _gof(fit.loglik, fit.loglik0, p + 2, fit.n, coef, var, None, partial=False)
+    gof = fit_tests(fit.loglik, fit.loglik0, p + 2, fit.n, coef, var, None, partial=False)
     eta = d.x @ fit.gamma
     strata = np.zeros(fit.n, dtype=np.int64)
     record = {"kind": "regression", "distribution": distribution, "n": fit.n, "n_events": fit.n_events,
               "params": params, "coefficients": coefficients, "metrics": None, "gof": gof,
-              "validation": _validation(risk, rows, strata, lambda keep, t: parametric.survival(fit, eta[keep], t)),
+              "validation": validation_block(risk, rows, strata,
+                                             lambda keep, t: parametric.survival(fit, eta[keep], t)),
               "design": d.spec, "mu": fit.mu, "sigma": fit.sigma, "gamma": fit.gamma.tolist(),
               "counting_process": rows.start is not None}
     if distribution == "weibull_ph":
@@ -238,7 +166,7 @@ def cox_ph_test(d: design.Design, rows: Rows, transform: str, field: str, model:
 def additive_record(d: design.Design, rows: Rows, confidence: float, formula: bool) -> dict[str, Any]:
     field = "formula" if formula else "covariates"
     fit = additive.fit_additive(d.x, rows.stop, rows.event, rows.start, field)
-    coefficients = _coefficients(d.names, fit.beta, fit.cov, None, confidence, "excess hazard rate")
+    coefficients = coefficient_rows(d.names, fit.beta, fit.cov, None, confidence, "excess hazard rate")
     for c in coefficients:  # an additive effect is a rate per unit time, not a ratio
         c["exp_coef"] = None
         c["exp_ci"] = None
@@ -260,8 +188,8 @@ def additive_record(d: design.Design, rows: Rows, confidence: float, formula: bo
 
     record = {"kind": "regression", "distribution": "additive_hazards", "n": fit.n, "n_events": fit.n_events,
               "params": [], "coefficients": coefficients, "metrics": None,
-              "gof": [_test("wald_test", "Wald test (all coefficients 0), Lin–Ying sandwich variance", wald, p)],
-              "validation": _validation(lp, rows, np.zeros(fit.n, dtype=np.int64), surv_at),
+              "gof": [chi2_test("wald_test", "Wald test (all coefficients 0), Lin–Ying sandwich variance", wald, p)],
+              "validation": validation_block(lp, rows, np.zeros(fit.n, dtype=np.int64), surv_at),
               "diagnostics": {"ph_test": {"available": False, "reason": "an additive hazards model adds effects to "
                                                                       "the hazard; it does not assume proportional "
                                                                       "hazards"}},
@@ -274,38 +202,8 @@ def additive_record(d: design.Design, rows: Rows, confidence: float, formula: bo
 
 # ---- use ----------------------------------------------------------------------------------------------
 
-def _unit(record: Mapping[str, Any], covariates: Mapping[str, Any] | None) -> tuple[np.ndarray, int]:
-    """The unit's design row and stratum number from {column: value}."""
-    if not covariates:
-        spec = record["design"]
-        names = [t["column"] for t in spec["terms"]] if "terms" in spec else \
-            [*spec.get("numeric", []), *spec.get("categorical", {})]
-        strata = record.get("strata_column")
-        extra = f" and {strata!r} (the stratum)" if strata else ""
-        raise InputError("covariates", f"required for a regression model: values for {', '.join(names)}{extra}")
-    values = dict(covariates)
-    k = 0
-    strata = record.get("strata_column")
-    if strata:
-        if strata not in values:
-            raise InputError(f"covariates.{strata}", "required: the stratum of the unit (its own baseline)")
-        level = values.pop(strata)
-        levels = [b["stratum"] for b in record["baseline"]]
-        key = design._level(level)
-        if key not in levels:
-            raise InputError(f"covariates.{strata}", f"stratum {level!r} not in the fit (strata: {levels})")
-        k = levels.index(key)
-    return design.row(record["design"], values), k
-
-
-def _check_t(t: Any) -> float:
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
-        raise InputError("t", "must be a finite number >= 0")
-    return float(t)
-
-
 def _cox_curve(record: Mapping[str, Any], covariates: Mapping[str, Any] | None) -> tuple[np.ndarray, np.ndarray]:
-    xrow, k = _unit(record, covariates)
+    xrow, k = unit_design_row(record, covariates)
     coef = np.array([c["coef"] for c in record["coefficients"]])
     risk = math.exp(float((xrow - np.asarray(record["means"])) @ coef))
     b = record["baseline"][k]
@@ -313,7 +211,7 @@ def _cox_curve(record: Mapping[str, Any], covariates: Mapping[str, Any] | None) 
 
 
 def _additive_cum(record: Mapping[str, Any], covariates: Mapping[str, Any] | None, t: np.ndarray) -> np.ndarray:
-    xrow, _ = _unit(record, covariates)
+    xrow, _ = unit_design_row(record, covariates)
     b = record["baseline"]
     base = additive.baseline_at(np.asarray(b["grid"]), np.asarray(b["drift"]), np.asarray(b["time"]),
                                 np.asarray(b["jumps"]), t)
@@ -327,7 +225,7 @@ def _param_fit(record: Mapping[str, Any]) -> parametric.ParametricFit:
 
 def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
     """{t, reliability, failure, hazard, cumulative_hazard, density} of a regression record for one unit."""
-    t = _check_t(t)
+    t = check_time(t)
     if record["distribution"] == "additive_hazards":
         h = float(_additive_cum(record, covariates, np.array([t]))[0])
         s = min(1.0, math.exp(-h))
@@ -344,7 +242,7 @@ def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any]
         s = math.exp(-h)
         return {"t": t, "reliability": s, "failure": 1.0 - s, "hazard": None, "cumulative_hazard": h,
                 "density": None, "null_reason": {"hazard": NO_HAZARD, "density": NO_HAZARD}}
-    xrow, _ = _unit(record, covariates)
+    xrow, _ = unit_design_row(record, covariates)
     fit = _param_fit(record)
     eta = float(xrow @ fit.gamma)
     s = float(parametric.survival(fit, np.array([eta]), np.array([t]))[0, 0])
@@ -385,7 +283,7 @@ def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[
         nulls = [None] * len(x)
         return {"step": "post", "x": x, "sf": s.tolist(), "ff": (1 - s).tolist(), "hf": nulls, "Hf": hx.tolist(),
                 "df": nulls, "null_reason": {"hf": NO_HAZARD, "df": NO_HAZARD}}
-    xrow, _ = _unit(record, covariates)
+    xrow, _ = unit_design_row(record, covariates)
     fit = _param_fit(record)
     eta = float(xrow @ fit.gamma)
     x = np.linspace(0.0, _quantile(record, eta, 0.999), points)
@@ -415,7 +313,7 @@ def unit_rows(record: Mapping[str, Any], covariates: list[Mapping[str, Any]]) ->
         key = tuple(sorted((k, repr(v)) for k, v in values.items()))
         if key not in cache:
             try:
-                cache[key] = _unit(record, values)
+                cache[key] = unit_design_row(record, values)
             except InputError as e:
                 raise RowError(e.field, i, e.rule) from None
         x, k = cache[key]
@@ -448,7 +346,7 @@ def log_survival(record: Mapping[str, Any], x: np.ndarray, strata: np.ndarray, u
     eta = x @ np.asarray(record["gamma"], dtype=float) if x.shape[1] else np.zeros(x.shape[0])
     with np.errstate(divide="ignore"):
         z = (np.log(np.maximum(use, 0.0)) - record["mu"] - eta[:, None]) / record["sigma"]
-    return parametric._log_f_s(parametric.FAMILIES[dist], z)[1]
+    return parametric.log_density_survival(parametric.FAMILIES[dist], z)[1]
 
 
 def support_end(record: Mapping[str, Any]) -> float | None:

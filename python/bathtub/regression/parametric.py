@@ -26,7 +26,7 @@ from bathtub.errors import InputError
 FAMILIES = {"weibull_ph": "extreme", "lognormal_aft": "normal", "loglogistic_aft": "logistic"}
 
 
-def _log_f_s(kind: str, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def log_density_survival(kind: str, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """log f0(z), log S0(z), d log f0/dz, d log S0/dz of the standard error distribution."""
     if kind == "extreme":
         ez = np.exp(z)
@@ -63,7 +63,7 @@ def _negll(theta: np.ndarray, kind: str, x: np.ndarray, logt: np.ndarray, event:
     sigma = math.exp(log_sigma)
     loc = mu + (x @ gamma if p else 0.0)
     z = (logt - loc) / sigma
-    lf, ls, df, ds = _log_f_s(kind, z)
+    lf, ls, df, ds = log_density_survival(kind, z)
     ll = float(np.sum(np.where(event, lf - log_sigma - logt, ls)))
     psi = np.where(event, df, ds)
     g_loc = -psi / sigma  # ∂ℓ/∂loc per row
@@ -72,7 +72,7 @@ def _negll(theta: np.ndarray, kind: str, x: np.ndarray, logt: np.ndarray, event:
         zs = (logs - loc) / sigma
         finite = np.isfinite(zs)
         zs = np.where(finite, zs, -50.0)
-        _, lss, _, dss = _log_f_s(kind, zs)
+        _, lss, _, dss = log_density_survival(kind, zs)
         lss, dss = np.where(finite, lss, 0.0), np.where(finite, dss, 0.0)
         ll -= float(lss.sum())
         g_loc += dss / sigma
@@ -81,7 +81,9 @@ def _negll(theta: np.ndarray, kind: str, x: np.ndarray, logt: np.ndarray, event:
     return -ll, -grad
 
 
-def _hessian(f: object, theta: np.ndarray, args: tuple) -> np.ndarray:
+def gradient_hessian(f: object, theta: np.ndarray, args: tuple) -> np.ndarray:
+    """The Hessian by central differences of an analytic gradient (`f` returns (value, gradient)),
+    symmetrised; steps relative to each coordinate, at least 1e-5."""
     k = theta.size
     h = np.zeros((k, k))
     for j in range(k):
@@ -105,7 +107,7 @@ def _maximise(kind: str, x: np.ndarray, logt: np.ndarray, event: np.ndarray, log
     res = optimize.minimize(_negll, theta, args=args, jac=True, method="BFGS", options={"gtol": 1e-9, "maxiter": 2000})
     theta = res.x
     iterations = int(res.nit)
-    hess = _hessian(_negll, theta, args)
+    hess = gradient_hessian(_negll, theta, args)
     for _ in range(20):  # Newton polish: BFGS stops on the gradient norm, we want the maximum itself
         grad = _negll(theta, *args)[1]
         try:
@@ -113,7 +115,7 @@ def _maximise(kind: str, x: np.ndarray, logt: np.ndarray, event: np.ndarray, log
         except np.linalg.LinAlgError:
             break
         theta = theta - step
-        hess = _hessian(_negll, theta, args)
+        hess = gradient_hessian(_negll, theta, args)
         iterations += 1
         if np.max(np.abs(step)) < 1e-10:
             break
@@ -175,7 +177,7 @@ def survival(fit: ParametricFit, eta_aft: np.ndarray, t: np.ndarray) -> np.ndarr
     kind = FAMILIES[fit.distribution]
     with np.errstate(divide="ignore"):
         z = (np.log(np.maximum(t, 0.0))[None, :] - fit.mu - eta_aft[:, None]) / fit.sigma
-    return np.exp(_log_f_s(kind, z)[1])
+    return np.exp(log_density_survival(kind, z)[1])
 
 
 def hazard_density(fit: ParametricFit, eta_aft: float, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -183,6 +185,6 @@ def hazard_density(fit: ParametricFit, eta_aft: float, t: np.ndarray) -> tuple[n
     kind = FAMILIES[fit.distribution]
     with np.errstate(divide="ignore", invalid="ignore"):
         z = (np.log(t) - fit.mu - eta_aft) / fit.sigma
-        lf, ls, _, _ = _log_f_s(kind, z)
+        lf, ls, _, _ = log_density_survival(kind, z)
         log_density = lf - math.log(fit.sigma) - np.log(t)
     return np.exp(log_density - ls), np.exp(log_density)

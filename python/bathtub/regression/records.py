@@ -11,16 +11,16 @@ gof, validation and diagnostics. `evaluate_at` and `evaluate_curves` answer
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from bathtub.errors import InputError
-from bathtub.life.data import _codes, _numbers
+from bathtub.life.data import censoring_codes, number_column
 from bathtub.regression import cox, design, flexible, flexible_models, frailty_aft_records, models, parametric, zph
 from bathtub.regression.models import additive_record, cox_record, parametric_record
+from bathtub.regression.record_parts import Rows
 
 MODELS = ("cox", *parametric.FAMILIES, *flexible.MODELS, "additive_hazards", *frailty_aft_records.MODELS)
 # Models with a full likelihood on the same rows, so AIC ranks them for `best` (Cox's partial likelihood
@@ -29,14 +29,6 @@ RANKED = (*parametric.FAMILIES, *flexible.MODELS)
 ROLES = ("x", "c", "i", "xl", "xr", "group")
 COX_OPTIONS = ("tie_method", "strata_column", "cluster_column")
 OPTIONS = ("reference", "confidence", "ph_transform", "knots", "bootstrap")
-
-
-class Rows:
-    """The rows of a regression fit: (start, stop], event, item."""
-
-    def __init__(self, start: np.ndarray | None, stop: np.ndarray, event: np.ndarray, item: np.ndarray | None,
-                 fields: dict[str, str]) -> None:
-        self.start, self.stop, self.event, self.item, self.fields = start, stop, event, item, fields
 
 
 def read_rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str]) -> Rows:
@@ -50,7 +42,7 @@ def read_rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str]) 
     fields = {r: f"mapping.{r}" for r in ROLES}
     n = len(next(iter(columns.values())))
     if "c" in mapping:
-        codes = _codes(list(columns[mapping["c"]]), "mapping.c")
+        codes = censoring_codes(list(columns[mapping["c"]]), "mapping.c")
         if np.any(codes < 0):
             raise InputError("mapping.c", f"row {int(np.argmax(codes < 0)) + 1}: left-censored rows cannot enter a "
                                           "regression model; use 0 (failure) or 1 (right-censored)")
@@ -65,8 +57,8 @@ def read_rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str]) 
             raise InputError("mapping.xl", "start/stop rows need xl (start), xr (stop) and the item column i")
         if "x" in mapping:
             raise InputError("mapping.x", "give x or xl/xr, not both")
-        start = _numbers(list(columns[mapping["xl"]]), "mapping.xl", allow_missing=False)
-        stop = _numbers(list(columns[mapping["xr"]]), "mapping.xr", allow_missing=False)
+        start = number_column(list(columns[mapping["xl"]]), "mapping.xl", allow_missing=False)
+        stop = number_column(list(columns[mapping["xr"]]), "mapping.xr", allow_missing=False)
         fields["time"] = "mapping.xr"
         bad = np.flatnonzero(~(start < stop))
         if bad.size:
@@ -78,7 +70,7 @@ def read_rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str]) 
         return Rows(start, stop, event, item, fields)
     if "x" not in mapping:
         raise InputError("mapping.x", "required: the time column (or xl/xr with i for start/stop rows)")
-    x = _numbers(list(columns[mapping["x"]]), "mapping.x", allow_missing=False)
+    x = number_column(list(columns[mapping["x"]]), "mapping.x", allow_missing=False)
     if not np.all(np.isfinite(x)) or np.any(x < 0):
         raise InputError("mapping.x", f"row {int(np.argmax(~np.isfinite(x) | (x < 0))) + 1}: times must be finite "
                                       "and >= 0")
@@ -110,16 +102,6 @@ def _check_overlap(item: np.ndarray, start: np.ndarray, stop: np.ndarray) -> Non
     if overlap.any():
         k = int(order[1:][np.argmax(overlap)])
         raise InputError("mapping.xl", f"row {k + 1}: item {item[k]!r} has overlapping (start, stop] intervals")
-
-
-def _column(columns: Mapping[str, Sequence[Any]], name: Any, field: str) -> list[Any]:
-    if not isinstance(name, str) or name not in columns:
-        raise InputError(field, f"column {name!r} not in the dataset (columns: {', '.join(columns)})")
-    col = list(columns[name])
-    for k, v in enumerate(col):
-        if v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip()):
-            raise InputError(field, f"column {name!r} row {k + 1} is missing")
-    return col
 
 
 def fit_regression(
@@ -164,14 +146,14 @@ def fit_regression(
         ties = cox_options.get("tie_method", "efron")
         strata = cluster = None
         if cox_options.get("strata_column") is not None:
-            strata = [design._level(v) for v in _column(columns, cox_options["strata_column"],
+            strata = [design.level_label(v) for v in design.column_values(columns, cox_options["strata_column"],
                                                          "cox_options.strata_column")]
             used = d.spec.get("covariates") or [*d.spec.get("numeric", []), *d.spec.get("categorical", {})]
             if cox_options["strata_column"] in used:
                 raise InputError("cox_options.strata_column", "is also a covariate; a stratum gets its own "
                                                               "baseline and no coefficient")
         if cox_options.get("cluster_column") is not None:
-            cluster = _column(columns, cox_options["cluster_column"], "cox_options.cluster_column")
+            cluster = design.column_values(columns, cox_options["cluster_column"], "cox_options.cluster_column")
             if ties not in ("efron", "breslow"):
                 raise InputError("cox_options.cluster_column", "robust standard errors are computed for efron and "
                                                                "breslow ties (R's coxph refuses them for exact ties)")

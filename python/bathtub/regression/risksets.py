@@ -80,7 +80,7 @@ def prepare(x: np.ndarray, start: np.ndarray | None, stop: np.ndarray, event: np
                    x_dead.sum(axis=0), np.empty_like(xs))
 
 
-def _at_risk(s: Stratum, weights: np.ndarray) -> np.ndarray:
+def at_risk_sums(s: Stratum, weights: np.ndarray) -> np.ndarray:
     """Σ over rows at risk at each event time of `weights` (rows,) → (times,)."""
     g = s.times.size
     b = np.bincount(s.k_stop, weights, g + 1)
@@ -90,7 +90,7 @@ def _at_risk(s: Stratum, weights: np.ndarray) -> np.ndarray:
     return np.cumsum(b[::-1])[::-1][1:]
 
 
-def _span(s: Stratum, per_time: np.ndarray) -> np.ndarray:
+def at_risk_spans(s: Stratum, per_time: np.ndarray) -> np.ndarray:
     """Σ over the event times at which each row is at risk of `per_time` (times,) → (rows,)."""
     cum = np.concatenate([[0.0], np.cumsum(per_time)])
     out = cum[s.k_stop]
@@ -122,8 +122,8 @@ def evaluate(s: Stratum, eta: np.ndarray, efron: bool,
     p = s.p
     shift = float(eta.max())
     w = np.exp(eta - shift)
-    s0 = _at_risk(s, w)
-    s1 = np.column_stack([_at_risk(s, w * s.x[:, j]) for j in range(p)])
+    s0 = at_risk_sums(s, w)
+    s1 = np.column_stack([at_risk_sums(s, w * s.x[:, j]) for j in range(p)])
     d = s.deaths
     g = d.size
     wd = w[s.death_pos]
@@ -161,7 +161,7 @@ def information(s: Stratum, t: Terms, efron: bool, by_time: np.ndarray | None = 
     one = np.ones(s.times.size) if by_time is None else by_time
     c1, c2, e1, e2, e3 = (one * a for a in (t.c1, t.c2, t.e1, t.e2, t.e3))
     # Σ_g c1_g S2_g − c2_g D2_g, minus Σ_l a_l a_lᵀ expanded with e1, e2, e3
-    span = _span(s, c1)
+    span = at_risk_spans(s, c1)
     if efron:  # a dying row's own time counts with Efron's (1 − f) share: Σ c1 − c2 there (still > 0)
         span -= np.append(c2, 0.0)[s.row_time]
     if by_time is None:
@@ -187,8 +187,8 @@ def score_residuals(s: Stratum, t: Terms) -> np.ndarray:
     # m_g = Σ_l a_l/S0_l = S1·e1 − D1·e2 ; for the dying: Σ_l (1−f_l) a_l/S0_l
     m = t.s1 * t.e1[:, None] - t.d1 * t.e2[:, None]
     m_die = t.s1 * (t.e1 - t.e2)[:, None] - t.d1 * (t.e2 - t.e3)[:, None]
-    h = _span(s, t.c1)
-    b = np.column_stack([_span(s, m[:, j]) for j in range(x.shape[1])])
+    h = at_risk_spans(s, t.c1)
+    b = np.column_stack([at_risk_spans(s, m[:, j]) for j in range(x.shape[1])])
     gi = s.death_time
     dp = s.death_pos
     h[dp] -= t.c2[gi]  # c1 − (c1 − c2): the dying row's own time counts with weight (1 − f_l)
