@@ -15,12 +15,12 @@ import numpy as np
 from bathtub.alt.fit import fit_alt
 from bathtub.alt.relationships import parse_model
 from bathtub.errors import InputError
-from bathtub.life.data import FAILURE, RIGHT, _codes
+from bathtub.life.data import FAILURE, RIGHT, censoring_codes
 
 ROLES = ("x", "c", "stress", "stress2")
 
 
-def _numbers(col: Sequence[Any], field: str) -> np.ndarray:
+def number_column(col: Sequence[Any], field: str) -> np.ndarray:
     out = np.empty(len(col))
     for i, v in enumerate(col):
         if v is None or isinstance(v, (bool, np.bool_)) or (isinstance(v, str) and not v.strip()):
@@ -49,17 +49,17 @@ def alt_arrays(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str],
     for role in ("x", "stress"):
         if role not in mapping:
             raise InputError(f"mapping.{role}", f"an ALT fit needs a {role} column")
-    t = _numbers(columns[mapping["x"]], "mapping.x")
+    t = number_column(columns[mapping["x"]], "mapping.x")
     failed = np.ones(t.size, bool)
     if "c" in mapping:
-        codes = _codes(columns[mapping["c"]], "mapping.c")
+        codes = censoring_codes(columns[mapping["c"]], "mapping.c")
         bad = (codes != FAILURE) & (codes != RIGHT)
         if bad.any():
             raise InputError("mapping.c", f"row {int(np.argmax(bad))}: ALT fits take failures (0) and "
                                           "right-censored units (1)")
         failed = codes == FAILURE
-    s1 = _numbers(columns[mapping["stress"]], "mapping.stress")
-    s2 = _numbers(columns[mapping["stress2"]], "mapping.stress2") if "stress2" in mapping else None
+    s1 = number_column(columns[mapping["stress"]], "mapping.stress")
+    s2 = number_column(columns[mapping["stress2"]], "mapping.stress2") if "stress2" in mapping else None
     return t, failed, s1, s2
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from scipy import stats
 
 from bathtub.errors import InputError
-from bathtub.life.data import FAILURE, RIGHT, LifeData, _codes
+from bathtub.life.data import FAILURE, RIGHT, LifeData, censoring_codes
 from bathtub.life.fit import fit
 
 
@@ -40,7 +40,7 @@ def fit_competing_risks(
     t = np.asarray(x, dtype=float)
     if len(modes) != t.size:
         raise InputError("modes", f"has {len(modes)} rows, expected {t.size}")
-    codes = np.zeros(t.size, int) if c is None else _codes(c, "c")
+    codes = np.zeros(t.size, int) if c is None else censoring_codes(c, "c")
     if np.any((codes != FAILURE) & (codes != RIGHT)):
         raise InputError("c", "competing risks take failures and right-censored units only")
     labels = np.array([str(m) if m is not None else "" for m in modes], dtype=object)

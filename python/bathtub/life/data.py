@@ -234,10 +234,6 @@ class LifeData:
     def only_exact_and_right(self) -> bool:
         return self.lt.size == 0 and self.il.size == 0
 
-    @property
-    def complete(self) -> bool:
-        return self.only_exact_and_right and self.r.size == 0
-
     def all_times(self) -> np.ndarray:
         """Every finite time mentioned (for scales and starting values)."""
         return np.concatenate([self.f, self.r, self.lt, self.il, self.ir[np.isfinite(self.ir)]])
@@ -311,18 +307,18 @@ def _rows(x: Any, c: Any, n: Any, xl: Any, xr: Any, names: Mapping[str, str]) ->
         raise InputError(names["x" if x is not None else "xl"], "no rows")
     counts: np.ndarray | None = None  # None: one unit a row (times with codes need no array of ones)
     if n is not None:
-        counts = _numbers(n, names["n"], allow_missing=False)
+        counts = number_column(n, names["n"], allow_missing=False)
         bad = (counts < 0) | (counts != np.floor(counts))
         if bad.any():
             raise RowError(names["n"], int(np.argmax(bad)), "counts must be whole numbers >= 0")
     if x is not None:
-        times = _numbers(x, names["x"], allow_missing=False)
+        times = number_column(x, names["x"], allow_missing=False)
         _check_times(times, names["x"])
-        codes = np.zeros(length, dtype=int) if c is None else _codes(c, names["c"])
+        codes = np.zeros(length, dtype=int) if c is None else censoring_codes(c, names["c"])
         return _Rows(counts, times, codes, None, None)
     counts = np.ones(length) if counts is None else counts
-    lo = np.zeros(length) if xl is None else _numbers(xl, names["xl"], allow_missing=True)
-    hi = np.full(length, math.inf) if xr is None else _numbers(xr, names["xr"], allow_missing=True)
+    lo = np.zeros(length) if xl is None else number_column(xl, names["xl"], allow_missing=True)
+    hi = np.full(length, math.inf) if xr is None else number_column(xr, names["xr"], allow_missing=True)
     lo = np.where(np.isnan(lo), 0.0, lo)
     hi = np.where(np.isnan(hi), math.inf, hi)
     bad = ~np.isfinite(lo) | (lo < 0)
@@ -354,7 +350,9 @@ def check_rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str])
           {r: r for r in ROLES} | names)
 
 
-def _numbers(col: Any, field: str, *, allow_missing: bool) -> np.ndarray:
+def number_column(col: Any, field: str, *, allow_missing: bool) -> np.ndarray:
+    """A column as float64; a missing cell is NaN where allowed, else refused (RowError naming
+    `field` and the row); booleans and text that is not a number are refused."""
     fast = _numbers_fast(col)
     if fast is not None and (allow_missing or not np.isnan(fast).any()):
         return fast
@@ -400,7 +398,9 @@ def _check_times(times: np.ndarray, field: str) -> None:
         raise RowError(field, int(np.argmax(neg)), "times must be >= 0")
 
 
-def _codes(col: Any, field: str) -> np.ndarray:
+def censoring_codes(col: Any, field: str) -> np.ndarray:
+    """A censoring column as codes 0 failure, 1 right-censored, -1 left-censored, from numbers or
+    the spelled codes (F, S, C, L, ...); an unknown code is refused naming its row."""
     arr = np.asarray(col)
     if arr.dtype.kind in "iu" or (arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))):
         out = arr.astype(int, copy=False)  # read only: no copy of an int64 column

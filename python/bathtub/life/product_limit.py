@@ -13,17 +13,17 @@ from scipy import stats
 
 from bathtub.errors import InputError
 from bathtub.life.step_estimates import (
-    _at,
-    _confidence,
-    _counts,
-    _curves,
-    _first_at_or_below,
-    _model_record,
-    _optional,
-    _point,
-    _step_area,
-    _step_value,
-    _times,
+    check_confidence,
+    check_counts,
+    check_time,
+    check_times,
+    finite_or_none,
+    first_at_or_below,
+    model_record,
+    point_record,
+    step_area,
+    step_curves,
+    step_value,
 )
 
 CiMethod = Literal["log-log", "plain"]
@@ -65,11 +65,11 @@ class KaplanMeier:
 
     @property
     def median(self) -> float | None:
-        return _first_at_or_below(self.time, self.sf, 0.5)
+        return first_at_or_below(self.time, self.sf, 0.5)
 
     @property
     def b10(self) -> float | None:
-        return _first_at_or_below(self.time, self.sf, 0.9)
+        return first_at_or_below(self.time, self.sf, 0.9)
 
     @property
     def restricted(self) -> bool:
@@ -78,16 +78,16 @@ class KaplanMeier:
 
     @property
     def mttf(self) -> float:
-        return _step_area(self.time, self.sf, self.horizon)
+        return step_area(self.time, self.sf, self.horizon)
 
     def reliability_at(self, t: float) -> dict[str, Any]:
         """S(t), F(t), -ln S(t) at one time t >= 0 (hazard and density are null, with why)."""
-        t = _point(t)
-        return _at(t, float(_step_value(self.time, self.sf, np.array([t]))[0]))
+        t = check_time(t)
+        return point_record(t, float(step_value(self.time, self.sf, np.array([t]))[0]))
 
     def curves(self) -> dict[str, Any]:
         """Whole curves {x, sf, ff, hf, Hf, df} for plotting as a post-step."""
-        return _curves(self.time, self.sf)
+        return step_curves(self.time, self.sf)
 
     def to_record(self) -> dict[str, Any]:
         """The spec's model record fields for a non-parametric model, plus the curve."""
@@ -96,7 +96,7 @@ class KaplanMeier:
             "sf": self.sf.tolist(),
             "lower": self.lower.tolist(),
             "upper": self.upper.tolist(),
-            "variance": _optional(self.variance),
+            "variance": finite_or_none(self.variance),
             "at_risk": self.at_risk.tolist(),
             "events": self.events.tolist(),
             "censored": self.censored.tolist(),
@@ -108,7 +108,7 @@ class KaplanMeier:
             "mttf_horizon": self.horizon,
             "restricted": self.restricted,
         }
-        return _model_record(self.method, self.n, metrics, curve, extra)
+        return model_record(self.method, self.n, metrics, curve, extra)
 
 def _runs(sorted_times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct values of a sorted array and how often each occurs."""
@@ -186,7 +186,7 @@ def kaplan_meier(
     `turnbull`. `confidence` is the two-sided level of the pointwise bounds, `ci` their
     construction ("log-log", lifelines'; "plain", reliability's).
     """
-    times = _times(x, "x")
+    times = check_times(x, "x")
     if times.size == 0:
         raise InputError("x", "needs at least one observation")
     if c is None:
@@ -208,8 +208,8 @@ def kaplan_meier(
             if codes[i] in (-1, 2):
                 rule += "; left- and interval-censored data need the Turnbull estimate"
             raise InputError(f"c[{i}]", rule)
-    counts = _counts(n, times.size)
-    confidence = _confidence(confidence)
+    counts = check_counts(n, times.size)
+    confidence = check_confidence(confidence)
     if ci not in ("log-log", "plain"):
         raise InputError("ci", "must be 'log-log' or 'plain'")
 

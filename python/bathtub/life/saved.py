@@ -18,7 +18,7 @@ from bathtub.alt import columns as alt_columns
 from bathtub.alt.relationships import is_alt_model
 from bathtub.errors import InputError, RowError
 from bathtub.life.competing import fit_competing_risks
-from bathtub.life.data import FAILURE, ROLES, LifeData, _codes, check_rows
+from bathtub.life.data import FAILURE, ROLES, LifeData, censoring_codes, check_rows
 from bathtub.life.evaluate import reliability_at, reliability_curves
 from bathtub.life.nonparametric import NO_DENSITY, kaplan_meier, turnbull
 from bathtub.life.records import fit_dataset
@@ -49,7 +49,7 @@ def check_model_rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str,
         return
     modes = columns[mode_col]
     c_col = mapping.get("c")
-    codes = _codes(columns[c_col], c_col) if c_col in columns else np.zeros(len(modes), int)
+    codes = censoring_codes(columns[c_col], c_col) if c_col in columns else np.zeros(len(modes), int)
     for i, (code, mode) in enumerate(zip(codes, modes)):
         if code == FAILURE and (mode is None or str(mode) == ""):
             raise RowError(mode_col, i, "every failure needs a mode")

@@ -22,7 +22,7 @@ NO_CUMULATIVE_HAZARD = "the estimate has reached 0, where -ln S is infinite"
 # ----------------------------------------------------------------------------- input
 
 
-def _times(values: Any, name: str, *, allow_inf: bool = False) -> np.ndarray:
+def check_times(values: Any, name: str, *, allow_inf: bool = False) -> np.ndarray:
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -37,7 +37,7 @@ def _times(values: Any, name: str, *, allow_inf: bool = False) -> np.ndarray:
     return arr
 
 
-def _counts(n: Any, size: int, name: str = "n") -> np.ndarray:
+def check_counts(n: Any, size: int, name: str = "n") -> np.ndarray:
     if n is None:
         return np.ones(size)
     try:
@@ -55,7 +55,7 @@ def _counts(n: Any, size: int, name: str = "n") -> np.ndarray:
     return arr
 
 
-def _confidence(confidence: float) -> float:
+def check_confidence(confidence: float) -> float:
     if not (isinstance(confidence, int | float) and 0.0 < float(confidence) < 1.0):
         raise InputError("confidence", "must be a number in (0, 1)")
     return float(confidence)
@@ -64,26 +64,26 @@ def _confidence(confidence: float) -> float:
 # ----------------------------------------------------------------- shared step curve
 
 
-def _first_at_or_below(time: np.ndarray, sf: np.ndarray, level: float) -> float | None:
+def first_at_or_below(time: np.ndarray, sf: np.ndarray, level: float) -> float | None:
     """Smallest time at which the (non-increasing) curve is <= level, or None."""
     hit = np.flatnonzero(sf <= level + 1e-12)  # tolerance: products of ratios land a hair off 0.5
     return float(time[hit[0]]) if hit.size else None
 
 
-def _step_area(time: np.ndarray, sf: np.ndarray, horizon: float) -> float:
+def step_area(time: np.ndarray, sf: np.ndarray, horizon: float) -> float:
     """Area under a right-continuous step curve that is 1 before time[0], from 0 to horizon."""
     edges = np.concatenate([[0.0], np.minimum(time, horizon), [horizon]])
     heights = np.concatenate([[1.0], sf])
     return float(np.sum(np.diff(edges) * heights))
 
 
-def _step_value(time: np.ndarray, sf: np.ndarray, t: np.ndarray) -> np.ndarray:
+def step_value(time: np.ndarray, sf: np.ndarray, t: np.ndarray) -> np.ndarray:
     """S(t) of a right-continuous step curve that is 1 before time[0]."""
     idx = np.searchsorted(time, t, side="right") - 1
     return np.where(idx >= 0, sf[np.maximum(idx, 0)], 1.0)
 
 
-def _at(t: float, sf: float) -> dict[str, Any]:
+def point_record(t: float, sf: float) -> dict[str, Any]:
     hf = None if sf <= 0.0 else float(-math.log(sf)) + 0.0  # + 0.0 turns -0.0 into 0.0
     out: dict[str, Any] = {
         "t": float(t),
@@ -99,7 +99,7 @@ def _at(t: float, sf: float) -> dict[str, Any]:
     return out
 
 
-def _curves(time: np.ndarray, sf: np.ndarray) -> dict[str, Any]:
+def step_curves(time: np.ndarray, sf: np.ndarray) -> dict[str, Any]:
     x = np.concatenate([[0.0], time]) if time.size == 0 or time[0] > 0 else time
     s = np.concatenate([[1.0], sf]) if time.size == 0 or time[0] > 0 else sf
     with np.errstate(divide="ignore"):
@@ -116,7 +116,7 @@ def _curves(time: np.ndarray, sf: np.ndarray) -> dict[str, Any]:
     }
 
 
-def _model_record(method: str, n: int, metrics: dict[str, Any], curve: dict[str, Any], extra: dict[str, Any]) -> dict:
+def model_record(method: str, n: int, metrics: dict[str, Any], curve: dict[str, Any], extra: dict[str, Any]) -> dict:
     return {
         "distribution": method,
         "kind": "nonparametric",
@@ -130,11 +130,11 @@ def _model_record(method: str, n: int, metrics: dict[str, Any], curve: dict[str,
     }
 
 
-def _optional(values: np.ndarray) -> list[float | None]:
+def finite_or_none(values: np.ndarray) -> list[float | None]:
     return [float(v) if np.isfinite(v) else None for v in values]
 
 
-def _point(t: Any) -> float:
+def check_time(t: Any) -> float:
     try:
         value = float(t)
     except (TypeError, ValueError) as exc:

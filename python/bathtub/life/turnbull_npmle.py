@@ -14,14 +14,14 @@ from scipy import optimize
 
 from bathtub.errors import InputError
 from bathtub.life.step_estimates import (
-    _at,
-    _confidence,
-    _counts,
-    _curves,
-    _model_record,
-    _point,
-    _step_value,
-    _times,
+    check_confidence,
+    check_counts,
+    check_time,
+    check_times,
+    model_record,
+    point_record,
+    step_curves,
+    step_value,
 )
 
 # Resampled fits feed percentiles, read to 2-3 digits: mass settled to 1e-6 is plenty.
@@ -110,16 +110,16 @@ class Turnbull:
     def reliability_at(self, t: float) -> dict[str, Any]:
         """S(t) with mass at right ends, plus `reliability_range` [S with mass at right ends,
         ... at left ends] — the span the NPMLE leaves open (equal outside Turnbull intervals)."""
-        t = _point(t)
+        t = check_time(t)
         arr = np.array([t])
-        out = _at(t, float(_step_value(self.time, self.sf, arr)[0]))
-        low = float(_step_value(self.time, self.sf_left, arr)[0])
+        out = point_record(t, float(step_value(self.time, self.sf, arr)[0]))
+        low = float(step_value(self.time, self.sf_left, arr)[0])
         out["reliability_range"] = [low, out["reliability"]]
         return out
 
     def curves(self) -> dict[str, Any]:
         """Whole curves {x, sf, ff, hf, Hf, df} (mass at right ends) as a post-step."""
-        return _curves(self.time, self.sf)
+        return step_curves(self.time, self.sf)
 
     def to_record(self) -> dict[str, Any]:
         """The spec's model record fields for a non-parametric model, plus the curve."""
@@ -151,7 +151,7 @@ class Turnbull:
                 "kkt_gap": self.kkt_gap,
             },
         }
-        return _model_record(self.method, self.n, metrics, curve, extra)
+        return model_record(self.method, self.n, metrics, curve, extra)
 
 
 def _innermost(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -267,8 +267,8 @@ def turnbull(
     converges at the n^(1/3) rate and bootstrap bounds are known to be unreliable (Sen,
     Banerjee & Woodroofe 2010): read them as indicative there. `bootstrap=0` skips them.
     """
-    lo = _times(xl, "xl")
-    hi = _times(xr, "xr", allow_inf=True)
+    lo = check_times(xl, "xl")
+    hi = check_times(xr, "xr", allow_inf=True)
     if lo.shape != hi.shape:
         raise InputError("xr", f"must have one value per row of xl ({lo.size})")
     if lo.size == 0:
@@ -276,8 +276,8 @@ def turnbull(
     bad = hi < lo
     if bad.any():
         raise InputError(f"xr[{int(np.argmax(bad))}]", "must be >= xl of the same row")
-    counts = _counts(n, lo.size)
-    confidence = _confidence(confidence)
+    counts = check_counts(n, lo.size)
+    confidence = check_confidence(confidence)
     if not (isinstance(bootstrap, int) and 0 <= bootstrap <= 10_000):
         raise InputError("bootstrap", "must be a whole number of resamples in [0, 10000]")
     if np.all(hi[counts > 0] == np.inf) and np.all(lo[counts > 0] == 0):

@@ -40,7 +40,7 @@ import scipy.stats
 
 from bathtub.distributions import Lifetime
 from bathtub.rbd.design_space import Option, Space, arrangement
-from bathtub.rbd.exact import Exactness, Formula, _at_least, structure_formula
+from bathtub.rbd.exact import Exactness, Formula, at_least_m_of, structure_formula
 
 MAX_PANELS = 2000  # proof-test times in the horizon the quadrature follows
 GRADING = np.concatenate([[0.0], np.logspace(-9, 0, 19)])  # sub-panel edges, as fractions of a panel
@@ -259,7 +259,7 @@ def _evaluate(f: Formula, leaves: Mapping[str, np.ndarray]) -> np.ndarray:
         for p in ps[1:]:
             q = q * (1.0 - p)
         return 1.0 - q
-    return _at_least(m, [np.asarray(p, dtype=float) for p in ps])
+    return at_least_m_of(m, [np.asarray(p, dtype=float) for p in ps])
 
 
 def _leaf_formula(d: Mapping[str, Any], prefix: str = "") -> Formula:

@@ -291,7 +291,7 @@ def _and(a: Formula, b: Formula) -> Formula:
     return ("and", flat)
 
 
-def _at_least(m: int, ps: list[np.ndarray]) -> np.ndarray:
+def at_least_m_of(m: int, ps: list[np.ndarray]) -> np.ndarray:
     """P(at least m of independent events with probabilities ps): Poisson-binomial by
     dynamic programming over the count of successes."""
     dist = [np.ones_like(ps[0])]
@@ -341,7 +341,7 @@ def evaluate(f: Formula, t: np.ndarray, _memo: dict[int, np.ndarray] | None = No
         for p in ps:
             q = q * (1.0 - p)
         return 1.0 - q
-    return _at_least(m, ps)
+    return at_least_m_of(m, ps)
 
 
 def reliability(d: Mapping[str, Any], t: Any) -> np.ndarray:

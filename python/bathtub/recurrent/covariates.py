@@ -12,7 +12,7 @@ from scipy import optimize, stats
 
 from bathtub.errors import InputError
 from bathtub.recurrent.data import EventData
-from bathtub.recurrent.nhpp import _inverse, power_law
+from bathtub.recurrent.nhpp import covariance_from_information, power_law
 
 
 def _design(data: EventData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -56,7 +56,7 @@ def fit(data: EventData, confidence: float) -> dict[str, Any]:
     log_l = math.log(n / float(np.sum(np.exp(z @ g + b * np.log(e)))))
     p_hat = np.concatenate([[log_l, res.x[0]], g])
     # Steps relative to each value, with a floor: a coefficient near 0 still gets a real step.
-    cov = _inverse(-_abs_hessian(full, p_hat))
+    cov = covariance_from_information(-_abs_hessian(full, p_hat))
     ll_full = full(p_hat)
     ll_null = -profile(np.concatenate([[math.log(pl.beta)], np.zeros(g.size)]))
     lr = max(0.0, 2 * (ll_full - ll_null))

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from bathtub.errors import InputError
-from bathtub.life.data import _numbers
+from bathtub.life.data import number_column
 
 EVENT_ROLES = ("t", "system", "end", "cause", "group")
 GROUPED_ROLES = ("interval_end", "count")
@@ -202,8 +202,8 @@ def _grouped(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str], t
     ccol, cfield = _column(columns, mapping, "count")
     if len(ecol) != len(ccol):
         raise InputError(cfield, f"has {len(ccol)} rows, expected {len(ecol)} like interval_end")
-    ends = _numbers(ecol, efield, allow_missing=False)
-    counts = _numbers(ccol, cfield, allow_missing=False)
+    ends = number_column(ecol, efield, allow_missing=False)
+    counts = number_column(ccol, cfield, allow_missing=False)
     if ends.size < 2:
         raise InputError(efield, "grouped data need at least 2 intervals")
     if not np.all(np.isfinite(ends)) or np.any(ends <= 0):
@@ -230,12 +230,12 @@ def _events(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str], te
                 raise InputError(cols[role][1], f"has {len(cols[role][0])} rows, expected {n} like the other columns")
     if n == 0:
         raise InputError(tfield, "no rows")
-    t = _numbers(tcol, tfield, allow_missing="end" in cols)
+    t = number_column(tcol, tfield, allow_missing="end" in cols)
     if np.any(t[np.isfinite(t)] < 0) or np.any(np.isinf(t)):
         i = int(np.argmax(~(np.isnan(t) | ((t >= 0) & np.isfinite(t)))))
         raise InputError(tfield, f"row {i}: event times must be finite and >= 0")
     ids = _labels(cols["system"][0], cols["system"][1]) if "system" in cols else ["1"] * n
-    end = _numbers(cols["end"][0], cols["end"][1], allow_missing=True) if "end" in cols else None
+    end = number_column(cols["end"][0], cols["end"][1], allow_missing=True) if "end" in cols else None
     causes = None
     if "cause" in cols:
         causes = ["" if v is None else str(v) for v in cols["cause"][0]]
@@ -251,7 +251,7 @@ def _events(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str], te
             raise InputError("options.covariates", f"column {name!r} not in the dataset")
         if len(columns[name]) != n:
             raise InputError(f"data.{name}", f"has {len(columns[name])} rows, expected {n}")
-        zcols.append(_numbers(columns[name], f"data.{name}", allow_missing=False))
+        zcols.append(number_column(columns[name], f"data.{name}", allow_missing=False))
     order: dict[str, list[int]] = {}
     for i, sid in enumerate(ids):
         order.setdefault(sid, []).append(i)

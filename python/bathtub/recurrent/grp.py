@@ -19,7 +19,7 @@ from scipy import optimize, stats
 
 from bathtub.errors import InputError
 from bathtub.recurrent.data import EventData
-from bathtub.recurrent.nhpp import _inverse, power_law
+from bathtub.recurrent.nhpp import covariance_from_information, power_law
 
 KINDS = ("kijima1", "kijima2")
 
@@ -123,10 +123,6 @@ def _loglik_grad(p: np.ndarray, sp: Spells, kind: str) -> tuple[float, np.ndarra
     return total, grad
 
 
-def _loglik(p: np.ndarray, sp: Spells, kind: str) -> float:
-    return _loglik_grad(p, sp, kind)[0]
-
-
 def _negative(p: np.ndarray, sp: Spells, kind: str, q: float | None) -> tuple[float, np.ndarray]:
     if q is None:
         v, g = _loglik_grad(p, sp, kind)
@@ -174,7 +170,7 @@ def fit(data: EventData, kind: str, q: float | None = None, start: tuple[float, 
         z[2] = min(max(z[2], hq * 2), 1 - hq * 2)
     steps = np.array([1e-4, 1e-4, hq])[:free]
     hess = _hessian_from_gradient(sp, kind, q, z, steps)
-    cov_l = _inverse(-hess)
+    cov_l = covariance_from_information(-hess)
     a, b = math.exp(p[0]) * scale, math.exp(p[1])
     jac = np.diag([a, b, 1.0][:free])
     cov = np.full((3, 3), math.nan)

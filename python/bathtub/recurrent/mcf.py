@@ -16,7 +16,6 @@ two-sided normal quantile (1.96 at 95%).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -147,5 +146,3 @@ def mcf_at(curve: dict[str, Any], t: np.ndarray) -> np.ndarray:
     return np.where(idx >= 0, m[np.maximum(idx, 0)], 0.0)
 
 
-def is_finite(v: float) -> bool:
-    return math.isfinite(v)

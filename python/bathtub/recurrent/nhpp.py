@@ -80,7 +80,7 @@ def power_law(data: EventData) -> PowerLaw:
     i_bl = float(np.sum(w * log_e))
     i_ll = n / lam**2
     info = np.array([[i_bb, i_bl], [i_bl, i_ll]])
-    cov = _inverse(info)
+    cov = covariance_from_information(info)
     ll = n * math.log(lam) + n * math.log(beta) + (beta - 1.0) * float(np.log(_all_times(data)).sum()) - \
         lam * float(w.sum())
     return PowerLaw(beta, lam, cov, ll)
@@ -114,7 +114,7 @@ def power_law_grouped(data: GroupedData) -> PowerLaw:
     k = data.systems
     lam = big_n / (k * scale**beta)
     ll_fun = _grouped_loglik(data)
-    cov = _inverse(-_hessian(ll_fun, np.array([beta, lam]), rel=np.array([1e-4, 1e-4])))
+    cov = covariance_from_information(-_hessian(ll_fun, np.array([beta, lam]), rel=np.array([1e-4, 1e-4])))
     return PowerLaw(beta, lam, cov, ll_fun(np.array([beta, lam])))
 
 
@@ -131,7 +131,9 @@ def _grouped_loglik(data: GroupedData):  # type: ignore[no-untyped-def]
     return ll
 
 
-def _inverse(info: np.ndarray) -> np.ndarray:
+def covariance_from_information(info: np.ndarray) -> np.ndarray:
+    """The inverse of an information matrix; NaN everywhere when it is singular (the fit then
+    reports no standard errors rather than failing)."""
     try:
         return np.linalg.inv(info)
     except np.linalg.LinAlgError:
@@ -216,7 +218,7 @@ def loglinear(data: EventData) -> LogLinear:
     if abs(g1s) < 1e-6:
         h = _hessian(lambda p: ll(np.array([p[0], p[1] - 1.0])), np.array([g0s, g1s + 1.0]),
                      rel=np.array([1e-4, 1e-4]))
-    cov_s = _inverse(-h)
+    cov_s = covariance_from_information(-h)
     # Back to the original unit: g1 = g1s / c, g0 = g0s - ln c.
     jac = np.array([[1.0, 0.0], [0.0, 1.0 / scale]])
     cov = jac @ cov_s @ jac.T
