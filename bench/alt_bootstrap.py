@@ -34,7 +34,8 @@ from harness import Bench, kept, timed
 
 from bathtub.alt import AltModel, parse_model
 from bathtub.alt.bootstrap import replicates
-from bathtub.alt.fit import alt_data, fit_internal
+from bathtub.alt.data import alt_data
+from bathtub.alt.fit import fit_internal
 
 SPEC = parse_model("weibull_arrhenius")
 TOLERANCE = 1e-6  # relative, ours against scipy's maximum

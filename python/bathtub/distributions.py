@@ -208,11 +208,6 @@ def _once(name: str, required: bool = True) -> dict[str, Any]:
             **({} if required else {"minContains": 0})}
 
 
-def _present(field: str, value: dict[str, Any]) -> dict[str, Any]:
-    """`field` is given and not null (a null optional field counts as left out)."""
-    return {"required": [field], "properties": {field: value}}
-
-
 WEIGHT = Param("weight", "the mode's share of the population", 0.0, 1.0)
 MIXTURE_RULE = "mixture weights must add to 1"
 
@@ -523,20 +518,3 @@ def params_from_mean(distribution_id: str, mean: float, given: Mapping[str, floa
     return {"alpha": mean * math.sin(b) / b, "beta": g["beta"]}
 
 
-def catalogue() -> list[dict[str, Any]]:
-    """The families as data, for the guide, the OpenAPI description and clients."""
-    out = [
-        {
-            "id": f.id,
-            "label": f.label,
-            "params": [{"name": p.name, "meaning": p.meaning} for p in f.params]
-            + ([{"name": "gamma", "meaning": LOCATION.meaning, "optional": True}] if f.location else []),
-        }
-        for f in FAMILIES.values()
-    ]
-    out.append({
-        "id": MIXTURE,
-        "label": "Mixture of a base distribution",
-        "params": [{"name": "<param><i>, weight<i>", "meaning": "numbered by mode; weights add to 1"}],
-    })
-    return out

@@ -12,7 +12,8 @@ import pytest
 from bathtub import _engine
 from bathtub.alt import AltModel, fit_alt, parse_model
 from bathtub.alt.bootstrap import _bca, bootstrap_bounds, jackknife, merge, quantities, replicates
-from bathtub.alt.fit import alt_data, fit_internal
+from bathtub.alt.data import alt_data
+from bathtub.alt.fit import fit_internal
 from bathtub.errors import InputError
 
 SPEC = parse_model("weibull_arrhenius")

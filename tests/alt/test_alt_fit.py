@@ -11,7 +11,8 @@ import pytest
 from scipy import optimize, stats
 
 from bathtub.alt import AltModel, fit_alt, parse_model
-from bathtub.alt.fit import alt_data, fit_internal
+from bathtub.alt.data import alt_data
+from bathtub.alt.fit import fit_internal
 from bathtub.errors import InputError
 
 reliability = pytest.importorskip("reliability")

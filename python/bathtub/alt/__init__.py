@@ -2,7 +2,8 @@
 lives, fitted by maximum likelihood with right censoring; use-level figures with Fisher
 bounds; bootstrap bounds through the engine (`bootstrap`)."""
 
-from bathtub.alt.fit import AltData, alt_data, fit_alt
+from bathtub.alt.data import AltData, alt_data
+from bathtub.alt.fit import fit_alt
 from bathtub.alt.model import AltModel, use_level
 from bathtub.alt.relationships import MODEL_IDS, RELATIONSHIPS, is_alt_model, parse_model
 

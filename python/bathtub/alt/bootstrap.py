@@ -20,7 +20,7 @@ import numpy as np
 from scipy import special, stats
 
 from bathtub import _engine
-from bathtub.alt.fit import AltData
+from bathtub.alt.data import AltData
 from bathtub.alt.model import AltModel, standard_quantile
 from bathtub.errors import InputError
 

@@ -3,14 +3,12 @@ life L(S) (with Fisher bounds) and B10 life along a stress grid that reaches the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from bathtub.alt.data import AltData
 from bathtub.alt.model import AltModel
-
-if TYPE_CHECKING:
-    from bathtub.alt.fit import AltData
 
 GRID_POINTS = 50
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from bathtub.errors import InputError
 from bathtub.strategy import attribute as att
 from bathtub.strategy.constant_rate import chi2_ppf, poisson_cdf
+from bathtub.strategy.demonstration_ask import Ask
 from bathtub.strategy.guard import answered
 from bathtub.strategy.inputs import MAX_FAILURES, integer, number, probability
 from bathtub.strategy.rate_plans import fmt as _fmt
@@ -38,42 +38,6 @@ METHODS = ("binomial", "weibayes", "mtbf", "sequential")
 SOLVES = ("units", "test_time_per_unit", "total_test_time", "mtbf", "reliability", "confidence", "failures", "plan")
 # Across `shape_interval`, a plan whose needs vary by more than this ratio earns a warning.
 SHAPE_WARNING_RATIO = 1.25
-
-
-@dataclass(frozen=True)
-class Ask:
-    """One request, checked: what is given (None where not) and how the answer is worded."""
-
-    reliability: float | None
-    confidence: float
-    confidence_given: bool
-    failures: int | None
-    mission: float | None
-    test_multiple: float | None
-    test_time_per_unit: float | None
-    units: int | None
-    shape: float | None
-    mtbf: Any
-    design_reliability: float | None
-    design_mtbf: float | None
-    discrimination_ratio: float | None
-    producer_risk: float | None
-    total_test_time: float | None
-    solve_for: str | None
-    sided: str
-    termination: str
-    shape_interval: tuple[float, float] | None
-    unit: str | None
-
-    @property
-    def time_unit(self) -> str:
-        if self.mission is None:
-            return "missions"
-        return self.unit or "time units"
-
-    def given(self, field: str, value: Any, solving: str) -> None:
-        if value is not None:
-            raise InputError(field, f"is what solve_for {solving} asks for; leave it out")
 
 
 @answered

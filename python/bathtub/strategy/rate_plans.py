@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bathtub.errors import InputError
 from bathtub.strategy import constant_rate as cr
 from bathtub.strategy import sequential as sq
+from bathtub.strategy.demonstration_ask import Ask
 from bathtub.strategy.inputs import MAX_FAILURES, number, probability
-
-if TYPE_CHECKING:
-    from bathtub.strategy.demonstration import Ask
 
 LENGTH_SOLVES = ("units", "test_time_per_unit", "total_test_time")
 CONFIDENCE_ROUNDS_RULE = "too close to 0 for a sequential test"

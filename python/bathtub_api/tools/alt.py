@@ -16,13 +16,14 @@ from pydantic import Field
 from bathtub.alt import AltModel
 from bathtub.alt.bootstrap import MAX_REPLICATES, bootstrap_bounds
 from bathtub.alt.columns import alt_arrays
+from bathtub.alt.data import alt_data
 from bathtub.alt.evaluate import at_stress
-from bathtub.alt.fit import alt_data
 from bathtub.errors import InputError
 from bathtub_api import plans
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import integer
-from bathtub_api.registry import Ctx, JobCtx, Registry
+from bathtub_api.jobs import JobCtx
+from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools import datasets
 from bathtub_api.tools.common import Strict
 from bathtub_api.tools.jobs import JobQueued
