@@ -80,7 +80,7 @@ async def _store_and_jobs(app: web.Application) -> AsyncIterator[None]:
     store.plans = plans.all_limits(config)  # the store enforces the quotas it counts (items, jobs)
     app[STORE] = store
     app[SESSION_KEY] = config.session_key or await store.server_secret("session_hmac")
-    jobs = JobRunner(store, app[REGISTRY], concurrency=config.job_concurrency, cpu_workers=config.cpu_workers,
+    jobs = JobRunner(store, app[REGISTRY].job_kinds, concurrency=config.job_concurrency, cpu_workers=config.cpu_workers,
                      retention_days=config.job_retention_days, cpu_limit_s=config.job_cpu_limit_seconds,
                      lease_s=config.job_lease_seconds, heartbeat_s=config.job_heartbeat_seconds,
                      max_attempts=config.job_max_attempts, grace_s=config.shutdown_grace_seconds,

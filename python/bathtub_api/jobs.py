@@ -32,7 +32,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -44,7 +44,6 @@ from bathtub.control import progress as engine_progress
 from bathtub.errors import InputError
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, now
-from bathtub_api.registry import JobCtx, Registry
 from bathtub_api.store import Store
 from bathtub_api.write_faults import WriteRefused
 
@@ -92,12 +91,28 @@ class JobHandle:
         return (time.monotonic() - self.started) * (1.0 - p) / p
 
 
+@dataclass(frozen=True)
+class JobCtx:
+    """What a queued calculation may use: its owner, the store, the off-loop runners, and its
+    handle (`handle.control` to pass to engine runs: cancel and progress; `handle.report` for
+    progress of pure-Python work)."""
+
+    owner: str
+    store: Store
+    jobs: JobRunner
+    handle: JobHandle
+
+
+JobHandler = Callable[[JobCtx, dict[str, Any]], Awaitable[Any]]
+
+
 class JobRunner:
-    def __init__(self, store: Store, registry: Registry, *, concurrency: int, cpu_workers: int, retention_days: float,
+    def __init__(self, store: Store, job_kinds: Mapping[str, JobHandler], *, concurrency: int, cpu_workers: int,
+                 retention_days: float,
                  cpu_limit_s: float = 600.0, lease_s: float = 20.0, heartbeat_s: float = 2.0, max_attempts: int = 3,
                  grace_s: float = 5.0, engine_threads: int | None = None, cluster: str | None = None):
         self.store = store
-        self.registry = registry
+        self.job_kinds = job_kinds
         self.concurrency = concurrency
         self.cpu_workers = cpu_workers
         self.retention_s = retention_days * 86400.0
@@ -177,7 +192,7 @@ class JobRunner:
 
     async def submit(self, owner: str, kind: str, args: dict[str, Any]) -> dict[str, Any]:
         """Queue `kind` with JSON-ready `args`; answers at once with the job id."""
-        if kind not in self.registry.job_kinds:
+        if kind not in self.job_kinds:
             raise ValueError(f"unknown job kind {kind!r}")
         if self._stopping:
             raise ApiError(503, "the service is stopping; submit the job again in a moment")
@@ -271,7 +286,7 @@ class JobRunner:
             self._spawned.discard(job_id)
 
     async def _work(self, h: JobHandle, owner: str, kind: str, args: dict[str, Any]) -> None:
-        handler = self.registry.job_kinds.get(kind)
+        handler = self.job_kinds.get(kind)
         try:
             if handler is None:
                 raise ApiError(500, f"this service no longer knows job kind {kind!r}")

@@ -17,12 +17,12 @@ from bathtub_api import plans
 from bathtub_api.auth import User, require_scope
 from bathtub_api.errors import ApiError, json_response
 from bathtub_api.fields import refuse_nul
+from bathtub_api.jobs import JobHandler, JobRunner
 from bathtub_api.keys import CONFIG, JOBS, STORE, USER
 from bathtub_api.store.readonly import ReadOnlyStore
 
 if TYPE_CHECKING:
     from bathtub_api.config import Config
-    from bathtub_api.jobs import JobHandle, JobRunner
     from bathtub_api.store import Store
 
 
@@ -58,7 +58,6 @@ ActionHandler = Callable[[Ctx, Any], Awaitable[Any]]
 # request, the reason it stores (naming the field, e.g. "save: true stores ...") or None.
 WritesIf = Callable[[Any], "str | None"]
 RouteHandler = Callable[[Ctx, web.Request], Awaitable[Any]]
-JobHandler = Callable[["JobCtx", dict[str, Any]], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -139,18 +138,6 @@ class Route:
         gives `post_strategy_failure_finding`, callable as an attribute)."""
         parts = [p.strip("{}") for p in self.path.split("/") if p and p not in ("api", "v1")]
         return re.sub(r"\W", "_", f"{self.method.lower()}_{'_'.join(parts)}")
-
-
-@dataclass(frozen=True)
-class JobCtx:
-    """What a queued calculation may use: its owner, the store, the off-loop runners, and its
-    handle (`handle.control` to pass to engine runs: cancel and progress; `handle.report` for
-    progress of pure-Python work)."""
-
-    owner: str
-    store: Store
-    jobs: JobRunner
-    handle: JobHandle
 
 
 @dataclass

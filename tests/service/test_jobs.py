@@ -13,8 +13,8 @@ from bathtub_api.auth import hash_token
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
 from bathtub_api.ids import now
-from bathtub_api.jobs import gave_up
-from bathtub_api.registry import Ctx, JobCtx, Registry
+from bathtub_api.jobs import JobCtx, gave_up
+from bathtub_api.registry import Ctx, Registry
 from bathtub_api.store import open_store
 from bathtub_api.tools import default_registry
 from bathtub_api.tools.common import Strict

@@ -28,8 +28,9 @@ from PIL import Image
 from bathtub_api.app import create_app
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
+from bathtub_api.jobs import JobCtx
 from bathtub_api.keys import STORE
-from bathtub_api.registry import Ctx, JobCtx, Registry
+from bathtub_api.registry import Ctx, Registry
 from bathtub_api.store.guarded import GuardedDriver
 from bathtub_api.tools import default_registry
 from bathtub_api.tools.common import Strict

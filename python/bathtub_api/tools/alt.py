@@ -24,7 +24,7 @@ from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import integer
 from bathtub_api.jobs import JobCtx
 from bathtub_api.registry import Ctx, Registry
-from bathtub_api.tools import datasets
+from bathtub_api.tables import by_column
 from bathtub_api.tools.common import Strict
 from bathtub_api.tools.jobs import JobQueued
 
@@ -103,7 +103,7 @@ async def run_job(ctx: JobCtx, args: dict[str, Any]) -> dict[str, Any]:
         raise not_found("dataset", source["dataset_id"])
     names = [c["name"] for c in snap.body["columns"]]
     # every row of the dataset turned into columns: off the loop, which serves other requests meanwhile
-    columns = await asyncio.to_thread(datasets.by_column, names, await ctx.store.dataset_rows(snap.id))
+    columns = await asyncio.to_thread(by_column, names, await ctx.store.dataset_rows(snap.id))
     result = await ctx.jobs.run_native(_compute, item["body"], columns, args)
     # Store on the model only if it is still the fit that was bootstrapped (an ingest refits it).
     current = await ctx.store.get_item(ctx.owner, "model", args["model_id"])

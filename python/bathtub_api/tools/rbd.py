@@ -26,12 +26,13 @@ from bathtub.rbd.analysis import RunOptions
 from bathtub.rbd.resolve import check_saved
 from bathtub.rbd.states import MAX_STATES
 from bathtub_api import plans
-from bathtub_api.errors import ApiError, not_found
+from bathtub_api.errors import ApiError
 from bathtub_api.fields import Id, Name, Text, Unit, integer
 from bathtub_api.ids import iso, new_id
-from bathtub_api.registry import Ctx, JobCtx, Registry
+from bathtub_api.jobs import JobCtx
+from bathtub_api.registry import Ctx, Registry
 from bathtub_api.store import Store
-from bathtub_api.tools.common import ListRequest, Open, Strict, page
+from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 
 JOB_KIND = "rbd.simulate"
 SCAN_PAGE = 500
@@ -173,13 +174,6 @@ def rbd_url(ctx: Ctx, rbd_id: str) -> str:
     return ctx.url(f"/api/v1/rbds/{rbd_id}")  # answers a GET (the route below), like every listed url
 
 
-async def _load(store: Store, owner: str, kind: str, item_id: str) -> dict[str, Any]:
-    item = await store.get_item(owner, kind, item_id)
-    if item is None:
-        raise not_found(kind, item_id)
-    return item
-
-
 async def _references(store: Store, owner: str, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Every saved model and diagram a diagram names, through its subsystems (the owner's
     only: another user's id is "no such id"). Refusals name the node."""
@@ -272,7 +266,7 @@ async def store_diagrams(ctx: Ctx, raws: list[dict[str, Any]]) -> list[dict[str,
         for rbd_id in stored:
             await ctx.store.delete_item(ctx.user.id, "rbd", rbd_id)
         raise
-    return [_record(ctx, await _load(ctx.store, ctx.user.id, "rbd", rbd_id)) for rbd_id in stored]
+    return [_record(ctx, await load_item(ctx, "rbd", rbd_id)) for rbd_id in stored]
 
 
 EDIT_RETRIES = 20
@@ -282,18 +276,18 @@ async def edit(ctx: Ctx, req: RbdEdit) -> dict[str, Any]:
     """Apply the ops to the stored diagram and write it back only if nobody wrote in
     between (a version check); otherwise re-read and re-apply, so concurrent edits all land."""
     for _ in range(EDIT_RETRIES):
-        item = await _load(ctx.store, ctx.user.id, "rbd", req.id)
+        item = await load_item(ctx, "rbd", req.id)
         if req.revision is not None and req.revision != rbd.revision(item["body"]):
             raise InputError("revision", "the diagram changed since you read it; get it again and redo the edit")
         body = rbd.apply_edits(item["body"], req.ops)
         await _checked(ctx, req.id, body)
         if await ctx.store.update_item(ctx.user.id, "rbd", req.id, body["name"], body, if_version=item["version"]):
-            return _record(ctx, await _load(ctx.store, ctx.user.id, "rbd", req.id))
+            return _record(ctx, await load_item(ctx, "rbd", req.id))
     raise ApiError(409, "the diagram is being edited by others too often to apply this edit; try again")
 
 
 async def get_rbd(ctx: Ctx, req: RbdGet) -> dict[str, Any]:
-    item = await _load(ctx.store, ctx.user.id, "rbd", req.id)
+    item = await load_item(ctx, "rbd", req.id)
     out = _record(ctx, item)
     for n in out["nodes"]:
         if n.get("subsystem_rbd_id"):
@@ -323,7 +317,7 @@ def _inputs_hash(inputs: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(inputs, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-async def _resolve(store: Store, owner: str, body: dict[str, Any],
+async def resolve_diagram(store: Store, owner: str, body: dict[str, Any],
                    warnings: list[str] | None = None) -> dict[str, Any]:
     models, diagrams = await _references(store, owner, body)
     return rbd.engine_form(body, models, diagrams, warnings=warnings)
@@ -351,10 +345,10 @@ def _run_summary(run_id: str, body: dict[str, Any]) -> dict[str, Any]:
 
 
 async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
-    item = await _load(ctx.store, ctx.user.id, "rbd", req.id)
+    item = await load_item(ctx, "rbd", req.id)
     body = item["body"]
     warnings: list[str] = []
-    diagram = await _resolve(ctx.store, ctx.user.id, body, warnings)
+    diagram = await resolve_diagram(ctx.store, ctx.user.id, body, warnings)
     states = states_of(req.initial_states)
     diagram = rbd.with_initial_states(diagram, states, repairable=body["repairable"])
     raw = req.model_dump(exclude={"id", "recompute", "initial_states"}, exclude_none=True)
@@ -454,7 +448,7 @@ async def run_job(ctx: JobCtx, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def get_run(ctx: Ctx, req: RunGet) -> dict[str, Any]:
-    item = await _load(ctx.store, ctx.user.id, "rbd_run", req.id)
+    item = await load_item(ctx, "rbd_run", req.id)
     body = item["body"]
     out = {"id": req.id, **{k: v for k, v in body.items() if k not in ("curve", "inputs_hash")}}
     current = await ctx.store.get_item(ctx.user.id, "rbd", body["rbd_id"])
@@ -464,7 +458,7 @@ async def get_run(ctx: Ctx, req: RunGet) -> dict[str, Any]:
     else:
         out["diagram_changed"] = rbd.content_hash(current["body"]) != body["diagram_hash"]
         try:
-            now_diagram = rbd.with_initial_states(await _resolve(ctx.store, ctx.user.id, current["body"]),
+            now_diagram = rbd.with_initial_states(await resolve_diagram(ctx.store, ctx.user.id, current["body"]),
                                                   body["inputs"].get("initial_states"),
                                                   repairable=bool(current["body"]["repairable"]))
             out["inputs_changed"] = now_diagram != body["inputs"]["diagram"]
@@ -478,7 +472,7 @@ async def get_run(ctx: Ctx, req: RunGet) -> dict[str, Any]:
 
 async def list_runs(ctx: Ctx, req: RunList) -> dict[str, Any]:
     if req.rbd_id is not None:
-        await _load(ctx.store, ctx.user.id, "rbd", req.rbd_id)
+        await load_item(ctx, "rbd", req.rbd_id)
     rows: list[dict[str, Any]] = []
     offset, skipped, more = 0, 0, False
     while True:

@@ -23,10 +23,11 @@ from bathtub.rbd.design_space import MAX_BLOCKS, MAX_OPTIONS, MAX_UNITS
 from bathtub.rbd.quote import quote
 from bathtub.rbd.resolve import model_from_saved
 from bathtub_api.fields import Id, Text, integer
-from bathtub_api.registry import Ctx, JobCtx, Registry
-from bathtub_api.tools.common import Open, Strict
-from bathtub_api.tools.rbd import _load, _resolve
-from bathtub_api.tools.rbd_decisions import _quoted, _time_field
+from bathtub_api.jobs import JobCtx
+from bathtub_api.registry import Ctx, Registry
+from bathtub_api.tools.common import Open, Strict, load_item
+from bathtub_api.tools.rbd import resolve_diagram
+from bathtub_api.tools.rbd_decisions import check_time_field, quote_designs
 
 CHEAPEST_JOB = "rbd.cheapest_design"
 Time = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -109,11 +110,11 @@ async def _saved_models(ctx: Ctx, options: dict[str, list[DesignOption]]) -> dic
 
 
 async def cheapest_design(ctx: Ctx, req: CheapestDesign) -> dict[str, Any]:
-    item = await _load(ctx.store, ctx.user.id, "rbd", req.id)
+    item = await load_item(ctx, "rbd", req.id)
     body = item["body"]
     repairable = bool(body["repairable"])
-    _time_field(repairable, req.horizon, req.mission_time)
-    diagram = await _resolve(ctx.store, ctx.user.id, body)
+    check_time_field(repairable, req.horizon, req.mission_time)
+    diagram = await resolve_diagram(ctx.store, ctx.user.id, body)
     saved = await _saved_models(ctx, req.options)
     options = {b: [o.model_dump(exclude_none=True) for o in lst] for b, lst in req.options.items()}
     args = {"diagram": diagram, "repairable": repairable, "horizon": req.horizon, "mission_time": req.mission_time,
@@ -135,7 +136,7 @@ def _quote(ctx: Ctx, plan: dict[str, Any], replications: int, horizon: float | N
     `options`; else `replications`, as every decision job does."""
     lanes = int(plan["lanes_bound"])
     try:
-        return _quoted(ctx, plan["largest_design"], replications, horizon, lanes, "replications")
+        return quote_designs(ctx, plan["largest_design"], replications, horizon, lanes, "replications")
     except InputError:
         one = quote(plan["largest_design"], replications=replications, horizon=horizon).seconds
         if one > ctx.jobs.cpu_limit_s:

@@ -19,9 +19,10 @@ from bathtub.rbd import decisions
 from bathtub.rbd.quote import quote
 from bathtub_api import plans
 from bathtub_api.fields import Id, Text, integer
-from bathtub_api.registry import Ctx, JobCtx, Registry
-from bathtub_api.tools.common import Open, Strict
-from bathtub_api.tools.rbd import InitialStates, _load, _resolve, states_of
+from bathtub_api.jobs import JobCtx
+from bathtub_api.registry import Ctx, Registry
+from bathtub_api.tools.common import Open, Strict, load_item
+from bathtub_api.tools.rbd import InitialStates, resolve_diagram, states_of
 
 IMPROVE_JOB = "rbd.what_to_improve"
 SEARCH_JOB = "rbd.interval_search"
@@ -74,7 +75,7 @@ class IntervalSearch(Strict):
     initial_states: InitialStates | None = None
 
 
-def _time_field(repairable: bool, horizon: float | None, mission_time: float | None) -> None:
+def check_time_field(repairable: bool, horizon: float | None, mission_time: float | None) -> None:
     if repairable and mission_time is not None:
         raise InputError("mission_time", "a repairable diagram is analysed over a horizon: give horizon")
     if not repairable and horizon is not None:
@@ -83,7 +84,7 @@ def _time_field(repairable: bool, horizon: float | None, mission_time: float | N
         raise InputError("horizon" if repairable else "mission_time", "required")
 
 
-def _quoted(ctx: Ctx, diagram: dict[str, Any], replications: int, horizon: float | None, lanes: int,
+def quote_designs(ctx: Ctx, diagram: dict[str, Any], replications: int, horizon: float | None, lanes: int,
             field: str) -> dict[str, Any]:
     """The run's cost: one base run's quote times the designs simulated (plus one for the
     importance measures), refused over the per-job limit naming `field`."""
@@ -99,11 +100,12 @@ def _quoted(ctx: Ctx, diagram: dict[str, Any], replications: int, horizon: float
 
 
 async def what_to_improve(ctx: Ctx, req: WhatToImprove) -> dict[str, Any]:
-    item = await _load(ctx.store, ctx.user.id, "rbd", req.id)
+    item = await load_item(ctx, "rbd", req.id)
     body = item["body"]
     repairable = bool(body["repairable"])
-    _time_field(repairable, req.horizon, req.mission_time)
-    diagram = rbd.with_initial_states(await _resolve(ctx.store, ctx.user.id, body), states_of(req.initial_states),
+    check_time_field(repairable, req.horizon, req.mission_time)
+    diagram = rbd.with_initial_states(await resolve_diagram(ctx.store, ctx.user.id, body),
+                                      states_of(req.initial_states),
                                       repairable=repairable)
     args = {"diagram": diagram, "repairable": repairable, "horizon": req.horizon, "mission_time": req.mission_time,
             "objective": req.objective, "replications": req.replications, "seed": req.seed,
@@ -111,7 +113,7 @@ async def what_to_improve(ctx: Ctx, req: WhatToImprove) -> dict[str, Any]:
     await ctx.jobs.run_native(_check_improve, args)
     blocks = req.blocks or await ctx.jobs.run_native(engine.compile_diagram, diagram)
     lanes = 1 + len(blocks) * (2 if repairable else 1) + 1
-    q = _quoted(ctx, diagram, req.replications, req.horizon, lanes, "replications")
+    q = quote_designs(ctx, diagram, req.replications, req.horizon, lanes, "replications")
     queued = await ctx.jobs.submit(ctx.user.id, IMPROVE_JOB, {"rbd_id": req.id, "rbd_name": item["name"],
                                                              "quote": q, "args": args})
     return {**queued, "quote": q}
@@ -124,18 +126,19 @@ def _check_improve(args: dict[str, Any]) -> None:
 async def interval_search(ctx: Ctx, req: IntervalSearch) -> dict[str, Any]:
     if req.high <= req.low:
         raise InputError("high", "must be greater than low")
-    item = await _load(ctx.store, ctx.user.id, "rbd", req.id)
+    item = await load_item(ctx, "rbd", req.id)
     body = item["body"]
     if not body["repairable"]:
         raise InputError("id", "interval search needs a repairable diagram (replacements and proof tests repair)")
-    diagram = rbd.with_initial_states(await _resolve(ctx.store, ctx.user.id, body), states_of(req.initial_states),
+    diagram = rbd.with_initial_states(await resolve_diagram(ctx.store, ctx.user.id, body),
+                                      states_of(req.initial_states),
                                       repairable=True)
     args = {"diagram": diagram, "blocks": req.blocks, "group": req.group, "knob": req.knob,
             "intervals": decisions.candidate_intervals(req.low, req.high, req.points), "horizon": req.horizon,
             "objective": req.objective, "target": req.target, "target_sil": req.target_sil,
             "replications": req.replications, "seed": req.seed, "crews": int(body.get("repair_crews", 0))}
     await ctx.jobs.run_native(_check_search, args)
-    q = _quoted(ctx, diagram, req.replications, req.horizon, req.points, "replications")
+    q = quote_designs(ctx, diagram, req.replications, req.horizon, req.points, "replications")
     queued = await ctx.jobs.submit(ctx.user.id, SEARCH_JOB, {"rbd_id": req.id, "rbd_name": item["name"],
                                                             "quote": q, "args": args})
     return {**queued, "quote": q}
