@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import errno
 import logging
 import os
 import sys
@@ -24,6 +23,7 @@ from bathtub import engine_version
 from bathtub_api.auth import SCOPES, hash_token, new_token
 from bathtub_api.config import Config, default_db_path
 from bathtub_api.ids import iso
+from bathtub_api.listen import listen_refusal
 from bathtub_api.plans import PLANS
 from bathtub_api.private import restrict_umask
 from bathtub_api.store import Store, open_store
@@ -201,16 +201,6 @@ def _parser() -> argparse.ArgumentParser:
     migrate = command(sub, "migrate", "apply migrations (or go down to --to N)")
     migrate.add_argument("--to", type=int, help="schema version to migrate to (default: the newest; no env)")
     return parser
-
-
-def listen_refusal(config: Config, e: OSError) -> str | None:
-    """The one plain line for an address the service cannot listen on; None for other errors."""
-    reasons = {errno.EADDRINUSE: "the port is in use", errno.EACCES: "permission denied",
-               errno.EADDRNOTAVAIL: "no such address here"}
-    if e.errno not in reasons:
-        return None
-    return (f"cannot listen on {config.host}:{config.port}: {reasons[e.errno]} "
-            "(choose another with --host/--port or BATHTUB_HOST/BATHTUB_PORT)")
 
 
 def _serve(config: Config) -> int:

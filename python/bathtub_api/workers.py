@@ -55,7 +55,7 @@ def _worker(config: Config, parent: int, report: Connection) -> None:
     from aiohttp import web
 
     from bathtub_api.app import create_app
-    from bathtub_api.cli import listen_refusal
+    from bathtub_api.listen import listen_refusal
 
     os.setpgrp()  # out of the terminal's process group: Ctrl-C goes to the parent alone
     _die_with_parent(parent)
