@@ -14,7 +14,7 @@ import orjson
 
 from bathtub_api.errors import ApiError
 from bathtub_api.registry import Ctx
-from bathtub_api.store.base import KeyUse
+from bathtub_api.store.common import KeyUse
 
 HEADER = "Idempotency-Key"
 MAX_LENGTH = 200

@@ -9,7 +9,7 @@ from bathtub.imports.tables import read_sheets
 from bathtub_api.app import create_app
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
-from bathtub_api.store.base import CHUNK_ROWS
+from bathtub_api.store.datasets import CHUNK_ROWS
 from tests.conftest import Api
 from tests.service.test_errors import assert_refusal
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bathtub_api.store.base import Driver, Store
+from bathtub_api.store.base import Store
+from bathtub_api.store.common import Driver
 from bathtub_api.store.guarded import GuardedDriver
 from bathtub_api.write_faults import WriteHealth
 

@@ -11,7 +11,7 @@ from bathtub_api.ids import new_id, now
 from bathtub_api.plans import PLANS, PlanLimits, concurrent_jobs_refusal, stored_items_refusal
 
 if TYPE_CHECKING:
-    from bathtub_api.store.base import Conn, Driver
+    from bathtub_api.store.common import Conn, Driver
 
 # Kinds that are not "stored items" of a plan: an upload waits for its import (then the dataset
 # it became counts) and is deleted within the hour either way.

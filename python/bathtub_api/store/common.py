@@ -1,8 +1,9 @@
-"""What every store query module shares: the connection protocol, JSON text bodies, and claiming
-an idempotency key inside the caller's transaction."""
+"""What every store query module shares: the connection and driver protocols, JSON text bodies,
+LIKE escaping, and claiming an idempotency key inside the caller's transaction."""
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -18,6 +19,36 @@ class Conn(Protocol):
     async def fetchrow(self, sql: str, *args: Any) -> dict[str, Any] | None: ...
     async def execute(self, sql: str, *args: Any) -> int: ...
     async def executemany(self, sql: str, args: list[tuple[Any, ...]]) -> None: ...
+
+
+class Driver(Conn, Protocol):
+    for_update: str  # " FOR UPDATE" where the dialect locks rows, "" where writes are serialised anyway
+
+    async def fetch_small(self, sql: str, *args: Any) -> list[dict[str, Any]]:
+        """`fetch` for a read an index bounds to a few rows: the hot path's (a page, a token)."""
+        ...
+
+    def transaction(self) -> AbstractAsyncContextManager[Conn]: ...
+    async def close(self) -> None: ...
+
+
+def like_escape(text: str) -> str:
+    """`text` matched literally inside LIKE (escape character `!`)."""
+    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+
+
+
+def list_filters(name_column: str, name_contains: str | None, created_after: float | None) -> tuple[str, list[Any]]:
+    """The SQL and arguments every `list/<kind>` filter adds: the name contains a text (ignoring
+    case, matched literally), created after an instant."""
+    sql, args = "", []
+    if name_contains:
+        sql += f" AND LOWER({name_column}) LIKE ? ESCAPE '!'"
+        args.append("%" + like_escape(name_contains.lower()) + "%")
+    if created_after is not None:
+        sql += " AND created_at > ?"
+        args.append(created_after)
+    return sql, args
 
 
 @dataclass(frozen=True)

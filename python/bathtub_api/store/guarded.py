@@ -13,7 +13,7 @@ from bathtub_api.store.common import Conn
 from bathtub_api.write_faults import WriteHealth, write_fault
 
 if TYPE_CHECKING:
-    from bathtub_api.store.base import Driver
+    from bathtub_api.store.common import Driver
 
 
 def _refused(health: WriteHealth, exc: BaseException) -> None:

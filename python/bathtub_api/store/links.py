@@ -10,7 +10,7 @@ from bathtub_api.ids import now
 from bathtub_api.store.common import loads
 
 if TYPE_CHECKING:
-    from bathtub_api.store.base import Driver
+    from bathtub_api.store.common import Driver
 
 _COLUMNS = "id, owner, kind, item_id, created_at, expires_at, revoked_at"
 

@@ -10,7 +10,7 @@ from bathtub_api.ids import now
 from bathtub_api.store.common import KeyTaken, KeyUse, claim_key, dumps
 
 if TYPE_CHECKING:
-    from bathtub_api.store.base import Driver
+    from bathtub_api.store.common import Driver
 
 IN_CHUNK = 500  # item names per IN (...) list
 

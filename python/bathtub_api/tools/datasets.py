@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 
@@ -19,7 +19,8 @@ from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import CSV_PATTERN, CSV_TEXT, Columns, Id, Rows, Text, integer, text
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
-from bathtub_api.store.base import CHUNK_ROWS, DatasetChange, DatasetSnapshot, KeyUse, ingest_scope
+from bathtub_api.store.common import KeyUse
+from bathtub_api.store.datasets import CHUNK_ROWS, DatasetChange, DatasetSnapshot, ingest_scope
 from bathtub_api.tools.common import ListRequest, Strict, page
 
 Name = text(min_length=1, max_length=200)
@@ -170,11 +171,6 @@ def dataset_url(ctx: Ctx, dataset_id: str) -> str:
     return ctx.url(f"/api/v1/datasets/{dataset_id}")
 
 
-def by_column(names: list[str], *row_lists: Sequence[Sequence[Any]]) -> dict[str, list[Any]]:
-    """Rows (one or more lists of them, in order) as {column: values}."""
-    return {n: [r[j] for rows in row_lists for r in rows] for j, n in enumerate(names)}
-
-
 async def snapshot(ctx: Ctx, dataset_id: str) -> DatasetSnapshot:
     snap = await ctx.store.dataset_snapshot(ctx.user.id, dataset_id)
     if snap is None:
@@ -314,7 +310,7 @@ def _check_new_rows(snap: DatasetSnapshot, names: list[str] | None, raw: list[An
         raise InputError(field, "no rows to append")
     hooks = MODEL_HOOKS.get("life")
     if hooks is not None and snap.models:
-        new = by_column(col_names, rows)
+        new = tables.by_column(col_names, rows)
         for model in snap.models:
             try:
                 hooks.check_rows(model["body"], new)
@@ -409,7 +405,7 @@ def _ingest_plan(ctx: Ctx, names: list[str] | None, raw_rows: list[Any], field: 
         if refit and snap.models:
             old = await ctx.store.dataset_rows(snap.id)
             names_now = [c["name"] for c in columns]
-            by_name = await asyncio.to_thread(by_column, names_now, old, rows)
+            by_name = await asyncio.to_thread(tables.by_column, names_now, old, rows)
             models = await _refit_releasing(ctx, snap, by_name, unused=[rows], spent=[old, *by_name.values()])
         n_rows = snap.body["row_count"] + len(rows)
         body = {k: v for k, v in snap.body.items() if k != "ingest_keys"}  # keys live in their own table now
@@ -440,7 +436,7 @@ async def delete_rows(ctx: Ctx, req: RowsDelete) -> dict[str, Any]:
 
         def remove() -> tuple[list[bulk.Row], list[bulk.Row], dict[str, list[Any]]]:
             kept = [row for i, row in enumerate(rows) if i not in seen]
-            return kept, kept[start:], by_column([c["name"] for c in snap.body["columns"]], kept)
+            return kept, kept[start:], tables.by_column([c["name"] for c in snap.body["columns"]], kept)
 
         kept, rewritten, columns = await asyncio.to_thread(remove)
         n_kept = len(kept)
@@ -526,7 +522,7 @@ async def insert_fitted(ctx: Ctx, dataset_id: str, kind: str, item_id: str, name
             snap = await snapshot(ctx, dataset_id)
             names = [c["name"] for c in snap.body["columns"]]
             rows = await ctx.store.dataset_rows(snap.id)
-            columns = await asyncio.to_thread(by_column, names, rows)
+            columns = await asyncio.to_thread(tables.by_column, names, rows)
             try:
                 body = await fit(columns, snap)
             finally:
