@@ -222,3 +222,8 @@ def conform(
             if v is not None and _type_of([v]) not in (have, "integer" if have == "number" else have):
                 raise InputError(f"{field}[{i}].{col['name']}", f"expected a {have}, got {v!r}")
     return bulk.rows_of(cells), new_cols
+
+
+def by_column(names: list[str], *row_lists: Sequence[Sequence[Any]]) -> dict[str, list[Any]]:
+    """Rows (one or more lists of them, in order) as {column: values}."""
+    return {n: [r[j] for rows in row_lists for r in rows] for j, n in enumerate(names)}

@@ -24,7 +24,7 @@ from bathtub.recurrent.expected import cumulative_intensity
 from bathtub_api.errors import ApiError
 from bathtub_api.pages import plots
 from bathtub_api.registry import Ctx, Registry
-from bathtub_api.tools.datasets import by_column
+from bathtub_api.tables import by_column
 
 # The kinds a link or a report may show; a recurrent model is stored as a model.
 KINDS = ("model", "recurrent_model", "dataset", "rbd", "rbd_run", "strategy_analysis", "degradation_model",
