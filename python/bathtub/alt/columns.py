@@ -14,8 +14,8 @@ import numpy as np
 
 from bathtub.alt.fit import fit_alt
 from bathtub.alt.relationships import parse_model
+from bathtub.censoring import FAILURE, RIGHT, censoring_codes
 from bathtub.errors import InputError
-from bathtub.life.data import FAILURE, RIGHT, censoring_codes
 
 ROLES = ("x", "c", "stress", "stress2")
 

@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from bathtub.censoring import FAILURE, RIGHT
 from bathtub.degradation.paths import Path, Readings, check_direction, unit_lines
 from bathtub.errors import InputError
-from bathtub.life.data import FAILURE, RIGHT, LifeData
+from bathtub.life.data import LifeData
 from bathtub.life.fit import fit, fit_best
 
 DEFAULT_EXTRAPOLATION = 3.0

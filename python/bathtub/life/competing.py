@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from bathtub.censoring import FAILURE, RIGHT, censoring_codes
 from bathtub.errors import InputError
-from bathtub.life.data import FAILURE, RIGHT, LifeData, censoring_codes
+from bathtub.life.data import LifeData
 from bathtub.life.fit import fit
 
 

@@ -16,9 +16,10 @@ import numpy as np
 
 from bathtub.alt import columns as alt_columns
 from bathtub.alt.relationships import is_alt_model
+from bathtub.censoring import FAILURE, censoring_codes
 from bathtub.errors import InputError, RowError
 from bathtub.life.competing import fit_competing_risks
-from bathtub.life.data import FAILURE, ROLES, LifeData, censoring_codes, check_rows
+from bathtub.life.data import ROLES, LifeData, check_rows
 from bathtub.life.evaluate import reliability_at, reliability_curves
 from bathtub.life.nonparametric import NO_DENSITY, kaplan_meier, turnbull
 from bathtub.life.records import fit_dataset

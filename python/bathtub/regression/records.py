@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from bathtub.censoring import censoring_codes
 from bathtub.errors import InputError
-from bathtub.life.data import censoring_codes, number_column
+from bathtub.life.data import number_column
 from bathtub.regression import cox, design, flexible, flexible_models, frailty_aft_records, models, parametric, zph
 from bathtub.regression.models import additive_record, cox_record, parametric_record
 from bathtub.regression.record_parts import Rows
