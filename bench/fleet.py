@@ -35,10 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import Bench, kept, timed
 
+from bathtub.degradation.tracking import predict
 from bathtub.distributions import Lifetime
 from bathtub.fleet import forecast
-from bathtub_api.tools.fleets import apply_readings, compute, evaluate_rules
-from bathtub_api.tools.tracking import predict
+from bathtub.fleet.plan import apply_readings, evaluate_rules, fleet_forecast
 
 ALPHA, BETA, PERIODS = 5000.0, 2.0, 24
 RANDOM_EFFECTS = {"model": "random_effects", "path": "linear", "threshold": 20.0, "direction": "up",
@@ -101,7 +101,7 @@ def main() -> None:
 
     def ingest() -> dict:
         new, _ = apply_readings(body, readings)
-        fc, _ = compute(life, new)
+        fc, _ = fleet_forecast(life, new)
         evaluate_rules(new["alert_rules"], fc, life, new)
         return fc
 

@@ -257,3 +257,16 @@ def _residual_summaries(lines: list[LineCrossing], ages: np.ndarray, probability
 
 def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
+
+
+def predict(record: dict[str, Any], series: dict[str, tuple[list[float], list[float]]], names: list[str],
+            probability: float) -> dict[str, dict[str, Any]]:
+    """{item: its row} for the named items from their measurements (in a worker process)."""
+    data = [series.get(name, ([], [])) for name in names]
+    try:
+        lives = remaining_lives(record, data, probability)
+    except RowError as e:  # stored measurements the model cannot read (a log path and a value <= 0)
+        raise InputError("model_id", f"item {names[e.row]!r}: {e.row_rule}") from None
+    return {name: {"name": name, "measurements": len(ts), "last_time": ts[-1] if ts else None,
+                   "last_value": vs[-1] if vs else None, "remaining_life": life}
+            for name, (ts, vs), life in zip(names, data, lives)}

@@ -16,8 +16,8 @@ from aiohttp import web
 from pydantic import Field
 
 from bathtub.degradation.paths import Path
-from bathtub.degradation.tracking import check_model, remaining_lives
-from bathtub.errors import InputError, RowError
+from bathtub.degradation.tracking import check_model, predict
+from bathtub.errors import InputError
 from bathtub_api import idempotency
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import integer
@@ -96,19 +96,6 @@ def _unique(items: list[TrackedItemIn], field: str) -> None:
         if i.name in seen:
             raise InputError(f"{field}[{j}].name", f"item {i.name!r} appears twice")
         seen.add(i.name)
-
-
-def predict(record: dict[str, Any], series: dict[str, tuple[list[float], list[float]]], names: list[str],
-            probability: float) -> dict[str, dict[str, Any]]:
-    """{item: its row} for the named items from their measurements (in a worker process)."""
-    data = [series.get(name, ([], [])) for name in names]
-    try:
-        lives = remaining_lives(record, data, probability)
-    except RowError as e:  # stored measurements the model cannot read (a log path and a value <= 0)
-        raise InputError("model_id", f"item {names[e.row]!r}: {e.row_rule}") from None
-    return {name: {"name": name, "measurements": len(ts), "last_time": ts[-1] if ts else None,
-                   "last_value": vs[-1] if vs else None, "remaining_life": life}
-            for name, (ts, vs), life in zip(names, data, lives)}
 
 
 def _record(ctx: Ctx, item: dict[str, Any], req: TrackedGet) -> dict[str, Any]:
