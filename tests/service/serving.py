@@ -77,7 +77,8 @@ class Server:
                                       "--port", str(self.port), *args], env=env, stdout=self.log, stderr=self.log)
 
     async def ready(self, http: aiohttp.ClientSession) -> None:
-        for _ in range(600):
+        # up to 120 s: on a loaded 2-core machine importing the service alone has taken 50 s
+        for _ in range(2400):
             assert self.proc.poll() is None, "the server exited during start-up"
             try:
                 async with http.get(f"{self.base}/healthz") as r:

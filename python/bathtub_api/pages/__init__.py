@@ -39,6 +39,21 @@ def number(v: Any, digits: int = 4) -> str:
     return text
 
 
+def cell(v: Any) -> str:
+    """A stored value exactly as stored (a dataset's cell): a figure the service computed is
+    rounded for reading (`number`), but data a person entered is shown whole, so 1650.3 stays
+    1650.3. A float with no fraction drops its ".0"; missing is "–"."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, float) and not math.isfinite(v):
+        return "∞" if v > 0 else "−∞"
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e16:
+        return str(int(v))
+    return repr(v)
+
+
 def percent(v: Any, digits: int = 4) -> str:
     return "–" if v is None else f"{number(100.0 * float(v), digits)}%"
 
@@ -58,7 +73,7 @@ _ENV = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_ENV.filters.update(num=number, pct=percent, when=when)
+_ENV.filters.update(num=number, cell=cell, pct=percent, when=when)
 _ENV.globals.update(kind_titles=KIND_TITLES, stylesheet=STYLESHEET)
 
 
