@@ -17,6 +17,8 @@ mod path;
 mod power;
 mod solve;
 mod table;
+#[cfg(test)]
+mod testkit;
 mod uniform;
 mod weibull;
 pub mod ziggurat;
