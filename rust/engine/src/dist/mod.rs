@@ -14,6 +14,8 @@ mod lognormal;
 mod mixture;
 mod normal;
 mod path;
+#[cfg(test)]
+mod path_tests;
 mod power;
 mod solve;
 mod table;
