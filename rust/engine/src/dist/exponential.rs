@@ -116,6 +116,7 @@ mod tests {
             &draws(&e(3.0, 10.0), 7, 3),
             &[10.597996864691181, 10.02221001206444, 10.279763625036322],
         );
+        // memoryless: past the location a remaining life is a fresh draw, the same numbers
         assert_pinned(
             &first_residuals(&e(0.5, 0.0), 3.0, 42, 3),
             &[0.508281886688717, 2.014914046192139, 5.851823540160073],

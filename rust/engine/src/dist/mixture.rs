@@ -234,7 +234,8 @@ mod tests {
                 .collect();
             assert_density(d, &ts, 0.0, 1.0, 1e-12);
         }
-        // the mean is the weighted means'
+        // the mean is the weighted means': Weibull(100, 2, 50) has 50 + 100 Gamma(1.5), and
+        // Gamma(1.5) = sqrt(pi) / 2 = 0.886226925452758
         let Dist::Mixture(m) = &cases()[1] else {
             unreachable!()
         };
