@@ -84,3 +84,82 @@ impl Lifetime for Exponential {
         (self.loc - age).max(0.0) + self.zig.exp1(rng) * self.mean_life
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dist::Dist;
+    use crate::dist::testkit::*;
+
+    fn e(rate: f64, gamma: f64) -> Dist {
+        Dist::Exponential(Exponential::new(rate, gamma).unwrap())
+    }
+
+    /// Ordinary, very long and very short mean lives, and a failure-free time.
+    fn cases() -> Vec<Dist> {
+        vec![e(0.5, 0.0), e(1e-4, 0.0), e(1e3, 0.0), e(3.0, 10.0)]
+    }
+
+    #[test]
+    fn draws_are_pinned() {
+        // the ziggurat path: the simulator's most frequent draw
+        assert_pinned(
+            &draws(&e(0.5, 0.0), 42, 4),
+            &[
+                0.508281886688717,
+                2.014914046192139,
+                5.851823540160073,
+                4.860726853616731,
+            ],
+        );
+        assert_pinned(
+            &draws(&e(3.0, 10.0), 7, 3),
+            &[10.597996864691181, 10.02221001206444, 10.279763625036322],
+        );
+        // memoryless: past the location a remaining life is a fresh draw, the same numbers
+        assert_pinned(
+            &first_residuals(&e(0.5, 0.0), 3.0, 42, 3),
+            &[0.508281886688717, 2.014914046192139, 5.851823540160073],
+        );
+    }
+
+    #[test]
+    fn draws_fit_the_cdf() {
+        for (i, d) in cases().iter().enumerate() {
+            let xs = assert_fits(d, 100 + i as u64);
+            assert_mean_of(d, &xs);
+        }
+        // a 5% change of the rate is seen
+        assert_misfits(&e(0.5, 0.0), &e(0.525, 0.0), 7);
+    }
+
+    #[test]
+    fn residual_lives_follow_the_conditional_cdf() {
+        for (i, d) in cases().iter().enumerate() {
+            for p in [0.0, 0.5, 0.99] {
+                assert_residual_fits(d, d.quantile(p), 200 + i as u64);
+            }
+        }
+        // inside the failure-free time the rest of it is still to run
+        assert_residual_fits(&e(3.0, 10.0), 4.0, 9);
+    }
+
+    #[test]
+    fn identities_hold_at_extreme_arguments() {
+        for d in cases() {
+            let Dist::Exponential(x) = &d else {
+                unreachable!()
+            };
+            assert_sane(&d, true);
+            assert_starts_at(&d, x.loc);
+            // closed forms through log1p/expm1: a few ulps, plus the ulp of x (kit's slack)
+            assert_quantiles(&d, 1e-12, true);
+            assert_inverts(&d, 1e-12);
+            let ts: Vec<f64> = [0.01, 0.3, 0.7, 0.999]
+                .iter()
+                .map(|&p| d.quantile(p))
+                .collect();
+            assert_density(&d, &ts, x.loc, x.mean_life, 1e-12);
+        }
+    }
+}

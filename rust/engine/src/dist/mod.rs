@@ -14,9 +14,13 @@ mod lognormal;
 mod mixture;
 mod normal;
 mod path;
+#[cfg(test)]
+mod path_tests;
 mod power;
 mod solve;
 mod table;
+#[cfg(test)]
+mod testkit;
 mod uniform;
 mod weibull;
 pub mod ziggurat;

@@ -399,7 +399,11 @@ impl Lifetime for PathLife {
         if self.time_scale {
             m * self.base.pdf(c)
         } else {
-            m * self.base.hazard(t) * (-c).exp()
+            let s = (-c).exp();
+            if s == 0.0 {
+                return 0.0; // no survivors: the base hazard may be inf there, inf * 0
+            }
+            m * self.base.hazard(t) * s
         }
     }
     fn hazard(&self, t: f64) -> f64 {

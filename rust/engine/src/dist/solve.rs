@@ -52,3 +52,30 @@ pub fn root_with_tol(
     }
     x
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newton_finds_the_root_to_a_few_ulps() {
+        let r = increasing_root(|x| x * x * x - 2.0, |x| 3.0 * x * x, 0.0, 2.0, 1.0);
+        assert!((r - 2f64.cbrt()).abs() <= 4.0 * f64::EPSILON * r, "{r}");
+    }
+
+    #[test]
+    fn a_useless_derivative_falls_back_to_bisection() {
+        // zero, negative and NaN slopes and a start outside the bracket: still the root
+        for dg in [|_: f64| 0.0, |_: f64| -1.0, |_: f64| f64::NAN] {
+            let r = increasing_root(|x| x - 0.3, dg, 0.0, 1.0, 5.0);
+            assert!((r - 0.3).abs() <= 4.0 * f64::EPSILON, "{r}");
+        }
+    }
+
+    #[test]
+    fn an_absolute_tolerance_stops_near_zero() {
+        // a root at 0 has no relative tolerance; the absolute one ends the search there
+        let r = root_with_tol(|y: f64| y.powi(3), |y| 3.0 * y * y, -1.0, 1.0, 0.7, 1e-12);
+        assert!(r.abs() <= 1e-4, "{r}");
+    }
+}

@@ -225,3 +225,131 @@ mod tests {
         assert!(Table::new(&[[0.0, 0.0], [1.0, 1.5]]).is_err());
     }
 }
+
+#[cfg(test)]
+mod family_tests {
+    //! The checks every family passes, on tables (the tests above pin the table's rules).
+    use super::*;
+    use crate::dist::Dist;
+    use crate::dist::testkit::*;
+
+    fn lin(knots: &[[f64; 2]]) -> Dist {
+        Dist::Table(Table::new(knots).unwrap())
+    }
+
+    fn steps(knots: &[[f64; 2]]) -> Dist {
+        Dist::Table(Table::steps(knots).unwrap())
+    }
+
+    /// Weibull(100, 2) tabulated at 201 knots on [0, 400] (F(400) = 1 - 1.1e-7: a sliver of
+    /// lives never fails).
+    fn weibull_table() -> Dist {
+        let k: Vec<[f64; 2]> =
+            (0..=200).map(|i| 2.0 * i as f64).map(|t| [t, -(-(t / 100.0f64).powi(2)).exp_m1()]).collect();
+        lin(&k)
+    }
+
+    /// Piecewise linear F: knots of unequal mass, mass that never fails, a fine table, a
+    /// start past 0, and a flat stretch (no failures between 1 and 2).
+    fn cases() -> Vec<Dist> {
+        vec![
+            lin(&[[0.0, 0.0], [1.0, 0.5], [3.0, 0.9], [4.0, 1.0]]),
+            lin(&[[0.0, 0.0], [10.0, 0.6]]),
+            weibull_table(),
+            lin(&[[5.0, 0.0], [6.0, 0.2], [20.0, 1.0]]),
+            lin(&[[0.0, 0.0], [1.0, 0.3], [2.0, 0.3], [3.0, 1.0]]),
+        ]
+    }
+
+    #[test]
+    fn draws_are_pinned() {
+        assert_pinned(&draws(&cases()[0], 42, 4), &[2.0991540044737724, 2.436214019197035, 0.7641978364447932, 0.24996720174777165]);
+        assert_pinned(&draws(&cases()[1], 7, 4), &[7.569421876622355, f64::INFINITY, 6.228898362832277, 3.3270577033613913]);
+        assert_pinned(&draws(&steps(&[[2.0, 0.2], [5.0, 0.5], [9.0, 0.8]]), 7, 6), &[5.0, f64::INFINITY, 5.0, 2.0, f64::INFINITY, 9.0]);
+        assert_pinned(&first_residuals(&cases()[0], 2.0, 42, 3), &[1.159492402684264, 1.3617284115182207, 0.5731483773335944]);
+    }
+
+    #[test]
+    fn draws_fit_the_cdf() {
+        for (i, d) in cases().iter().enumerate() {
+            let xs = assert_fits(d, 100 + i as u64);
+            if d.mean().is_finite() {
+                assert_mean_of(d, &xs);
+            }
+        }
+        // a knot's F moved by 0.05 is seen
+        assert_misfits(&cases()[0], &lin(&[[0.0, 0.0], [1.0, 0.5], [3.0, 0.85], [4.0, 1.0]]), 7);
+        // the tabulated Weibull is the Weibull, to the table's interpolation error (1.2e-4)
+        let w = Dist::Weibull(crate::dist::Weibull::new(100.0, 2.0, 0.0).unwrap());
+        let t = weibull_table();
+        let gap = (0..4000).map(|i| 0.1 * i as f64).map(|x| (t.cdf(x) - w.cdf(x)).abs()).fold(0.0, f64::max);
+        assert!(gap < 1.3e-4, "{gap}");
+    }
+
+    #[test]
+    fn step_draws_land_on_the_knots_with_their_jumps() {
+        // Pearson's chi-square over the knots and the cell of lives that never fail
+        let d = steps(&[[2.0, 0.2], [5.0, 0.5], [9.0, 0.8]]);
+        let atoms = [(2.0, 0.2), (5.0, 0.3), (9.0, 0.3)];
+        let xs = draws(&d, 11, N);
+        let (stat, crit) = (chi2_statistic(&xs, &atoms), chi2_critical(atoms.len()));
+        assert!(stat <= crit, "chi-square {stat} > {crit}");
+        // jumps moved by 0.02 are refused
+        let stat = chi2_statistic(&xs, &[(2.0, 0.22), (5.0, 0.28), (9.0, 0.3)]);
+        assert!(stat > crit, "chi-square {stat} <= {crit}");
+        // a Breslow-like survival with 40 small drops and full mass
+        let k: Vec<[f64; 2]> = (1..=40).map(|i| [i as f64 * 3.0, i as f64 / 40.0]).collect();
+        let d = steps(&k);
+        let atoms: Vec<(f64, f64)> = (1..=40).map(|i| (i as f64 * 3.0, 1.0 / 40.0)).collect();
+        let xs = draws(&d, 12, N);
+        let (stat, crit) = (chi2_statistic(&xs, &atoms), chi2_critical(atoms.len() - 1));
+        assert!(stat <= crit, "chi-square {stat} > {crit}");
+        assert_mean_of(&d, &xs);
+    }
+
+    #[test]
+    fn step_residuals_are_the_later_knots() {
+        // at age 3 the survivors (S = 0.8) fail at 5 or 9 (0.3 / 0.8 each) or never
+        let d = steps(&[[2.0, 0.2], [5.0, 0.5], [9.0, 0.8]]);
+        for (age, atoms) in [(3.0, vec![(2.0, 0.375), (6.0, 0.375)]), (5.0, vec![(4.0, 0.6)])] {
+            let mut xs = first_residuals(&d, age, 13, N);
+            xs.iter_mut().for_each(|x| *x = (*x * 1e9).round() / 1e9); // knot - age, rounded
+            let (stat, crit) = (chi2_statistic(&xs, &atoms), chi2_critical(atoms.len()));
+            assert!(stat <= crit, "age {age}: chi-square {stat} > {crit}");
+        }
+    }
+
+    #[test]
+    fn residual_lives_follow_the_conditional_cdf() {
+        for (i, d) in cases().iter().enumerate() {
+            for p in [0.0, 0.3, 0.55] {
+                assert_residual_fits(d, d.quantile(p), 200 + i as u64);
+            }
+        }
+        // an age before the first knot
+        assert_residual_fits(&cases()[3], 2.0, 9);
+    }
+
+    #[test]
+    fn identities_hold_at_extreme_arguments() {
+        for d in cases() {
+            let Dist::Table(x) = &d else { unreachable!() };
+            assert_sane(&d, true);
+            assert_starts_at(&d, x.t[0]);
+            // linear interpolation: a few ulps; S = 1 - F is only as good as F's ulp near 1
+            assert_quantiles(&d, 1e-12, false);
+            assert_inverts(&d, 1e-12);
+            // mid-interval points (F has kinks at the knots), where S > 1e-3: S = 1 - F has
+            // only F's absolute precision, too little for a difference quotient further out
+            let ts: Vec<f64> =
+                x.t.windows(2).map(|w| 0.5 * (w[0] + w[1])).filter(|&t| d.sf(t) > 1e-3).collect();
+            assert_density(&d, &ts, x.t[0], 1.0, 1e-12);
+        }
+        let d = steps(&[[2.0, 0.2], [5.0, 0.5], [9.0, 0.8]]);
+        assert_sane(&d, true);
+        for (t, f) in [(2.0, 0.2), (5.0, 0.5), (9.0, 0.8)] {
+            assert_eq!((d.cdf(t), d.quantile(f)), (f, t));
+            assert_eq!(d.cdf(t - 1e-9), f - if t == 2.0 { 0.2 } else { 0.3 });
+        }
+    }
+}

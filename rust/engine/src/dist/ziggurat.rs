@@ -71,3 +71,39 @@ impl Tables {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layers_have_equal_area_and_close_at_the_top() {
+        // Each box x_i (f_{i+1} - f_i) and the base strip with its tail, x_0 f(R), hold V;
+        // the recursion from R must end at the density's top (x_256 = 0, f = 1) with the
+        // last box holding V too, which is what pins R and V to each other.
+        let t = tables();
+        assert_eq!(t.x[1], R);
+        assert!((t.x[0] * (-R).exp() - V).abs() < 1e-15);
+        for i in 1..LAYERS {
+            let area = t.x[i] * (t.f[i + 1] - t.f[i]);
+            assert!((area / V - 1.0).abs() < 1e-9, "layer {i}: {area}");
+            assert!(t.x[i + 1] < t.x[i]);
+        }
+    }
+
+    #[test]
+    fn draws_are_pinned() {
+        let mut r = Stream::new(3, 4);
+        let got: Vec<f64> = (0..5).map(|_| tables().exp1(&mut r)).collect();
+        crate::dist::testkit::assert_pinned(
+            &got,
+            &[
+                0.4381600172732493,
+                1.830888251807988,
+                0.5796031692721854,
+                1.4745299436088084,
+                0.7830009943003333,
+            ],
+        );
+    }
+}
