@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from bathtub import _engine
 from bathtub.alt.fit import AltData
 from bathtub.alt.model import AltModel, standard_quantile
+from bathtub.engine import binding
 from bathtub.errors import InputError
 
 KINDS = ("parametric", "nonparametric")
@@ -50,7 +50,7 @@ def _call(model: AltModel, data: AltData, kind: str, seed: int, start: int, coun
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
         raise InputError("seed", "an integer in [0, 2^64)")
     spec = model.spec
-    theta, ll = _engine.alt_bootstrap(spec.life, spec.relationship.id, data.t.tolist(), data.failed.tolist(),
+    theta, ll = binding.alt_bootstrap(spec.life, spec.relationship.id, data.t.tolist(), data.failed.tolist(),
                                       [s.tolist() for s in data.stresses], model.theta.tolist(), kind, seed,
                                       start, count, threads, jackknife)
     return np.asarray(theta, float).reshape(-1, model.theta.size), np.asarray(ll, float)

@@ -1,7 +1,10 @@
-"""The diagram's fields, one normaliser each: type-checked, BlockModels resolved to validated
-params (`bathtub.distributions`), errors naming the field's path. What each field means to the
-simulator is told here; `bathtub.engine_diagram` assembles the fields into the engine's form of a
-diagram and `bathtub.engine` runs it.
+"""The diagram's fields lowered to the engine's form, one function each, errors naming the field's
+path. A sub-object is checked by its declaration (`bathtub.engine.schema`: the same check, words
+and published schema as the stored diagram's); what is checked here is only what needs the node
+or diagram around it (a proof test only on a component, a phase's votes naming knodes), and the
+lowering itself (defaults filled in, a discount rate turned into the engine's rate). What each
+field means to the simulator is told here; `bathtub.engine.diagram` assembles the fields into
+the engine's form of a diagram and `bathtub.engine.runs` runs it.
 
 Proof tests (`inspection` on a repairable component): a failure is hidden (the block does
 not work, nobody knows) until a test finds it; repair (or `instant_repair`) starts then.
@@ -74,395 +77,172 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bathtub import _engine
-from bathtub._engine import EngineError
-from bathtub.distributions import MIXTURE, params_from_mean, parse_params
-from bathtub.errors import InputError, prefixed
+from bathtub.distributions import MIXTURE
+from bathtub.engine.binding import ENGINE_VERSION
+from bathtub.engine.models import lower_model
+from bathtub.engine.schema import (
+    BLOCK_COSTS,
+    CAPACITY,
+    DIAGRAM_COSTS,
+    MAINTENANCE_GROUPS,
+    NETWORK,
+    PHASES,
+    PREVENTIVE,
+    PRODUCTION,
+    PROOF_TEST,
+    REPAIR_QUALITY,
+)
+from bathtub.errors import InputError
 from bathtub.units import years_per_unit
+from bathtub.validate import (
+    check_array,
+    check_boolean,
+    check_enum,
+    check_keys,
+    check_number,
+    check_text,
+    is_array,
+    is_integer,
+)
 
-# Named in the refusals of what this engine does not simulate.
-engine_version: str = _engine.__version__
+__all__ = [
+    "MAX_STANDBY_UNITS",
+    "check_member",
+    "check_state",
+    "lower_block_costs",
+    "lower_capacity",
+    "lower_ccf",
+    "lower_diagram_costs",
+    "lower_inspection",
+    "lower_maintenance_groups",
+    "lower_network",
+    "lower_phases",
+    "lower_preventive",
+    "lower_production",
+    "lower_repair_quality",
+    "lower_standby_units",
+]
 
-def _model(model: Any, field: str) -> dict[str, Any]:
-    if not isinstance(model, Mapping):
-        raise InputError(field, "must be an object (BlockModel)")
-    if model.get("saved_model_id") is not None:
-        raise InputError(f"{field}.saved_model_id", "resolve saved models to distribution_id + params first")
-    if model.get("path") is not None:
-        base = _model({k: v for k, v in model.items() if k != "path"}, field)
-        return {**base, "path": _path(model["path"], f"{field}.path")}
-    dist_id = model.get("distribution_id")
-    if not isinstance(dist_id, str):
-        raise InputError(f"{field}.distribution_id", "required (a distribution id)")
-    if dist_id in (TABLE, STEPS):
-        return _table(model, field)
-    base = model.get("base_distribution_id")
-    try:
-        if model.get("mean") is not None:
-            if model.get("params") is not None:
-                raise InputError("mean", "give params or mean, not both")
-            params = params_from_mean(dist_id, model["mean"], model.get("given"))
-            base = None
-        else:
-            if "params" not in model:
-                raise InputError("params", "required (or mean + given)")
-            params = parse_params(dist_id, model["params"], base_distribution_id=base)
-    except InputError as e:
-        raise prefixed(field, e) from None
-    try:
-        # Built as the simulator will build it: a family the library knows but the engine
-        # does not sample is refused here, naming the field, not deep in the compile.
-        _engine.dist_eval(dist_id, params, "sf", [], base if dist_id == MIXTURE else None)
-    except EngineError as e:
-        which = "base_distribution_id" if dist_id == MIXTURE else "distribution_id"
-        raise InputError(f"{field}.{which}", f"not simulated by engine {engine_version} ({e})") from None
-    out: dict[str, Any] = {"distribution_id": dist_id, "params": params}
-    if dist_id == MIXTURE:
-        out["base_distribution_id"] = base
-    return out
+MAX_STANDBY_UNITS = 1000
 
 
-TABLE = "table"  # a life as [t, F] knots (a joint unit's conditional life); the engine checks the knots
-STEPS = "steps"  # the same knots read as a step distribution function (a Cox model's Breslow survival)
-TABLE_MAX_KNOTS = 100_000
-PATH_SCALES = ("hazard", "time")
-PATH_MAX_SEGMENTS = 100_000
-
-
-def _path(path: Any, field: str) -> dict[str, Any]:
-    """A covariate path (`bathtub.rbd.covariate_life` makes it from covariate_schedules): segment
-    starts, a factor per segment, optional period, scale hazard | time; the engine checks the rest."""
-    if not isinstance(path, Mapping):
-        raise InputError(field, "must be an object {starts, factors, period?, scale}")
-    for k in path:
-        if k not in ("starts", "factors", "period", "scale"):
-            raise InputError(f"{field}.{k}", "unknown field; a path has starts, factors, period, scale")
-    out: dict[str, Any] = {}
-    for key in ("starts", "factors"):
-        v = path.get(key)
-        if not isinstance(v, list) or not 1 <= len(v) <= PATH_MAX_SEGMENTS:
-            raise InputError(f"{field}.{key}", f"1 to {PATH_MAX_SEGMENTS} numbers")
-        out[key] = [_finite(x, f"{field}.{key}") for x in v]
-    if path.get("scale") not in PATH_SCALES:
-        raise InputError(f"{field}.scale", f"must be one of {', '.join(PATH_SCALES)}")
-    out["scale"] = path["scale"]
-    if path.get("period") is not None:
-        out["period"] = _finite(path["period"], f"{field}.period")
-    return out
-
-
-def _table(model: Mapping[str, Any], field: str) -> dict[str, Any]:
-    dist_id = model["distribution_id"]
-    for k in model:
-        if k not in ("distribution_id", "table"):
-            raise InputError(f"{field}.{k}", f"not with the {dist_id} distribution (its knots are in table)")
-    knots = model.get("table")
-    least = 1 if dist_id == STEPS else 2
-    if not isinstance(knots, list) or not least <= len(knots) <= TABLE_MAX_KNOTS:
-        raise InputError(f"{field}.table", f"{least} to {TABLE_MAX_KNOTS} [t, F] knots")
-    for i, k in enumerate(knots):
-        if (not isinstance(k, (list, tuple)) or len(k) != 2
-                or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in k)):
-            raise InputError(f"{field}.table.{i}", "must be a [t, F] pair of numbers")
-    return {"distribution_id": dist_id, "params": {}, "table": [[float(a), float(b)] for a, b in knots]}
-
-
-def _int(node: Mapping[str, Any], key: str, field: str, low: int) -> int | None:
-    v = node.get(key)
-    if v is None:
-        return None
-    if isinstance(v, bool) or (not isinstance(v, int) and not (isinstance(v, float) and v.is_integer())):
-        raise InputError(f"{field}.{key}", "must be an integer")
-    if int(v) < low or int(v) > 100_000:
-        raise InputError(f"{field}.{key}", f"must be between {low} and 100000")
-    return int(v)
-
-
-def _num(node: Mapping[str, Any], key: str, field: str) -> float | None:
-    v = node.get(key)
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise InputError(f"{field}.{key}", "must be a finite number")
-    return float(v)
-
-
-def _bool(node: Mapping[str, Any], key: str, field: str) -> bool | None:
-    v = node.get(key)
-    if v is None:
-        return None
-    if not isinstance(v, bool):
-        raise InputError(f"{field}.{key}", "must be true or false")
-    return v
-
-
-def _finite(v: Any, field: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise InputError(field, "must be a finite number")
-    return float(v)
-
-
-INSPECTION_KEYS = ("interval", "duration", "cost", "offset", "coverage", "full_test")
-
-
-def _inspection(t: Any, kind: str, field: str) -> dict[str, float]:
-    """A ProofTest, checked: interval > 0; 0 <= duration, offset < interval; coverage in
-    [0, 1], below 1 with full_test a whole multiple of the interval."""
+def lower_inspection(t: Any, kind: str, field: str) -> dict[str, Any]:
+    """A ProofTest (PROOF_TEST), on a component block."""
     if kind != "component":
         raise InputError(field, "proof tests are for component blocks")
-    if not isinstance(t, Mapping):
-        raise InputError(field, "must be an object (ProofTest)")
-    for key in t:
-        if key not in INSPECTION_KEYS:
-            raise InputError(f"{field}.{key}", f"unknown field; expected {', '.join(INSPECTION_KEYS)}")
-    if t.get("interval") is None:
-        raise InputError(f"{field}.interval", "required")
-    interval = _finite(t["interval"], f"{field}.interval")
-    if interval <= 0:
-        raise InputError(f"{field}.interval", "must be > 0")
-    out: dict[str, Any] = {"interval": interval}
-    if t.get("cost") is not None:
-        out["cost"] = _cost(t["cost"], f"{field}.cost")
-    for key in ("duration", "offset"):
-        if t.get(key) is not None:
-            v = _finite(t[key], f"{field}.{key}")
-            if not 0 <= v < interval:
-                raise InputError(f"{field}.{key}", "must be >= 0 and below the interval")
-            out[key] = v
-    coverage = 1.0
-    if t.get("coverage") is not None:
-        coverage = _finite(t["coverage"], f"{field}.coverage")
-        if not 0 <= coverage <= 1:
-            raise InputError(f"{field}.coverage", "must be between 0 and 1")
-        out["coverage"] = coverage
-    if t.get("full_test") is not None:
-        full = _finite(t["full_test"], f"{field}.full_test")
-        m = round(full / interval)
-        if full <= 0 or m < 1 or abs(full - m * interval) > 1e-9 * full:
-            raise InputError(f"{field}.full_test", "must be a whole multiple of the interval")
-        out["full_test"] = full
-    elif coverage < 1:
-        raise InputError(f"{field}.full_test", "required when coverage is below 1")
-    return out
+    return PROOF_TEST(t, field)  # type: ignore[no-any-return]
 
 
-def _cost(v: Any, field: str) -> float | dict[str, float]:
-    """A cost: a number >= 0, or a CostRange {min, max} (drawn uniformly when charged)."""
-    if isinstance(v, Mapping):
-        for key in v:
-            if key not in ("min", "max"):
-                raise InputError(f"{field}.{key}", "unknown field; a CostRange has min and max")
-        for key in ("min", "max"):
-            if v.get(key) is None:
-                raise InputError(f"{field}.{key}", "required")
-        lo, hi = _finite(v["min"], f"{field}.min"), _finite(v["max"], f"{field}.max")
-        if lo < 0 or hi < lo:
-            raise InputError(field, "needs 0 <= min <= max")
-        return {"min": lo, "max": hi}
-    x = _finite(v, field)
-    if x < 0:
-        raise InputError(field, "must be >= 0")
-    return x
-
-
-def _nonneg(v: Any, field: str) -> float:
-    x = _finite(v, field)
-    if x < 0:
-        raise InputError(field, "must be >= 0")
-    return x
-
-
-def _keys(d: Any, allowed: tuple[str, ...], field: str, what: str) -> Mapping[str, Any]:
-    if not isinstance(d, Mapping):
-        raise InputError(field, f"must be an object ({what})")
-    for key in d:
-        if key not in allowed:
-            raise InputError(f"{field}.{key}", f"unknown field; expected {', '.join(allowed)}")
-    return d
-
-
-PREVENTIVE_KEYS = ("policy", "interval", "duration", "cost", "threshold", "inspection_cost", "opportunity")
-
-
-def _preventive(p: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
-    """A Preventive, checked: component, not with inspection; interval > 0; duration >= 0
-    (block: below the interval); threshold in [0, 1] for condition only; inspection_cost
-    for condition only; opportunity (0 to interval) for the age policy in a maintenance group."""
+def lower_preventive(p: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
+    """A Preventive (PREVENTIVE), the policy filled in (age): on a component block, not with
+    inspection; an opportunity only for a block in a maintenance group."""
     if node.get("type") != "component":
         raise InputError(field, "planned replacement is for component blocks")
     if node.get("inspection") is not None:
         raise InputError(field, "not together with inspection")
-    _keys(p, PREVENTIVE_KEYS, field, "Preventive")
-    policy = p.get("policy", "age")
-    if policy not in ("age", "block", "condition"):
-        raise InputError(f"{field}.policy", "must be age, block or condition")
-    if p.get("interval") is None:
-        raise InputError(f"{field}.interval", "required")
-    interval = _finite(p["interval"], f"{field}.interval")
-    if interval <= 0:
-        raise InputError(f"{field}.interval", "must be > 0")
-    out: dict[str, Any] = {"policy": policy, "interval": interval}
-    if p.get("opportunity") is not None:
-        o = _nonneg(p["opportunity"], f"{field}.opportunity")
-        if policy != "age" or node.get("maintenance_group") is None:
-            raise InputError(f"{field}.opportunity", "is for the age policy of a block in a maintenance group")
-        if o > interval:
-            raise InputError(f"{field}.opportunity", "must be at most the interval")
-        out["opportunity"] = o
-    if p.get("duration") is not None:
-        out["duration"] = _nonneg(p["duration"], f"{field}.duration")
-        if policy == "block" and out["duration"] >= interval:
-            raise InputError(f"{field}.duration", "must be below the interval for block replacement")
-    if p.get("cost") is not None:
-        out["cost"] = _cost(p["cost"], f"{field}.cost")
-    if policy == "condition":
-        if p.get("threshold") is None:
-            raise InputError(f"{field}.threshold", "required for the condition policy")
-        th = _finite(p["threshold"], f"{field}.threshold")
-        if not 0 <= th <= 1:
-            raise InputError(f"{field}.threshold", "must be between 0 and 1")
-        out["threshold"] = th
-        if p.get("inspection_cost") is not None:
-            out["inspection_cost"] = _cost(p["inspection_cost"], f"{field}.inspection_cost")
-    else:
-        for key in ("threshold", "inspection_cost"):
-            if p.get(key) is not None:
-                raise InputError(f"{field}.{key}", "only with the condition policy")
+    out: dict[str, Any] = {"policy": "age", **PREVENTIVE(p, field)}
+    if "opportunity" in out and node.get("maintenance_group") is None:
+        raise InputError(f"{field}.opportunity", "needs the block in a maintenance_group")
     return out
 
 
-def _repair_quality(r: Any, node: Mapping[str, Any], model: Mapping[str, Any] | None, field: str) -> dict[str, Any]:
-    """RepairQuality, checked: component (not with inspection: not simulated together; not
-    condition-replaced), not a mixture life; model perfect | kijima1 | kijima2, q in [0, 1],
-    replace_after an integer 1..1000 with q > 0."""
+def lower_repair_quality(r: Any, node: Mapping[str, Any], model: Mapping[str, Any] | None,
+                         field: str) -> dict[str, Any]:
+    """A RepairQuality (REPAIR_QUALITY), q filled in (0) for the Kijima models: on a component
+    block, not with inspection (not simulated together), nor condition-replaced, nor a
+    mixture life."""
     if node.get("type") != "component":
         raise InputError(field, "repair quality is for component blocks")
-    _keys(r, ("model", "q", "replace_after"), field, "RepairQuality")
     if node.get("inspection") is not None:
-        raise InputError(field, f"not simulated together with inspection by engine {engine_version}")
+        raise InputError(field, f"not simulated together with inspection by engine {ENGINE_VERSION}")
     if (node.get("preventive") or {}).get("policy") == "condition":
         raise InputError(field, "not on a condition-replaced block")
     if model is not None and model["distribution_id"] == MIXTURE:
         raise InputError(field, "refused with a mixture life")
-    kind = r.get("model", "perfect")
-    if kind not in ("perfect", "kijima1", "kijima2"):
-        raise InputError(f"{field}.model", "must be perfect, kijima1 or kijima2")
-    out: dict[str, Any] = {"model": kind}
-    if kind == "perfect":
-        for key in ("q", "replace_after"):
-            if r.get(key) is not None:
-                raise InputError(f"{field}.{key}", "only with the kijima models")
-        return out
-    q = _finite(r.get("q", 0.0), f"{field}.q")
-    if not 0 <= q <= 1:
-        raise InputError(f"{field}.q", "must be between 0 and 1")
-    out["q"] = q
-    n = _int(r, "replace_after", field, 1)
-    if n is not None:
-        if n > 1000:
-            raise InputError(f"{field}.replace_after", "must be between 1 and 1000")
-        if q == 0:
-            raise InputError(f"{field}.replace_after", "needs q > 0 (q = 0 renews at every repair)")
-        out["replace_after"] = n
-    return out
+    v = REPAIR_QUALITY(r, field)
+    if v["model"] == "perfect":
+        return {"model": "perfect"}
+    return {"model": v["model"], "q": v.get("q", 0.0),
+            **({"replace_after": v["replace_after"]} if "replace_after" in v else {})}
 
 
-def _block_costs(k: Any, kind: str, field: str) -> dict[str, Any]:
-    """BlockCosts, checked: repair/replace numbers or CostRanges (per failure), downtime
-    (per unit time the block is down) and acquisition (once) numbers >= 0."""
+def lower_block_costs(k: Any, kind: str, field: str) -> dict[str, Any]:
+    """BlockCosts (BLOCK_COSTS): repair/replace per failure (a number or a CostRange drawn
+    uniformly when charged), downtime per unit time the block is down, acquisition once."""
     if kind not in ("component", "standby"):
         raise InputError(field, "costs are for component blocks and standby groups")
-    _keys(k, ("repair", "replace", "downtime", "acquisition"), field, "BlockCosts")
-    out: dict[str, Any] = {}
-    for key in ("repair", "replace"):
-        if k.get(key) is not None:
-            out[key] = _cost(k[key], f"{field}.{key}")
-    for key in ("downtime", "acquisition"):
-        if k.get(key) is not None:
-            out[key] = _nonneg(k[key], f"{field}.{key}")
-    return out
+    return BLOCK_COSTS(k, field)  # type: ignore[no-any-return]
 
 
-def _diagram_costs(k: Any, unit: Any, field: str) -> dict[str, float]:
-    """DiagramCosts: downtime_rate (per unit time the system is down), horizon (must be the
-    run's), discount_rate (percent per year, continuous equivalent per diagram unit)."""
-    _keys(k, ("downtime_rate", "horizon", "discount_rate"), field, "DiagramCosts")
+def lower_capacity(v: Any, kind: str, field: str) -> float | list[dict[str, float]]:
+    """A block's capacity (CAPACITY): a number > 0, or levels drawn once per replication."""
+    if kind not in ("component", "series", "parallel", "standby"):
+        raise InputError(field, "capacity is for blocks (component, series, parallel, standby)")
+    return CAPACITY(v, field)  # type: ignore[no-any-return]
+
+
+def lower_production(p: Any, field: str) -> dict[str, float]:
+    """Production (PRODUCTION): demand and period (0 = the horizon); the unit is a label only."""
+    v = PRODUCTION(p, field)
+    return {key: v[key] for key in ("demand", "period") if key in v}
+
+
+def lower_diagram_costs(k: Any, unit: Any, field: str) -> dict[str, float]:
+    """DiagramCosts (DIAGRAM_COSTS): downtime_rate per unit time the system is down, horizon
+    (must be the run's; 0 = not given), discount_rate (percent per year) as the engine's
+    continuous rate per diagram unit (calendar units only)."""
+    v = DIAGRAM_COSTS(k, field)
     out: dict[str, float] = {}
-    if k.get("downtime_rate") is not None:
-        out["downtime_rate"] = _nonneg(k["downtime_rate"], f"{field}.downtime_rate")
-    if k.get("horizon"):
-        out["horizon"] = _nonneg(k["horizon"], f"{field}.horizon")
-    if k.get("discount_rate"):
-        rate = _finite(k["discount_rate"], f"{field}.discount_rate")
-        if not 0 <= rate <= 100:
-            raise InputError(f"{field}.discount_rate", "must be between 0 and 100 (percent per year)")
+    if "downtime_rate" in v:
+        out["downtime_rate"] = v["downtime_rate"]
+    if v.get("horizon"):
+        out["horizon"] = v["horizon"]
+    if v.get("discount_rate"):
         years = years_per_unit(unit)
         if years is None:
             raise InputError(f"{field}.discount_rate", "needs a calendar diagram unit (seconds, minutes, hours, days, "
                                                        "weeks, months, years)")
         # (1 + r)^-years as exp(-discount * t), t in the diagram unit.
-        out["discount"] = math.log1p(rate / 100.0) * years
+        out["discount"] = math.log1p(v["discount_rate"] / 100.0) * years
     return out
 
 
-def _network(v: Any, nodes: Sequence[Mapping[str, Any]], field: str) -> bool | dict[str, str]:
-    """Network mode: true, or {source, target} node ids (default the input and output)."""
-    if v is True:
-        return True
-    _keys(v, ("source", "target"), field, "NetworkTerminals or true")
+def lower_network(v: Any, nodes: Sequence[Mapping[str, Any]], field: str) -> bool | dict[str, str]:
+    """Network mode (NETWORK): true, or {source, target} node ids (default the input and output)."""
+    ends = NETWORK(v, field)
+    if isinstance(ends, bool):
+        return ends
     ids = {n["id"] for n in nodes}
-    out = {}
-    for key in ("source", "target"):
-        if v.get(key) is not None:
-            if not isinstance(v[key], str) or v[key] not in ids:
-                raise InputError(f"{field}.{key}", f"no node with id {v[key]!r}")
-            out[key] = v[key]
-    return out
+    for key, node_id in ends.items():
+        if node_id not in ids:
+            raise InputError(f"{field}.{key}", f"no node with id {node_id!r}")
+    return dict(ends)
 
 
-def _phases(phases: Any, nodes: Sequence[Mapping[str, Any]], edges: Sequence[Mapping[str, str]],
-            field: str) -> list[dict[str, Any]]:
-    """MissionPhases, checked: at most 50; distinct names; duration >= 0; not_needed ids of
-    blocks or subsystems of this diagram; votes map knode ids to 1..(inputs feeding it)."""
-    if not isinstance(phases, Sequence) or isinstance(phases, (str, bytes)) or len(phases) > 50:
-        raise InputError(field, "must be an array of at most 50 phases")
+def lower_phases(phases: Any, nodes: Sequence[Mapping[str, Any]], edges: Sequence[Mapping[str, str]],
+                 field: str) -> list[dict[str, Any]]:
+    """MissionPhases (PHASES), not_needed and votes filled in (empty): not_needed names blocks
+    or subsystems of this diagram; votes map knode ids to 1..(inputs feeding it)."""
     kinds = {n["id"]: n["type"] for n in nodes}
     inputs = {k: sum(1 for e in edges if e["target"] == k) for k, t in kinds.items() if t == "knode"}
-    names: set[str] = set()
     out = []
-    for i, ph in enumerate(phases):
+    for i, ph in enumerate(PHASES(phases, field)):
         f = f"{field}[{i}]"
-        _keys(ph, ("name", "duration", "not_needed", "votes"), f, "MissionPhase")
-        name = ph.get("name")
-        if not isinstance(name, str) or not name:
-            raise InputError(f"{f}.name", "required (a non-empty string)")
-        if name in names:
-            raise InputError(f"{f}.name", f"{name!r} is used twice")
-        names.add(name)
-        if ph.get("duration") is None:
-            raise InputError(f"{f}.duration", "required")
-        entry: dict[str, Any] = {"name": name, "duration": _nonneg(ph["duration"], f"{f}.duration")}
-        nn = ph.get("not_needed") or []
-        if not isinstance(nn, Sequence) or isinstance(nn, (str, bytes)):
-            raise InputError(f"{f}.not_needed", "must be an array of block ids")
-        for j, b in enumerate(nn):
-            if not isinstance(b, str) or kinds.get(b) in (None, "input", "output", "knode"):
+        not_needed = ph.get("not_needed", [])
+        for j, b in enumerate(not_needed):
+            if kinds.get(b) in (None, "input", "output", "knode"):
                 raise InputError(f"{f}.not_needed[{j}]", f"no block with id {b!r}")
-        entry["not_needed"] = list(nn)
-        votes = ph.get("votes") or {}
-        if not isinstance(votes, Mapping):
-            raise InputError(f"{f}.votes", "must be an object mapping knode ids to integers")
-        for k, v in votes.items():
+        votes = ph.get("votes", {})
+        for k, n in votes.items():
             if k not in inputs:
                 raise InputError(f"{f}.votes.{k}", f"no knode with id {k!r}")
-            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= inputs[k]:
+            if not 1 <= n <= inputs[k]:
                 raise InputError(f"{f}.votes.{k}", f"must be an integer from 1 to {inputs[k]} (inputs feeding it)")
-        entry["votes"] = dict(votes)
-        out.append(entry)
+        out.append({"name": ph["name"], "duration": ph["duration"], "not_needed": not_needed, "votes": votes})
     return out
 
 
-def _member(node: Mapping[str, Any], groups: Any, depth: int, field: str) -> str:
+def check_member(node: Mapping[str, Any], groups: Any, depth: int, field: str) -> str:
     """A block's maintenance group: a name of the top diagram's maintenance_groups; a
     component without proof tests."""
     name = node["maintenance_group"]
@@ -476,42 +256,28 @@ def _member(node: Mapping[str, Any], groups: Any, depth: int, field: str) -> str
     return name
 
 
-def _maintenance_groups(groups: Any, field: str) -> dict[str, dict[str, Any]]:
-    """MaintenanceGroups: name -> {setup_cost >= 0 (per group stop), system_down}."""
-    if not isinstance(groups, Mapping):
-        raise InputError(field, "must be an object mapping names to MaintenanceGroups")
-    out = {}
-    for name, g in groups.items():
-        f = f"{field}.{name}"
-        _keys(g, ("setup_cost", "system_down"), f, "MaintenanceGroup")
-        entry: dict[str, Any] = {}
-        if g.get("setup_cost") is not None:
-            entry["setup_cost"] = _nonneg(g["setup_cost"], f"{f}.setup_cost")
-        v = _bool(g, "system_down", f)
-        if v is not None:
-            entry["system_down"] = v
-        out[str(name)] = entry
-    return out
+def lower_maintenance_groups(groups: Any, field: str) -> dict[str, dict[str, Any]]:
+    """MaintenanceGroups (MAINTENANCE_GROUP by name): setup_cost per group stop, system_down."""
+    return MAINTENANCE_GROUPS(groups, field)  # type: ignore[no-any-return]
 
 
 def check_state(st: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
     """BlockState, checked: failed (non-repairable runs) or down with since >= 0 (in repair
     for that long; repairable runs, a repair model) or running with age >= 0; component,
     series or parallel blocks, not with preventive, inspection or repair_quality."""
-    _keys(st, ("failed", "down", "since", "age"), field, "BlockState")
+    check_keys(st, ("failed", "down", "since", "age"), field)
     if node.get("type") not in ("component", "series", "parallel"):
         raise InputError(field, "is for component, series and parallel blocks")
     for key in ("preventive", "inspection", "repair_quality"):
         if node.get(key) is not None:
-            raise InputError(field, f"not simulated together with {key} by engine {engine_version}")
+            raise InputError(field, f"not simulated together with {key} by engine {ENGINE_VERSION}")
     out: dict[str, Any] = {}
     for key in ("failed", "down"):
-        v = _bool(st, key, field)
-        if v is not None:
-            out[key] = v
+        if st.get(key) is not None:
+            out[key] = check_boolean(st[key], f"{field}.{key}")
     for key in ("since", "age"):
         if st.get(key) is not None:
-            out[key] = _nonneg(st[key], f"{field}.{key}")
+            out[key] = check_number(st[key], f"{field}.{key}", 0.0)
     if out.get("failed") and out.get("down"):
         raise InputError(field, "failed or down, not both")
     if "since" in out and not out.get("down"):
@@ -523,10 +289,7 @@ def check_state(st: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
     return out
 
 
-MAX_STANDBY_UNITS = 1000
-
-
-def _standby_units(units: Any, node: Mapping[str, Any], field: str) -> list[dict[str, Any]]:
+def lower_standby_units(units: Any, node: Mapping[str, Any], field: str) -> list[dict[str, Any]]:
     """A standby group's non-identical units, in order of preference (the first k run):
     each {model, repair?, dormancy? (default the node's), capacity? (number > 0)}; instead of
     the node's model, repair and spares; every unit a repair model or none, a capacity or none."""
@@ -535,33 +298,26 @@ def _standby_units(units: Any, node: Mapping[str, Any], field: str) -> list[dict
     for key in ("model", "repair", "spares"):
         if node.get(key) is not None:
             raise InputError(f"{field}", f"each unit has its own model and repair: not with the node's {key}")
-    if not isinstance(units, Sequence) or isinstance(units, (str, bytes)) \
-            or not 1 <= len(units) <= MAX_STANDBY_UNITS:
-        raise InputError(field, f"must be an array of 1 to {MAX_STANDBY_UNITS} units")
+    check_array(units, field, 1, MAX_STANDBY_UNITS)
     k = node.get("k", 1)
-    if isinstance(k, int) and len(units) < k:
+    if is_integer(k) and len(units) < k:
         raise InputError(field, f"at least k = {k} units (the running ones), then the spares")
     out = []
     for i, u in enumerate(units):
         f = f"{field}[{i}]"
-        _keys(u, ("model", "repair", "dormancy", "capacity"), f, "StandbyUnit")
+        check_keys(u, ("model", "repair", "dormancy", "capacity"), f)
         if u.get("model") is None:
             raise InputError(f"{f}.model", "required (the unit's life model)")
-        entry: dict[str, Any] = {"model": _model(u["model"], f"{f}.model")}
+        entry: dict[str, Any] = {"model": lower_model(u["model"], f"{f}.model")}
         if u.get("repair") is not None:
-            entry["repair"] = _model(u["repair"], f"{f}.repair")
+            entry["repair"] = lower_model(u["repair"], f"{f}.repair")
         if u.get("dormancy") is not None:
-            d = _finite(u["dormancy"], f"{f}.dormancy")
-            if not 0.0 <= d <= 1.0:
-                raise InputError(f"{f}.dormancy", "must be between 0 and 1")
+            d = check_number(u["dormancy"], f"{f}.dormancy", 0.0, 1.0)
             if 0.0 < d < 1.0 and k != 1:
                 raise InputError(f"{f}.dormancy", "warm spares (0 < dormancy < 1) need k = 1")
             entry["dormancy"] = d
         if u.get("capacity") is not None:
-            c = _finite(u["capacity"], f"{f}.capacity")
-            if c <= 0:
-                raise InputError(f"{f}.capacity", "must be > 0")
-            entry["capacity"] = c
+            entry["capacity"] = check_number(u["capacity"], f"{f}.capacity", 0.0, lo_open=True)
         out.append(entry)
     for key, what in (("repair", "a repair model"), ("capacity", "a capacity")):
         given = [key in e for e in out]
@@ -573,65 +329,18 @@ def _standby_units(units: Any, node: Mapping[str, Any], field: str) -> list[dict
     return out
 
 
-def _capacity(v: Any, kind: str, field: str) -> float | list[dict[str, float]]:
-    """A block's capacity: a number > 0, or CapacityLevels {value > 0, probability in (0, 1]}
-    whose probabilities add to 1 (one level drawn per replication)."""
-    if kind not in ("component", "series", "parallel", "standby"):
-        raise InputError(field, "capacity is for blocks (component, series, parallel, standby)")
-    if isinstance(v, Sequence) and not isinstance(v, (str, bytes)):
-        if not v:
-            raise InputError(field, "give a number or at least one level")
-        out = []
-        for i, lvl in enumerate(v):
-            f = f"{field}[{i}]"
-            _keys(lvl, ("value", "probability"), f, "CapacityLevel")
-            for key in ("value", "probability"):
-                if lvl.get(key) is None:
-                    raise InputError(f"{f}.{key}", "required")
-            value, prob = _finite(lvl["value"], f"{f}.value"), _finite(lvl["probability"], f"{f}.probability")
-            if value <= 0:
-                raise InputError(f"{f}.value", "must be > 0")
-            if not 0 < prob <= 1:
-                raise InputError(f"{f}.probability", "must be in (0, 1]")
-            out.append({"value": value, "probability": prob})
-        if abs(sum(lvl["probability"] for lvl in out) - 1.0) > 1e-9:
-            raise InputError(field, "level probabilities must add to 1")
-        return out
-    x = _finite(v, field)
-    if x <= 0:
-        raise InputError(field, "must be > 0")
-    return x
-
-
-def _production(p: Any, field: str) -> dict[str, float]:
-    """Production: demand >= 0, unit (label, at most 20 chars), period >= 0 (0 = horizon)."""
-    _keys(p, ("demand", "unit", "period"), field, "Production")
-    if p.get("unit") is not None and (not isinstance(p["unit"], str) or len(p["unit"]) > 20):
-        raise InputError(f"{field}.unit", "must be a string of at most 20 characters")
-    return {key: _nonneg(p[key], f"{field}.{key}") for key in ("demand", "period") if p.get(key) is not None}
-
-
-def _ccf(groups: Any, nodes: Sequence[Mapping[str, Any]], field: str) -> list[dict[str, Any]]:
+def lower_ccf(groups: Any, nodes: Sequence[Mapping[str, Any]], field: str) -> list[dict[str, Any]]:
     """Common-cause groups, checked: members distinct component ids of this diagram, each in
-    one group; 0 < beta < 1; basis rate | probability; mgl [gamma] (3) or [gamma, delta] (4)."""
-    if not isinstance(groups, Sequence) or isinstance(groups, (str, bytes)):
-        raise InputError(field, "must be an array of common-cause groups")
+    one group; 0 < beta < 1; basis rate | probability; mgl [gamma] (3) or [gamma, delta] (4);
+    an id (default ccf-1, ccf-2, ... by position)."""
     kinds = {n["id"]: n["type"] for n in nodes}
     seen: dict[str, str] = {}
     out = []
-    for i, g in enumerate(groups):
+    for i, g in enumerate(check_array(groups, field, 0, 1000)):
         f = f"{field}[{i}]"
-        if not isinstance(g, Mapping):
-            raise InputError(f, "must be an object {members, beta, basis, mgl, id}")
-        for key in g:
-            if key not in ("id", "members", "beta", "basis", "mgl"):
-                raise InputError(f"{f}.{key}", "unknown field; expected id, members, beta, basis, mgl")
-        gid = g.get("id", f"ccf-{i + 1}")
-        if not isinstance(gid, str) or not gid:
-            raise InputError(f"{f}.id", "must be a non-empty string")
-        members = g.get("members")
-        if not isinstance(members, Sequence) or isinstance(members, (str, bytes)) or len(members) < 2:
-            raise InputError(f"{f}.members", "must be an array of at least 2 block ids")
+        check_keys(g, ("id", "members", "beta", "basis", "mgl"), f)
+        gid = check_text(g.get("id", f"ccf-{i + 1}"), f"{f}.id", 1)
+        members = check_array(g.get("members"), f"{f}.members", 2, 1000)
         for j, m in enumerate(members):
             if not isinstance(m, str) or m not in kinds:
                 raise InputError(f"{f}.members[{j}]", f"no block with id {m!r}")
@@ -642,23 +351,15 @@ def _ccf(groups: Any, nodes: Sequence[Mapping[str, Any]], field: str) -> list[di
             seen[m] = gid
         if g.get("beta") is None:
             raise InputError(f"{f}.beta", "required")
-        beta = _finite(g["beta"], f"{f}.beta")
-        if not 0 < beta < 1:
-            raise InputError(f"{f}.beta", "must be between 0 and 1 (exclusive)")
-        basis = g.get("basis", "rate")
-        if basis not in ("rate", "probability"):
-            raise InputError(f"{f}.basis", "must be rate or probability")
-        entry: dict[str, Any] = {"id": gid, "members": list(members), "beta": beta, "basis": basis}
+        beta = check_number(g["beta"], f"{f}.beta", 0.0, 1.0, lo_open=True, hi_open=True)
+        basis = check_enum(g.get("basis", "rate"), f"{f}.basis", ("rate", "probability"))
+        entry: dict[str, Any] = {"id": gid, "members": members, "beta": beta, "basis": basis}
         if g.get("mgl") is not None:
             mgl = g["mgl"]
-            if not isinstance(mgl, Sequence) or isinstance(mgl, (str, bytes)):
+            if not is_array(mgl):
                 raise InputError(f"{f}.mgl", "must be an array of numbers")
             if len(members) not in (3, 4) or len(mgl) != len(members) - 2:
                 raise InputError(f"{f}.mgl", "give [gamma] for 3 members or [gamma, delta] for 4")
-            vals = [_finite(v, f"{f}.mgl[{j}]") for j, v in enumerate(mgl)]
-            for j, v in enumerate(vals):
-                if not 0 <= v <= 1:
-                    raise InputError(f"{f}.mgl[{j}]", "must be between 0 and 1")
-            entry["mgl"] = vals
+            entry["mgl"] = [check_number(v, f"{f}.mgl[{j}]", 0.0, 1.0) for j, v in enumerate(mgl)]
         out.append(entry)
     return out

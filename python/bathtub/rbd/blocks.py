@@ -380,10 +380,14 @@ NODE_CROSS_FIELD = ("nodes.*.n: must not exceed k", "nodes.*.costs: no costs on 
                     "nodes.*.units.*.capacity: give every unit a capacity, or none",
                     "nodes.*.capacity: probabilities must add to 1",
                     "nodes.*.preventive.inspection_cost: only with policy condition",
+                    "nodes.*.preventive.threshold: only with policy condition",
+                    "nodes.*.preventive.opportunity: must be at most the interval",
+                    "nodes.*.preventive.duration: must be below the interval with policy block",
                     # PROOF_TEST's rules between its values (the fuzz found offset >= interval refused unsaid)
-                    "nodes.*.inspection.offset: must be below interval",
+                    "nodes.*.inspection.offset: must be below the interval",
+                    "nodes.*.inspection.duration: must be below the interval",
                     "nodes.*.inspection.full_test: required when coverage is below 1",
-                    "nodes.*.inspection.full_test: must be a whole multiple of interval",
+                    "nodes.*.inspection.full_test: must be a whole multiple of the interval",
                     # SCHEDULE's rules between its values (stated in its description only; the fuzz
                     # found a table starting after 0 refused unsaid)
                     "nodes.*.covariate_schedules.*: give expression or table",

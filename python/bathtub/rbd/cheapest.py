@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from bathtub import _engine, engine, engine_diagram
-from bathtub.control import RunControl, call_engine
+from bathtub import engine
+from bathtub.engine import RunControl, binding, call_engine
 from bathtub.errors import InputError
 from bathtub.rbd.decisions import Z95, _diff, _engine_error, _lanes, _run_args, _transform
 from bathtub.rbd.design_closed_form import ClosedForm, NoClosedForm
@@ -90,7 +90,7 @@ class _Stages:
     def __init__(self, control: RunControl | None, planned: int) -> None:
         self.control, self.planned, self.done = control, max(planned, 1), 0
 
-    def run(self, call: Callable[[RunControl], str], lanes: int) -> str:
+    def run(self, call: Callable[[RunControl], dict[str, Any]], lanes: int) -> dict[str, Any]:
         if self.control is None:
             return call_engine(call)
         parent, child, stop = self.control, RunControl(), threading.Event()
@@ -126,7 +126,7 @@ class _Sim:
         self.cache: dict[tuple[int, ...], float] = {}
 
     def texts(self, designs: Sequence[tuple[int, ...]]) -> list[str]:
-        return [json.dumps(engine_diagram.normalize_diagram(design_diagram(self.diagram, self.space, d)))
+        return [json.dumps(engine.normalize_diagram(design_diagram(self.diagram, self.space, d)))
                 for d in designs]
 
     def run(self, designs: Sequence[tuple[int, ...]], count: int | None = None) -> dict[str, Any]:
@@ -134,12 +134,11 @@ class _Sim:
         n = self.n if count is None else count
         kind = "availability" if self.repairable else "mission"
         try:
-            raw = self.stages.run(lambda ctl: _engine.compare_designs(
+            s = self.stages.run(lambda ctl: binding.compare_designs(
                 texts, kind, self.time, self.crews, self.compared, self.seed, 0, n, threads=self.threads,
                 control=ctl), len(texts) if n else 0)
         except engine.EngineError as e:
             raise _designs_error(e, self.space, designs) from None
-        s = json.loads(raw)
         if n:
             self.lanes += len(designs)
             self.events += s["events"]
@@ -284,7 +283,7 @@ def cheapest_design(
             for i in range(len(opts)):
                 choice = [*base[:b], i, *base[b + 1:]]
                 try:
-                    engine_diagram.compile_diagram(design_diagram(norm, space, choice))
+                    engine.compile_diagram(design_diagram(norm, space, choice))
                     sim.run([tuple(choice)], count=0)
                 except InputError as e:
                     raise InputError(f"options.{bid}[{i}]", f"{e.field}: {e.rule}") from None

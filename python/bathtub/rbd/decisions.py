@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from bathtub import _engine, engine, engine_diagram
-from bathtub.control import RunControl, call_engine
+from bathtub import engine
+from bathtub.engine import RunControl, binding, call_engine
 from bathtub.errors import InputError
 
 Z95 = 1.959963984540054
@@ -72,12 +72,12 @@ def _run_args(diagram: Any, repairable: bool, horizon: float | None, mission_tim
     field, time = ("horizon", horizon) if repairable else ("mission_time", mission_time)
     if isinstance(time, bool) or not isinstance(time, (int, float)) or not 0 < time < math.inf:
         raise InputError(field, "must be a finite number > 0")
-    norm = engine_diagram.check_run_kind(diagram, repairable=repairable)
+    norm = engine.check_run_kind(diagram, repairable=repairable)
     own = norm.get("costs", {}).get("horizon")
     if repairable and own is not None and own != float(time):
         raise InputError("diagram.costs.horizon", f"is {own:g} but the run's horizon is {float(time):g}; "
                                                   "give the same (or omit it)")
-    if not repairable and engine_diagram.phases_end(norm) is not None:
+    if not repairable and engine.phases_end(norm) is not None:
         raise InputError("diagram.phases", "decisions are for one-phase missions (remove the phases)")
     return json.dumps(norm), "availability" if repairable else "mission", float(time)
 
@@ -155,13 +155,12 @@ def what_to_improve(
             if _block_node(json.loads(text), name) is None:
                 raise InputError(f"blocks[{i}]", f"{name!r} is no block of the diagram")
     try:
-        raw = call_engine(lambda ctl: _engine.what_to_improve(
+        out = call_engine(lambda ctl: binding.what_to_improve(
             text, kind, time, crews, compared, seed, 0, count, chosen, threads=threads, control=ctl), control)
     except engine.EngineError as e:
         raise _engine_error(e) from None
     if check_only:
         return {}
-    out = json.loads(raw)
     s = out["summary"]
     n, cov, means = _lanes(s, compared)
     base_se = abs(b) * math.sqrt(max(cov[0][0], 0.0) / n)
@@ -375,14 +374,13 @@ def interval_search(
     compared, a, b = _transform(objective, time)
     count = 0 if check_only else replications
     try:
-        raw = call_engine(lambda ctl: _engine.interval_search(
+        s = call_engine(lambda ctl: binding.interval_search(
             text, list(blocks), knob, xs, kind, time, crews, compared, seed, 0, count, threads=threads,
             control=ctl), control)
     except engine.EngineError as e:
         raise _engine_error(e) from None
     if check_only:
         return {}
-    s = json.loads(raw)
     n, cov, means = _lanes(s, compared)
     values = [a + b * m for m in means]
     ses = [abs(b) * math.sqrt(max(cov[k][k], 0.0) / n) for k in range(len(xs))]
