@@ -17,6 +17,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from bathtub.errors import InputError
 
 Schema = dict[str, Any]
@@ -31,13 +33,19 @@ BOOLEAN_RULE = "must be true or false"
 
 
 def is_number(v: Any) -> bool:
-    """A JSON number: an int or float, not a bool (which Python counts as an int)."""
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+    """A JSON number: an int or float (numpy's too, as a column gives them), not a bool (which
+    Python counts as an int)."""
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
 
 
-def is_integer(v: Any) -> bool:
-    """A JSON integer: an int (not a bool) or a whole float such as 3.0."""
-    return is_number(v) and (isinstance(v, int) or (math.isfinite(v) and float(v).is_integer()))
+def is_integer(v: Any, *, whole_floats: bool = True) -> bool:
+    """A JSON integer: an int (not a bool) or, unless refused, a whole float such as 3.0. An int
+    is whole as it is (never compared through a float, which cannot hold every int past 2**53)."""
+    if not is_number(v):
+        return False
+    if isinstance(v, (int, np.integer)):
+        return True
+    return whole_floats and math.isfinite(v) and float(v).is_integer()
 
 
 def _range_rule(lo: float, hi: float, lo_open: bool, hi_open: bool) -> str:
@@ -58,9 +66,11 @@ def check_number(v: Any, field: str, lo: float = -math.inf, hi: float = math.inf
     return float(v)
 
 
-def check_integer(v: Any, field: str, lo: int | None = None, hi: int | None = None) -> int:
-    """A whole number in [lo, hi] (either bound optional); a whole float (3.0) is taken."""
-    if not is_integer(v):
+def check_integer(v: Any, field: str, lo: int | None = None, hi: int | None = None, *,
+                  whole_floats: bool = True) -> int:
+    """A whole number in [lo, hi] (either bound optional); a whole float (3.0) is taken unless
+    `whole_floats` is False (where the caller hands the value on as it came)."""
+    if not is_integer(v, whole_floats=whole_floats):
         raise InputError(field, INTEGER_RULE)
     n = int(v)
     if (lo is not None and n < lo) or (hi is not None and n > hi):

@@ -83,6 +83,7 @@ from bathtub.engine.models import lower_model
 from bathtub.engine.schema import (
     BLOCK_COSTS,
     CAPACITY,
+    CCF_GROUP,
     DIAGRAM_COSTS,
     MAINTENANCE_GROUPS,
     NETWORK,
@@ -91,17 +92,15 @@ from bathtub.engine.schema import (
     PRODUCTION,
     PROOF_TEST,
     REPAIR_QUALITY,
+    ccf_rules,
 )
 from bathtub.errors import InputError
 from bathtub.units import years_per_unit
 from bathtub.validate import (
     check_array,
     check_boolean,
-    check_enum,
     check_keys,
     check_number,
-    check_text,
-    is_array,
     is_integer,
 )
 
@@ -200,8 +199,8 @@ def lower_diagram_costs(k: Any, unit: Any, field: str) -> dict[str, float]:
     if v.get("discount_rate"):
         years = years_per_unit(unit)
         if years is None:
-            raise InputError(f"{field}.discount_rate", "needs a calendar diagram unit (seconds, minutes, hours, days, "
-                                                       "weeks, months, years)")
+            raise InputError(f"{field}.discount_rate", "needs a calendar time unit (seconds, minutes, hours, days, "
+                                                       f"weeks, months, years); the diagram's unit is {unit!r}")
         # (1 + r)^-years as exp(-discount * t), t in the diagram unit.
         out["discount"] = math.log1p(v["discount_rate"] / 100.0) * years
     return out
@@ -330,36 +329,24 @@ def lower_standby_units(units: Any, node: Mapping[str, Any], field: str) -> list
 
 
 def lower_ccf(groups: Any, nodes: Sequence[Mapping[str, Any]], field: str) -> list[dict[str, Any]]:
-    """Common-cause groups, checked: members distinct component ids of this diagram, each in
-    one group; 0 < beta < 1; basis rate | probability; mgl [gamma] (3) or [gamma, delta] (4);
-    an id (default ccf-1, ccf-2, ... by position)."""
+    """Common-cause groups (CCF_GROUP), an id filled in (ccf-1, ccf-2, ... by position) and the
+    basis (rate): members component blocks of this diagram, each in one group."""
     kinds = {n["id"]: n["type"] for n in nodes}
     seen: dict[str, str] = {}
     out = []
     for i, g in enumerate(check_array(groups, field, 0, 1000)):
         f = f"{field}[{i}]"
-        check_keys(g, ("id", "members", "beta", "basis", "mgl"), f)
-        gid = check_text(g.get("id", f"ccf-{i + 1}"), f"{f}.id", 1)
-        members = check_array(g.get("members"), f"{f}.members", 2, 1000)
-        for j, m in enumerate(members):
-            if not isinstance(m, str) or m not in kinds:
+        if isinstance(g, Mapping) and g.get("id") is None:
+            g = {**g, "id": f"ccf-{i + 1}"}
+        entry: dict[str, Any] = {"basis": "rate", **CCF_GROUP(g, f)}
+        ccf_rules(entry, f)
+        for j, m in enumerate(entry["members"]):
+            if m not in kinds:
                 raise InputError(f"{f}.members[{j}]", f"no block with id {m!r}")
             if kinds[m] != "component":
                 raise InputError(f"{f}.members[{j}]", f"{m!r} is a {kinds[m]}; members must be component blocks")
             if m in seen:
                 raise InputError(f"{f}.members[{j}]", f"{m!r} is already in common-cause group {seen[m]!r}")
-            seen[m] = gid
-        if g.get("beta") is None:
-            raise InputError(f"{f}.beta", "required")
-        beta = check_number(g["beta"], f"{f}.beta", 0.0, 1.0, lo_open=True, hi_open=True)
-        basis = check_enum(g.get("basis", "rate"), f"{f}.basis", ("rate", "probability"))
-        entry: dict[str, Any] = {"id": gid, "members": members, "beta": beta, "basis": basis}
-        if g.get("mgl") is not None:
-            mgl = g["mgl"]
-            if not is_array(mgl):
-                raise InputError(f"{f}.mgl", "must be an array of numbers")
-            if len(members) not in (3, 4) or len(mgl) != len(members) - 2:
-                raise InputError(f"{f}.mgl", "give [gamma] for 3 members or [gamma, delta] for 4")
-            entry["mgl"] = [check_number(v, f"{f}.mgl[{j}]", 0.0, 1.0) for j, v in enumerate(mgl)]
+            seen[m] = entry["id"]
         out.append(entry)
     return out

@@ -21,8 +21,24 @@ from typing import Any
 from bathtub.errors import InputError
 from bathtub.validate import Check, array, boolean, enum, integer, is_number, mapping, number, obj, text
 
-__all__ = ["BLOCK_COSTS", "CAPACITY", "COST", "COST_RANGE", "DIAGRAM_COSTS", "MAINTENANCE_GROUP", "NETWORK",
-           "NONNEG", "PHASES", "PREVENTIVE", "PRODUCTION", "PROOF_TEST", "REPAIR_QUALITY"]
+__all__ = [
+    "BLOCK_COSTS",
+    "CAPACITY",
+    "CCF_BASES",
+    "CCF_GROUP",
+    "COST",
+    "COST_RANGE",
+    "DIAGRAM_COSTS",
+    "MAINTENANCE_GROUP",
+    "NETWORK",
+    "NONNEG",
+    "PHASES",
+    "PREVENTIVE",
+    "PRODUCTION",
+    "PROOF_TEST",
+    "REPAIR_QUALITY",
+    "ccf_rules",
+]
 
 # Rules between fields, in their refusals' words (the lowering and the stored diagram say the
 # same; `bathtub.rbd.blocks` lists them for the published schema's `x-cross-field`).
@@ -197,3 +213,30 @@ def _network(v: Any, field: str) -> Any:
 
 
 NETWORK = Check(_network, {"anyOf": [{"type": "boolean"}, _NETWORK_ENDS.schema]})
+
+
+CCF_BASES = ("rate", "probability")
+
+
+def ccf_rules(v: dict[str, Any], field: str) -> None:
+    """A checked CCF_GROUP's rules between its fields. Not the declaration's `then`: the stored
+    diagram names a group by its id (`ccf.<id>`) once the id is known, the lowering by position."""
+    members = v["members"]
+    if len(set(members)) != len(members):
+        raise InputError(f"{field}.members", "a block is listed twice")
+    if "mgl" in v and (len(members) not in (3, 4) or len(v["mgl"]) != len(members) - 2):
+        raise InputError(f"{field}.mgl", "[gamma] for 3 members, [gamma, delta] for 4; omit for a beta factor")
+
+
+CCF_GROUP = obj(
+    {
+        "id": text(64, 1),
+        "members": array(text(64, 1), 2, 1000),
+        "beta": number(0.0, 1.0, lo_open=True, hi_open=True),
+        "basis": enum(*CCF_BASES),
+        "mgl": array(number(0.0, 1.0), 1, 2),
+    },
+    required=("id", "members", "beta"),
+    rules="Group ids distinct; members are distinct blocks with a life model, each in one group at most; mgl is "
+          "[gamma] for 3 members, [gamma, delta] for 4.",
+)

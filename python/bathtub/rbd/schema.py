@@ -19,6 +19,7 @@ from typing import Any
 from bathtub.engine.schema import (
     BLOCK_COSTS,
     CAPACITY,
+    CCF_GROUP,
     COST,
     COST_RANGE,
     DIAGRAM_COSTS,
@@ -30,6 +31,7 @@ from bathtub.engine.schema import (
     PRODUCTION,
     PROOF_TEST,
     REPAIR_QUALITY,
+    ccf_rules,
 )
 from bathtub.errors import InputError
 from bathtub.rbd.schedules import compile_expression
@@ -39,6 +41,7 @@ __all__ = [
     "BLOCK_COSTS",
     "BLOCK_COVARIATES",
     "CAPACITY",
+    "CCF_GROUP",
     "COST",
     "COST_RANGE",
     "COVARIATE_SCHEDULES",
@@ -58,6 +61,7 @@ __all__ = [
     "Schema",
     "array",
     "boolean",
+    "ccf_rules",
     "enum",
     "integer",
     "mapping",

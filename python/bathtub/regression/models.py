@@ -16,6 +16,7 @@ from scipy import special, stats
 
 from bathtub.errors import InputError, RowError
 from bathtub.regression import additive, cox, design, parametric, validation, zph
+from bathtub.validate import check_integer, check_number
 
 if TYPE_CHECKING:
     from bathtub.regression.records import Rows
@@ -299,9 +300,7 @@ def _unit(record: Mapping[str, Any], covariates: Mapping[str, Any] | None) -> tu
 
 
 def _check_t(t: Any) -> float:
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
-        raise InputError("t", "must be a finite number >= 0")
-    return float(t)
+    return check_number(t, "t", 0.0)
 
 
 def _cox_curve(record: Mapping[str, Any], covariates: Mapping[str, Any] | None) -> tuple[np.ndarray, np.ndarray]:
@@ -367,8 +366,7 @@ def _quantile(record: Mapping[str, Any], eta: float, q: float) -> float:
 
 def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
     """Whole curves {x, sf, ff, hf, Hf, df} of a regression record for one unit."""
-    if isinstance(points, bool) or not isinstance(points, int) or not 2 <= points <= 10_000:
-        raise InputError("points", "must be an integer in 2..10000")
+    points = check_integer(points, "points", 2, 10_000)
     if record["distribution"] == "additive_hazards":
         b = record["baseline"]
         x = np.unique(np.concatenate([[0.0], b["time"], np.linspace(0.0, b["grid"][-1], points)]))
