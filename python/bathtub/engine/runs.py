@@ -69,7 +69,7 @@ def simulate_availability(
     `control` (a RunControl) cancels the run from another thread (raising Cancelled) and
     counts replications done; Ctrl-C on the main thread cancels it too.
     `cluster` (a dask `distributed.Client`, cluster object or scheduler address) spreads the
-    replications over a cluster in chunks (`bathtub.scaleout`): the same numbers to the bit.
+    replications over a cluster in chunks (`bathtub.engine.scaleout`): the same numbers to the bit.
     """
     if replications is not None and target_half_width is not None:
         raise InputError("replications", "give replications or target_half_width, not both")
