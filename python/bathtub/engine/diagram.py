@@ -32,8 +32,9 @@ from bathtub.engine.fields import (
     lower_standby_units,
 )
 from bathtub.engine.models import lower_model
+from bathtub.engine.schema import NODE_SCALARS
 from bathtub.errors import InputError
-from bathtub.validate import check_boolean, check_integer, check_number, is_array
+from bathtub.validate import check_boolean, check_integer, is_array
 
 __all__ = ["NODE_TYPES", "check_run_kind", "compile_diagram", "normalize_diagram", "phases_end", "safety_settings"]
 
@@ -74,16 +75,9 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
             out["repair"] = lower_model(node["repair"], f"{f}.repair")
         if node.get("units") is not None:
             out["units"] = lower_standby_units(node["units"], node, f"{f}.units")
-        for key, low in (("n", 1), ("k", 1), ("spares", 0)):
+        for key, check in NODE_SCALARS.items():
             if node.get(key) is not None:
-                out[key] = check_integer(node[key], f"{f}.{key}", low, 100_000)
-        if node.get("dormancy") is not None:
-            out["dormancy"] = check_number(node["dormancy"], f"{f}.dormancy", 0.0, 1.0)
-        if node.get("crew_priority") is not None:
-            out["crew_priority"] = check_number(node["crew_priority"], f"{f}.crew_priority")
-        for key in ("cold", "instant_repair", "repair_one_at_a_time", "switch_back"):
-            if node.get(key) is not None:
-                out[key] = check_boolean(node[key], f"{f}.{key}")
+                out[key] = check(node[key], f"{f}.{key}")
         if out.get("switch_back") and "units" not in out:
             raise InputError(f"{f}.switch_back", "is for standby groups of non-identical units (units)")
         if node.get("inspection") is not None:

@@ -30,7 +30,9 @@ __all__ = [
     "COST_RANGE",
     "DIAGRAM_COSTS",
     "MAINTENANCE_GROUP",
+    "MAX_UNITS",
     "NETWORK",
+    "NODE_SCALARS",
     "NONNEG",
     "PHASES",
     "PREVENTIVE",
@@ -39,6 +41,8 @@ __all__ = [
     "REPAIR_QUALITY",
     "ccf_rules",
 ]
+
+MAX_UNITS = 100_000  # units of a parallel block, a k-of-n gate or a standby group
 
 # Rules between fields, in their refusals' words (the lowering and the stored diagram say the
 # same; `bathtub.rbd.blocks` lists them for the published schema's `x-cross-field`).
@@ -240,3 +244,17 @@ CCF_GROUP = obj(
     rules="Group ids distinct; members are distinct blocks with a life model, each in one group at most; mgl is "
           "[gamma] for 3 members, [gamma, delta] for 4.",
 )
+
+
+# A node's scalar fields (its sub-objects are declared above).
+NODE_SCALARS: dict[str, Check] = {
+    "n": integer(1, MAX_UNITS),
+    "k": integer(1, MAX_UNITS),
+    "spares": integer(0, MAX_UNITS),
+    "cold": boolean,
+    "dormancy": number(0.0, 1.0),
+    "instant_repair": boolean,
+    "crew_priority": number(),
+    "repair_one_at_a_time": boolean,
+    "switch_back": boolean,
+}
