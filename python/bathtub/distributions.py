@@ -35,6 +35,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from bathtub.errors import InputError
+from bathtub.validate import check_number, is_number
 
 ArrayLike = float | np.ndarray
 
@@ -180,7 +181,7 @@ def _as_mapping(params: Any, names: tuple[str, ...], field: str) -> dict[str, fl
         raise InputError(field, "must be an array of {name, value}, an object or an array of numbers")
     out: dict[str, float] = {}
     for name, value in items:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not is_number(value):
             raise InputError(f"{field}.{name}", "must be a number")
         if name in out:
             raise InputError(f"{field}.{name}", "given twice")
@@ -487,8 +488,7 @@ def params_from_mean(distribution_id: str, mean: float, given: Mapping[str, floa
     """
     if distribution_id not in MEAN_GIVEN:
         raise InputError("distribution_id", f"mean is accepted only for {', '.join(MEAN_GIVEN)}")
-    if isinstance(mean, bool) or not isinstance(mean, (int, float)) or not math.isfinite(mean) or mean <= 0:
-        raise InputError("mean", "must be a finite number > 0")
+    mean = check_number(mean, "mean", 0.0, lo_open=True)
     given = dict(given or {})
     needed = MEAN_GIVEN[distribution_id]
     for name in given:

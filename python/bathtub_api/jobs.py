@@ -39,8 +39,8 @@ from typing import Any, TypeVar
 
 import aiojobs
 
-from bathtub.control import Cancelled, RunControl
-from bathtub.control import progress as engine_progress
+from bathtub.engine import Cancelled, RunControl
+from bathtub.engine import progress as engine_progress
 from bathtub.errors import InputError
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.ids import iso, now
@@ -124,7 +124,7 @@ class JobRunner:
         # Each engine run gets its own threads (not rayon's shared pool): two jobs then never
         # wait on each other's replications, so a cancelled job stops at once.
         self.engine_threads = engine_threads or os.cpu_count() or 1
-        # A dask scheduler address: simulations then run in chunks there (bathtub.scaleout).
+        # A dask scheduler address: simulations then run in chunks there (bathtub.engine.scaleout).
         self.cluster = cluster
         # Host and pid make a lease's owner easy to find; the random part keeps it unique.
         self.instance = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"

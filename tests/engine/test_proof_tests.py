@@ -117,7 +117,7 @@ def test_runs_merge_and_ignore_threads():
     ({"interval": 10, "coverage": 1.5}, "inspection.coverage"),
     ({"interval": 10, "coverage": 0.5, "full_test": 25}, "inspection.full_test"),
     ({"interval": 10, "cost": -5}, "inspection.cost"),
-    ({"interval": 10, "cost": {"min": 5, "max": 1}}, "inspection.cost"),
+    ({"interval": 10, "cost": {"min": 5, "max": 1}}, "inspection.cost.max"),
     ({"interval": 10, "every": 5}, "inspection.every"),
 ])
 def test_refusals_name_the_field(inspection, field):

@@ -13,8 +13,7 @@ import time
 import pytest
 
 from bathtub import engine
-from bathtub.control import call_engine, progress
-from bathtub.engine import Cancelled, RunControl, simulate_availability, simulate_mission
+from bathtub.engine import Cancelled, RunControl, call_engine, progress, simulate_availability, simulate_mission
 
 from .engine_diagrams import block, exp_model, series
 from .test_reproducible import plant

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bathtub.engine import Cancelled, RunControl, simulate_availability, simulate_mission
-from bathtub.scaleout import MIN_CHUNK, chunk_ranges
+from bathtub.engine.scaleout import MIN_CHUNK, chunk_ranges
 
 from .engine_diagrams import block, exp_model, parallel, series
 from .test_features_reproducible import plant

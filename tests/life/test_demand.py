@@ -142,8 +142,8 @@ def test_tests_unavailable_without_failures_or_with_one_batch():
     [
         ([{"demands": 10, "failures": 1}, {"demands": 5, "failures": 1}, {"demands": 4, "failures": 5}],
          "batches[2].failures", "at most demands"),
-        ([{"demands": 0, "failures": 0}], "batches[0].demands", "at least 1"),
-        ([{"demands": 10, "failures": -1}], "batches[0].failures", "at least 0"),
+        ([{"demands": 0, "failures": 0}], "batches[0].demands", "integer >= 1"),
+        ([{"demands": 10, "failures": -1}], "batches[0].failures", "integer >= 0"),
         ([{"demands": 10.5, "failures": 1}], "batches[0].demands", "integer"),
         ([{"demands": True, "failures": 0}], "batches[0].demands", "integer"),
         ([{"demands": 10}], "batches[0].failures", "required"),

@@ -139,7 +139,7 @@ def test_update_node_fields_clear_and_exclusions() -> None:
     assert "inspection" not in d["nodes"][2] and d["nodes"][2]["preventive"] == {"interval": 50.0}
     d = rbd.apply_edits(d, [{"op": "update_node", "id": "a", "clear": ["preventive", "costs", "crew_priority"]}])
     assert set(d["nodes"][2]) == {"id", "type", "label", "model", "repair"}
-    with pytest.raises(InputError, match=r"nodes.a.inspection.full_test: must be a whole multiple of interval"):
+    with pytest.raises(InputError, match=r"nodes.a.inspection.full_test: must be a whole multiple of the interval"):
         rbd.apply_edits(d, [{"op": "update_node", "id": "a", "inspection": {"interval": 100, "coverage": 0.5,
                                                                              "full_test": 250}}])
     with pytest.raises(InputError, match=r"ops\[0\]: give id or ids"):

@@ -114,7 +114,7 @@ D = "functions.0.failures.0.modes.0.decision"
     ({"outcome": "redesign", "interval": 3, "interval_unit": "h"}, "operational", f"{D}.interval", ("no task",)),
     ({"outcome": "fixed_interval", "interval": 0, "interval_unit": "h"}, "operational", f"{D}.interval", ("> 0",)),
     ({"outcome": "fixed_interval", "interval": math.inf, "interval_unit": "h"}, "operational", f"{D}.interval",
-     ("> 0",)),
+     ("finite",)),
     ({"outcome": "failure_finding"}, "operational", f"{D}.outcome", ("hidden",)),
     ({"outcome": "rtf", "rtf_basis": "random"}, "safety", f"{D}.outcome", ("not acceptable with safety",)),
     ({"outcome": "rtf", "rtf_basis": "uneconomic"}, "environmental", f"{D}.outcome", ("environmental",)),

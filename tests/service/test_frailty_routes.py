@@ -168,7 +168,7 @@ async def test_refusals_save_nothing(api: Api) -> None:
         ({"distribution": "cox", "mapping": {"x": "time", "c": "state"}, "options": {"bootstrap": 50}},
          "options.bootstrap"),
         ({"distribution": "buckley_james", "mapping": {"x": "time", "c": "state"}, "options": {"bootstrap": 5}},
-         "options.bootstrap", "20..2000"),
+         "options.bootstrap", "from 20 to 2000"),
     ]
     for extra, *words in cases:
         status, body = await api.post("/api/v1/fit", {**base, **extra})

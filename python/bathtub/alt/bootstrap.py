@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from bathtub import _engine
 from bathtub.alt.data import AltData
 from bathtub.alt.model import AltModel, standard_quantile
+from bathtub.engine import binding
 from bathtub.errors import InputError
+from bathtub.validate import check_integer
 
 KINDS = ("parametric", "nonparametric")
 MAX_REPLICATES = 100_000
@@ -47,10 +48,9 @@ def _call(model: AltModel, data: AltData, kind: str, seed: int, start: int, coun
           jackknife: bool) -> tuple[np.ndarray, np.ndarray]:
     if kind not in KINDS:
         raise InputError("kind", f"must be one of {', '.join(KINDS)}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-        raise InputError("seed", "an integer in [0, 2^64)")
+    seed = check_integer(seed, "seed", 0, 2**64 - 1)
     spec = model.spec
-    theta, ll = _engine.alt_bootstrap(spec.life, spec.relationship.id, data.t.tolist(), data.failed.tolist(),
+    theta, ll = binding.alt_bootstrap(spec.life, spec.relationship.id, data.t.tolist(), data.failed.tolist(),
                                       [s.tolist() for s in data.stresses], model.theta.tolist(), kind, seed,
                                       start, count, threads, jackknife)
     return np.asarray(theta, float).reshape(-1, model.theta.size), np.asarray(ll, float)
@@ -59,10 +59,8 @@ def _call(model: AltModel, data: AltData, kind: str, seed: int, start: int, coun
 def replicates(model: AltModel, data: AltData, *, count: int, kind: str = "parametric", seed: int = 0,
                start: int = 0, threads: int | None = None) -> Replicates:
     """Bootstrap replicates [start, start + count) of `model` fitted to `data`."""
-    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_REPLICATES:
-        raise InputError("replicates", f"an integer in [1, {MAX_REPLICATES}]")
-    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
-        raise InputError("start", "an integer >= 0")
+    count = check_integer(count, "replicates", 1, MAX_REPLICATES)
+    start = check_integer(start, "start", 0)
     theta, ll = _call(model, data, kind, seed, start, count, threads, False)
     return Replicates(start, count, theta, ll)
 

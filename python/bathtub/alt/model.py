@@ -18,6 +18,7 @@ from scipy import special, stats
 
 from bathtub.alt.relationships import AltSpec, check_stresses, parse_model
 from bathtub.errors import InputError
+from bathtub.validate import is_number
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ class AltModel:
         rel = self.spec.relationship
         given = (stress, stress2)[: rel.stresses]
         for v, f in zip(given, fields):
-            if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+            if v is None or not is_number(v):
                 raise InputError(f, f"a number is needed: {self.spec.id} takes {rel.stresses} stress(es)")
         if rel.stresses == 1 and stress2 is not None:
             raise InputError(fields[1], f"{self.spec.id} takes one stress")

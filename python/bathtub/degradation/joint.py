@@ -27,6 +27,7 @@ from bathtub.degradation.crossing import LineCrossing, Residual
 from bathtub.degradation.paths import Path, check_direction
 from bathtub.degradation.random_effects import values
 from bathtub.errors import InputError
+from bathtub.validate import is_number
 
 MAX_READINGS = 2000
 
@@ -54,7 +55,7 @@ def check_readings(readings: Any, age: float, path: Path) -> tuple[np.ndarray, n
     ts, ys = np.empty(len(readings)), np.empty(len(readings))
     for j, pair in enumerate(readings):
         if (not isinstance(pair, Sequence) or isinstance(pair, str) or len(pair) != 2
-                or any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) for v in pair)):
+                or any(not is_number(v) or not math.isfinite(v) for v in pair)):
             raise InputError(f"readings.{j}", "must be an [age, value] pair of finite numbers")
         ts[j], ys[j] = pair
         if ts[j] < 0:

@@ -13,6 +13,7 @@ from bathtub.degradation.paths import Path, check_direction, readings_from_colum
 from bathtub.degradation.pseudo import DEFAULT_EXTRAPOLATION, crossing_times, fit_pseudo_failures
 from bathtub.degradation.random_effects import fit_random_effects, population_life
 from bathtub.errors import InputError
+from bathtub.validate import check_number, is_number
 
 MODELS = ("pseudo_failure", "random_effects")
 LIFE_POINTS = (0.01, 0.05, 0.1, 0.5, 0.9, 0.95)
@@ -42,8 +43,7 @@ def build_model(
         raise InputError("model", f"must be one of {', '.join(MODELS)}")
     p = Path.parse(path)
     check_direction(direction)
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
-        raise InputError("threshold", "must be a finite number")
+    threshold = check_number(threshold, "threshold")
     opts = dict(options or {})
     known = {"extrapolation"} | ({"random_intercept", "method"} if model == "random_effects" else set())
     for k in opts:
@@ -59,8 +59,7 @@ def build_model(
     base = {"kind": "degradation", "model": model, "path": p.to_record(), "threshold": float(threshold),
             "direction": direction, "n": len(readings.units), "readings": int(readings.t.size)}
     extrapolation = opts.get("extrapolation", DEFAULT_EXTRAPOLATION)
-    if isinstance(extrapolation, bool) or not isinstance(extrapolation, (int, float)) or not (
-            math.isfinite(extrapolation) and extrapolation >= 1):
+    if not is_number(extrapolation) or not (math.isfinite(extrapolation) and extrapolation >= 1):
         raise InputError("options.extrapolation", "must be a finite number >= 1 (a multiple of each unit's last "
                                                   "reading time)")
     if model == "pseudo_failure":

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from bathtub import _engine
 from bathtub.censoring import FAILURE, LEFT, RIGHT, censoring_codes
+from bathtub.engine import binding
 from bathtub.errors import InputError, RowError
 
 ROLES = ("x", "c", "n", "xl", "xr")
@@ -78,7 +78,7 @@ def _collapse_exact_right(
     # machine (see rust/engine/src/sort.rs) and its one pass replaces a dozen NumPy passes
     suspensions = key.size - failures
     out = np.empty(3 * failures + 2 * suspensions)
-    nf, nr = _engine.collapse_keys(key, failures, out)
+    nf, nr = binding.collapse_keys(key, failures, out)
     # columns f | fn | before | r | rn, each used up to its count: views, no copies
     col = [out[k * failures:][:nf] for k in range(3)]
     r0 = 3 * failures

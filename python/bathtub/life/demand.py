@@ -32,6 +32,7 @@ import numpy as np
 from scipy import stats
 
 from bathtub.errors import InputError
+from bathtub.validate import check_integer, check_number
 
 MAX_LABEL = 80
 
@@ -51,15 +52,7 @@ class DemandBatch:
 
 
 def _whole(value: Any, field: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise InputError(field, "must be an integer")
-    # an int is whole as it is: comparing it with its float would refuse the odd integers past
-    # 2**53 (float cannot hold them), which a pooled batch of two large ones reaches
-    if not isinstance(value, int | np.integer) and (not math.isfinite(float(value)) or float(value) != int(value)):
-        raise InputError(field, "must be an integer")
-    if int(value) < low:
-        raise InputError(field, f"must be at least {low}")
-    return int(value)
+    return check_integer(value, field, low)
 
 
 def _check_batch(demands: Any, failures: Any, label: Any, prefix: str) -> None:
@@ -104,9 +97,7 @@ def parse_batches(batches: Any, field: str = "batches") -> list[DemandBatch]:
 
 
 def _check_confidence(confidence: Any, field: str = "confidence") -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0.0 < confidence < 1.0:
-        raise InputError(field, "must be a number in (0, 1)")
-    return float(confidence)
+    return check_number(confidence, field, 0.0, 1.0, lo_open=True, hi_open=True)
 
 
 def _counts(failures: Any, demands: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -18,6 +18,7 @@ from bathtub.life.dists import Dist
 from bathtub.life.metrics import discrete_metrics, flag_negative, life_warnings
 from bathtub.life.model import DISCRETE_WEIBULL, LOCATION_FAMILIES, ModelSpec, base_names
 from bathtub.life.wrappers import LimitedPopulation
+from bathtub.validate import check_integer, check_number, is_number
 
 
 def _spec_of(record: Mapping[str, Any]) -> tuple[ModelSpec, np.ndarray]:
@@ -52,8 +53,7 @@ def reliability_at(record: Mapping[str, Any], t: float) -> dict[str, float | Non
     For a zero-inflated model `density` is that of the continuous part (the mass f0 at 0 has
     no density); for the discrete Weibull it is the probability mass at cycle t.
     """
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
-        raise InputError("t", "must be a finite number >= 0")
+    t = check_number(t, "t", 0.0)
     d = model_dist(record)
     x = np.array([float(t)])
     with np.errstate(all="ignore"):
@@ -66,8 +66,7 @@ def reliability_at(record: Mapping[str, Any], t: float) -> dict[str, float | Non
 
 def reliability_curves(record: Mapping[str, Any], points: int = 200) -> dict[str, list[float | None]]:
     """Curves {x, sf, ff, hf, Hf, df} from 0 to the 99.9th percentile (or the data's range)."""
-    if isinstance(points, bool) or not isinstance(points, int) or not 2 <= points <= 10_000:
-        raise InputError("points", "must be an integer in 2..10000")
+    points = check_integer(points, "points", 2, 10_000)
     d = model_dist(record)
     hi = d.ppf(0.999)
     if not math.isfinite(hi) or hi <= 0:
@@ -100,8 +99,7 @@ def model_from_params(
     for k, v in ex.items():
         if k not in ("gamma", "p", "f0"):
             raise InputError(f"extras.{k}", "unknown extra; known: gamma, p, f0")
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise InputError(f"extras.{k}", "must be a finite number")
+        check_number(v, f"extras.{k}")
     if distribution == DISCRETE_WEIBULL:
         values = _discrete_params(params)
     else:
@@ -172,7 +170,7 @@ def _discrete_params(params: Any) -> dict[str, float]:
             raise InputError(f"params.{k}", "not a parameter of discrete_weibull; expected q, beta")
     for k in names:
         v = items.get(k)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        if not is_number(v) or not math.isfinite(v):
             raise InputError(f"params.{k}", "required, a finite number")
     if not 0 < items["q"] < 1:
         raise InputError("params.q", "must be in (0, 1)")

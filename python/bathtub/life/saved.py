@@ -23,6 +23,7 @@ from bathtub.life.data import ROLES, LifeData, check_rows
 from bathtub.life.evaluate import reliability_at, reliability_curves
 from bathtub.life.nonparametric import NO_DENSITY, kaplan_meier, turnbull
 from bathtub.life.records import fit_dataset
+from bathtub.validate import check_number
 
 NONPARAMETRIC = ("kaplan_meier", "turnbull")
 MODE_ROLE = "mode"
@@ -149,8 +150,7 @@ def evaluate_at(record: Mapping[str, Any], t: float) -> dict[str, Any]:
     if kind == "competing_risks":
         return _competing_at(record, t)
     if kind == "nonparametric":
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
-            raise InputError("t", "must be a finite number >= 0")
+        t = check_number(t, "t", 0.0)
         s = float(_step_sf(record, np.array([float(t)]))[0])
         return {"t": float(t), "reliability": s, "failure": 1.0 - s, "hazard": None,
                 "cumulative_hazard": -math.log(s) + 0.0 if s > 0 else None, "density": None,

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from bathtub import engine, engine_diagram
+from bathtub import engine
 from bathtub.errors import InputError
 from bathtub.rbd import exact, rare
 from bathtub.rbd.diagram import check_diagram
@@ -138,9 +138,9 @@ def check_runnable(d: Mapping[str, Any], repairable: bool) -> None:
     options: the engine's field checks, its compile (shape) and the settings the diagram's
     kind of run cannot honour. `plan` starts with it, and the service runs it on every create
     and edit, so a diagram that is stored is one that analyses, with the same refusals."""
-    engine_diagram.check_run_kind(d, repairable=repairable)
+    engine.check_run_kind(d, repairable=repairable)
     try:
-        engine_diagram.compile_diagram(d)
+        engine.compile_diagram(d)
     except engine.EngineError as e:
         raise InputError("diagram", str(e)) from None
 
@@ -262,13 +262,13 @@ def analyze(
     mission_time, replications or precision, seed, grid, method: auto, simulation or
     failure_biasing). `control` (engine.RunControl)
     cancels a simulation from another thread and reports its progress; `cluster` runs it on a
-    dask cluster (`bathtub.scaleout`) with the same numbers. Returns {method, reason, quote,
+    dask cluster (`bathtub.engine.scaleout`) with the same numbers. Returns {method, reason, quote,
     results, curve, precision, warnings} (warnings: covariate values clipped to a saved
     regression model's fitted range)."""
     body = check_diagram(diagram)
     warnings: list[str] = []
     resolved = engine_form(body, models or {}, diagrams or {}, warnings=warnings)
-    opts = check_options(body["repairable"], options, phases_end=engine_diagram.phases_end(resolved))
+    opts = check_options(body["repairable"], options, phases_end=engine.phases_end(resolved))
     crews = int(body.get("repair_crews", 0))
     what = plan(resolved, body["repairable"], opts, crews)
     if what["method"] == "closed_form":

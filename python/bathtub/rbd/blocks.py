@@ -28,7 +28,7 @@ BLOCK_TYPES = ("component", "series", "parallel", "standby", "subsystem")
 LIFE_TYPES = ("component", "series", "parallel", "standby")
 REPAIRABLE_TYPES = ("input", "output", "component", "standby", "knode")
 MAX_ID = 64
-MAX_UNITS = 100_000
+MAX_UNITS = s.MAX_UNITS
 
 # Which node types may carry each field (the spec's RbdNode table).
 FIELD_TYPES: dict[str, tuple[str, ...]] = {
@@ -64,20 +64,16 @@ CLEARABLE = ("repair", "costs", "preventive", "inspection", "maintenance_group",
 
 FIELD_CHECKS: dict[str, s.Check] = {
     "label": s.text(200),
-    "n": s.integer(1, MAX_UNITS),
-    "k": s.integer(1, MAX_UNITS),
-    "spares": s.integer(0, MAX_UNITS),
-    "cold": s.boolean,
-    "dormancy": s.number(0.0, 1.0),
+    **{k: s.NODE_SCALARS[k] for k in ("n", "k", "spares", "cold", "dormancy")},
     "subsystem_rbd_id": s.text(200, 1),
-    "instant_repair": s.boolean,
+    "instant_repair": s.NODE_SCALARS["instant_repair"],
     "costs": s.BLOCK_COSTS,
     "preventive": s.PREVENTIVE,
     "inspection": s.PROOF_TEST,
     "maintenance_group": s.text(200, 1),
-    "crew_priority": s.number(),
-    "repair_one_at_a_time": s.boolean,
-    "switch_back": s.boolean,
+    "crew_priority": s.NODE_SCALARS["crew_priority"],
+    "repair_one_at_a_time": s.NODE_SCALARS["repair_one_at_a_time"],
+    "switch_back": s.NODE_SCALARS["switch_back"],
     "repair_quality": s.REPAIR_QUALITY,
     "capacity": s.CAPACITY,
     "covariate_schedules": s.COVARIATE_SCHEDULES,
@@ -380,10 +376,14 @@ NODE_CROSS_FIELD = ("nodes.*.n: must not exceed k", "nodes.*.costs: no costs on 
                     "nodes.*.units.*.capacity: give every unit a capacity, or none",
                     "nodes.*.capacity: probabilities must add to 1",
                     "nodes.*.preventive.inspection_cost: only with policy condition",
+                    "nodes.*.preventive.threshold: only with policy condition",
+                    "nodes.*.preventive.opportunity: must be at most the interval",
+                    "nodes.*.preventive.duration: must be below the interval with policy block",
                     # PROOF_TEST's rules between its values (the fuzz found offset >= interval refused unsaid)
-                    "nodes.*.inspection.offset: must be below interval",
+                    "nodes.*.inspection.offset: must be below the interval",
+                    "nodes.*.inspection.duration: must be below the interval",
                     "nodes.*.inspection.full_test: required when coverage is below 1",
-                    "nodes.*.inspection.full_test: must be a whole multiple of interval",
+                    "nodes.*.inspection.full_test: must be a whole multiple of the interval",
                     # SCHEDULE's rules between its values (stated in its description only; the fuzz
                     # found a table starting after 0 refused unsaid)
                     "nodes.*.covariate_schedules.*: give expression or table",

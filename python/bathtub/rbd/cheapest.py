@@ -40,12 +40,13 @@ from typing import Any
 
 import numpy as np
 
-from bathtub import _engine, engine, engine_diagram
-from bathtub.control import RunControl, call_engine
+from bathtub import engine
+from bathtub.engine import RunControl, binding, call_engine
 from bathtub.errors import InputError
 from bathtub.rbd.decisions import Z95, _diff, _engine_error, _lanes, _run_args, _transform
 from bathtub.rbd.design_closed_form import ClosedForm, NoClosedForm
 from bathtub.rbd.design_space import Space, check_space, design_diagram, largest
+from bathtub.validate import check_integer, check_number
 
 FIGURES = {True: ("availability", "pfd_avg", "sil"), False: ("reliability",)}
 Z_ONE_SIDED = 1.6448536269514722  # 95% one-sided
@@ -68,12 +69,9 @@ def check_target(target: Any, diagram: Mapping[str, Any], repairable: bool) -> t
         raise InputError("target.figure", f"{fig} is for a safety function (set safety_function on the diagram)")
     v = target.get("value")
     if fig == "sil":
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v not in (1, 2, 3, 4):
-            raise InputError("target.value", "a SIL is an integer from 1 to 4")
-        return "pfd_avg", engine.SIL_UPPER[int(v) - 1], False
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 < v < 1.0:
-        raise InputError("target.value", "must be a number in (0, 1)")
-    return fig, float(v), fig != "pfd_avg"
+        sil = check_integer(v, "target.value", 1, len(engine.SIL_UPPER))
+        return "pfd_avg", engine.SIL_UPPER[sil - 1], False
+    return fig, check_number(v, "target.value", 0.0, 1.0, lo_open=True, hi_open=True), fig != "pfd_avg"
 
 
 def _meets(value: float, threshold: float, higher: bool) -> bool:
@@ -90,7 +88,7 @@ class _Stages:
     def __init__(self, control: RunControl | None, planned: int) -> None:
         self.control, self.planned, self.done = control, max(planned, 1), 0
 
-    def run(self, call: Callable[[RunControl], str], lanes: int) -> str:
+    def run(self, call: Callable[[RunControl], dict[str, Any]], lanes: int) -> dict[str, Any]:
         if self.control is None:
             return call_engine(call)
         parent, child, stop = self.control, RunControl(), threading.Event()
@@ -126,7 +124,7 @@ class _Sim:
         self.cache: dict[tuple[int, ...], float] = {}
 
     def texts(self, designs: Sequence[tuple[int, ...]]) -> list[str]:
-        return [json.dumps(engine_diagram.normalize_diagram(design_diagram(self.diagram, self.space, d)))
+        return [json.dumps(engine.normalize_diagram(design_diagram(self.diagram, self.space, d)))
                 for d in designs]
 
     def run(self, designs: Sequence[tuple[int, ...]], count: int | None = None) -> dict[str, Any]:
@@ -134,12 +132,11 @@ class _Sim:
         n = self.n if count is None else count
         kind = "availability" if self.repairable else "mission"
         try:
-            raw = self.stages.run(lambda ctl: _engine.compare_designs(
+            s = self.stages.run(lambda ctl: binding.compare_designs(
                 texts, kind, self.time, self.crews, self.compared, self.seed, 0, n, threads=self.threads,
                 control=ctl), len(texts) if n else 0)
         except engine.EngineError as e:
             raise _designs_error(e, self.space, designs) from None
-        s = json.loads(raw)
         if n:
             self.lanes += len(designs)
             self.events += s["events"]
@@ -248,8 +245,7 @@ def cheapest_design(
     would refuse (every option compiled in the diagram) and returns the search plan:
     {method, lanes_bound, largest_design} for the quote."""
     objective, threshold, higher = check_target(target, diagram, repairable)
-    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP:
-        raise InputError("top", f"must be an integer from 1 to {MAX_TOP}")
+    top = check_integer(top, "top", 1, MAX_TOP)
     text, _, time = _run_args(diagram, repairable, horizon, mission_time, replications, seed)
     norm = json.loads(text)
     space = check_space(norm, options, repairable=repairable, resolve=resolve)
@@ -284,7 +280,7 @@ def cheapest_design(
             for i in range(len(opts)):
                 choice = [*base[:b], i, *base[b + 1:]]
                 try:
-                    engine_diagram.compile_diagram(design_diagram(norm, space, choice))
+                    engine.compile_diagram(design_diagram(norm, space, choice))
                     sim.run([tuple(choice)], count=0)
                 except InputError as e:
                     raise InputError(f"options.{bid}[{i}]", f"{e.field}: {e.rule}") from None

@@ -23,6 +23,7 @@ from bathtub.errors import InputError
 from bathtub.rbd.schedules import MAX_STEPS, Schedule, parse_schedule
 from bathtub.regression import lives
 from bathtub.units import units_clash
+from bathtub.validate import is_number
 
 TAIL = 1e-15  # unrolled paths reach the age where the survival falls below this
 
@@ -37,7 +38,7 @@ def _clip(name: str, info: Mapping[str, Any], values: list[Any], field: str, war
                 raise InputError(field, f"level {v!r} of {name!r} was not seen in the fit (levels: {levels})")
         return values
     for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        if not is_number(v) or not math.isfinite(v):
             raise InputError(field, f"{name!r} is numeric: values must be finite numbers (got {v!r})")
     rng = info.get("range")
     if rng is None:

@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from bathtub import _engine, engine, engine_diagram
-from bathtub.control import RunControl, call_engine
+from bathtub import engine
+from bathtub.engine import RunControl, binding, call_engine
 from bathtub.errors import InputError
+from bathtub.validate import check_integer, check_number
 
 Z95 = 1.959963984540054
 OBJECTIVES = {True: ("availability", "pfd_avg", "cost_rate"), False: ("reliability",)}
@@ -64,20 +65,17 @@ def _transform(objective: str, time: float) -> tuple[str, float, float]:
 
 def _run_args(diagram: Any, repairable: bool, horizon: float | None, mission_time: float | None,
               replications: int, seed: int) -> tuple[str, str, float]:
-    if isinstance(replications, bool) or not isinstance(replications, int) or \
-            not MIN_REPLICATIONS <= replications <= 10_000_000:
-        raise InputError("replications", f"must be an integer between {MIN_REPLICATIONS} and 10000000")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**63 - 1:
-        raise InputError("seed", "must be an integer between 0 and 2^63 - 1")
+    # checked, not cleaned: the callers hand these on to the engine as they came
+    check_integer(replications, "replications", MIN_REPLICATIONS, 10_000_000, whole_floats=False)
+    check_integer(seed, "seed", 0, 2**63 - 1, whole_floats=False)
     field, time = ("horizon", horizon) if repairable else ("mission_time", mission_time)
-    if isinstance(time, bool) or not isinstance(time, (int, float)) or not 0 < time < math.inf:
-        raise InputError(field, "must be a finite number > 0")
-    norm = engine_diagram.check_run_kind(diagram, repairable=repairable)
+    time = check_number(time, field, 0.0, lo_open=True)
+    norm = engine.check_run_kind(diagram, repairable=repairable)
     own = norm.get("costs", {}).get("horizon")
     if repairable and own is not None and own != float(time):
         raise InputError("diagram.costs.horizon", f"is {own:g} but the run's horizon is {float(time):g}; "
                                                   "give the same (or omit it)")
-    if not repairable and engine_diagram.phases_end(norm) is not None:
+    if not repairable and engine.phases_end(norm) is not None:
         raise InputError("diagram.phases", "decisions are for one-phase missions (remove the phases)")
     return json.dumps(norm), "availability" if repairable else "mission", float(time)
 
@@ -155,13 +153,12 @@ def what_to_improve(
             if _block_node(json.loads(text), name) is None:
                 raise InputError(f"blocks[{i}]", f"{name!r} is no block of the diagram")
     try:
-        raw = call_engine(lambda ctl: _engine.what_to_improve(
+        out = call_engine(lambda ctl: binding.what_to_improve(
             text, kind, time, crews, compared, seed, 0, count, chosen, threads=threads, control=ctl), control)
     except engine.EngineError as e:
         raise _engine_error(e) from None
     if check_only:
         return {}
-    out = json.loads(raw)
     s = out["summary"]
     n, cov, means = _lanes(s, compared)
     base_se = abs(b) * math.sqrt(max(cov[0][0], 0.0) / n)
@@ -282,8 +279,7 @@ def group_blocks(diagram: Mapping[str, Any], group: str) -> list[str]:
 def sil_target(sil: Any, diagram: Mapping[str, Any], objective: str) -> float:
     """The PFDavg target of SIL `sil` (IEC 61508 low demand): the upper bound of its band, as
     SIL n holds while PFDavg < 10^-n. For a safety function, objective pfd_avg."""
-    if isinstance(sil, bool) or not isinstance(sil, int) or not 1 <= sil <= len(engine.SIL_UPPER):
-        raise InputError("target_sil", f"must be an integer from 1 to {len(engine.SIL_UPPER)}")
+    sil = check_integer(sil, "target_sil", 1, len(engine.SIL_UPPER))
     if not diagram.get("safety_function"):
         raise InputError("target_sil", "a SIL target is for a safety function (set safety_function on the diagram)")
     if objective != "pfd_avg":
@@ -375,14 +371,13 @@ def interval_search(
     compared, a, b = _transform(objective, time)
     count = 0 if check_only else replications
     try:
-        raw = call_engine(lambda ctl: _engine.interval_search(
+        s = call_engine(lambda ctl: binding.interval_search(
             text, list(blocks), knob, xs, kind, time, crews, compared, seed, 0, count, threads=threads,
             control=ctl), control)
     except engine.EngineError as e:
         raise _engine_error(e) from None
     if check_only:
         return {}
-    s = json.loads(raw)
     n, cov, means = _lanes(s, compared)
     values = [a + b * m for m in means]
     ses = [abs(b) * math.sqrt(max(cov[k][k], 0.0) / n) for k in range(len(xs))]

@@ -27,6 +27,7 @@ from typing import Any
 from bathtub.errors import InputError
 from bathtub.life.data import LifeData
 from bathtub.life.fit import fit
+from bathtub.validate import check_number
 
 YES = {"yes", "y", "true", "1", "planned", "scheduled", "pm", "x"}
 NO = {"no", "n", "false", "0", "unplanned", "", "cm", "breakdown"}
@@ -109,9 +110,7 @@ def read_outages(rows: Sequence[Mapping[str, Any]], columns: Mapping[str, str], 
             end = _instant(row.get(columns["end"]), f"{where}.{columns['end']}", hours)
         elif columns.get("duration") and row.get(columns["duration"]) not in (None, ""):
             d = row.get(columns["duration"])
-            if isinstance(d, bool) or not isinstance(d, (int, float)) or not math.isfinite(d) or d < 0:
-                raise InputError(f"{where}.{columns['duration']}", "must be a number >= 0 (in the unit)")
-            end = start + float(d)
+            end = start + check_number(d, f"{where}.{columns['duration']}", 0.0)
         if end is not None and end < start:
             raise InputError(f"{where}.{columns.get('end') or columns['duration']}", "ends before it starts")
         planned = _flag(row.get(columns["planned"]), f"{where}.{columns['planned']}") if columns.get("planned") \

@@ -26,10 +26,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bathtub import _engine, engine, engine_diagram
-from bathtub.control import RunControl, call_engine
+from bathtub import engine
+from bathtub.engine import RunControl, binding, call_engine
 from bathtub.errors import InputError
 from bathtub.rbd.quote import OVERHEAD_S, REPLICATION_S, Quote, events_per_replication
+from bathtub.validate import check_integer, check_number
 
 METHOD = "failure_biasing"
 DEFAULT_CYCLES = 10_000
@@ -87,10 +88,10 @@ def check(diagram: Mapping[str, Any], crews: int, field: str = "method") -> str:
     if diagram.get("safety_function"):
         raise InputError(field, f"{METHOD}: safety functions (PFD, SIL) need proof tests, which are not "
                                 "Markovian; use simulation")
-    norm = engine_diagram.check_run_kind(diagram, repairable=True)
+    norm = engine.check_run_kind(diagram, repairable=True)
     text = json.dumps(norm)
     try:
-        why = _engine.rare_check(text, crews)
+        why = binding.rare_check(text, crews)
     except engine.EngineError as e:
         raise InputError("diagram", str(e)) from None
     if why is not None:
@@ -136,25 +137,21 @@ def simulate_failure_biasing(
     if replications is None and target_half_width is None:
         replications = DEFAULT_CYCLES
     if replications is not None:
-        engine._check_int(replications, "replications", 2, 100_000_000)
-    if target_half_width is not None and not (
-        isinstance(target_half_width, (int, float)) and not isinstance(target_half_width, bool)
-        and 0.0 < target_half_width < 1.0
-    ):
-        raise InputError("target_half_width", "must be a number in (0, 1) (relative to unavailability)")
-    engine._check_int(max_replications, "max_replications", 2, 100_000_000)
-    engine._check_int(seed, "seed", 0, engine.MAX_U64)
-    engine._check_int(crews, "crews", 0, 1_000_000)
-    engine._check_int(replication_start, "replication_start", 0, engine.MAX_U64 // 2)
+        replications = check_integer(replications, "replications", 2, engine.MAX_REPLICATIONS)
+    # the half-width is relative to the unavailability, so a fraction
+    target = None if target_half_width is None else check_number(target_half_width, "target_half_width", 0.0,
+                                                                   1.0, lo_open=True, hi_open=True)
+    max_replications = check_integer(max_replications, "max_replications", 2, engine.MAX_REPLICATIONS)
+    seed = check_integer(seed, "seed", 0, engine.MAX_U64)
+    crews = check_integer(crews, "crews", 0, 1_000_000)
+    replication_start = check_integer(replication_start, "replication_start", 0, engine.MAX_U64 // 2)
     text = check(diagram, crews, field="diagram")
-    target = None if target_half_width is None else float(target_half_width)
     try:
-        summary = call_engine(lambda ctl: _engine.simulate_rare(
+        s = call_engine(lambda ctl: binding.simulate_rare(
             text, crews, seed, replication_start, replications=replications, target_half_width=target,
-            max_replications=max_replications, threads=engine._check_threads(threads), control=ctl), control)
+            max_replications=max_replications, threads=engine.check_threads(threads), control=ctl), control)
     except engine.EngineError as e:
         raise InputError("diagram", str(e)) from None
-    s = json.loads(summary)
     rel = s["relative_half_width"]
     return RareResult(
         unavailability=s["unavailability"],

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from bathtub.errors import InputError
+from bathtub.validate import is_number
 
 MAX_STEPS = 100_000  # changes of one schedule (or of a block's combined path) at most
 FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -120,7 +121,7 @@ class _Compiler:
 
     def node(self, n: ast.AST) -> Part:
         if isinstance(n, ast.Constant):
-            if isinstance(n.value, bool) or not isinstance(n.value, (int, float)):
+            if not is_number(n.value):
                 raise self.bad(f"{n.value!r} is not a number")
             return _const(float(n.value))
         if isinstance(n, ast.Name):

@@ -14,7 +14,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from bathtub import engine_fields
+from bathtub import engine
 from bathtub.errors import InputError
 
 MAX_STATES = 10_000
@@ -53,9 +53,9 @@ def with_initial_states(diagram: Mapping[str, Any], states: Mapping[str, Any] | 
         if node["type"] not in STATE_TYPES:
             raise InputError(f, f"{block_id!r} is a {node['type']}: states are for component, series and parallel "
                                 "blocks")
-        if node["model"].get("distribution_id") == engine_fields.TABLE:
+        if node["model"].get("distribution_id") == engine.TABLE:
             raise InputError(f, "a joint unit's state is its own (joint_unit.age and readings)")
-        checked = engine_fields.check_state(st, node, f)
+        checked = engine.check_state(st, node, f)
         if repairable and checked.get("failed"):
             raise InputError(f"{f}.failed", "only in a non-repairable run: a failed block of a repairable diagram "
                                             "is in repair (down, with since)")

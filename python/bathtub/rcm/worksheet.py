@@ -15,11 +15,11 @@ safety or environmental consequences; a task interval needs its unit, and only t
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from bathtub.errors import InputError
+from bathtub.validate import check_number
 
 TEXT_MAX = 2000
 UNIT_MAX = 40
@@ -122,9 +122,7 @@ def check_decision(decision: Any, consequence: str | None, path: str) -> dict[st
             _text(out[key], f"{path}.{key}")
     interval, unit = out.get("interval"), out.get("interval_unit")
     if interval is not None:
-        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not math.isfinite(interval) \
-                or interval <= 0:
-            raise InputError(f"{path}.interval", "must be a number > 0")
+        check_number(interval, f"{path}.interval", 0.0, lo_open=True)
         if outcome not in TASKS:
             raise InputError(f"{path}.interval", f"a {outcome} decision has no task to schedule; intervals go "
                                                  "with on_condition, fixed_interval or failure_finding")

@@ -23,6 +23,7 @@ import numpy as np
 
 from bathtub.errors import InputError
 from bathtub.life.data import number_column
+from bathtub.validate import check_integer
 
 EVENT_ROLES = ("t", "system", "end", "cause", "group")
 GROUPED_ROLES = ("interval_end", "count")
@@ -196,8 +197,7 @@ def _grouped(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str], t
              systems: int) -> GroupedData:
     if termination == "failure":
         raise InputError("options.termination", "grouped data end at the last interval's end (time-terminated)")
-    if isinstance(systems, bool) or not isinstance(systems, int) or not 1 <= systems <= 10**7:
-        raise InputError("options.systems", "must be a whole number of systems >= 1")
+    systems = check_integer(systems, "options.systems", 1, 10**7)
     ecol, efield = _column(columns, mapping, "interval_end")
     ccol, cfield = _column(columns, mapping, "count")
     if len(ecol) != len(ccol):

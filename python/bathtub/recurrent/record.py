@@ -20,6 +20,7 @@ from scipy import stats
 from bathtub.errors import InputError
 from bathtub.recurrent import bounds, covariates, gof, grp, mcf, nhpp, trend
 from bathtub.recurrent.data import EventData, GroupedData, from_columns
+from bathtub.validate import check_number
 
 MODELS: dict[str, str] = {
     "crow_amsaa": "Crow-AMSAA (power-law NHPP)",
@@ -43,9 +44,7 @@ def _options(options: Mapping[str, Any] | None) -> dict[str, Any]:
         if k not in OPTIONS:
             raise InputError(f"options.{k}", f"unknown option for a recurrent model; known: {', '.join(OPTIONS)}")
     conf = opts.get("confidence", 0.95)
-    if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0.5 <= conf < 1:
-        raise InputError("options.confidence", "must be a number in [0.5, 1)")
-    opts["confidence"] = float(conf)
+    opts["confidence"] = check_number(conf, "options.confidence", 0.5, 1.0, hi_open=True)
     return opts
 
 

@@ -38,6 +38,7 @@ import numpy as np
 from scipy import special
 
 from bathtub.errors import InputError
+from bathtub.validate import check_number
 
 SCALES = {"royston_parmar": "hazard", "proportional_odds": "odds"}
 MODELS = tuple(SCALES)
@@ -384,8 +385,7 @@ def _given_knots(knots: object, ev: np.ndarray, kmin: float, kmax: float) -> np.
                                           "knot times")
     values = []
     for j, v in enumerate(knots):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-            raise InputError(f"options.knots[{j}]", "must be a finite time > 0")
+        v = check_number(v, f"options.knots[{j}]", 0.0, lo_open=True)  # a time
         values.append(math.log(v))
     interior = np.array(values)
     lo, hi = math.exp(kmin), math.exp(kmax)

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from bathtub.errors import InputError
 from bathtub.regression import design, flexible
 from bathtub.regression.models import cox_ph_test
 from bathtub.regression.record_parts import (
@@ -25,6 +24,7 @@ from bathtub.regression.record_parts import (
     unit_design_row,
     validation_block,
 )
+from bathtub.validate import check_integer
 
 MODELS = flexible.MODELS
 KIND = {"hazard": "hazard ratio", "odds": "odds ratio"}
@@ -135,8 +135,7 @@ def _finite(v: float) -> float | None:
 
 def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
     """Whole curves {x, sf, ff, hf, Hf, df} for one unit, from 0 to its 99.9% failure time."""
-    if isinstance(points, bool) or not isinstance(points, int) or not 2 <= points <= 10_000:
-        raise InputError("points", "must be an integer in 2..10000")
+    points = check_integer(points, "points", 2, 10_000)
     scale, gamma, knots, xb = _unit_curves(record, covariates)
     x = np.linspace(0.0, flexible.quantile_time(scale, gamma, knots, xb, 0.999), points)
     c = flexible.curves(scale, gamma, knots, xb, x)

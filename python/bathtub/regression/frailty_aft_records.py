@@ -29,6 +29,7 @@ from bathtub.regression.record_parts import (
     unit_design_row,
     validation_block,
 )
+from bathtub.validate import check_integer
 
 GROUP_MODELS = ("weibull_frailty", "cox_frailty")
 MODELS = (*GROUP_MODELS, "buckley_james")
@@ -69,8 +70,8 @@ def check_request(distribution: str, mapping: Mapping[str, str], cox_options: Ma
         b = options["bootstrap"]
         if distribution != "buckley_james":
             raise InputError("options.bootstrap", "is for buckley_james (resampled standard errors)")
-        if isinstance(b, bool) or not isinstance(b, int) or not 20 <= b <= 2000:
-            raise InputError("options.bootstrap", "must be an integer in 20..2000 (resamples)")
+        # resamples; checked, not cleaned (the fit reads options as they came)
+        check_integer(b, "options.bootstrap", 20, 2000, whole_floats=False)
 
 
 def fit_record(distribution: str, columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str],
@@ -342,8 +343,7 @@ def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any]
 
 
 def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
-    if isinstance(points, bool) or not isinstance(points, int) or not 2 <= points <= 10_000:
-        raise InputError("points", "must be an integer in 2..10000")
+    points = check_integer(points, "points", 2, 10_000)
     dist = record["distribution"]
     theta = record.get("theta", 0.0)
     if dist == "weibull_frailty":

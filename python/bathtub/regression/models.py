@@ -28,6 +28,7 @@ from bathtub.regression.record_parts import (
     unit_design_row,
     validation_block,
 )
+from bathtub.validate import check_integer
 
 
 def step_cumhaz(time: Sequence[float], cumhaz: Sequence[float], at: np.ndarray) -> np.ndarray:
@@ -265,8 +266,7 @@ def _quantile(record: Mapping[str, Any], eta: float, q: float) -> float:
 
 def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
     """Whole curves {x, sf, ff, hf, Hf, df} of a regression record for one unit."""
-    if isinstance(points, bool) or not isinstance(points, int) or not 2 <= points <= 10_000:
-        raise InputError("points", "must be an integer in 2..10000")
+    points = check_integer(points, "points", 2, 10_000)
     if record["distribution"] == "additive_hazards":
         b = record["baseline"]
         x = np.unique(np.concatenate([[0.0], b["time"], np.linspace(0.0, b["grid"][-1], points)]))

@@ -15,6 +15,7 @@ from scipy import stats
 
 from bathtub.errors import InputError
 from bathtub.regression import design, validation
+from bathtub.validate import check_number
 
 
 class Rows:
@@ -133,8 +134,6 @@ def unit_design_row(record: Mapping[str, Any], covariates: Mapping[str, Any] | N
 
 
 def check_time(t: Any) -> float:
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
-        raise InputError("t", "must be a finite number >= 0")
-    return float(t)
+    return check_number(t, "t", 0.0)
 
 

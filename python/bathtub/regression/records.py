@@ -22,6 +22,7 @@ from bathtub.life.data import number_column
 from bathtub.regression import cox, design, flexible, flexible_models, frailty_aft_records, models, parametric, zph
 from bathtub.regression.models import additive_record, cox_record, parametric_record
 from bathtub.regression.record_parts import Rows
+from bathtub.validate import check_number
 
 MODELS = ("cox", *parametric.FAMILIES, *flexible.MODELS, "additive_hazards", *frailty_aft_records.MODELS)
 # Models with a full likelihood on the same rows, so AIC ranks them for `best` (Cox's partial likelihood
@@ -122,8 +123,7 @@ def fit_regression(
         if k not in OPTIONS:
             raise InputError(f"options.{k}", f"unknown option for a regression model; known: {', '.join(OPTIONS)}")
     confidence = options.get("confidence", 0.95)
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.5 <= confidence < 1:
-        raise InputError("options.confidence", "must be a number in [0.5, 1)")
+    confidence = check_number(confidence, "options.confidence", 0.5, 1.0, hi_open=True)
     transform = options.get("ph_transform", "km")
     if transform not in zph.TRANSFORMS:
         raise InputError("options.ph_transform", f"must be one of {', '.join(zph.TRANSFORMS)}")

@@ -1,5 +1,8 @@
 """Input checks shared by the strategy calculators: one life model, costs, probabilities.
 
+The primitive checks are the library's one toolkit's (`bathtub.validate`), under the
+keyword forms the calculators call them by.
+
 Every check raises `InputError(field, rule)` so the service can answer 422 naming the field.
 """
 
@@ -13,6 +16,7 @@ import numpy as np
 
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
+from bathtub.validate import check_integer, check_number
 
 # A life distribution may leak a little probability below t = 0 (a normal with mu >> sigma);
 # beyond this share the model is not a lifetime and the calculators refuse it.
@@ -60,14 +64,8 @@ def life_model(
 def number(value: Any, field: str, *, low: float | None = None, low_inclusive: bool = True,
            high: float | None = None, high_inclusive: bool = True) -> float:
     """A finite real within [low, high] (bounds optional, inclusive or not)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InputError(field, "must be a finite number")
-    v = float(value)
-    if low is not None and (v < low or (v == low and not low_inclusive)):
-        raise InputError(field, f"must be {'>=' if low_inclusive else '>'} {low:g}")
-    if high is not None and (v > high or (v == high and not high_inclusive)):
-        raise InputError(field, f"must be {'<=' if high_inclusive else '<'} {high:g}")
-    return v
+    return check_number(value, field, -math.inf if low is None else low, math.inf if high is None else high,
+                        lo_open=not low_inclusive, hi_open=not high_inclusive)
 
 
 def probability(value: Any, field: str) -> float:
@@ -82,16 +80,7 @@ def cost(value: Any, field: str) -> float:
 
 def integer(value: Any, field: str, *, low: int = 0, high: int | None = None) -> int:
     """A whole number in [low, high] (floats that are whole are accepted, as JSON may send 3.0)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InputError(field, "must be an integer")
-    if float(value) != int(value):
-        raise InputError(field, "must be an integer")
-    v = int(value)
-    if v < low:
-        raise InputError(field, f"must be >= {low}")
-    if high is not None and v > high:
-        raise InputError(field, f"must be <= {high}")
-    return v
+    return check_integer(value, field, low, high)
 
 
 def mean_life(life: Lifetime) -> float | None:

@@ -32,8 +32,8 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
 
-from bathtub import _engine
-from bathtub._engine import Cancelled, RunControl
+from bathtub.engine import binding
+from bathtub.engine.binding import Cancelled, RunControl
 from bathtub.errors import EngineError
 
 __all__ = ["availability", "chunk_ranges", "mission"]
@@ -58,7 +58,7 @@ def chunk_ranges(start: int, count: int, parts: int) -> list[tuple[int, int]]:
 
 
 def _engine_version() -> str:
-    return _engine.__version__
+    return binding.ENGINE_VERSION
 
 
 def _stop_watch(event_name: str, control: RunControl) -> Callable[[], None]:
@@ -85,7 +85,7 @@ def _availability_chunk(text: str, horizon: float, grid: int, crews: int, seed: 
     ctl = RunControl()
     end_watch = _stop_watch(event_name, ctl)
     try:
-        return _engine.simulate_availability(text, horizon, grid, crews, seed, start, replications=count,
+        return binding.simulate_availability(text, horizon, grid, crews, seed, start, replications=count,
                                              target_half_width=None, max_replications=max(count, 2), threads=1,
                                              control=ctl)
     finally:
@@ -97,7 +97,7 @@ def _mission_chunk(text: str, mission_time: float, grid: int, seed: int, start: 
     ctl = RunControl()
     end_watch = _stop_watch(event_name, ctl)
     try:
-        return _engine.simulate_mission(text, mission_time, grid, seed, start, count, threads=1, control=ctl)
+        return binding.simulate_mission(text, mission_time, grid, seed, start, count, threads=1, control=ctl)
     finally:
         end_watch()
 
@@ -143,10 +143,10 @@ class _Run:
         # Bit-identical merging needs the same engine everywhere: a worker with another
         # version would give other numbers for the same replications.
         versions = client.run(_engine_version)
-        other = {w: v for w, v in versions.items() if v != _engine.__version__}
+        other = {w: v for w, v in versions.items() if v != binding.ENGINE_VERSION}
         if other:
             raise EngineError(f"cluster: workers run another engine version than this one "
-                              f"({_engine.__version__}): {other}; install the same bathtub on every worker")
+                              f"({binding.ENGINE_VERSION}): {other}; install the same bathtub on every worker")
         if not versions:
             raise EngineError("cluster: the scheduler has no workers")
 
@@ -206,9 +206,9 @@ def _relative_half_width(summary: str) -> float:
 def availability(cluster: Any, text: str, horizon: float, grid: int, crews: int, seed: int, start: int,
                  replications: int | None, target: float | None, max_replications: int,
                  control: RunControl) -> tuple[str, str]:
-    """`_engine.simulate_availability`'s (state, summary), computed on the cluster."""
+    """`binding.simulate_availability`'s (state, summary), computed on the cluster."""
     with _client(cluster) as client:
-        run = _Run(client, control, _engine.merge_availability)
+        run = _Run(client, control, binding.merge_availability)
         submit = _submitter(client, _availability_chunk, run, text, horizon, grid, crews, seed)
         if target is None:
             assert replications is not None
@@ -228,14 +228,14 @@ def availability(cluster: Any, text: str, horizon: float, grid: int, crews: int,
                 need = done * 4
             nxt = min(max(need, done + done // 4), done * 4, cap) - done
             more, _ = run.batch(submit, start + done, nxt, done + nxt)
-            state, summary = _engine.merge_availability(state, more)
+            state, summary = binding.merge_availability(state, more)
             done += nxt
 
 
 def mission(cluster: Any, text: str, mission_time: float, grid: int, seed: int, start: int, replications: int,
             control: RunControl) -> tuple[str, str]:
-    """`_engine.simulate_mission`'s (state, summary), computed on the cluster."""
+    """`binding.simulate_mission`'s (state, summary), computed on the cluster."""
     with _client(cluster) as client:
-        run = _Run(client, control, _engine.merge_mission)
+        run = _Run(client, control, binding.merge_mission)
         submit = _submitter(client, _mission_chunk, run, text, mission_time, grid, seed)
         return run.batch(submit, start, replications, replications)

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from bathtub._engine import Cancelled, RunControl
+from bathtub.engine.binding import Cancelled, RunControl
 
 __all__ = ["Cancelled", "RunControl", "call_engine", "progress"]
 

@@ -1,24 +1,5 @@
-"""Typed Python face of the Rust engine (`bathtub._engine`).
-
-Diagrams are the spec's plain JSON form (`bathtub.engine_diagram`: the form and the checks
-made before a run; `bathtub.engine_fields`: each field and what it means to the simulator).
-Models are resolved and validated there, then the engine compiles the diagram, runs the
-replications with the GIL released and returns exactly mergeable statistics.
-
-A subsystem node carries its embedded diagram inline under the key `diagram`.
-Times are in the diagram's unit throughout. A run is defined by (diagram, options, seed,
-replication range): the same inputs give bit-identical numbers on any thread count, and
-`merge(run over [a, b), run over [b, c))` equals the run over [a, c).
-
-Simulation conventions: blocks age and fail whether or not the system is up (independent
-alternating renewal, as the textbook closed forms assume); a repair renews a unit as new;
-`instant_repair` renews it in no time: its failures count, and one that takes the system
-down is a system failure of no length (no downtime); standby
-switching is perfect and a repaired standby unit goes back on the shelf as a spare.
-
-A `safety_function` diagram (proof tests on its blocks) reports PFD(t) = 1 - A(t), PFDavg
-(mean unavailability over the horizon) and the IEC 61508 low-demand SIL.
-"""
+"""What a run gives: the dataclasses of an availability or mission run, decoded from the
+engine's JSON summary, and the IEC 61508 bands a safety function's PFDavg is read against."""
 
 from __future__ import annotations
 
@@ -30,115 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from bathtub import _engine
-from bathtub._engine import EngineError
-from bathtub.control import Cancelled, RunControl, call_engine
-from bathtub.distributions import parse_params
-from bathtub.engine_diagram import (
-    NODE_TYPES,
-    _safety_settings,
-    check_run_kind,
-    compile_diagram,
-    normalize_diagram,
-    phases_end,
-)
-from bathtub.engine_fields import STEPS, TABLE, check_state, engine_version
-from bathtub.errors import InputError
+from bathtub.engine.binding import ENGINE_VERSION
 
-# The diagram's form and fields live in engine_diagram / engine_fields; the names users
-# and the rest of the package know as `bathtub.engine.<name>` stay importable from here.
-__all__ = [
-    "MAX_U64",
-    "NODE_TYPES",
-    "SIL_UPPER",
-    "STEPS",
-    "TABLE",
-    "AvailabilityResult",
-    "BlockFigures",
-    "Cancelled",
-    "Distribution",
-    "EngineError",
-    "MissionResult",
-    "RunControl",
-    "SafetyFigures",
-    "check_run_kind",
-    "check_state",
-    "compile_diagram",
-    "engine_version",
-    "merge",
-    "normalize_diagram",
-    "phases_end",
-    "sil_of",
-    "simulate_availability",
-    "simulate_mission",
-]
+__all__ = ["SIL_UPPER", "AvailabilityResult", "BlockFigures", "MissionResult", "SafetyFigures",
+           "availability_result", "mission_result", "sil_of"]
 
-COST_KINDS = ("repair", "replacement", "preventive", "inspection", "set_up", "downtime", "acquisition")
-MAX_U64 = 2**64 - 1
 # IEC 61508 low-demand bands: SIL n while PFDavg < SIL_UPPER[n - 1].
 SIL_UPPER = (1e-1, 1e-2, 1e-3, 1e-4)
-
-
-# ---------------------------------------------------------------------------------------
-# Distributions evaluated by the engine (the same code the simulator samples from).
-
-
-@dataclass(frozen=True)
-class Distribution:
-    """A validated distribution evaluated in Rust; functions take arrays of times (or
-    probabilities for `quantile`/`isf`) and return float arrays."""
-
-    distribution_id: str
-    params: Mapping[str, float]
-    base_distribution_id: str | None = None
-
-    @classmethod
-    def from_input(cls, distribution_id: str, params: Any, base_distribution_id: str | None = None) -> Distribution:
-        values = parse_params(distribution_id, params, base_distribution_id=base_distribution_id)
-        return cls(distribution_id, values, base_distribution_id)
-
-    def _eval(self, function: str, x: Any) -> np.ndarray:
-        xs = np.asarray(x, dtype=float)
-        out = _engine.dist_eval(
-            self.distribution_id, dict(self.params), function, xs.ravel().tolist(), self.base_distribution_id
-        )
-        return np.asarray(out, dtype=float).reshape(xs.shape)
-
-    def sf(self, t: Any) -> np.ndarray:
-        return self._eval("sf", t)
-
-    def cdf(self, t: Any) -> np.ndarray:
-        return self._eval("cdf", t)
-
-    def pdf(self, t: Any) -> np.ndarray:
-        return self._eval("pdf", t)
-
-    def hazard(self, t: Any) -> np.ndarray:
-        return self._eval("hazard", t)
-
-    def cumulative_hazard(self, t: Any) -> np.ndarray:
-        return self._eval("cumulative_hazard", t)
-
-    def quantile(self, p: Any) -> np.ndarray:
-        return self._eval("quantile", p)
-
-    def isf(self, q: Any) -> np.ndarray:
-        return self._eval("isf", q)
-
-    def mean(self) -> float:
-        return float(_engine.dist_mean(self.distribution_id, dict(self.params), self.base_distribution_id))
-
-    def sample(self, n: int, *, seed: int = 0, stream: int = 0, age: float | None = None) -> np.ndarray:
-        """n lives from the engine's stream (seed, stream); with `age`, remaining lives of
-        units that have survived to `age`."""
-        out = _engine.dist_sample(
-            self.distribution_id, dict(self.params), int(n), int(seed), int(stream), age, self.base_distribution_id
-        )
-        return np.asarray(out, dtype=float)
-
-
-# ---------------------------------------------------------------------------------------
-# Results
 
 
 @dataclass(frozen=True)
@@ -340,7 +219,7 @@ class MissionResult:
         }
 
 
-def _availability_result(
+def availability_result(
     state: str, summary: str, target: float | None, safety: tuple[bool, int] = (False, 0)
 ) -> AvailabilityResult:
     s = json.loads(summary)
@@ -379,7 +258,7 @@ def _availability_result(
         replication_start=int(s["replication_start"]),
         seed=int(opts["seed"]),
         horizon=float(opts["horizon"]),
-        engine_version=engine_version,
+        engine_version=ENGINE_VERSION,
         state=state,
         safety=figures,
         costs=_costs(s["costs"]) if s.get("costs") else None,
@@ -409,7 +288,7 @@ def _costs(c: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _mission_result(state: str, summary: str) -> MissionResult:
+def mission_result(state: str, summary: str) -> MissionResult:
     s = json.loads(summary)
     opts = json.loads(state)["options"]
     return MissionResult(
@@ -429,7 +308,7 @@ def _mission_result(state: str, summary: str) -> MissionResult:
         replication_start=int(s["replication_start"]),
         seed=int(opts["seed"]),
         mission_time=float(opts["mission_time"]),
-        engine_version=engine_version,
+        engine_version=ENGINE_VERSION,
         state=state,
         phases=tuple(s["phases"]) if s.get("phases") else None,
         production=_mission_production(s["production"]) if s.get("production") else None,
@@ -443,144 +322,3 @@ def _mission_production(p: Mapping[str, Any]) -> dict[str, Any]:
     out["probability_below_demand_interval"] = [out.pop("probability_below_demand_lower"),
                                                 out.pop("probability_below_demand_upper")]
     return out
-
-
-def _check_int(value: Any, name: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InputError(name, f"must be an integer between {low} and {high}")
-    return value
-
-
-def _check_threads(threads: int | None) -> int | None:
-    return None if threads is None else _check_int(threads, "threads", 1, 1024)
-
-
-def simulate_availability(
-    diagram: Any,
-    *,
-    horizon: float,
-    replications: int | None = None,
-    target_half_width: float | None = None,
-    max_replications: int = 100_000,
-    seed: int = 0,
-    grid: int = 101,
-    crews: int = 0,
-    replication_start: int = 0,
-    threads: int | None = None,
-    control: RunControl | None = None,
-    cluster: Any = None,
-) -> AvailabilityResult:
-    """Repairable Monte Carlo over [0, horizon] (diagram unit).
-
-    Give `replications`, or `target_half_width`: the relative half-width of the 95%
-    interval on mean unavailability to reach, run in growing batches up to
-    `max_replications` (neither: 1000 replications). `crews` = 0 repairs every failure at
-    once; otherwise failures wait for one of `crews` crews, higher `crew_priority` first,
-    then first come. `grid` points of A(t) over [0, horizon]. `threads` None uses every core.
-    A diagram with `safety_function` true gets `safety` figures (PFD, SIL vs `target_sil`).
-    `control` (a RunControl) cancels the run from another thread (raising Cancelled) and
-    counts replications done; Ctrl-C on the main thread cancels it too.
-    `cluster` (a dask `distributed.Client`, cluster object or scheduler address) spreads the
-    replications over a cluster in chunks (`bathtub.scaleout`): the same numbers to the bit.
-    """
-    if replications is not None and target_half_width is not None:
-        raise InputError("replications", "give replications or target_half_width, not both")
-    if replications is None and target_half_width is None:
-        replications = 1000
-    if replications is not None:
-        _check_int(replications, "replications", 1, 100_000_000)
-    if target_half_width is not None and not (
-        isinstance(target_half_width, (int, float)) and 0.0 < target_half_width < 1.0
-    ):
-        raise InputError("target_half_width", "must be a number in (0, 1) (relative to unavailability)")
-    _check_int(max_replications, "max_replications", 2, 100_000_000)
-    _check_int(seed, "seed", 0, MAX_U64)
-    _check_int(grid, "grid", 0, 100_000)
-    _check_int(crews, "crews", 0, 1_000_000)
-    _check_int(replication_start, "replication_start", 0, MAX_U64 // 2)
-    if isinstance(horizon, bool) or not isinstance(horizon, (int, float)) or not 0 < horizon < math.inf:
-        raise InputError("horizon", "must be a finite number > 0")
-    norm = check_run_kind(diagram, repairable=True)
-    own = norm.get("costs", {}).get("horizon")
-    if own is not None and own != float(horizon):
-        raise InputError("diagram.costs.horizon", f"is {own:g} but the run's horizon is {float(horizon):g}; "
-                                                  "give the same (or omit it)")
-    text = json.dumps(norm)
-    safety = _safety_settings(diagram)
-    target = None if target_half_width is None else float(target_half_width)
-    if cluster is not None:
-        from bathtub import scaleout  # dask is imported only when a cluster is given
-
-        state, summary = call_engine(lambda ctl: scaleout.availability(
-            cluster, text, float(horizon), grid, crews, seed, replication_start, replications, target,
-            max_replications, ctl), control)
-    else:
-        state, summary = call_engine(lambda ctl: _engine.simulate_availability(
-            text, float(horizon), grid, crews, seed, replication_start, replications=replications,
-            target_half_width=target, max_replications=max_replications, threads=_check_threads(threads),
-            control=ctl,
-        ), control)
-    return _availability_result(
-        state, summary, None if target_half_width is None else float(target_half_width), safety
-    )
-
-
-def simulate_mission(
-    diagram: Any,
-    *,
-    mission_time: float,
-    replications: int = 10_000,
-    seed: int = 0,
-    grid: int = 101,
-    replication_start: int = 0,
-    threads: int | None = None,
-    control: RunControl | None = None,
-    cluster: Any = None,
-) -> MissionResult:
-    """Non-repairable Monte Carlo: every replication runs to system failure (repair models
-    are ignored); R(t) on `grid` points over [0, mission_time] (diagram unit).
-
-    With `phases` on the diagram, each phase's not-needed blocks and knode votes hold from
-    its start to its end (the last phase's past its end); `phases` in the result gives
-    reliability through each phase's end and given its start. A block failed while not
-    needed fails the system when a phase needs it again. With block capacities, `production`
-    gives the capacity read at the diagram's production period (else at mission_time).
-    With phases, `mission_time` must be the phases' total duration (`phases_end`): the
-    per-phase table and the mission's reliability then describe one mission.
-    `control` and `cluster` as in `simulate_availability`."""
-    _check_int(replications, "replications", 1, 100_000_000)
-    _check_int(seed, "seed", 0, MAX_U64)
-    _check_int(grid, "grid", 0, 100_000)
-    _check_int(replication_start, "replication_start", 0, MAX_U64 // 2)
-    if isinstance(mission_time, bool) or not isinstance(mission_time, (int, float)) or not 0 < mission_time < math.inf:
-        raise InputError("mission_time", "must be a finite number > 0")
-    norm = check_run_kind(diagram, repairable=False)
-    end = phases_end(norm)
-    if end is not None and float(mission_time) != end:
-        raise InputError("mission_time", f"must equal the phases' total duration {end:g} (got {float(mission_time):g})")
-    text = json.dumps(norm)
-    if cluster is not None:
-        from bathtub import scaleout
-
-        state, summary = call_engine(lambda ctl: scaleout.mission(
-            cluster, text, float(mission_time), grid, seed, replication_start, replications, ctl), control)
-    else:
-        state, summary = call_engine(lambda ctl: _engine.simulate_mission(
-            text, float(mission_time), grid, seed, replication_start, replications, threads=_check_threads(threads),
-            control=ctl,
-        ), control)
-    return _mission_result(state, summary)
-
-
-
-def merge(a: AvailabilityResult | MissionResult, b: AvailabilityResult | MissionResult):
-    """Two runs of the same diagram, options and seed over adjacent replication ranges as
-    one run: exactly the numbers the run over the joined range gives."""
-    if isinstance(a, AvailabilityResult) and isinstance(b, AvailabilityResult):
-        state, summary = _engine.merge_availability(a.state, b.state)
-        target = a.target_half_width if a.target_half_width == b.target_half_width else None
-        safety = (a.safety is not None, (a.safety.target_sil or 0) if a.safety is not None else 0)
-        return _availability_result(state, summary, target, safety)
-    if isinstance(a, MissionResult) and isinstance(b, MissionResult):
-        return _mission_result(*_engine.merge_mission(a.state, b.state))
-    raise InputError("merge", "both runs must be of the same kind (availability or mission)")

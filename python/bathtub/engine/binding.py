@@ -1,0 +1,139 @@
+"""The one door to the compiled engine (`bathtub._engine`): the only module of the library that
+imports it (`bathtub/__init__.py` reads the version string alone, to stay light).
+
+Each function here is the binding's call with its JSON answer decoded, typed for the rest of
+the library; no checks of its own (those are `bathtub.engine.fields` and the run functions',
+made before a call). A long call takes a `RunControl` (`bathtub.engine.control.call_engine`
+runs it so Ctrl-C and cancel reach it). Refusals rise as `bathtub.errors.EngineError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from bathtub import _engine
+
+__all__ = [
+    "ENGINE_VERSION",
+    "Cancelled",
+    "RunControl",
+    "alt_bootstrap",
+    "alt_fit",
+    "collapse_keys",
+    "compare_designs",
+    "compile_diagram",
+    "dist_eval",
+    "dist_mean",
+    "dist_sample",
+    "interval_search",
+    "merge_availability",
+    "merge_mission",
+    "rare_check",
+    "simulate_availability",
+    "simulate_mission",
+    "simulate_rare",
+    "what_to_improve",
+]
+
+ENGINE_VERSION: str = _engine.__version__
+Cancelled = _engine.Cancelled
+RunControl = _engine.RunControl
+
+
+def dist_eval(distribution_id: str, params: Mapping[str, float], function: str, t: list[float],
+              base_distribution_id: str | None = None) -> list[float]:
+    return _engine.dist_eval(distribution_id, params, function, t, base_distribution_id)
+
+
+def dist_mean(distribution_id: str, params: Mapping[str, float], base_distribution_id: str | None = None) -> float:
+    return _engine.dist_mean(distribution_id, params, base_distribution_id)
+
+
+def dist_sample(distribution_id: str, params: Mapping[str, float], n: int, seed: int, stream: int = 0,
+                age: float | None = None, base_distribution_id: str | None = None) -> list[float]:
+    return _engine.dist_sample(distribution_id, params, n, seed, stream, age, base_distribution_id)
+
+
+def compile_diagram(diagram_json: str) -> list[str]:
+    """The block ids of a lowered diagram the engine compiles (subsystem blocks `outer/inner`)."""
+    return list(_engine.compile_diagram(diagram_json))
+
+
+def simulate_availability(diagram_json: str, horizon: float, grid: int, crews: int, seed: int, replication_start: int,
+                          *, replications: int | None, target_half_width: float | None, max_replications: int,
+                          threads: int | None, control: RunControl) -> tuple[str, str]:
+    """(mergeable state, summary) as JSON text: the state is kept whole to merge runs later."""
+    return _engine.simulate_availability(diagram_json, horizon, grid, crews, seed, replication_start,
+                                         replications=replications, target_half_width=target_half_width,
+                                         max_replications=max_replications, threads=threads, control=control)
+
+
+def simulate_mission(diagram_json: str, mission_time: float, grid: int, seed: int, replication_start: int,
+                     replications: int, *, threads: int | None, control: RunControl) -> tuple[str, str]:
+    return _engine.simulate_mission(diagram_json, mission_time, grid, seed, replication_start, replications,
+                                    threads=threads, control=control)
+
+
+def merge_availability(a: str, b: str) -> tuple[str, str]:
+    return _engine.merge_availability(a, b)
+
+
+def merge_mission(a: str, b: str) -> tuple[str, str]:
+    return _engine.merge_mission(a, b)
+
+
+def what_to_improve(diagram_json: str, kind: str, time: float, crews: int, compared: str, seed: int,
+                    replication_start: int, replications: int, blocks: list[str] | None, *,
+                    threads: int | None, control: RunControl) -> dict[str, Any]:
+    return json.loads(_engine.what_to_improve(diagram_json, kind, time, crews, compared, seed, replication_start,
+                                              replications, blocks, threads=threads, control=control))
+
+
+def interval_search(diagram_json: str, blocks: list[str], knob: str, intervals: list[float], kind: str, time: float,
+                    crews: int, compared: str, seed: int, replication_start: int, replications: int, *,
+                    threads: int | None, control: RunControl) -> dict[str, Any]:
+    return json.loads(_engine.interval_search(diagram_json, blocks, knob, intervals, kind, time, crews, compared,
+                                              seed, replication_start, replications, threads=threads,
+                                              control=control))
+
+
+def compare_designs(diagrams_json: list[str], kind: str, time: float, crews: int, compared: str, seed: int,
+                    replication_start: int, replications: int, *, threads: int | None,
+                    control: RunControl) -> dict[str, Any]:
+    return json.loads(_engine.compare_designs(diagrams_json, kind, time, crews, compared, seed, replication_start,
+                                              replications, threads=threads, control=control))
+
+
+def rare_check(diagram_json: str, crews: int) -> str | None:
+    """Why failure biasing cannot run this diagram, or None when it can."""
+    return _engine.rare_check(diagram_json, crews)
+
+
+def simulate_rare(diagram_json: str, crews: int, seed: int, replication_start: int, *, replications: int | None,
+                  target_half_width: float | None, max_replications: int, threads: int | None,
+                  control: RunControl) -> dict[str, Any]:
+    return json.loads(_engine.simulate_rare(diagram_json, crews, seed, replication_start, replications=replications,
+                                            target_half_width=target_half_width, max_replications=max_replications,
+                                            threads=threads, control=control))
+
+
+def alt_fit(life: str, relationship: str, t: list[float], failed: list[bool], stresses: list[list[float]],
+            start: list[float]) -> tuple[list[float], float]:
+    return _engine.alt_fit(life, relationship, t, failed, stresses, start)
+
+
+def alt_bootstrap(life: str, relationship: str, t: list[float], failed: list[bool], stresses: list[list[float]],
+                  theta: list[float], kind: str, seed: int, start: int, count: int, threads: int | None,
+                  jackknife: bool) -> tuple[list[float], list[float]]:
+    return _engine.alt_bootstrap(life, relationship, t, failed, stresses, theta, kind, seed, start, count, threads,
+                                 jackknife)
+
+
+def collapse_keys(keys: np.ndarray, failures: int, out: np.ndarray) -> tuple[int, int]:
+    """Packed life-data keys sorted in place, distinct times written to `out` (see `_engine.pyi`)."""
+    return _engine.collapse_keys(keys, failures, out)
+
