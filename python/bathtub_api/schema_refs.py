@@ -32,13 +32,21 @@ def _canon(node: Any) -> bytes:
     return orjson.dumps(node, option=orjson.OPT_SORT_KEYS)
 
 
+# Keywords whose value maps names to schemas: such a map is not a schema, so never a `$ref`'s
+# target (once descriptions made two diagrams' block-model `properties` equal, the map itself
+# was hoisted and `properties` became `{"$ref": ...}`, a property named "$ref").
+NAME_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
+
+
 def _subtrees(node: Any, path: tuple[str, ...], out: dict[bytes, list[tuple[str, ...]]],
-              min_bytes: int = MIN_BYTES) -> int:
-    """Record every dict subtree (by canonical JSON) of at least MIN_BYTES with its paths; returns
-    the node's size so parents skip serialising small subtrees again."""
+              min_bytes: int = MIN_BYTES, is_map: bool = False) -> int:
+    """Record every schema subtree (a dict, by canonical JSON; not a name map) of at least
+    MIN_BYTES with its paths; returns the node's size so parents skip serialising small
+    subtrees again."""
     if isinstance(node, dict):
-        size = 2 + sum(len(k) + 4 + _subtrees(v, (*path, k), out, min_bytes) for k, v in node.items())
-        if size >= min_bytes and "$ref" not in node:
+        size = 2 + sum(len(k) + 4 + _subtrees(v, (*path, k), out, min_bytes, not is_map and k in NAME_MAPS)
+                       for k, v in node.items())
+        if size >= min_bytes and "$ref" not in node and not is_map:
             out.setdefault(_canon(node), []).append(path)
         return size
     if isinstance(node, list):
@@ -89,7 +97,7 @@ def hoist(defs: dict[str, Any], prefix: str, min_bytes: int = MIN_BYTES) -> dict
         seen: dict[bytes, list[tuple[str, ...]]] = {}
         for name, body in defs.items():
             for key, value in body.items() if isinstance(body, dict) else ():
-                _subtrees(value, (name, key), seen, min_bytes)
+                _subtrees(value, (name, key), seen, min_bytes, key in NAME_MAPS)
         candidates = sorted(((len(body) * (len(paths) - (body not in by_body)), body, paths)
                              for body, paths in seen.items() if len(paths) > 1 or body in by_body),
                             key=lambda c: c[0], reverse=True)
@@ -106,8 +114,11 @@ def hoist(defs: dict[str, Any], prefix: str, min_bytes: int = MIN_BYTES) -> dict
                 defs[name] = orjson.loads(body)
                 by_body[body] = name
             # equal subtrees never nest inside one another, so no place holds another
+            said = orjson.loads(body).get("description") if b'"description"' in body else None
             for path in paths:
-                _put(defs, path, {"$ref": prefix + name})
+                # a property keeps saying what it is beside its `$ref` (2020-12 allows siblings)
+                at_property = len(path) > 1 and path[-2] == "properties" and isinstance(said, str)
+                _put(defs, path, {"$ref": prefix + name, **({"description": said} if at_property else {})})
                 taken.add(path)
                 above.update(path[:i] for i in range(1, len(path)))
 
@@ -199,3 +210,81 @@ def brief(node: Any, limit: int) -> Any:
                 + " (in full: the OpenAPI document)"
 
     return each_dict(node, visit)
+
+
+# Where a schema restates fields its object declares (a rule narrowing them for some values, or
+# a combination of them): a property named there is the declared one, described where declared.
+RULE_BRANCHES = (*RULE_KEYWORDS, "allOf", "not", "contains")
+
+
+def each_property(node: Any, visit: Callable[[str, str, dict[str, Any]], None], owner: str = "",
+                  resolve: Callable[[str], Any] | None = None) -> None:
+    """Call `visit(owner, name, schema)` once for every property a schema declares: `owner` is
+    the dotted path of properties leading to its object, from `owner` given (e.g. the model's
+    name): `RbdCreate.nodes.model` for a block model's fields. With `resolve` (a `$ref` to its
+    schema) the walk follows references, a definition's fields owned by its name.
+
+    A property a rule restates (inside `if`/`then`/`allOf`/..., or an `anyOf`/`oneOf` beside
+    `properties`, naming a field the object declares) is not visited: it is the declared one,
+    narrowed; inside it, only fields the declared one leaves open are declared (a loose list of
+    objects whose fields a rule spells out). A rule's branch that brings a field of its own (a
+    tool's variants under `oneOf`) declares it, and it is visited."""
+    seen: set[tuple[str, str, frozenset[str]]] = set()
+
+    def fields(schema: Any, depth: int = 0) -> frozenset[str]:
+        """The property names a declared schema gives its object(s), through items, unions and refs."""
+        if depth > 8:
+            return frozenset()
+        if isinstance(schema, list):
+            return frozenset().union(*(fields(v, depth + 1) for v in schema))
+        if not isinstance(schema, dict):
+            return frozenset()
+        out = frozenset(schema.get("properties") or ())
+        if resolve is not None and isinstance(schema.get("$ref"), str):
+            out |= fields(resolve(schema["$ref"]), depth + 1)
+        for key in ("items", "anyOf", "oneOf", "additionalProperties", "prefixItems"):
+            out |= fields(schema.get(key), depth + 1)
+        return out
+
+    def walk(node: Any, owner: str, outer: dict[str, Any]) -> None:
+        if isinstance(node, list):
+            for v in node:
+                walk(v, owner, outer)
+            return
+        if not isinstance(node, dict):
+            return
+        ref = node.get("$ref")
+        if resolve is not None and isinstance(ref, str):
+            key = (ref, owner, frozenset(outer))
+            if key not in seen:
+                seen.add(key)
+                walk(resolve(ref), ref.rsplit("/", 1)[-1] if not outer else owner, outer)
+        props = node.get("properties")
+        props = props if isinstance(props, dict) else {}
+        for name, sub in props.items():
+            if not isinstance(sub, dict):
+                continue
+            at = f"{owner}.{name}" if owner else name
+            if name in outer:  # restated: what the declared one leaves open is declared here
+                walk(sub, at, {k: None for k in fields(outer[name])} or {"": None})
+            else:
+                visit(owner, name, sub)
+                walk(sub, at, {})
+        for key, v in node.items():
+            if key not in ("properties", "$defs"):
+                ruled = key in RULE_BRANCHES or (props and key in ("anyOf", "oneOf"))
+                walk(v, owner, {**outer, **props} if ruled else outer)
+
+    walk(node, owner, {})
+
+
+def undescribed(tree: Any, owner: str, resolve: Callable[[str], Any] | None = None) -> list[str]:
+    """The path (`owner.field...`) of every property `tree` declares without a description."""
+    out: list[str] = []
+
+    def visit(at: str, name: str, schema: dict[str, Any]) -> None:
+        if not (isinstance(schema.get("description"), str) and schema["description"].strip()):
+            out.append(f"{at}.{name}")
+
+    each_property(tree, visit, owner, resolve)
+    return out
