@@ -74,3 +74,19 @@ def describe(defs: dict[str, Any], used: set[str] | None = None) -> dict[str, An
     for model, body in defs.items():
         each_property(body, visit, model, resolve)
     return defs
+
+
+def field_texts(defs: dict[str, Any], model: str) -> dict[str, str]:
+    """Every field `model` declares (nested ones by dotted path, `nodes.model.mean`) with its
+    description, from described definitions (`openapi.definitions`): what the guide answers
+    for a tool, whose tool-list schema carries only the fields' own short descriptions."""
+    out: dict[str, str] = {}
+
+    def visit(owner: str, name: str, schema: dict[str, Any]) -> None:
+        path = f"{owner}.{name}".partition(".")[2]  # without the model's name
+        text = schema.get("description")
+        if isinstance(text, str) and path not in out:
+            out[path] = text
+
+    each_property(defs[model], visit, model, lambda ref: defs.get(ref.rsplit("/", 1)[-1], {}), ref_owner=False)
+    return out
