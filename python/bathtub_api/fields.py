@@ -3,9 +3,10 @@ service enforces: integers inside the range every JSON reader and SQL integer ke
 and strings without the NUL character (U+0000), which PostgreSQL text cannot store.
 
 The NUL rule holds for every string and key of every request, so it is stated once (the
-OpenAPI `info`, the 422 answer, each tool's description: NUL_STATEMENT), not as a pattern on
-each string. `refuse_nul` applies it at the door to everything a request carries, including
-the free-form parts (diagram nodes, rows, options) no model describes.
+OpenAPI `info`, the 422 answer, the MCP server's instructions and the guide tool's description:
+NUL_STATEMENT), not as a pattern on each string. `refuse_nul` applies it at the door to
+everything a request carries, including the free-form parts (diagram nodes, rows, options) no
+model describes.
 """
 
 from __future__ import annotations

@@ -19,19 +19,26 @@ from bathtub_api.errors import ApiError, json_response, validation_detail, write
 from bathtub_api.fields import NUL_RULE, refuse_nul
 from bathtub_api.openapi import API_VERSION, CROSS_FIELD, cross_field_described, definitions, key_patterns
 from bathtub_api.registry import Action, Registry, ctx_of, invoke
-from bathtub_api.schema_refs import brief, hoist, outline, reachable, untitled
+from bathtub_api.schema_refs import BRIEF_MARK, brief, hoist, outline, reachable, untitled
 from bathtub_api.tools.guide import PAGES
 
 PROTOCOL_VERSION = "2025-06-18"
 
 
 NUL_PREAMBLE = f"Every string and key {NUL_RULE}."
+# Said once where an agent reads it first (the server's instructions, and the guide tool, for
+# clients that do not show instructions), not in every tool's description: 1.1 KB of the list.
+INSTRUCTIONS = (f"Bathtub reliability-engineering tools. {NUL_PREAMBLE} Each tool's how-to is in the guide "
+                "tool (call guide with a topic; no topic lists them), and every field's meaning, unit and "
+                "default too (call guide with tool: its name); a description ending in ... continues there.")
 DEFS = "#/$defs/"
 # An agent reads the whole tool list into its context: a part repeated in one tool is said once
 # from this size (the OpenAPI document, read by tools, keeps schema_refs.MIN_BYTES).
 TOOL_MIN_BYTES = 150
-# A field's description in the tool list stops at its first sentence past this length.
-TOOL_DESCRIPTION_CHARS = 200
+# A field's description in the tool list stops at its first sentence past this length, and
+# an action's summary in its tool's description at a word (the whole text: guide, OpenAPI).
+TOOL_DESCRIPTION_CHARS = 100
+TOOL_SUMMARY_CHARS = 100
 
 
 def _topics(actions: list[Action]) -> list[str]:
@@ -40,17 +47,24 @@ def _topics(actions: list[Action]) -> list[str]:
     return [key for key, page in PAGES.items() if names & set(page.actions)]
 
 
+def _cut(text: str, limit: int) -> str:
+    """`text` up to `limit` characters, cut at a word and marked as brief() marks it."""
+    return text if len(text) <= limit else text[:text.rfind(" ", 0, limit)].rstrip(",;:") + BRIEF_MARK
+
+
 def _description(actions: list[Action]) -> str:
     """Short: what the tool does and its actions; the how-to is in the guide, on request."""
     if len(actions) == 1 and actions[0].action is None:
         text = actions[0].summary
     else:
-        text = "; ".join(f"{actions[0].selector}={a.action}: {a.summary}" for a in actions)
+        text = "; ".join(f"{actions[0].selector}={a.action}: {_cut(a.summary, TOOL_SUMMARY_CHARS)}" for a in actions)
     topics = _topics(actions)
     # a tool every topic uses (get, list) points to the topic list rather than naming them all
     how = (f" How-to: call guide with topic {' or '.join(topics)}." if 0 < len(topics) <= 3
            else " How-to: call guide (no topic) for the topics." if topics else "")
-    return f"{text}.{how} {NUL_PREAMBLE}".replace("..", ".")
+    said = f" {INSTRUCTIONS}" if actions[0].tool == "guide" else ""
+    end = "" if text.endswith(BRIEF_MARK) else "."
+    return f"{text.rstrip('.') if end else text}{end}{how}{said}"
 
 
 def rules_only(text: str) -> str | None:
@@ -68,8 +82,11 @@ def _input_schema(requests: tuple[type[BaseModel], ...], selector: str, names: t
     and to the OpenAPI document, which states them), the parts they share said once in the tool's
     own `$defs` (tools/list has no shared components). Cached: the models never change."""
     inlined = {m.__name__ for m in requests}
-    defs = outline(cross_field_described(key_patterns(definitions(requests, DEFS + "{model}"))))
-    defs = brief(untitled(hoist(reachable(defs, DEFS, inlined), DEFS, TOOL_MIN_BYTES)), TOOL_DESCRIPTION_CHARS)
+    # the glossary's descriptions stay out (measured: they take the list from 64 KB to 96 KB, past
+    # what an agent's context should hold); a field's own description comes, cut short by `brief`
+    defs = outline(cross_field_described(key_patterns(definitions(requests, DEFS + "{model}", glossary=False))))
+    defs = brief(untitled(hoist(reachable(defs, DEFS, inlined), DEFS, TOOL_MIN_BYTES, roles=False)),
+                 TOOL_DESCRIPTION_CHARS)
     used = orjson.dumps([v for k, v in defs.items() if k not in inlined])
     bodies = {name: defs[name] if f'"{DEFS}{name}"'.encode() in used else defs.pop(name) for name in inlined}
 
@@ -93,6 +110,8 @@ def _input_schema(requests: tuple[type[BaseModel], ...], selector: str, names: t
             chosen = {"const": actions[0]} if len(actions) == 1 else {"enum": actions}
             sub["properties"] = {selector: chosen, **sub.get("properties", {})}
             sub["required"] = [selector, *sub.get("required", [])]
+            if sub.get("type") == "object":
+                del sub["type"]  # the tool's schema says it once: every variant applies to that object
             variants.append(sub)
         schema = {"type": "object", "properties": {selector: {"enum": list(names),
                                                               "description": "which action to run"}},
@@ -233,6 +252,7 @@ async def _dispatch(request: web.Request, reg: Registry, method: str, params: di
             "protocolVersion": PROTOCOL_VERSION,
             "capabilities": {"tools": {"listChanged": False}},
             "serverInfo": {"name": "bathtub", "version": API_VERSION},
+            "instructions": INSTRUCTIONS,
         }
     if method == "ping":
         return {}

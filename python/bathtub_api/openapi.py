@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from bathtub_api.fields import CSV_BODY_SCHEMA, NUL_RULE, NUL_STATEMENT
+from bathtub_api.glossary import describe
 from bathtub_api.registry import Registry
 from bathtub_api.schema_refs import each_dict, hoist
 
@@ -94,17 +95,20 @@ def cross_field_described(node: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=64)
-def _definitions_json(models: tuple[type[BaseModel], ...], ref_template: str) -> bytes:
+def _definitions_json(models: tuple[type[BaseModel], ...], ref_template: str, glossary: bool) -> bytes:
     _, top = models_json_schema([(m, "validation") for m in models], ref_template=ref_template)
-    return orjson.dumps(top.get("$defs", {}))
+    defs = top.get("$defs", {})
+    return orjson.dumps(describe(defs) if glossary else defs)
 
 
-def definitions(models: Iterable[type[BaseModel]], ref_template: str = REF) -> dict[str, Any]:
-    """The JSON Schemas of `models` and those they use, by name: a fresh copy each call (callers
-    edit it in place). Generating them takes pydantic about 1.5 s for the whole registry, and the
-    classes never change after import, so it is done once per set of models and process: an app
+def definitions(models: Iterable[type[BaseModel]], ref_template: str = REF, glossary: bool = True) -> dict[str, Any]:
+    """The JSON Schemas of `models` and those they use, by name, every field described (its own
+    description or, with `glossary`, the glossary's): a fresh copy each call (callers edit it in
+    place).
+    Generating them takes pydantic about 1.5 s for the whole registry, and the classes never
+    change after import, so it is done once per set of models and process: an app
     starts (every service test makes one) and MCP answers tools/list without paying it again."""
-    return orjson.loads(_definitions_json(tuple(models), ref_template))
+    return orjson.loads(_definitions_json(tuple(models), ref_template, glossary))
 
 
 @functools.lru_cache(maxsize=8)

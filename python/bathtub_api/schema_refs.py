@@ -32,17 +32,32 @@ def _canon(node: Any) -> bytes:
     return orjson.dumps(node, option=orjson.OPT_SORT_KEYS)
 
 
-def _subtrees(node: Any, path: tuple[str, ...], out: dict[bytes, list[tuple[str, ...]]],
-              min_bytes: int = MIN_BYTES) -> int:
-    """Record every dict subtree (by canonical JSON) of at least MIN_BYTES with its paths; returns
-    the node's size so parents skip serialising small subtrees again."""
+# Keywords whose value maps names to schemas: such a map is not a schema, so never a `$ref`'s
+# target (once descriptions made two diagrams' block-model `properties` equal, the map itself
+# was hoisted and `properties` became `{"$ref": ...}`, a property named "$ref").
+NAME_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
+
+
+def _subtrees(node: Any, path: tuple[str, ...], out: dict[bytes, list[tuple[str, ...]]], min_bytes: int,
+              bare: set[tuple[str, ...]] | None, is_map: bool = False, at_property: bool = False) -> int:
+    """Record every schema subtree (a dict, by canonical JSON; not a name map) of at least
+    `min_bytes` with its paths; returns the node's size so parents skip serialising small
+    subtrees again. A property's schema is recorded without its description (its path added to
+    `bare`): the description says the property's role and stays beside the `$ref` where it is
+    used, so fields of one type with different roles share one definition."""
     if isinstance(node, dict):
-        size = 2 + sum(len(k) + 4 + _subtrees(v, (*path, k), out, min_bytes) for k, v in node.items())
-        if size >= min_bytes and "$ref" not in node:
-            out.setdefault(_canon(node), []).append(path)
+        size = 2 + sum(len(k) + 4 + _subtrees(v, (*path, k), out, min_bytes, bare, not is_map and k in NAME_MAPS,
+                                              is_map and path[-1] == "properties")
+                       for k, v in node.items())
+        if size >= min_bytes and "$ref" not in node and not is_map:
+            body = {k: v for k, v in node.items() if k != "description"} if at_property and bare is not None else node
+            if body is node or len(_canon(body)) >= min_bytes:
+                out.setdefault(_canon(body), []).append(path)
+                if body is not node and bare is not None:
+                    bare.add(path)
         return size
     if isinstance(node, list):
-        return 2 + sum(1 + _subtrees(v, (*path, str(i)), out, min_bytes) for i, v in enumerate(node))
+        return 2 + sum(1 + _subtrees(v, (*path, str(i)), out, min_bytes, bare) for i, v in enumerate(node))
     return len(orjson.dumps(node))
 
 
@@ -76,20 +91,27 @@ def _name(node: dict[str, Any], path: tuple[str, ...], taken: dict[str, Any]) ->
     return name
 
 
-def hoist(defs: dict[str, Any], prefix: str, min_bytes: int = MIN_BYTES) -> dict[str, Any]:
+def hoist(defs: dict[str, Any], prefix: str, min_bytes: int = MIN_BYTES, roles: bool = True) -> dict[str, Any]:
     """Move every subtree of `defs` that appears more than once (`min_bytes` or more) into `defs`
     under a name, replacing each use by `{"$ref": prefix + name}`; a subtree equal to an existing
     definition refers to it. Greedy, largest saving first, until nothing repeats (in place).
 
     Each pass takes every candidate whose places do not overlap a place already taken in that
     pass (a walk of the whole tree costs more than the choosing), so passes are about as many
-    as shared schemas nest."""
+    as shared schemas nest.
+
+    With `roles`, a property's schema is shared without its description, which stays beside
+    each `$ref` (the property's role: two `unit` fields of one type may mean different things);
+    without, a property said the same way in several places, description included, is said once
+    (the tool list, where bytes count most and a repeated field means the same).
+    """
     by_body = {_canon(body): name for name, body in defs.items()}
     while True:
         seen: dict[bytes, list[tuple[str, ...]]] = {}
+        bare: set[tuple[str, ...]] = set()  # property schemas recorded without their description
         for name, body in defs.items():
             for key, value in body.items() if isinstance(body, dict) else ():
-                _subtrees(value, (name, key), seen, min_bytes)
+                _subtrees(value, (name, key), seen, min_bytes, bare if roles else None, key in NAME_MAPS)
         candidates = sorted(((len(body) * (len(paths) - (body not in by_body)), body, paths)
                              for body, paths in seen.items() if len(paths) > 1 or body in by_body),
                             key=lambda c: c[0], reverse=True)
@@ -107,7 +129,9 @@ def hoist(defs: dict[str, Any], prefix: str, min_bytes: int = MIN_BYTES) -> dict
                 by_body[body] = name
             # equal subtrees never nest inside one another, so no place holds another
             for path in paths:
-                _put(defs, path, {"$ref": prefix + name})
+                # a property keeps saying what it is beside its `$ref` (2020-12 allows siblings)
+                said = _at(defs, path).get("description") if path in bare else None
+                _put(defs, path, {"$ref": prefix + name, **({"description": said} if said else {})})
                 taken.add(path)
                 above.update(path[:i] for i in range(1, len(path)))
 
@@ -185,17 +209,99 @@ def untitled(node: Any) -> Any:
     return each_dict(node, visit)
 
 
+BRIEF_MARK = " ..."
+
+
 def brief(node: Any, limit: int) -> Any:
     """Every description longer than `limit` characters cut to its first sentence (or to
-    `limit` at a word) and marked so, in place: the tool list is read whole into an agent's
-    context; the full text is in the OpenAPI document."""
+    `limit` at a word) and ended with BRIEF_MARK, in place: the tool list is read whole into an
+    agent's context; the full text is in the OpenAPI document (the server's instructions say so
+    once, rather than each cut description)."""
 
     def visit(d: dict[str, Any]) -> None:
         text = d.get("description")
         if isinstance(text, str) and len(text) > limit:
             flat = " ".join(text.split())
             end = flat.find(". ", 0, limit)
-            d["description"] = (flat[:end + 1] if end > 0 else flat[:flat.rfind(" ", 0, limit)] + " ...") \
-                + " (in full: the OpenAPI document)"
+            d["description"] = (flat[:end + 1] if end > 0 else flat[:flat.rfind(" ", 0, limit)]) + BRIEF_MARK
 
     return each_dict(node, visit)
+
+
+# Where a schema restates fields its object declares (a rule narrowing them for some values, or
+# a combination of them): a property named there is the declared one, described where declared.
+RULE_BRANCHES = (*RULE_KEYWORDS, "allOf", "not", "contains")
+
+
+def each_property(node: Any, visit: Callable[[str, str, dict[str, Any]], None], owner: str = "",
+                  resolve: Callable[[str], Any] | None = None, ref_owner: bool = True) -> None:
+    """Call `visit(owner, name, schema)` once for every property a schema declares: `owner` is
+    the dotted path of properties leading to its object, from `owner` given (e.g. the model's
+    name): `RbdCreate.nodes.model` for a block model's fields. With `resolve` (a `$ref` to its
+    schema) the walk follows references, a definition's fields owned by its name (with
+    `ref_owner`) or by the path of properties that led there.
+
+    A property a rule restates (inside `if`/`then`/`allOf`/..., or an `anyOf`/`oneOf` beside
+    `properties`, naming a field the object declares) is not visited: it is the declared one,
+    narrowed; inside it, only fields the declared one leaves open are declared (a loose list of
+    objects whose fields a rule spells out). A rule's branch that brings a field of its own (a
+    tool's variants under `oneOf`) declares it, and it is visited."""
+    seen: set[tuple[str, str, frozenset[str]]] = set()
+
+    def fields(schema: Any, depth: int = 0) -> frozenset[str]:
+        """The property names a declared schema gives its object(s), through items, unions and refs."""
+        if depth > 8:
+            return frozenset()
+        if isinstance(schema, list):
+            return frozenset().union(*(fields(v, depth + 1) for v in schema))
+        if not isinstance(schema, dict):
+            return frozenset()
+        out = frozenset(schema.get("properties") or ())
+        if resolve is not None and isinstance(schema.get("$ref"), str):
+            out |= fields(resolve(schema["$ref"]), depth + 1)
+        for key in ("items", "anyOf", "oneOf", "additionalProperties", "prefixItems"):
+            out |= fields(schema.get(key), depth + 1)
+        return out
+
+    def walk(node: Any, owner: str, outer: dict[str, Any]) -> None:
+        if isinstance(node, list):
+            for v in node:
+                walk(v, owner, outer)
+            return
+        if not isinstance(node, dict):
+            return
+        ref = node.get("$ref")
+        if resolve is not None and isinstance(ref, str):
+            key = (ref, owner, frozenset(outer))
+            if key not in seen:
+                seen.add(key)
+                walk(resolve(ref), ref.rsplit("/", 1)[-1] if ref_owner and not outer else owner, outer)
+        props = node.get("properties")
+        props = props if isinstance(props, dict) else {}
+        for name, sub in props.items():
+            if not isinstance(sub, dict):
+                continue
+            at = f"{owner}.{name}" if owner else name
+            if name in outer:  # restated: what the declared one leaves open is declared here
+                walk(sub, at, {k: None for k in fields(outer[name])} or {"": None})
+            else:
+                visit(owner, name, sub)
+                walk(sub, at, {})
+        for key, v in node.items():
+            if key not in ("properties", "$defs"):
+                ruled = key in RULE_BRANCHES or (props and key in ("anyOf", "oneOf"))
+                walk(v, owner, {**outer, **props} if ruled else outer)
+
+    walk(node, owner, {})
+
+
+def undescribed(tree: Any, owner: str, resolve: Callable[[str], Any] | None = None) -> list[str]:
+    """The path (`owner.field...`) of every property `tree` declares without a description."""
+    out: list[str] = []
+
+    def visit(at: str, name: str, schema: dict[str, Any]) -> None:
+        if not (isinstance(schema.get("description"), str) and schema["description"].strip()):
+            out.append(f"{at}.{name}")
+
+    each_property(tree, visit, owner, resolve)
+    return out

@@ -68,15 +68,13 @@ class AlertRuleIn(Strict):
 class FleetCreate(Strict):
     name: Name
     model_id: Annotated[str, Field(min_length=1, max_length=64)]
-    period_label: Annotated[str, Field(min_length=1, max_length=40)] = Field(
-        "months", description="days, weeks, months (30.44 days), quarters or years; any other label is shown as is "
-                              "and gives no estimated rates")
+    # period_label, replace_failed, default_covariates: described once for create and update (glossary.toml)
+    period_label: Annotated[str, Field(min_length=1, max_length=40)] = "months"
     periods: integer(ge=1, le=240) = 12
     default_rate: NonNeg | None = None
     rate_source: Literal["manual", "estimated"] = "manual"
-    replace_failed: bool = Field(False, description="true: failed items are replaced by new ones (renewal)")
-    default_covariates: Covariates | None = Field(None, description="with a regression life model: covariate values "
-                                                                    "of any item that does not give its own")
+    replace_failed: bool = False
+    default_covariates: Covariates | None = None
     confidence: Annotated[float, Field(gt=0.5, lt=1)] = 0.9
     items: Annotated[list[FleetItemIn], Field(max_length=MAX_ITEMS)] = Field(default_factory=list)
     alert_rules: Annotated[list[AlertRuleIn], Field(max_length=50)] = Field(default_factory=list)

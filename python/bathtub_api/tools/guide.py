@@ -8,10 +8,14 @@ import dataclasses
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
+
+from pydantic import Field
 
 from bathtub.regression import records as regression
 from bathtub_api.config import Config
+from bathtub_api.glossary import field_texts
+from bathtub_api.openapi import definitions
 from bathtub_api.plans import PlanLimits, all_limits
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import Strict
@@ -63,8 +67,16 @@ PAGES, REGRESSION_MODELS = _load()
 Topic = Literal[tuple(PAGES)]  # type: ignore[valid-type]  # the topics are the files
 
 
+# The tools of the tool protocol, whose fields `guide {tool}` explains (check_pages keeps the list
+# equal to the registry's: a schema-valid name is always answered).
+Tool = Literal["alt", "datasets", "degradation", "fit", "fleets", "get", "guide", "jobs", "list", "rbd",
+               "rbd_analysis", "rcm", "reports", "sharing", "strategy", "tracked_fleets", "uploads"]
+
+
 class GuideRequest(Strict):
     topic: Topic | None = None
+    tool: Tool | None = Field(None, description="A tool's name: the answer's `fields` give every field of its "
+                                                "actions with its meaning, unit and default.")
 
 
 class GuideAction(Strict):
@@ -84,6 +96,17 @@ class GuideAnswer(Strict):
     title: str | None = None
     text: str | None = None
     actions: list[GuideAction] | None = None
+    tool: str | None = Field(None, description="The tool whose fields are given.")
+    fields: dict[str, dict[str, str]] | None = Field(
+        None, description="With `tool`: action (or the tool's name when it has no actions) -> field -> what it "
+                          "means, its unit and default; nested fields by dotted path (nodes.model.mean).")
+
+
+def tool_fields(reg: Registry, tool: str) -> dict[str, dict[str, str]]:
+    """Every field of a tool's actions with its full description (the glossary's included)."""
+    actions = [a for a in reg.tools()[tool] if not a.rest_only]
+    defs = definitions([a.request for a in actions])
+    return {a.action or tool: field_texts(defs, a.request.__name__) for a in actions}
 
 
 def plans_text(config: Config, plan: str | None = None) -> str:
@@ -118,10 +141,16 @@ def check_pages(reg: Registry) -> None:
         missing = [a for a in page.actions if a not in live]
         if missing:
             raise RuntimeError(f"guide topic {key!r} names actions this service lacks: {', '.join(missing)}")
+    differ = {a.tool for a in reg.actions.values() if not a.rest_only} ^ set(get_args(Tool))
+    if differ:
+        raise RuntimeError(f"guide's Tool list differs from the registry's tools: {sorted(differ)}")
 
 
 def register(reg: Registry) -> None:
     async def guide(ctx: Ctx, req: GuideRequest) -> dict[str, Any]:
+        if req.tool is not None:
+            fields = {"tool": req.tool, "fields": tool_fields(reg, req.tool)}
+            return fields if req.topic is None else {**await guide(ctx, GuideRequest(topic=req.topic)), **fields}
         if req.topic is None:
             return {"topics": [{"id": k, "title": p.title, "summary": p.summary} for k, p in PAGES.items()]}
         page = PAGES[req.topic]
@@ -134,4 +163,5 @@ def register(reg: Registry) -> None:
         }
 
     reg.action("guide", None, request=GuideRequest, response=GuideAnswer,
-               summary="With no topic, the list of topics; with a topic, a short how-to")(guide)
+               summary="With no topic, the list of topics; with a topic, a short how-to; with a tool, "
+                       "what every field of its actions means")(guide)
