@@ -13,25 +13,9 @@ from urllib.parse import urlsplit
 import jsonschema
 
 from bathtub_api.registry import Registry
-from bathtub_api.tools.examples import EXAMPLES, SETUP, Step
+from bathtub_api.tools.examples import EXAMPLES, MADE_BY, SETUP, Step, placeholders
 from tests.conftest import Api
 
-# placeholder -> (the example whose answer holds it, how to read it from that answer)
-MAKES: dict[str, tuple[str, Any]] = {
-    "dataset_id": ("datasets/create", lambda r: r["id"]),
-    "model_id": ("fit/life", lambda r: r["id"]),
-    "analysis_id": ("strategy/optimal_replacement", lambda r: r["analysis_id"]),
-    "rbd_id": ("rbd/create", lambda r: r["id"]),
-    "run_id": ("rbd_analysis/analyze", lambda r: r["run_id"]),
-    "job_id": ("rbd_analysis/what_to_improve", lambda r: r["job_id"]),
-    "fleet_id": ("fleets/create", lambda r: r["id"]),
-    "study_id": ("rcm/create", lambda r: r["id"]),
-    "report_id": ("reports/create", lambda r: r["id"]),
-    "link_id": ("sharing/create_link", lambda r: r["id"]),
-    "upload_id": ("uploads/create", lambda r: r["upload_id"]),
-    "degradation_model_id": ("degradation/create", lambda r: r["id"]),
-    "tracked_fleet_id": ("tracked_fleets/create", lambda r: r["id"]),
-}
 PLACEHOLDER = re.compile(r"^\{(\w+)\}$")
 # Run after every other example: they end what the others use.
 LAST = ("sharing/revoke_link", "reports/delete", "fleets/delete", "tracked_fleets/delete", "datasets/delete_rows",
@@ -63,12 +47,12 @@ def _fill(node: Any, ids: dict[str, str]) -> Any:
 def test_every_action_has_an_example(registry: Registry) -> None:
     names = {f"{a.tool}/{a.action}" if a.action else a.tool for a in registry.actions.values()}
     assert set(EXAMPLES) == names
-    made = [p for p, _ in MAKES.items()] + [s.placeholder for s in SETUP]
+    made = list(MADE_BY) + [s.placeholder for s in SETUP]
     assert len(made) == len(set(made)), "a placeholder made twice"
-    for placeholder, (maker, _) in MAKES.items():
+    for placeholder, (maker, _) in MADE_BY.items():
         assert maker in EXAMPLES and placeholder not in _needs(EXAMPLES[maker]), placeholder
     used = set().union(*(_needs(e) for e in EXAMPLES.values()), *(_needs(s.body) for s in SETUP))
-    assert used == set(made), "every placeholder is made, and every item made is used"
+    assert used == set(made) == set(placeholders()), "every placeholder is made, said, and used"
 
 
 def test_examples_are_valid_against_the_published_request_schemas(registry: Registry) -> None:
@@ -141,10 +125,10 @@ async def test_every_example_is_accepted(api: Api, registry: Registry) -> None:
             pending.remove(name)
             status, body = await api.post(actions[name].path, _fill(EXAMPLES[name], ids))
             assert 200 <= status < 300, (name, status, body)
-            for placeholder, (maker, read) in MAKES.items():
+            for placeholder, (maker, field) in MADE_BY.items():
                 if maker == name:
-                    ids[placeholder] = read(body)
-            if name == MAKES["job_id"][0]:  # cancelled at once, while it still runs
+                    ids[placeholder] = body[field]
+            if name == MADE_BY["job_id"][0]:  # cancelled at once, while it still runs
                 status, body = await api.post(actions["jobs/cancel"].path, _fill(EXAMPLES["jobs/cancel"], ids))
                 assert 200 <= status < 300, ("jobs/cancel", status, body)
     for name in LAST:

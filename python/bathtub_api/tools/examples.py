@@ -137,6 +137,24 @@ EXAMPLES: dict[str, dict[str, Any]] = {
 }
 
 
+# placeholder -> (the example whose answer holds it, the answer's field)
+MADE_BY: dict[str, tuple[str, str]] = {
+    "dataset_id": ("datasets/create", "id"),
+    "model_id": ("fit/life", "id"),
+    "analysis_id": ("strategy/optimal_replacement", "analysis_id"),
+    "rbd_id": ("rbd/create", "id"),
+    "run_id": ("rbd_analysis/analyze", "run_id"),
+    "job_id": ("rbd_analysis/what_to_improve", "job_id"),
+    "fleet_id": ("fleets/create", "id"),
+    "study_id": ("rcm/create", "id"),
+    "report_id": ("reports/create", "id"),
+    "link_id": ("sharing/create_link", "id"),
+    "upload_id": ("uploads/create", "upload_id"),
+    "degradation_model_id": ("degradation/create", "id"),
+    "tracked_fleet_id": ("tracked_fleets/create", "id"),
+}
+
+
 @dataclasses.dataclass(frozen=True)
 class Step:
     """A request a user sends before the examples that use its answer: `call` is an action
@@ -232,6 +250,16 @@ SETUP: tuple[Step, ...] = (
          "a maintenance photo: POST /api/v1/maintenance/photos?target_id=...&caption=... with the JPEG as the "
          "body (Content-Type: image/jpeg)", file=gray_jpeg, content_type="image/jpeg"),
 )
+
+
+def placeholders() -> dict[str, str]:
+    """What each `{placeholder}` of the examples stands for, in words a reader of the docs page
+    follows: the example that makes the item, or the set-up step a user takes first."""
+    out = {name: f"the `{field}` answered by `{action}` (its example)" for name, (action, field) in MADE_BY.items()}
+    for step in SETUP:
+        made = f"`{step.call}`" + (" and the file sent" if step.file is not None else "")
+        out[step.placeholder] = f"{step.says}: the `{step.read}` answered by {made}"
+    return out
 
 
 def attach(reg: Registry) -> None:
