@@ -17,7 +17,7 @@ from bathtub_api import docs_index, openapi
 from bathtub_api.keys import CONFIG
 from bathtub_api.precompressed import Precompressed
 from bathtub_api.registry import Registry
-from bathtub_api.tools.examples import placeholders
+from bathtub_api.tools.examples import placeholders, setup_requests
 from bathtub_api.tools.guide import PAGES, topic_text
 
 ROOT = "/api/v1/docs"
@@ -102,10 +102,10 @@ def _topics_nav() -> str:
     return f'<nav class="guide"><strong>Guide:</strong> {links}</nav>'
 
 
-def _html(title: str, body: str, head: str = "") -> str:
+def _html(title: str, body: str, head: str = "", stylesheet: bool = True) -> str:
+    link = f'<link rel="stylesheet" href="{ROOT}/docs.css">' if stylesheet else ""
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">{head}'
-            f'<link rel="stylesheet" href="{ROOT}/docs.css"></head>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">{head}{link}</head>'
             f"<body>{body}</body></html>")
 
 
@@ -116,8 +116,9 @@ def _page(title: str, body: str, head: str = "") -> web.Response:
 
 def index_html(reg: Registry) -> bytes:
     """The operation index: every operation from the registry's OpenAPI document, rendered."""
-    body = f"{_topics_nav()}{docs_index.render(openapi.build(reg), placeholders())}"
-    return _html("Bathtub API", body).encode()
+    body = f"{_topics_nav()}{docs_index.render(openapi.build(reg), placeholders(), setup_requests())}"
+    # the style inline: one request fewer before the first paint (the page is cached as a whole)
+    return _html("Bathtub API", body, f"<style>{_CSS}</style>", stylesheet=False).encode()
 
 
 _CSS = """body { margin: 0; font-family: system-ui, sans-serif; }
@@ -154,6 +155,8 @@ ul.props li { margin: 0.25em 0; }
 .example pre { background: #f4f6f8; border: 1px solid #dde; padding: 0.5em; overflow-x: auto; max-width: 100%;
   box-sizing: border-box; font-size: 0.85em; }
 .example pre code { overflow-wrap: normal; }
+details.setup > summary, details.checked > summary { cursor: pointer; color: #1a5fb4; margin: 0.3em 0; }
+ul.placeholders { font-size: 0.93em; padding-left: 1.1em; }
 section.schema { border-top: 1px solid #eef; content-visibility: auto; contain-intrinsic-size: auto 12em; }
 section.schema h3 { margin: 0.8em 0 0.2em; font-family: ui-monospace, monospace; }
 """

@@ -211,12 +211,18 @@ def _refs(node: Any) -> Iterable[str]:
             yield from _refs(v)
 
 
-def _example(example: Any, said: dict[str, str]) -> str:
+def _example(example: Any, said: dict[str, str], setups: dict[str, str]) -> str:
+    """The worked example, what each placeholder in it stands for, and the set-up requests that
+    make the items no other example makes (and those their own requests name)."""
     text = orjson.dumps(example, option=orjson.OPT_INDENT_2).decode()
-    used = sorted(set(re.findall(r'"\{(\w+)\}"', text)))
+    used = list(dict.fromkeys(re.findall(r'"\{(\w+)\}"', text)))
+    for name in used:  # a set-up request may name another item (a fit names its dataset)
+        used += [n for n in re.findall(r"\{(\w+)\}", setups.get(name, "")) if n in said and n not in used]
     notes = "".join(f"<li><code>{{{esc(u)}}}</code>: {prose(said[u])}</li>" for u in used if u in said)
+    steps = "".join(f'<details class="setup"><summary>Set-up: making <code>{{{esc(u)}}}</code></summary>'
+                    f"<pre><code>{esc(setups[u])}</code></pre></details>" for u in reversed(used) if u in setups)
     return (f'<div class="example"><h4>Example request</h4><pre><code>{esc(text)}</code></pre>'
-            + (f'<ul class="placeholders">{notes}</ul>' if notes else "") + "</div>")
+            + (f'<ul class="placeholders">{notes}</ul>' if notes else "") + steps + "</div>")
 
 
 def _responses(op: dict[str, Any]) -> str:
@@ -254,7 +260,7 @@ def _parameters(op: dict[str, Any]) -> str:
     return f'<h4>Parameters</h4><ul class="props">{"".join(items)}</ul>'
 
 
-def _request(op: dict[str, Any], schemas: dict[str, Any], said: dict[str, str]) -> str:
+def _request(op: dict[str, Any], schemas: dict[str, Any], said: dict[str, str], setups: dict[str, str]) -> str:
     body = op.get("requestBody")
     if not body:
         return ""
@@ -268,11 +274,12 @@ def _request(op: dict[str, Any], schemas: dict[str, Any], said: dict[str, str]) 
         listed = schema_body(target) if name else (f"<p>{prose(schema['description'])}</p>"
                                                    if schema.get("description") else "")
         # the worked example first: what to send, then what each field means
-        out.append(head + (_example(content["example"], said) if "example" in content else "") + listed)
+        out.append(head + (_example(content["example"], said, setups) if "example" in content else "") + listed)
     return "".join(out)
 
 
-def _operation(path: str, method: str, op: dict[str, Any], schemas: dict[str, Any], said: dict[str, str]) -> str:
+def _operation(path: str, method: str, op: dict[str, Any], schemas: dict[str, Any], said: dict[str, str],
+               setups: dict[str, str]) -> str:
     tag = (op.get("tags") or ["other"])[0]
     meta = op.get("x-bathtub", {})
     facts = [f"scope <code>{esc(meta['scope'])}</code>"] if meta.get("scope") else []
@@ -290,7 +297,7 @@ def _operation(path: str, method: str, op: dict[str, Any], schemas: dict[str, An
     inner = "".join([
         f"<p>{prose(description)}</p>" if description and description != op.get("summary") else "",
         f'<p class="facts">{" · ".join(facts)}</p>' if facts else "",
-        _parameters(op), _request(op, schemas, said), _responses(op),
+        _parameters(op), _request(op, schemas, said, setups), _responses(op),
         f'<p class="try"><a href="{try_link}">Try it in Swagger UI</a></p>',
     ])
     return (f'<details class="op" id="{esc(op_anchor(tag, op.get("operationId", "")))}"><summary>'
@@ -306,15 +313,18 @@ def _body_pointer(name: str, path: str, method: str, op: dict[str, Any]) -> str:
             "listed there.</p></section>")
 
 
-def render(doc: dict[str, Any], placeholders: dict[str, str]) -> str:
+def render(doc: dict[str, Any], placeholders: dict[str, str], setups: dict[str, str] | None = None) -> str:
     """The index's body: operations grouped by tag, the shared refusals, then the schemas the
-    operations refer to (directly or through other schemas), each once."""
+    operations refer to (directly or through other schemas), each once. `placeholders` says
+    what each `{name}` in an example stands for; `setups` the requests that make it, where no
+    other example does."""
+    setups = setups or {}
     schemas = doc.get("components", {}).get("schemas", {})
     by_tag: dict[str, list[str]] = {}
     for path, ops in doc.get("paths", {}).items():
         for method, op in ops.items():
             tag = (op.get("tags") or ["other"])[0]
-            by_tag.setdefault(tag, []).append(_operation(path, method, op, schemas, placeholders))
+            by_tag.setdefault(tag, []).append(_operation(path, method, op, schemas, placeholders, setups))
     # the tools first, in the registry's order; the original REST routes after them
     by_tag = {t: by_tag[t] for t in sorted(by_tag, key=lambda t: t == ORIGINAL)}
     count = sum(len(v) for v in by_tag.values())

@@ -67,6 +67,9 @@ def test_the_index_lists_every_operation_with_its_example_at_any_width(browser: 
     # a field of a named schema leads to that schema's own fields in the schema section
     outages = browser.find_element(By.ID, "operations-rbd-rbd_upload_outage_log")
     outages.find_element(By.TAG_NAME, "summary").click()
+    setup = outages.find_element(By.CSS_SELECTOR, "details.setup")  # how to make the upload it names
+    setup.find_element(By.TAG_NAME, "summary").click()
+    assert "Asset,Start,End,Reason,Planned" in setup.find_element(By.TAG_NAME, "pre").text
     link = outages.find_element(By.CSS_SELECTOR, "ul.props a[href='#schema-OutageColumns']")
     link.click()
     target = browser.find_element(By.ID, "schema-OutageColumns")

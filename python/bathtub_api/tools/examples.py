@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -224,7 +226,7 @@ OUTAGES_CSV = (b"Asset,Start,End,Reason,Planned\n"
 # Items no example makes, made first as a user would (the guide's and README's steps).
 SETUP: tuple[Step, ...] = (
     Step("wear_dataset_id", "datasets/create", {"name": "gearbox wear", "data": WEAR}, "id",
-         "a dataset of wear readings (columns unit, hours, wear), as in the README"),
+         "a dataset of wear readings (columns unit, hours, wear; the README's)"),
     Step("events_dataset_id", "datasets/create", {"name": "compressor failures", "csv": EVENTS}, "id",
          "a dataset of failure events (columns system, t, end): one row per failure, `end` each "
          "compressor's end of observation"),
@@ -233,22 +235,22 @@ SETUP: tuple[Step, ...] = (
     Step("alt_model_id", "POST /api/v1/fit", {"name": "bearing life", "dataset_id": "{alt_dataset_id}",
                                                "distribution": "weibull_arrhenius", "unit": "h",
                                                "mapping": {"x": "time", "c": "state", "stress": "temp"}}, "id",
-         "an accelerated life model: POST /api/v1/fit with a life-stress distribution"),
+         "an accelerated life model (a life-stress distribution fitted on the accelerated test)"),
     Step("csv_upload_id", "uploads/create", {"purpose": "dataset_import", "filename": "lives.csv"}, "upload_id",
-         "an upload link whose url was sent lives.csv (PUT the bytes, as in the README)",
+         "an upload link its file lives.csv was sent to (the README's)",
          file=lambda: LIVES_CSV),
     Step("xlsx_upload_id", "uploads/create", {"purpose": "excel_import", "filename": "plant.xlsx"}, "upload_id",
-         "an upload link whose url was sent a workbook with sheets `Pump lives` (Time, State) and "
+         "an upload link a workbook was sent to, with sheets `Pump lives` (Time, State) and "
          "`Valve lives` (hours, state)", file=lambda: workbook(PLANT_SHEETS)),
     Step("rbd_upload_id", "uploads/create", {"purpose": "rbd_import", "filename": "plant.json"}, "upload_id",
-         "an upload link whose url was sent plant.json, a diagram in this service's JSON (the README's)",
+         "an upload link plant.json was sent to, a diagram in this service's JSON (the README's)",
          file=lambda: orjson.dumps(PLANT_JSON)),
     Step("outage_upload_id", "uploads/create", {"purpose": "outage_log", "filename": "outages.csv"}, "upload_id",
-         "an upload link whose url was sent outages.csv, an outage log of blocks P1 and P2 (columns Asset, "
+         "an upload link outages.csv was sent to, an outage log of blocks P1 and P2 (columns Asset, "
          "Start, End, Reason, Planned)", file=lambda: OUTAGES_CSV),
     Step("photo_id", "POST /api/v1/maintenance/photos", {"target_id": "{model_id}", "caption": "worn seal"}, "id",
-         "a maintenance photo: POST /api/v1/maintenance/photos?target_id=...&caption=... with the JPEG as the "
-         "body (Content-Type: image/jpeg)", file=gray_jpeg, content_type="image/jpeg"),
+         "a maintenance photo of the pump life model's item, sent as a JPEG body with target_id and "
+         "caption in the query", file=gray_jpeg, content_type="image/jpeg"),
 )
 
 
@@ -257,8 +259,38 @@ def placeholders() -> dict[str, str]:
     follows: the example that makes the item, or the set-up step a user takes first."""
     out = {name: f"the `{field}` answered by `{action}` (its example)" for name, (action, field) in MADE_BY.items()}
     for step in SETUP:
-        made = f"`{step.call}`" + (" and the file sent" if step.file is not None else "")
-        out[step.placeholder] = f"{step.says}: the `{step.read}` answered by {made}"
+        out[step.placeholder] = f"the `{step.read}` of {step.says}, made by `{step.call}` (set-up below)"
+    return out
+
+
+def _keys_on_lines(body: dict[str, Any]) -> str:
+    """JSON with one top-level key a line and each value on its line: short enough to read, and
+    long column arrays stay one line (the page scrolls them sideways) instead of one item a line."""
+    lines = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in body.items()]
+    return "{\n" + ",\n".join(lines) + "\n}"
+
+
+def setup_requests() -> dict[str, str]:
+    """Each set-up step as the requests a user sends, for the docs page: the call and its JSON,
+    and the file (its text, or what it holds when it is binary)."""
+    out = {}
+    for step in SETUP:
+        if step.call.startswith("POST /"):
+            method_path = step.call
+        else:
+            method_path = f"POST /api/v1/{step.call}"
+        if step.file is not None and step.call.startswith("POST /"):  # the file is the body, the JSON the query
+            query = "&".join(f"{k}={urllib.parse.quote(str(v), safe='{}')}" for k, v in step.body.items())
+            text = f"{method_path}?{query}\nContent-Type: {step.content_type}\n\n(the image file's bytes)"
+        else:
+            text = f"{method_path}\n{_keys_on_lines(step.body)}"
+        if step.file is not None and not step.call.startswith("POST /"):
+            filename = step.body.get("filename", "the file")
+            data = step.file()
+            shown = (_keys_on_lines(orjson.loads(data)) if filename.endswith(".json") else data.decode()
+                     if filename.endswith(".csv") else f"({len(data):,} bytes, binary)")
+            text += f"\n\nthen PUT {filename} to the answer's url (no token):\n{shown}"
+        out[step.placeholder] = text
     return out
 
 
