@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Awaitable, Callable
 
 import swagger_ui_bundle
 from aiohttp import web
@@ -121,6 +122,12 @@ def index_html(reg: Registry) -> bytes:
     return _html("Bathtub API", body, f"<style>{_CSS}</style>", stylesheet=False).encode()
 
 
+def schemas_html(reg: Registry) -> bytes:
+    """The schema page: the schemas the operations name, other than request bodies, rendered."""
+    body = f"{_topics_nav()}{docs_index.render_schemas(openapi.build(reg))}"
+    return _html("Bathtub API schemas", body, f"<style>{_CSS}</style>", stylesheet=False).encode()
+
+
 _CSS = """body { margin: 0; font-family: system-ui, sans-serif; }
 nav.guide { padding: 0.6em 1.2em; background: #f4f6f8; border-bottom: 1px solid #dde; line-height: 1.8; }
 nav.guide a { color: #1a5fb4; text-decoration: none; }
@@ -163,14 +170,17 @@ section.schema h3 { margin: 0.8em 0 0.2em; font-family: ui-monospace, monospace;
 
 
 def add_routes(app: web.Application, reg: Registry) -> None:
-    built: list[Precompressed] = []  # rendered at the first request (tests build many apps and never ask)
+    built: dict[str, Precompressed] = {}  # rendered at the first request (tests build many apps and never ask)
 
-    async def index(request: web.Request) -> web.Response:
-        if not built:
-            built.append(Precompressed(index_html(reg), content_type="text/html"))
-        response = built[0].response(request)  # gzip when asked, 304 when the browser has it
-        response.headers["Content-Security-Policy"] = CSP
-        return response
+    def rendered(make: Callable[[Registry], bytes]) -> Callable[[web.Request], Awaitable[web.Response]]:
+        async def serve(request: web.Request) -> web.Response:
+            if make.__name__ not in built:
+                built[make.__name__] = Precompressed(make(reg), content_type="text/html")
+            response = built[make.__name__].response(request)  # gzip when asked, 304 when the browser has it
+            response.headers["Content-Security-Policy"] = CSP
+            return response
+
+        return serve
 
     async def swagger(request: web.Request) -> web.Response:
         head = f'<link rel="stylesheet" href="{ASSETS}/swagger-ui.css">'
@@ -199,7 +209,8 @@ def add_routes(app: web.Application, reg: Registry) -> None:
                 f"<code>{{\"topic\": \"{html.escape(key)}\"}}</code></p></main>")
         return _page(f"{page.title} · Bathtub guide", body)
 
-    app.router.add_get(ROOT, index, name="docs")
+    app.router.add_get(ROOT, rendered(index_html), name="docs")
+    app.router.add_get(f"{ROOT}/schemas", rendered(schemas_html), name="docs_schemas")
     app.router.add_get(TRY, swagger, name="docs_try")
     app.router.add_get(f"{ROOT}/init.js", init_js, name="docs_init")
     app.router.add_get(f"{ROOT}/docs.css", css, name="docs_css")

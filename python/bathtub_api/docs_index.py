@@ -1,11 +1,12 @@
 """The docs page's operation index, rendered on the server from the OpenAPI document: every
 operation with its summary, description, parameters, request body (each property with its type,
-rules and description), worked example and responses, then every schema the operations refer to.
+rules and description), worked example and responses; and a page of the schemas the operations
+refer to (their answers, the parts requests share), which a type's name links to.
 
 Why not Swagger UI alone: it downloads a 1.4 MB script, fetches and parses the whole document
 and builds every operation in the browser, 5-10 s before anything shows on a shared machine.
-This page is plain HTML (no script), built once per app at the first request and served with an
-ETag and gzip (bathtub_api.precompressed), so it shows at once; Swagger UI stays one link away
+These pages are plain HTML (no script), built once per app at the first request and served with
+an ETag and gzip (bathtub_api.precompressed), so they show at once; Swagger UI stays one link away
 for trying requests (/api/v1/docs/try). Everything from the document is escaped.
 """
 
@@ -22,6 +23,8 @@ from bathtub_api.openapi import CROSS_FIELD
 
 REF_PREFIX = "#/components/schemas/"
 NESTING = 4  # inline objects deeper than this are named, not opened (the schema section has them)
+INDEX = "/api/v1/docs"
+SCHEMAS = f"{INDEX}/schemas"  # the schemas on a page of their own: the index stays small enough to show at once
 ORIGINAL = "original"  # the tag of the REST routes that are not tool actions
 ORIGINAL_SAYS = ("The original routes (models, datasets, fit, fleets, strategy, ingest, import), supported "
                  "unchanged with the same token and scopes, and the routes that carry bytes (upload links, "
@@ -65,7 +68,7 @@ def kind(s: dict[str, Any]) -> str:
     """A schema's type in a few words: a named schema is a link, an array names its items."""
     if "$ref" in s:
         name = s["$ref"].removeprefix(REF_PREFIX)
-        return f'<a href="#{anchor(name)}">{esc(name)}</a>'
+        return f'<a href="{SCHEMAS}#{anchor(name)}">{esc(name)}</a>'
     if "const" in s:
         return _literal(s["const"])
     if "enum" in s:
@@ -229,7 +232,7 @@ def _responses(op: dict[str, Any]) -> str:
     rows, refusals = [], []
     for code, r in op.get("responses", {}).items():
         if "$ref" in r:  # a shared refusal: said once under Errors
-            refusals.append(f'<a href="#error-{esc(code)}">{esc(code)}</a>')
+            refusals.append(esc(code))
             continue
         content = r.get("content", {})
         said = "; ".join(f"<code>{esc(ct)}</code> {kind(c.get('schema', {}))}" for ct, c in content.items())
@@ -237,7 +240,7 @@ def _responses(op: dict[str, Any]) -> str:
                     f"{': ' + said if said else ''}</li>")
     out = f'<h4>Responses</h4><ul class="responses">{"".join(rows)}</ul>'
     if refusals:
-        out += f'<p class="refusals">Refusals: {" · ".join(refusals)}</p>'
+        out += f'<p class="refusals"><a href="#errors">Refusals</a>: {", ".join(refusals)}</p>'
     return out
 
 
@@ -308,14 +311,13 @@ def _operation(path: str, method: str, op: dict[str, Any], schemas: dict[str, An
 
 def _body_pointer(name: str, path: str, method: str, op: dict[str, Any]) -> str:
     tag = (op.get("tags") or ["other"])[0]
+    target = f"{INDEX}#{op_anchor(tag, op.get('operationId', ''))}"
     return (f'<section class="schema" id="{anchor(name)}"><h3>{esc(name)}</h3><p>The request body of '
-            f'<a href="#{esc(op_anchor(tag, op.get("operationId", "")))}">{esc(method.upper())} {esc(path)}</a>, '
-            "listed there.</p></section>")
+            f'<a href="{esc(target)}">{esc(method.upper())} {esc(path)}</a>, listed there.</p></section>')
 
 
 def render(doc: dict[str, Any], placeholders: dict[str, str], setups: dict[str, str] | None = None) -> str:
-    """The index's body: operations grouped by tag, the shared refusals, then the schemas the
-    operations refer to (directly or through other schemas), each once. `placeholders` says
+    """The index's body: operations grouped by tag, then the refusals they share. `placeholders` says
     what each `{name}` in an example stands for; `setups` the requests that make it, where no
     other example does."""
     setups = setups or {}
@@ -336,6 +338,22 @@ def render(doc: dict[str, Any], placeholders: dict[str, str], setups: dict[str, 
                      f"</strong> {prose(r.get('description', ''))}</li>"
                      for name, r in doc.get("components", {}).get("responses", {}).items())
     info = doc.get("info", {})
+    return (f'<header><h1>{esc(info.get("title", "API"))} <small>{esc(info.get("version", ""))}</small></h1>'
+            f'<p>{prose(info.get("description", ""))}</p>'
+            '<p class="links"><a href="/api/v1/openapi.json">OpenAPI document</a> · '
+            '<a href="/api/v1/docs/try">Try requests in Swagger UI</a> · send '
+            "<code>Authorization: Bearer &lt;token&gt;</code> (Settings › API access makes one)</p>"
+            f'<p class="tags"><strong>{count} operations:</strong> {tags} · <a href="#errors">errors</a> · '
+            f'<a href="{SCHEMAS}">schemas</a></p></header>'
+            f'<main class="ops">{sections}'
+            f'<section id="errors"><h2>Errors</h2><p>Every refusal is <code>{{"detail": "field: rule"}}</code> '
+            f'with one of these statuses.</p><ul>{errors}</ul></section></main>')
+
+
+def render_schemas(doc: dict[str, Any]) -> str:
+    """The schema page's body: every schema the operations name that is not a request body (those
+    are listed under their operation, where the name points), each once."""
+    schemas = doc.get("components", {}).get("schemas", {})
     # A request body's schema is listed in full under its operations; the schema section lists the
     # others once (responses, parts of other schemas) and points a request body's name at an operation.
     bodies = {}
@@ -352,14 +370,7 @@ def render(doc: dict[str, Any], placeholders: dict[str, str], setups: dict[str, 
         f'<section class="schema" id="{anchor(n)}"><h3>{esc(n)}</h3>{schema_body(schemas[n])}</section>'
         if n in elsewhere or n not in bodies else _body_pointer(n, *bodies[n])
         for n in sorted(elsewhere | set(bodies)) if n in schemas)
-    return (f'<header><h1>{esc(info.get("title", "API"))} <small>{esc(info.get("version", ""))}</small></h1>'
-            f'<p>{prose(info.get("description", ""))}</p>'
-            '<p class="links"><a href="/api/v1/openapi.json">OpenAPI document</a> · '
-            '<a href="/api/v1/docs/try">Try requests in Swagger UI</a> · send '
-            "<code>Authorization: Bearer &lt;token&gt;</code> (Settings › API access makes one)</p>"
-            f'<p class="tags"><strong>{count} operations:</strong> {tags} · <a href="#errors">errors</a> · '
-            '<a href="#schemas">schemas</a></p></header>'
-            f'<main class="ops">{sections}'
-            f'<section id="errors"><h2>Errors</h2><p>Every refusal is <code>{{"detail": "field: rule"}}</code> '
-            f'with one of these statuses.</p><ul>{errors}</ul></section>'
-            f'<section id="schemas"><h2>Schemas</h2>{listed}</section></main>')
+    return (f'<header><h1>Schemas <small>{esc(doc.get("info", {}).get("version", ""))}</small></h1>'
+            f'<p>What the operations answer and the parts their requests share. <a href="{INDEX}">All '
+            f"operations</a> · <a href=\"/api/v1/openapi.json\">OpenAPI document</a></p></header>"
+            f'<main class="ops"><section id="schemas">{listed}</section></main>')

@@ -64,17 +64,23 @@ def test_the_index_lists_every_operation_with_its_example_at_any_width(browser: 
     # nothing is wider than the window, a phone's or a desktop's: no sideways scrolling
     overflow = browser.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
     assert overflow[0] <= overflow[1], overflow
-    # a field of a named schema leads to that schema's own fields in the schema section
+    # a field of a named schema leads to that schema's own fields on the schema page
     outages = browser.find_element(By.ID, "operations-rbd-rbd_upload_outage_log")
     outages.find_element(By.TAG_NAME, "summary").click()
     setup = outages.find_element(By.CSS_SELECTOR, "details.setup")  # how to make the upload it names
     setup.find_element(By.TAG_NAME, "summary").click()
     assert "Asset,Start,End,Reason,Planned" in setup.find_element(By.TAG_NAME, "pre").text
-    link = outages.find_element(By.CSS_SELECTOR, "ul.props a[href='#schema-OutageColumns']")
+    link = outages.find_element(By.CSS_SELECTOR, "ul.props a[href$='#schema-OutageColumns']")
     link.click()
     target = browser.find_element(By.ID, "schema-OutageColumns")
     assert {e.text for e in target.find_elements(By.CSS_SELECTOR, "code.name")} >= {"asset", "start", "end"}
-    assert browser.execute_script("return location.hash") == "#schema-OutageColumns"
+    assert browser.execute_script("return location.pathname + location.hash") == \
+        "/api/v1/docs/schemas#schema-OutageColumns"
+    assert not browser.execute_script("return document.documentElement.scrollWidth > innerWidth")
+    browser.back()  # the index again
+    block = browser.find_element(By.ID, "operations-rbd-rbd_create")
+    if block.get_attribute("open") is None:  # reopened for the screenshot when the browser did not keep it
+        block.find_element(By.TAG_NAME, "summary").click()
     height = browser.execute_script("return Math.min(document.documentElement.scrollHeight, 5000)")
     browser.set_window_size(width, int(height))
     browser.execute_script("document.getElementById('operations-rbd-rbd_create').scrollIntoView()")
