@@ -22,7 +22,7 @@ import orjson
 from bathtub_api.openapi import CROSS_FIELD
 
 REF_PREFIX = "#/components/schemas/"
-NESTING = 4  # inline objects deeper than this are named, not opened (the schema section has them)
+NESTING = 4  # objects nested deeper show their type only (the OpenAPI document has their fields)
 INDEX = "/api/v1/docs"
 SCHEMAS = f"{INDEX}/schemas"  # the schemas on a page of their own: the index stays small enough to show at once
 ORIGINAL = "original"  # the tag of the REST routes that are not tool actions
@@ -270,9 +270,10 @@ def _request(op: dict[str, Any], schemas: dict[str, Any], said: dict[str, str], 
     out = []
     for ct, content in body.get("content", {}).items():
         schema = content.get("schema", {})
-        head = (f'<h4>Request body <span class="ct"><code>{esc(ct)}</code> {kind(schema)}'
-                f'{"" if body.get("required") else " (optional: an empty body is {})"}</span></h4>')
         name = schema.get("$ref", "").removeprefix(REF_PREFIX)
+        # the schema's name, not a link: its fields are right here (the schema page points back here)
+        head = (f'<h4>Request body <span class="ct"><code>{esc(ct)}</code> {esc(name) if name else kind(schema)}'
+                f'{"" if body.get("required") else " (optional: an empty body is {})"}</span></h4>')
         target = schemas.get(name, schema)
         listed = schema_body(target) if name else (f"<p>{prose(schema['description'])}</p>"
                                                    if schema.get("description") else "")
