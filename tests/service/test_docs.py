@@ -1,5 +1,7 @@
-"""The browsable docs: /api/v1/docs is Swagger UI served by the service itself (no CDN), reading
-the OpenAPI document, with every guide topic linked and readable as a page."""
+"""The browsable docs: /api/v1/docs is every operation rendered on the server from the OpenAPI
+document (no script, escaped, cached with an ETag and gzip); /api/v1/docs/try is Swagger UI served
+by the service itself (no CDN) reading that document; every guide topic is linked from both and
+readable as a page."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ async def _get(client: Any, path: str) -> tuple[int, str, bytes]:
 
 
 async def test_docs_page_and_every_asset_and_topic_answer(client: Any) -> None:
-    status, ctype, body = await _get(client, "/api/v1/docs")
+    status, ctype, body = await _get(client, "/api/v1/docs/try")
     assert status == 200 and ctype == "text/html"
     page = body.decode()
     refs = re.findall(r'(?:src|href)="([^"]+)"', page)
@@ -58,6 +60,54 @@ async def test_the_topic_list_gives_each_topic_s_summary(client: Any, config: An
         topics = (await resp.json())["topics"]
     assert [t["id"] for t in topics] == list(PAGES)
     assert all(t["summary"] == PAGES[t["id"]].summary and t["title"] for t in topics)
+
+
+async def test_the_index_lists_every_operation_and_is_served_cached(client: Any) -> None:
+    async with client.get("/api/v1/openapi.json") as resp:
+        doc = await resp.json()
+    async with client.get("/api/v1/docs", headers={"Accept-Encoding": "gzip"}) as resp:
+        assert resp.status == 200 and resp.content_type == "text/html"
+        assert resp.headers["Content-Encoding"] == "gzip"
+        assert "script-src 'self'" in resp.headers["Content-Security-Policy"]
+        etag, page = resp.headers["ETag"], await resp.text()
+    ids = re.findall(r'<details class="op" id="operations-([\w-]+)"', page)
+    expected = [f"{op['tags'][0]}-{op['operationId']}" for ops in doc["paths"].values() for op in ops.values()]
+    assert sorted(ids) == sorted(expected)
+    assert "<script" not in page, "the index is plain HTML: nothing to download before it shows"
+    assert page.count('<div class="example">') == sum(
+        "example" in c for ops in doc["paths"].values() for op in ops.values()
+        for c in op.get("requestBody", {}).get("content", {}).values())
+    for key in PAGES:
+        assert f'href="/api/v1/docs/guide/{key}"' in page
+    async with client.get("/api/v1/docs/schemas") as resp:
+        assert resp.status == 200 and resp.content_type == "text/html"
+        schemas = await resp.text()
+    assert "<script" not in schemas
+    # every link between the two pages lands on an element of the page it names
+    pages = {"/api/v1/docs": page, "/api/v1/docs/schemas": schemas}
+    for here, text in pages.items():
+        for target, fragment in re.findall(r'href="(/api/v1/docs(?:/schemas)?)?#([^"]+)"', text):
+            assert f' id="{fragment}"' in pages[target or here], (here, target, fragment)
+    assert 'href="/api/v1/docs/schemas#schema-OutageColumns"' in page
+    async with client.get("/api/v1/docs", headers={"Accept-Encoding": "gzip", "If-None-Match": etag}) as resp:
+        assert resp.status == 304 and not await resp.read()
+
+
+def test_the_index_escapes_what_the_document_says() -> None:
+    from bathtub_api.docs_index import render
+
+    evil = "<script>alert(1)</script>"
+    doc = {"info": {"title": evil, "description": f"`{evil}`"},
+           "paths": {"/x/<b>": {"post": {"operationId": "x\"><i>", "summary": evil, "description": evil, "tags": [evil],
+                                         "requestBody": {"content": {"application/json": {
+                                             "schema": {"$ref": "#/components/schemas/M"},
+                                             "example": {evil: "{thing}"}}}},
+                                         "responses": {"200": {"description": evil}}}}},
+           "components": {"schemas": {"M": {"description": evil, "properties": {
+               evil: {"type": "string", "description": evil, "default": evil, "enum": [evil], "pattern": evil}}}}}}
+    page = render(doc, {"thing": evil})
+    assert "<script" not in page and "<b>" not in page and "<i>" not in page
+    assert page.count("&lt;script&gt;") >= 10
 
 
 def test_a_guide_naming_an_action_the_service_lacks_is_refused_at_build() -> None:
