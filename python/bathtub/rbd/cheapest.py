@@ -134,9 +134,10 @@ class _Sim:
         n = self.n if count is None else count
         kind = "availability" if self.repairable else "mission"
         try:
-            raw = self.stages.run(lambda ctl: _engine.compare_designs(
-                texts, kind, self.time, self.crews, self.compared, self.seed, 0, n, threads=self.threads,
-                control=ctl), len(texts) if n else 0)
+            plan = {"kind": kind, "time": self.time, "crews": self.crews, "compared": self.compared,
+                    "seed": self.seed, "replication_start": 0, "replications": n, "threads": self.threads}
+            raw = self.stages.run(lambda ctl: _engine.compare_designs(texts, plan, control=ctl),
+                                  len(texts) if n else 0)
         except engine.EngineError as e:
             raise _designs_error(e, self.space, designs) from None
         s = json.loads(raw)
@@ -156,11 +157,10 @@ class _Sim:
 
 
 def _designs_error(e: engine.EngineError, space: Space, designs: Sequence[tuple[int, ...]]) -> InputError:
-    msg = str(e)
-    if msg.startswith("designs[") and "]: " in msg:
-        i = int(msg[len("designs["):msg.index("]")])
-        where = ", ".join(f"{b} option {o}" for b, o in zip(space.blocks, designs[i], strict=True))
-        return InputError("options", f"the design ({where}): {msg[msg.index(']: ') + 3:]}")
+    match e.path:
+        case ("designs", int(i), *_):
+            where = ", ".join(f"{b} option {o}" for b, o in zip(space.blocks, designs[i], strict=True))
+            return InputError("options", f"the design ({where}): {e.below(2)}")
     return _engine_error(e)
 
 
@@ -288,8 +288,8 @@ def cheapest_design(
                     sim.run([tuple(choice)], count=0)
                 except InputError as e:
                     raise InputError(f"options.{bid}[{i}]", f"{e.field}: {e.rule}") from None
-                except engine.EngineError as e:
-                    raise InputError(f"options.{bid}[{i}]", str(e).partition("]: ")[2] or str(e)) from None
+                except engine.EngineError as e:  # the compile's: it names no design
+                    raise InputError(f"options.{bid}[{i}]", str(e)) from None
         return {"method": method, "lanes_bound": bound, "designs": total,
                 "largest_design": design_diagram(norm, space, largest(space))}
     stages.planned = bound * replications

@@ -95,13 +95,9 @@ def _diff(cov: Sequence[Sequence[float]], n: int, i: int, j: int, means: Sequenc
 
 def _engine_error(e: engine.EngineError) -> InputError:
     """The engine's refusal, under the request field it names (else the diagram's)."""
-    msg = str(e)
-    for field in ("objective", "blocks", "intervals"):
-        if msg.startswith(f"{field}: "):
-            return InputError(field, msg[len(field) + 2:])
-        if msg.startswith(f"{field} "):
-            return InputError(field, msg[len(field) + 1:])
-    return InputError("diagram", msg)
+    if e.path and e.path[0] in ("objective", "blocks", "intervals"):
+        return InputError(str(e.path[0]), e.below(1))
+    return InputError("diagram", str(e))
 
 
 def _sentence(objective: str, change: str, block: str, w: Mapping[str, Any]) -> str:
@@ -155,8 +151,9 @@ def what_to_improve(
             if _block_node(json.loads(text), name) is None:
                 raise InputError(f"blocks[{i}]", f"{name!r} is no block of the diagram")
     try:
-        raw = call_engine(lambda ctl: _engine.what_to_improve(
-            text, kind, time, crews, compared, seed, 0, count, chosen, threads=threads, control=ctl), control)
+        plan = {"kind": kind, "time": time, "crews": crews, "compared": compared, "seed": seed,
+                "replication_start": 0, "replications": count, "threads": threads}
+        raw = call_engine(lambda ctl: _engine.what_to_improve(text, plan, chosen, control=ctl), control)
     except engine.EngineError as e:
         raise _engine_error(e) from None
     if check_only:
@@ -375,9 +372,10 @@ def interval_search(
     compared, a, b = _transform(objective, time)
     count = 0 if check_only else replications
     try:
-        raw = call_engine(lambda ctl: _engine.interval_search(
-            text, list(blocks), knob, xs, kind, time, crews, compared, seed, 0, count, threads=threads,
-            control=ctl), control)
+        plan = {"kind": kind, "time": time, "crews": crews, "compared": compared, "seed": seed,
+                "replication_start": 0, "replications": count, "threads": threads}
+        raw = call_engine(lambda ctl: _engine.interval_search(text, list(blocks), knob, xs, plan, control=ctl),
+                          control)
     except engine.EngineError as e:
         raise _engine_error(e) from None
     if check_only:
