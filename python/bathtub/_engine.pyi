@@ -88,15 +88,12 @@ def compare_designs(
 def merge_availability(a: str, b: str) -> tuple[str, str]: ...
 def merge_mission(a: str, b: str) -> tuple[str, str]: ...
 def rare_check(diagram_json: str, crews: int) -> str | None: ...
+# A run's `run`: seed, replication_start, replications or target_half_width (with
+# max_replications, default 1_000_000), and optionally threads.
 def simulate_rare(
     diagram_json: str,
     crews: int,
-    seed: int,
-    replication_start: int,
-    replications: int | None = None,
-    target_half_width: float | None = None,
-    max_replications: int = 1_000_000,
-    threads: int | None = None,
+    run: Mapping[str, object],
     control: RunControl | None = None,
 ) -> str: ...
 def alt_fit(

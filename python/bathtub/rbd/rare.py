@@ -148,10 +148,11 @@ def simulate_failure_biasing(
     engine._check_int(replication_start, "replication_start", 0, engine.MAX_U64 // 2)
     text = check(diagram, crews, field="diagram")
     target = None if target_half_width is None else float(target_half_width)
+    run = {"seed": seed, "replication_start": replication_start, "replications": replications,
+           "target_half_width": target, "max_replications": max_replications,
+           "threads": engine._check_threads(threads)}
     try:
-        summary = call_engine(lambda ctl: _engine.simulate_rare(
-            text, crews, seed, replication_start, replications=replications, target_half_width=target,
-            max_replications=max_replications, threads=engine._check_threads(threads), control=ctl), control)
+        summary = call_engine(lambda ctl: _engine.simulate_rare(text, crews, run, control=ctl), control)
     except engine.EngineError as e:
         raise InputError("diagram", str(e)) from None
     s = json.loads(summary)

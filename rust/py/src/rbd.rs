@@ -65,27 +65,60 @@ fn rare_check(py: Python<'_>, diagram_json: String, crews: u32) -> PyResult<Opti
     })
 }
 
+/// Which replications a run makes, as Python hands them over: a dict with `seed`,
+/// `replication_start`, `replications` or `target_half_width` (with `max_replications`, else
+/// the run's own cap), and optional `threads`.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct Replications {
+    seed: u64,
+    replication_start: u64,
+    #[pyo3(default)]
+    replications: Option<u64>,
+    #[pyo3(default)]
+    target_half_width: Option<f64>,
+    #[pyo3(default)]
+    max_replications: Option<u64>,
+    #[pyo3(default)]
+    threads: Option<usize>,
+}
+
+impl Replications {
+    /// The precision asked, `cap` the replications' cap when none is given.
+    fn precision(&self, cap: u64) -> Result<Precision, Refusal> {
+        Precision::new(
+            self.replications,
+            self.target_half_width,
+            self.max_replications.unwrap_or(cap),
+        )
+    }
+}
+
 /// Steady-state unavailability by failure biasing (`bathtub_engine::rare`); summary JSON.
 #[pyfunction]
-#[pyo3(signature = (diagram_json, crews, seed, replication_start, replications=None, target_half_width=None, max_replications=1_000_000, threads=None, control=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (diagram_json, crews, run, control=None))]
 fn simulate_rare(
     py: Python<'_>,
     diagram_json: String,
     crews: u32,
-    seed: u64,
-    replication_start: u64,
-    replications: Option<u64>,
-    target_half_width: Option<f64>,
-    max_replications: u64,
-    threads: Option<usize>,
+    run: Replications,
     control: Option<&Bound<'_, RunControl>>,
 ) -> PyResult<String> {
-    let o = RareOptions { crews, seed };
+    let o = RareOptions {
+        crews,
+        seed: run.seed,
+    };
     enter(py, control, |ctl| {
-        let precision = Precision::new(replications, target_half_width, max_replications)?;
+        let precision = run.precision(1_000_000)?;
         let c = diagram(&diagram_json)?;
-        let acc = rare::run_to_precision_with(&c, &o, replication_start, precision, threads, ctl)?;
+        let acc = rare::run_to_precision_with(
+            &c,
+            &o,
+            run.replication_start,
+            precision,
+            run.threads,
+            ctl,
+        )?;
         to_json(&acc.summary())
     })
 }
