@@ -1,5 +1,5 @@
 //! Distributions: evaluate, mean, sample.
-use crate::door::{Error, enter};
+use crate::door::{Call, Error, enter};
 use bathtub_engine::dist::function::Function;
 use bathtub_engine::dist::{Dist, DistSpec, Lifetime};
 use bathtub_engine::error::EngineError as Refusal;
@@ -34,7 +34,7 @@ fn dist_eval(
     t: Vec<f64>,
     base_distribution_id: Option<String>,
 ) -> PyResult<Vec<f64>> {
-    enter(py, None, |_| {
+    enter(py, Call::Quick, |_| {
         let d = dist(distribution_id, params, base_distribution_id)?;
         let f = Function::parse(function)?;
         Ok(t.iter().map(|&x| f.at(&d, x)).collect())
@@ -68,7 +68,7 @@ fn dist_sample(
     age: Option<f64>,
     base_distribution_id: Option<String>,
 ) -> PyResult<Vec<f64>> {
-    enter(py, None, |_| {
+    enter(py, Call::Quick, |_| {
         let d = dist(distribution_id, params, base_distribution_id)?;
         let mut r = Stream::new(seed, stream);
         Ok(match age {

@@ -4,16 +4,19 @@
 //! extracted them), it gets the caller's `RunControl` (or a private one), runs with the GIL
 //! released so other Python threads go on, and its refusal comes back as the library's
 //! `bathtub.errors.EngineError` carrying `path` and `rule`, or as `Cancelled` when the run
-//! stopped because its control was cancelled. (Ctrl-C reaches a run the same way:
-//! `bathtub.control.call_engine` runs the call off the main thread and cancels its control
-//! when the main thread is interrupted.)
+//! stopped because its control was cancelled. A run called on the main thread also stops on
+//! Ctrl-C: the door waits for it with the signal handlers running, cancels its control and
+//! raises KeyboardInterrupt.
 use bathtub_engine::diagram::{Compiled, DiagramSpec};
 use bathtub_engine::error::{EngineError as Refusal, Key};
 use bathtub_engine::parallel::Control;
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyString, PyTuple};
 use pyo3::{create_exception, import_exception};
 use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
 
 // The engine's refusal is the library's `bathtub.errors.EngineError` (a `BathtubError` and a
 // `ValueError`), so a Python user catches one base for the library, the engine and the client.
@@ -98,19 +101,75 @@ impl RunControl {
     }
 }
 
-/// Run `work` under the caller's control (or a private one) with the GIL released; its
-/// refusal as `EngineError`, or `Cancelled` when the control stopped it.
+/// How a call enters: `Quick` (an evaluation, compile or fit: no run control, run inline) or
+/// `Run` (a simulation, under the caller's `RunControl` or a private one).
+pub enum Call<'a, 'py> {
+    Quick,
+    Run(Option<&'a Bound<'py, RunControl>>),
+}
+
+/// How often a thread waiting for a run lets Python run its signal handlers.
+const SLICE: Duration = Duration::from_millis(100);
+
+/// Run `work` with the GIL released; its refusal as `EngineError`, or `Cancelled` when the
+/// run's control stopped it. A `Run` also stops on Ctrl-C: see [`interruptible`].
 pub fn enter<T: Send>(
     py: Python<'_>,
-    control: Option<&Bound<'_, RunControl>>,
+    call: Call<'_, '_>,
     work: impl FnOnce(&Control) -> Result<T, Refusal> + Send,
 ) -> PyResult<T> {
-    let ctl = control.map_or_else(|| Arc::new(Control::new()), |c| c.get().inner.clone());
-    py.detach(|| work(&ctl)).map_err(|e| {
+    let (ctl, done) = match call {
+        Call::Quick => {
+            let ctl = Arc::new(Control::new());
+            let done = py.detach(|| work(&ctl));
+            (ctl, done)
+        }
+        Call::Run(control) => {
+            let ctl = control.map_or_else(|| Arc::new(Control::new()), |c| c.get().inner.clone());
+            let done = interruptible(py, &ctl, work)?;
+            (ctl, done)
+        }
+    };
+    done.map_err(|e| {
         if ctl.is_cancelled() {
             Cancelled::new_err(e.to_string())
         } else {
             Error(e).into()
+        }
+    })
+}
+
+/// `work` on a thread of its own while the caller's waits without the GIL, waking each
+/// [`SLICE`] to let Python run its signal handlers: a KeyboardInterrupt (or any handler's
+/// exception) cancels the run, waits until it has stopped (no thread computes behind the
+/// caller's back) and is raised. Off the main thread Python runs no handlers, so there it
+/// only waits (`bathtub.control.call_engine` calls from such a thread and cancels itself).
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    ctl: &Control,
+    work: impl FnOnce(&Control) -> Result<T, Refusal> + Send,
+) -> PyResult<Result<T, Refusal>> {
+    let (tx, mut rx) = mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(move || tx.send(work(ctl)));
+        loop {
+            // The receiver goes into the GIL-free wait and comes back (it is not Sync).
+            let (got, back) = py.detach(move || (rx.recv_timeout(SLICE), rx));
+            rx = back;
+            match got {
+                Ok(done) => return Ok(done),
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Err(interrupt) = py.check_signals() {
+                        ctl.cancel();
+                        let _stopped = py.detach(move || rx.recv());
+                        return Err(interrupt);
+                    }
+                }
+                // The run panicked; leaving the scope raises its panic here.
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(PyRuntimeError::new_err("the engine thread stopped"));
+                }
+            }
         }
     })
 }

@@ -1,5 +1,5 @@
 //! Life data: accelerated-life-test fits and bootstraps, and the collapse of packed keys.
-use crate::door::enter;
+use crate::door::{Call, enter};
 use bathtub_engine::alt::bootstrap::{Kind, Plan, Replicates};
 use bathtub_engine::alt::{self as alt_engine, AltData, Model, Relationship, parse_life};
 use bathtub_engine::error::EngineError as Refusal;
@@ -39,7 +39,7 @@ fn alt_fit(
     stresses: Vec<Vec<f64>>,
     start: Vec<f64>,
 ) -> PyResult<(Vec<f64>, f64)> {
-    enter(py, None, |_| {
+    enter(py, Call::Quick, |_| {
         let (model, data) = alt_inputs(life, relationship, t, failed, stresses)?;
         let f = alt_engine::fit(&model, &data, &start)?;
         Ok((f.coefficients(&model).to_vec(), f.loglik))
@@ -69,7 +69,7 @@ fn alt_bootstrap(
     threads: Option<usize>,
     jackknife: bool,
 ) -> PyResult<(Vec<f64>, Vec<f64>)> {
-    enter(py, None, |_| {
+    enter(py, Call::Quick, |_| {
         let (model, data) = alt_inputs(life, relationship, t, failed, stresses)?;
         let kind = Kind::parse(kind)?;
         let plan = Plan::new(model, data, &theta, kind, seed)?;
@@ -105,7 +105,7 @@ fn collapse_keys(
     if k0 < o0 + 8 * on && o0 < k0 + 8 * kn {
         return Err(PyValueError::new_err("collapse_keys: keys and out overlap"));
     }
-    enter(py, None, |_| {
+    enter(py, Call::Quick, |_| {
         bathtub_engine::sort::check_collapse(kn, failures, on)?;
         // SAFETY: each PyBuffer holds its exporter's memory (not freed or resized until the
         // view is released, after this closure); both are writable, C-contiguous, aligned,

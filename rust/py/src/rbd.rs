@@ -1,6 +1,6 @@
 //! Diagram runs: compile, simulate (availability, mission, failure biasing), merge, and the
 //! decision runs (what to improve, interval search, cheapest design).
-use crate::door::{Error, RunControl, diagram, enter, from_json, spec, to_json};
+use crate::door::{Call, Error, RunControl, diagram, enter, from_json, spec, to_json};
 use bathtub_engine::availability::{self, AvailabilityAcc, AvailabilityOptions, Precision};
 use bathtub_engine::decisions::{self, Plan, PlanSpec, variants::Knob};
 use bathtub_engine::error::{EngineError as Refusal, Key};
@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 /// Validate and compile a diagram (JSON); returns its block ids.
 #[pyfunction]
 fn compile_diagram(py: Python<'_>, diagram_json: String) -> PyResult<Vec<String>> {
-    enter(py, None, |_| Ok(diagram(&diagram_json)?.block_ids()))
+    enter(py, Call::Quick, |_| Ok(diagram(&diagram_json)?.block_ids()))
 }
 
 /// Repairable run; returns (accumulator JSON, summary JSON).
@@ -40,7 +40,7 @@ fn simulate_availability(
         crews,
         seed,
     };
-    enter(py, control, |ctl| {
+    enter(py, Call::Run(control), |ctl| {
         let precision = Precision::new(replications, target_half_width, max_replications)?;
         let c = diagram(&diagram_json)?;
         let acc = availability::run_to_precision_with(
@@ -58,7 +58,7 @@ fn simulate_availability(
 /// Whether `failure_biasing` can run a diagram with `crews`: None, or the rule it breaks.
 #[pyfunction]
 fn rare_check(py: Python<'_>, diagram_json: String, crews: u32) -> PyResult<Option<String>> {
-    enter(py, None, |_| {
+    enter(py, Call::Quick, |_| {
         Ok(rare::check(&diagram(&diagram_json)?, crews)
             .err()
             .map(|e| e.to_string()))
@@ -108,7 +108,7 @@ fn simulate_rare(
         crews,
         seed: run.seed,
     };
-    enter(py, control, |ctl| {
+    enter(py, Call::Run(control), |ctl| {
         let precision = run.precision(1_000_000)?;
         let c = diagram(&diagram_json)?;
         let acc = rare::run_to_precision_with(
@@ -143,7 +143,7 @@ fn simulate_mission(
         grid,
         seed,
     };
-    enter(py, control, |ctl| {
+    enter(py, Call::Run(control), |ctl| {
         let c = diagram(&diagram_json)?;
         let acc = mission::run_with(&c, &o, replication_start, replications, threads, ctl)?;
         Ok((to_json(&acc)?, to_json(&acc.summary())?))
@@ -207,7 +207,7 @@ fn what_to_improve(
     blocks: Option<Vec<String>>,
     control: Option<&Bound<'_, RunControl>>,
 ) -> PyResult<String> {
-    enter(py, control, |ctl| {
+    enter(py, Call::Run(control), |ctl| {
         let (p, threads) = (plan.plan()?, plan.threads);
         let s = spec(&diagram_json)?;
         let (changes, acc) = decisions::what_to_improve(&s, blocks.as_deref(), p, threads, ctl)?;
@@ -228,7 +228,7 @@ fn interval_search(
     plan: PlanArgs,
     control: Option<&Bound<'_, RunControl>>,
 ) -> PyResult<String> {
-    enter(py, control, |ctl| {
+    enter(py, Call::Run(control), |ctl| {
         let (p, threads) = (plan.plan()?, plan.threads);
         let knob = Knob::parse(knob)?;
         let s = spec(&diagram_json)?;
@@ -247,7 +247,7 @@ fn compare_designs(
     plan: PlanArgs,
     control: Option<&Bound<'_, RunControl>>,
 ) -> PyResult<String> {
-    enter(py, control, |ctl| {
+    enter(py, Call::Run(control), |ctl| {
         let (p, threads) = (plan.plan()?, plan.threads);
         let specs = diagrams_json
             .iter()
