@@ -6,7 +6,8 @@ import numpy as np
 
 __version__: str
 
-from bathtub.errors import EngineError as EngineError  # the library's class, raised by the engine
+# the library's class, raised by the engine with `path` and `rule`
+from bathtub.errors import EngineError as EngineError
 
 class Cancelled(Exception): ...
 
@@ -62,17 +63,13 @@ def simulate_mission(
     threads: int | None = None,
     control: RunControl | None = None,
 ) -> tuple[str, str]: ...
+# A decision run's `plan` (`bathtub_engine::decisions::PlanSpec`): kind (availability | mission),
+# time (the horizon or the mission time), crews, compared (up | cost), seed, replication_start,
+# replications, and optionally threads.
 def what_to_improve(
     diagram_json: str,
-    kind: str,
-    time: float,
-    crews: int,
-    compared: str,
-    seed: int,
-    replication_start: int,
-    replications: int,
+    plan: Mapping[str, object],
     blocks: list[str] | None = None,
-    threads: int | None = None,
     control: RunControl | None = None,
 ) -> str: ...
 def interval_search(
@@ -80,40 +77,23 @@ def interval_search(
     blocks: list[str],
     knob: str,
     intervals: list[float],
-    kind: str,
-    time: float,
-    crews: int,
-    compared: str,
-    seed: int,
-    replication_start: int,
-    replications: int,
-    threads: int | None = None,
+    plan: Mapping[str, object],
     control: RunControl | None = None,
 ) -> str: ...
 def compare_designs(
     diagrams_json: list[str],
-    kind: str,
-    time: float,
-    crews: int,
-    compared: str,
-    seed: int,
-    replication_start: int,
-    replications: int,
-    threads: int | None = None,
+    plan: Mapping[str, object],
     control: RunControl | None = None,
 ) -> str: ...
 def merge_availability(a: str, b: str) -> tuple[str, str]: ...
 def merge_mission(a: str, b: str) -> tuple[str, str]: ...
 def rare_check(diagram_json: str, crews: int) -> str | None: ...
+# A run's `run`: seed, replication_start, replications or target_half_width (with
+# max_replications, default 1_000_000), and optionally threads.
 def simulate_rare(
     diagram_json: str,
     crews: int,
-    seed: int,
-    replication_start: int,
-    replications: int | None = None,
-    target_half_width: float | None = None,
-    max_replications: int = 1_000_000,
-    threads: int | None = None,
+    run: Mapping[str, object],
     control: RunControl | None = None,
 ) -> str: ...
 def alt_fit(

@@ -9,13 +9,39 @@ the service turns it into a 422 whose `detail` names the field and the rule.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class BathtubError(Exception):
     """Any refusal by Bathtub: the library, the engine, or the service through the client."""
 
 
 class EngineError(BathtubError, ValueError):
-    """The engine refused its input (a ValueError). Raised by `bathtub._engine`."""
+    """The engine refused its input (a ValueError). Raised by `bathtub._engine`.
+
+    `path` says where, from the outside in: names (a field such as `objective`, or an element
+    named by its id such as `node "pump"`) and list positions (ints); empty when the refusal
+    is about the input as a whole or the run. `rule` is what was broken. A caller that puts
+    the refusal under its own field reads these, never the message, which is the engine's:
+    the path's steps then the rule, each after ": " (`designs[2]: node "pump": life: ...`).
+    """
+
+    def __init__(self, rule: str, path: Sequence[str | int] = ()) -> None:
+        self.path = tuple(path)
+        self.rule = rule
+        super().__init__(self.below(0))
+
+    def below(self, depth: int) -> str:
+        """The refusal as seen from inside the path's first `depth` steps: for
+        `designs[2]: node "pump": life: ...`, `below(2)` is `node "pump": life: ...`."""
+        text = ""
+        for key in self.path[depth:]:
+            text += f"[{key}]" if isinstance(key, int) else f"{': ' if text else ''}{key}"
+        return f"{text}: {self.rule}" if text else self.rule
+
+    def __reduce__(self) -> tuple[type[EngineError], tuple[str, tuple[str | int, ...]]]:
+        # Runs on a cluster raise it in a worker: it must cross back with its path.
+        return (EngineError, (self.rule, self.path))
 
 
 class InputError(BathtubError, ValueError):

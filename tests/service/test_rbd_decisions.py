@@ -117,6 +117,19 @@ async def test_refusals_name_the_field_and_queue_nothing(api: Api) -> None:
     assert after["items"] == before["items"]
 
 
+async def test_an_engine_refusal_is_a_422_naming_the_field(api: Api) -> None:
+    # Python's checks accept a cost_rate objective; the engine refuses it on a diagram without
+    # costs, and its error's path (not its message) puts the refusal under `objective`.
+    bare = series_ab()
+    for node in bare["nodes"]:
+        node.pop("costs", None)
+    rbd_id = await created(api, bare)
+    status, refused = await api.post("rbd_analysis/what_to_improve",
+                                     {"id": rbd_id, "horizon": 100.0, "objective": "cost_rate"})
+    assert status == 422, refused
+    assert refused["detail"] == "objective: cost_rate: the diagram has no costs (set block or diagram costs)"
+
+
 async def test_a_decision_job_shows_progress_and_cancels(api: Api, config: Config) -> None:
     # A long job (quoted at minutes, every design counted): past the free plan's CPU-seconds, so the
     # owner is on the pro plan, whose limit is the service-wide one.

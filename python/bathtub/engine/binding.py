@@ -86,26 +86,19 @@ def merge_mission(a: str, b: str) -> tuple[str, str]:
     return _engine.merge_mission(a, b)
 
 
-def what_to_improve(diagram_json: str, kind: str, time: float, crews: int, compared: str, seed: int,
-                    replication_start: int, replications: int, blocks: list[str] | None, *,
-                    threads: int | None, control: RunControl) -> dict[str, Any]:
-    return json.loads(_engine.what_to_improve(diagram_json, kind, time, crews, compared, seed, replication_start,
-                                              replications, blocks, threads=threads, control=control))
-
-
-def interval_search(diagram_json: str, blocks: list[str], knob: str, intervals: list[float], kind: str, time: float,
-                    crews: int, compared: str, seed: int, replication_start: int, replications: int, *,
-                    threads: int | None, control: RunControl) -> dict[str, Any]:
-    return json.loads(_engine.interval_search(diagram_json, blocks, knob, intervals, kind, time, crews, compared,
-                                              seed, replication_start, replications, threads=threads,
-                                              control=control))
-
-
-def compare_designs(diagrams_json: list[str], kind: str, time: float, crews: int, compared: str, seed: int,
-                    replication_start: int, replications: int, *, threads: int | None,
+def what_to_improve(diagram_json: str, plan: Mapping[str, Any], blocks: list[str] | None, *,
                     control: RunControl) -> dict[str, Any]:
-    return json.loads(_engine.compare_designs(diagrams_json, kind, time, crews, compared, seed, replication_start,
-                                              replications, threads=threads, control=control))
+    """`plan`: kind, time, crews, compared, seed, replication_start, replications, threads."""
+    return json.loads(_engine.what_to_improve(diagram_json, dict(plan), blocks, control=control))
+
+
+def interval_search(diagram_json: str, blocks: list[str], knob: str, intervals: list[float],
+                    plan: Mapping[str, Any], *, control: RunControl) -> dict[str, Any]:
+    return json.loads(_engine.interval_search(diagram_json, blocks, knob, intervals, dict(plan), control=control))
+
+
+def compare_designs(diagrams_json: list[str], plan: Mapping[str, Any], *, control: RunControl) -> dict[str, Any]:
+    return json.loads(_engine.compare_designs(diagrams_json, dict(plan), control=control))
 
 
 def rare_check(diagram_json: str, crews: int) -> str | None:
@@ -113,12 +106,9 @@ def rare_check(diagram_json: str, crews: int) -> str | None:
     return _engine.rare_check(diagram_json, crews)
 
 
-def simulate_rare(diagram_json: str, crews: int, seed: int, replication_start: int, *, replications: int | None,
-                  target_half_width: float | None, max_replications: int, threads: int | None,
-                  control: RunControl) -> dict[str, Any]:
-    return json.loads(_engine.simulate_rare(diagram_json, crews, seed, replication_start, replications=replications,
-                                            target_half_width=target_half_width, max_replications=max_replications,
-                                            threads=threads, control=control))
+def simulate_rare(diagram_json: str, crews: int, run: Mapping[str, Any], *, control: RunControl) -> dict[str, Any]:
+    """`run`: seed, replication_start, replications or target_half_width, max_replications, threads."""
+    return json.loads(_engine.simulate_rare(diagram_json, crews, dict(run), control=control))
 
 
 def alt_fit(life: str, relationship: str, t: list[float], failed: list[bool], stresses: list[list[float]],

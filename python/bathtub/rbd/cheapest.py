@@ -43,7 +43,7 @@ import numpy as np
 from bathtub import engine
 from bathtub.engine import RunControl, binding, call_engine
 from bathtub.errors import InputError
-from bathtub.rbd.decisions import Z95, _diff, _engine_error, _lanes, _run_args, _transform
+from bathtub.rbd.decisions import Z95, check_run_args, engine_refusal, lane_difference, lanes_of, objective_transform
 from bathtub.rbd.design_closed_form import ClosedForm, NoClosedForm
 from bathtub.rbd.design_space import Space, check_space, design_diagram, largest
 from bathtub.validate import check_integer, check_number
@@ -118,7 +118,7 @@ class _Sim:
                  objective: str, replications: int, seed: int, threads: int | None, stages: _Stages) -> None:
         self.diagram, self.space, self.repairable, self.time, self.crews = diagram, space, repairable, time, crews
         self.objective, self.n, self.seed, self.threads, self.stages = objective, replications, seed, threads, stages
-        self.compared, self.a, self.b = _transform(objective, time)
+        self.compared, self.a, self.b = objective_transform(objective, time)
         self.lanes = 0
         self.events = 0
         self.cache: dict[tuple[int, ...], float] = {}
@@ -132,15 +132,16 @@ class _Sim:
         n = self.n if count is None else count
         kind = "availability" if self.repairable else "mission"
         try:
-            s = self.stages.run(lambda ctl: binding.compare_designs(
-                texts, kind, self.time, self.crews, self.compared, self.seed, 0, n, threads=self.threads,
-                control=ctl), len(texts) if n else 0)
+            plan = {"kind": kind, "time": self.time, "crews": self.crews, "compared": self.compared,
+                    "seed": self.seed, "replication_start": 0, "replications": n, "threads": self.threads}
+            s = self.stages.run(lambda ctl: binding.compare_designs(texts, plan, control=ctl),
+                                len(texts) if n else 0)
         except engine.EngineError as e:
             raise _designs_error(e, self.space, designs) from None
         if n:
             self.lanes += len(designs)
             self.events += s["events"]
-            _, _, means = _lanes(s, self.compared)
+            _, _, means = lanes_of(s, self.compared)
             for d, m in zip(designs, means, strict=True):
                 self.cache[d] = self.a + self.b * m
         return s
@@ -153,12 +154,11 @@ class _Sim:
 
 
 def _designs_error(e: engine.EngineError, space: Space, designs: Sequence[tuple[int, ...]]) -> InputError:
-    msg = str(e)
-    if msg.startswith("designs[") and "]: " in msg:
-        i = int(msg[len("designs["):msg.index("]")])
-        where = ", ".join(f"{b} option {o}" for b, o in zip(space.blocks, designs[i], strict=True))
-        return InputError("options", f"the design ({where}): {msg[msg.index(']: ') + 3:]}")
-    return _engine_error(e)
+    match e.path:
+        case ("designs", int(i), *_):
+            where = ", ".join(f"{b} option {o}" for b, o in zip(space.blocks, designs[i], strict=True))
+            return InputError("options", f"the design ({where}): {e.below(2)}")
+    return engine_refusal(e)
 
 
 def _per_cost(gain: float, extra: float) -> float:
@@ -246,7 +246,7 @@ def cheapest_design(
     {method, lanes_bound, largest_design} for the quote."""
     objective, threshold, higher = check_target(target, diagram, repairable)
     top = check_integer(top, "top", 1, MAX_TOP)
-    text, _, time = _run_args(diagram, repairable, horizon, mission_time, replications, seed)
+    text, _, time = check_run_args(diagram, repairable, horizon, mission_time, replications, seed)
     norm = json.loads(text)
     space = check_space(norm, options, repairable=repairable, resolve=resolve)
     stages = _Stages(control, 0)
@@ -284,8 +284,8 @@ def cheapest_design(
                     sim.run([tuple(choice)], count=0)
                 except InputError as e:
                     raise InputError(f"options.{bid}[{i}]", f"{e.field}: {e.rule}") from None
-                except engine.EngineError as e:
-                    raise InputError(f"options.{bid}[{i}]", str(e).partition("]: ")[2] or str(e)) from None
+                except engine.EngineError as e:  # the compile's: it names no design
+                    raise InputError(f"options.{bid}[{i}]", str(e)) from None
         return {"method": method, "lanes_bound": bound, "designs": total,
                 "largest_design": design_diagram(norm, space, largest(space))}
     stages.planned = bound * replications
@@ -382,7 +382,7 @@ def cheapest_design(
             d, v, basis = best_seen
             out["best_available"] = {"cost": space.cost(d), "choices": space.describe(d), "value": v, "basis": basis}
         return out
-    n, cov, means = _lanes(verified, sim.compared)
+    n, cov, means = lanes_of(verified, sim.compared)
     a, b = sim.a, sim.b
     has_costs = verified["lanes"][0]["cost"] is not None
     rows = []
@@ -406,7 +406,7 @@ def cheapest_design(
         if objective == "pfd_avg":
             row["sil"] = engine.sil_of(v)
         if k > 0:
-            w = _diff(cov, n, k, 0, means, b)
+            w = lane_difference(cov, n, k, 0, means, b)
             row["versus_winner"] = w
             if w["variance_ratio"] is not None:
                 ratios.append(w["variance_ratio"])

@@ -54,7 +54,7 @@ def _check_objective(objective: str | None, diagram: Mapping[str, Any], repairab
     return obj
 
 
-def _transform(objective: str, time: float) -> tuple[str, float, float]:
+def objective_transform(objective: str, time: float) -> tuple[str, float, float]:
     """(compared value, a, b): the objective of a lane is a + b * (mean compared value)."""
     if objective == "cost_rate":
         return "cost", 0.0, 1.0 / time
@@ -63,7 +63,7 @@ def _transform(objective: str, time: float) -> tuple[str, float, float]:
     return "up", 0.0, 1.0
 
 
-def _run_args(diagram: Any, repairable: bool, horizon: float | None, mission_time: float | None,
+def check_run_args(diagram: Any, repairable: bool, horizon: float | None, mission_time: float | None,
               replications: int, seed: int) -> tuple[str, str, float]:
     # checked, not cleaned: the callers hand these on to the engine as they came
     check_integer(replications, "replications", MIN_REPLICATIONS, 10_000_000, whole_floats=False)
@@ -80,7 +80,8 @@ def _run_args(diagram: Any, repairable: bool, horizon: float | None, mission_tim
     return json.dumps(norm), "availability" if repairable else "mission", float(time)
 
 
-def _diff(cov: Sequence[Sequence[float]], n: int, i: int, j: int, means: Sequence[float], b: float) -> dict[str, Any]:
+def lane_difference(cov: Sequence[Sequence[float]], n: int, i: int, j: int, means: Sequence[float],
+                    b: float) -> dict[str, Any]:
     """Lane i minus lane j in objective units: paired (common random numbers) and what two
     independent runs of n replications each would give."""
     paired = max(cov[i][i] + cov[j][j] - 2.0 * cov[i][j], 0.0)
@@ -91,15 +92,11 @@ def _diff(cov: Sequence[Sequence[float]], n: int, i: int, j: int, means: Sequenc
             "variance_ratio": indep / paired if paired > 0 else None}
 
 
-def _engine_error(e: engine.EngineError) -> InputError:
+def engine_refusal(e: engine.EngineError) -> InputError:
     """The engine's refusal, under the request field it names (else the diagram's)."""
-    msg = str(e)
-    for field in ("objective", "blocks", "intervals"):
-        if msg.startswith(f"{field}: "):
-            return InputError(field, msg[len(field) + 2:])
-        if msg.startswith(f"{field} "):
-            return InputError(field, msg[len(field) + 1:])
-    return InputError("diagram", msg)
+    if e.path and e.path[0] in ("objective", "blocks", "intervals"):
+        return InputError(str(e.path[0]), e.below(1))
+    return InputError("diagram", str(e))
 
 
 def _sentence(objective: str, change: str, block: str, w: Mapping[str, Any]) -> str:
@@ -110,7 +107,7 @@ def _sentence(objective: str, change: str, block: str, w: Mapping[str, Any]) -> 
             f"{abs(w['difference']):.4g} (95% interval {lo:.4g} to {hi:.4g}) to {w['value']:.6g}.")
 
 
-def _lanes(summary: dict[str, Any], compared: str) -> tuple[int, list[list[float]], list[float]]:
+def lanes_of(summary: dict[str, Any], compared: str) -> tuple[int, list[list[float]], list[float]]:
     """(replications, covariance of the lanes' per-replication means, each lane's mean of the
     compared quantity: cost, or time up) from a CRN run's summary."""
     means = [lane["cost"] if compared == "cost" else lane["up"] for lane in summary["lanes"]]
@@ -142,8 +139,8 @@ def what_to_improve(
     engine-form diagram (resolved models).
     `check_only` refuses what the run would refuse (every design compiled) and runs nothing."""
     obj = _check_objective(objective, diagram, repairable)
-    text, kind, time = _run_args(diagram, repairable, horizon, mission_time, replications, seed)
-    compared, a, b = _transform(obj, time)
+    text, kind, time = check_run_args(diagram, repairable, horizon, mission_time, replications, seed)
+    compared, a, b = objective_transform(obj, time)
     count = 0 if check_only else replications
     chosen = None if blocks is None else list(blocks)
     if chosen is not None:
@@ -153,14 +150,15 @@ def what_to_improve(
             if _block_node(json.loads(text), name) is None:
                 raise InputError(f"blocks[{i}]", f"{name!r} is no block of the diagram")
     try:
-        out = call_engine(lambda ctl: binding.what_to_improve(
-            text, kind, time, crews, compared, seed, 0, count, chosen, threads=threads, control=ctl), control)
+        plan = {"kind": kind, "time": time, "crews": crews, "compared": compared, "seed": seed,
+                "replication_start": 0, "replications": count, "threads": threads}
+        out = call_engine(lambda ctl: binding.what_to_improve(text, plan, chosen, control=ctl), control)
     except engine.EngineError as e:
-        raise _engine_error(e) from None
+        raise engine_refusal(e) from None
     if check_only:
         return {}
     s = out["summary"]
-    n, cov, means = _lanes(s, compared)
+    n, cov, means = lanes_of(s, compared)
     base_se = abs(b) * math.sqrt(max(cov[0][0], 0.0) / n)
     base_value = a + b * means[0]
     sign = 1.0 if HIGHER_IS_BETTER[obj] else -1.0
@@ -172,7 +170,7 @@ def what_to_improve(
                      "what_if": {"mtbf_doubled": None, "mttr_halved": None}, "best_gain": None}
     changes = []
     for lane, ch in enumerate(out["changes"], start=1):
-        w = _diff(cov, n, lane, 0, means, b)
+        w = lane_difference(cov, n, lane, 0, means, b)
         w["value"] = a + b * means[lane]
         w["gain"] = sign * w["difference"]
         rows[ch["block"]]["what_if"][ch["change"]] = w
@@ -357,7 +355,7 @@ def interval_search(
             raise InputError("target", "a target is for objective availability or pfd_avg")
         if not (isinstance(target, (int, float)) and 0.0 < target < 1.0):
             raise InputError("target", "must be a number in (0, 1)")
-    text, kind, time = _run_args(diagram, True, horizon, None, replications, seed)
+    text, kind, time = check_run_args(diagram, True, horizon, None, replications, seed)
     norm = json.loads(text)
     if group is None:
         blocks = list(blocks or [])
@@ -368,17 +366,18 @@ def interval_search(
             check_blocks(norm, blocks, knob)
         except InputError as e:
             raise InputError("group", f"member {e.rule}") from None
-    compared, a, b = _transform(objective, time)
+    compared, a, b = objective_transform(objective, time)
     count = 0 if check_only else replications
     try:
-        s = call_engine(lambda ctl: binding.interval_search(
-            text, list(blocks), knob, xs, kind, time, crews, compared, seed, 0, count, threads=threads,
-            control=ctl), control)
+        plan = {"kind": kind, "time": time, "crews": crews, "compared": compared, "seed": seed,
+                "replication_start": 0, "replications": count, "threads": threads}
+        s = call_engine(lambda ctl: binding.interval_search(text, list(blocks), knob, xs, plan, control=ctl),
+                        control)
     except engine.EngineError as e:
-        raise _engine_error(e) from None
+        raise engine_refusal(e) from None
     if check_only:
         return {}
-    n, cov, means = _lanes(s, compared)
+    n, cov, means = lanes_of(s, compared)
     values = [a + b * m for m in means]
     ses = [abs(b) * math.sqrt(max(cov[k][k], 0.0) / n) for k in range(len(xs))]
     has_costs = s["lanes"][0]["cost"] is not None
@@ -391,7 +390,7 @@ def interval_search(
                            "seed": seed, "events": s["events"]}
     if target is None:
         best = max(range(len(xs)), key=lambda k: sign * values[k])
-        diffs = [_diff(cov, n, k, best, means, b) for k in range(len(xs))]
+        diffs = [lane_difference(cov, n, k, best, means, b) for k in range(len(xs))]
         tied = [k for k in range(len(xs)) if k == best or diffs[k]["interval"][0] <= 0.0 <= diffs[k]["interval"][1]]
         k1, k2 = min(tied), max(tied)
         out["optimum"] = {"interval": xs[best], "value": values[best], "std_error": ses[best],
@@ -417,7 +416,7 @@ def interval_search(
         out["optimum"] = None
     ref = xs.index(out["optimum"]["interval"]) if meets else 0
     ratios = [d["variance_ratio"] for k in range(len(xs)) if k != ref
-              for d in [_diff(cov, n, k, ref, means, b)] if d["variance_ratio"] is not None]
+              for d in [lane_difference(cov, n, k, ref, means, b)] if d["variance_ratio"] is not None]
     out["crn_variance_ratio_median"] = float(np.median(ratios)) if ratios else None
     mid = _crossing(xs, values, target)
     lo_c = _crossing(xs, [v - Z95 * se for v, se in zip(values, ses, strict=True)], target)

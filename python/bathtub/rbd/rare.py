@@ -146,10 +146,12 @@ def simulate_failure_biasing(
     crews = check_integer(crews, "crews", 0, 1_000_000)
     replication_start = check_integer(replication_start, "replication_start", 0, engine.MAX_U64 // 2)
     text = check(diagram, crews, field="diagram")
+    target = None if target_half_width is None else float(target_half_width)
+    run = {"seed": seed, "replication_start": replication_start, "replications": replications,
+           "target_half_width": target, "max_replications": max_replications,
+           "threads": engine.check_threads(threads)}
     try:
-        s = call_engine(lambda ctl: binding.simulate_rare(
-            text, crews, seed, replication_start, replications=replications, target_half_width=target,
-            max_replications=max_replications, threads=engine.check_threads(threads), control=ctl), control)
+        s = call_engine(lambda ctl: binding.simulate_rare(text, crews, run, control=ctl), control)
     except engine.EngineError as e:
         raise InputError("diagram", str(e)) from None
     rel = s["relative_half_width"]

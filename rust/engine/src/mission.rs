@@ -175,19 +175,19 @@ pub(crate) fn replicate(sim: &mut Sim, acc: &mut MissionAcc, grid: &[f64], rep: 
 /// What a mission run refuses, whatever its replications.
 pub(crate) fn check(c: &Compiled, o: &MissionOptions) -> Result<(), EngineError> {
     if !(o.mission_time.is_finite() && o.mission_time > 0.0) {
-        return Err(EngineError(format!(
+        return Err(EngineError::new(format!(
             "mission_time must be a finite number > 0 (got {})",
             o.mission_time
         )));
     }
     if o.grid > 100_000 {
-        return Err(EngineError("grid must be at most 100000 points".into()));
+        return Err(EngineError::new("grid must be at most 100000 points"));
     }
     if let Some(last) = c.phases.last()
         && o.mission_time != last.end
     {
         // The per-phase table and the mission's reliability must be about one mission.
-        return Err(EngineError(format!(
+        return Err(EngineError::new(format!(
             "mission_time must equal the phases' total duration {} (got {})",
             last.end, o.mission_time
         )));

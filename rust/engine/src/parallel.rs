@@ -68,7 +68,7 @@ impl Control {
     /// Err(CANCELLED) once the flag is up.
     pub fn check(&self) -> Result<(), EngineError> {
         if self.is_cancelled() {
-            Err(EngineError(CANCELLED.into()))
+            Err(EngineError::new(CANCELLED))
         } else {
             Ok(())
         }
@@ -143,7 +143,7 @@ pub fn over_replications<W: Send, A: Send>(
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(n)
                 .build()
-                .map_err(|e| EngineError(format!("cannot start {n} threads: {e}")))?;
+                .map_err(|e| EngineError::new(format!("cannot start {n} threads: {e}")))?;
             pool.install(work)
         }
     };
@@ -161,8 +161,9 @@ pub fn merge_adjacent<T: Clone>(
     absorb: fn(&mut T, &T),
 ) -> Result<T, EngineError> {
     if !same_run {
-        return Err(EngineError(
-            "merge: the runs differ in options, seed or blocks".into(),
+        return Err(EngineError::at(
+            "merge",
+            "the runs differ in options, seed or blocks",
         ));
     }
     let (a, b) = if range(x).0 <= range(y).0 {
@@ -172,11 +173,14 @@ pub fn merge_adjacent<T: Clone>(
     };
     let ((sa, na), (sb, nb)) = (range(a), range(b));
     if sa + na != sb {
-        return Err(EngineError(format!(
-            "merge: replication ranges [{sa}, {}) and [{sb}, {}) are not adjacent",
-            sa + na,
-            sb + nb
-        )));
+        return Err(EngineError::at(
+            "merge",
+            format!(
+                "replication ranges [{sa}, {}) and [{sb}, {}) are not adjacent",
+                sa + na,
+                sb + nb
+            ),
+        ));
     }
     let mut out = a.clone();
     absorb(&mut out, b);
@@ -231,7 +235,7 @@ mod tests {
         ctl.cancel();
         assert_eq!(
             sum(0, 1000, Some(2), &ctl, &ran),
-            Err(EngineError(CANCELLED.into()))
+            Err(EngineError::new(CANCELLED))
         );
         assert_eq!(ran.load(Ordering::Relaxed), 0);
         assert_eq!(ctl.done(), 0);
@@ -243,7 +247,7 @@ mod tests {
         ctl.plan(u64::MAX);
         assert_eq!(
             sum(0, 100_000, Some(1), &ctl, &ran),
-            Err(EngineError(CANCELLED.into()))
+            Err(EngineError::new(CANCELLED))
         );
         // One thread: replications 0..=100 ran, then the flag stopped every later one.
         assert_eq!(ran.load(Ordering::Relaxed), 101);

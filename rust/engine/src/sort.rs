@@ -7,6 +7,7 @@
 //! bench machine, against ~52 ms for NumPy's `np.sort` of the same array (its AVX-512 path
 //! leans on compress-stores, which the bench machine's AMD cores microcode) and ~30 ms for an
 //! LSD radix sort, whose scatter misses the cache of a busy shared machine on every key.
+use crate::error::EngineError;
 
 /// Sort `keys` ascending, in place (equal keys are indistinguishable, so stability is moot).
 pub fn sort_u64(keys: &mut [u64]) {
@@ -21,6 +22,18 @@ pub fn sort_u64(keys: &mut [u64]) {
 /// group's position). Returns the numbers of distinct failure and suspension times, the used
 /// prefix of each column. One pass instead of NumPy's dozen (group starts, flags, shifts,
 /// gathers), and no temporaries: at 10^6 rows each costs as much in page faults as in work.
+/// Whether `out` fits [`collapse_keys`] for `rows` keys of which `failures` are failures:
+/// 3 slots per failure row and 2 per suspension row.
+pub fn check_collapse(rows: usize, failures: usize, out: usize) -> Result<(), EngineError> {
+    if failures > rows || out != 3 * failures + 2 * (rows - failures) {
+        return Err(EngineError::at(
+            "out",
+            "collapse_keys needs 3 slots per failure row and 2 per suspension row",
+        ));
+    }
+    Ok(())
+}
+
 pub fn collapse_keys(keys: &mut [u64], failures: usize, out: &mut [f64]) -> (usize, usize) {
     let suspensions = keys.len() - failures;
     assert_eq!(

@@ -29,9 +29,10 @@ impl Kind {
         match id {
             "parametric" => Ok(Kind::Parametric),
             "nonparametric" => Ok(Kind::Nonparametric),
-            other => Err(EngineError(format!(
-                "kind: unknown {other:?}; parametric or nonparametric"
-            ))),
+            other => Err(EngineError::at(
+                "kind",
+                format!("unknown {other:?}; parametric or nonparametric"),
+            )),
         }
     }
 }
@@ -95,9 +96,10 @@ impl Plan {
         model.check(&data)?;
         let k = model.k();
         if theta.len() != k || theta.iter().any(|v| !v.is_finite()) {
-            return Err(EngineError(format!(
-                "theta: {k} finite coefficients are needed"
-            )));
+            return Err(EngineError::at(
+                "theta",
+                format!("{k} finite coefficients are needed"),
+            ));
         }
         let mut th = [0.0; MAX_K];
         th[..k].copy_from_slice(theta);
@@ -294,7 +296,7 @@ fn in_pool<T: Send>(
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(n.max(1))
                 .build()
-                .map_err(|e| EngineError(format!("cannot start {n} threads: {e}")))?;
+                .map_err(|e| EngineError::new(format!("cannot start {n} threads: {e}")))?;
             Ok(pool.install(work))
         }
     }
@@ -304,13 +306,16 @@ fn in_pool<T: Send>(
 pub fn merge(x: &Replicates, y: &Replicates) -> Result<Replicates, EngineError> {
     let (a, b) = if x.start <= y.start { (x, y) } else { (y, x) };
     if a.k != b.k || a.start + a.count != b.start {
-        return Err(EngineError(format!(
-            "merge: replicate ranges [{}, {}) and [{}, {}) are not adjacent",
-            a.start,
-            a.start + a.count,
-            b.start,
-            b.start + b.count
-        )));
+        return Err(EngineError::at(
+            "merge",
+            format!(
+                "replicate ranges [{}, {}) and [{}, {}) are not adjacent",
+                a.start,
+                a.start + a.count,
+                b.start,
+                b.start + b.count
+            ),
+        ));
     }
     let mut out = a.clone();
     out.count += b.count;

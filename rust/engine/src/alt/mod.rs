@@ -50,7 +50,12 @@ impl Relationship {
             "peck" => Relationship::Peck,
             "temperature_nonthermal" => Relationship::TemperatureNonthermal,
             "dual_power" => Relationship::DualPower,
-            other => return Err(EngineError(format!("relationship: unknown {other:?}"))),
+            other => {
+                return Err(EngineError::at(
+                    "relationship",
+                    format!("unknown {other:?}"),
+                ));
+            }
         })
     }
 
@@ -80,7 +85,7 @@ pub fn parse_life(id: &str) -> Result<Life, EngineError> {
         "weibull" => Life::Weibull,
         "lognormal" => Life::Lognormal,
         "exponential" => Life::Exponential,
-        other => return Err(EngineError(format!("life: unknown {other:?}"))),
+        other => return Err(EngineError::at("life", format!("unknown {other:?}"))),
     })
 }
 
@@ -108,28 +113,32 @@ impl Model {
     fn check(&self, data: &AltData) -> Result<(), EngineError> {
         let n = data.t.len();
         if n == 0 || data.failed.len() != n {
-            return Err(EngineError(
-                "data: times and failure flags differ in length or are empty".into(),
+            return Err(EngineError::at(
+                "data",
+                "times and failure flags differ in length or are empty",
             ));
         }
         if data.stresses.len() != self.relationship.stresses()
             || data.stresses.iter().any(|s| s.len() != n)
         {
-            return Err(EngineError(format!(
-                "stress: {} stress column(s) of {n} values are needed",
-                self.relationship.stresses()
-            )));
+            return Err(EngineError::at(
+                "stress",
+                format!(
+                    "{} stress column(s) of {n} values are needed",
+                    self.relationship.stresses()
+                ),
+            ));
         }
         if data.t.iter().any(|&t| !(t > 0.0 && t.is_finite())) {
-            return Err(EngineError("t: times must be finite and > 0".into()));
+            return Err(EngineError::at("t", "times must be finite and > 0"));
         }
         for s in &data.stresses {
             if s.iter()
                 .any(|&v| !v.is_finite() || (self.relationship.needs_positive() && v <= 0.0))
             {
-                return Err(EngineError(
-                    "stress: stresses must be finite (and > 0 where logs or reciprocals are taken)"
-                        .into(),
+                return Err(EngineError::at(
+                    "stress",
+                    "stresses must be finite (and > 0 where logs or reciprocals are taken)",
                 ));
             }
         }
@@ -248,11 +257,22 @@ pub fn fit_from(model: &Model, data: &AltData, start: &[f64; MAX_K]) -> Option<F
     })
 }
 
-/// A checked fit of `data` from `start` (natural coefficients, e.g. Python's estimate).
-pub fn fit(model: &Model, data: &AltData, start: &[f64; MAX_K]) -> Result<Fit, EngineError> {
+/// A checked fit of `data` from `start` (natural coefficients, e.g. Python's estimate; the
+/// model's first `k` are read, missing ones start at 0).
+pub fn fit(model: &Model, data: &AltData, start: &[f64]) -> Result<Fit, EngineError> {
     model.check(data)?;
-    fit_from(model, data, start)
-        .ok_or_else(|| EngineError("data: the ALT likelihood has no finite maximum".into()))
+    let mut s = [0.0; MAX_K];
+    let k = model.k().min(start.len());
+    s[..k].copy_from_slice(&start[..k]);
+    fit_from(model, data, &s)
+        .ok_or_else(|| EngineError::at("data", "the ALT likelihood has no finite maximum"))
+}
+
+impl Fit {
+    /// The model's `k` fitted coefficients (the rest of `theta` is padding).
+    pub fn coefficients(&self, model: &Model) -> &[f64] {
+        &self.theta[..model.k()]
+    }
 }
 
 #[cfg(test)]

@@ -4,26 +4,29 @@ use super::*;
 
 pub(crate) fn check(c: &Compiled, o: &AvailabilityOptions) -> Result<(), EngineError> {
     if !(o.horizon.is_finite() && o.horizon > 0.0) {
-        return Err(EngineError(format!(
+        return Err(EngineError::new(format!(
             "horizon must be a finite number > 0 (got {})",
             o.horizon
         )));
     }
     if o.grid > MAX_POINTS {
-        return Err(EngineError("grid must be at most 100000 points".into()));
+        return Err(EngineError::new("grid must be at most 100000 points"));
     }
     let tests = test_times(c, o.horizon);
     if tests.len() + o.grid > MAX_POINTS {
-        return Err(EngineError(format!(
-            "horizon: the curve is read at each proof test and the grid's points, at most \
+        return Err(EngineError::at(
+            "horizon",
+            format!(
+                "the curve is read at each proof test and the grid's points, at most \
              {MAX_POINTS} in all ({} tests over the horizon, grid {}); shorten the horizon",
-            tests.len(),
-            o.grid
-        )));
+                tests.len(),
+                o.grid
+            ),
+        ));
     }
     if !c.phases.is_empty() {
-        return Err(EngineError(
-            "phases are simulated in mission (non-repairable) runs".into(),
+        return Err(EngineError::new(
+            "phases are simulated in mission (non-repairable) runs",
         ));
     }
     for g in &c.groups {
@@ -111,6 +114,27 @@ pub enum Precision {
     },
 }
 
+impl Precision {
+    /// From a caller's optional settings: a fixed number of replications, or a target
+    /// relative half-width with its cap; exactly one of the two.
+    pub fn new(
+        replications: Option<u64>,
+        target_half_width: Option<f64>,
+        max_replications: u64,
+    ) -> Result<Precision, EngineError> {
+        match (replications, target_half_width) {
+            (Some(n), None) => Ok(Precision::Replications(n)),
+            (None, Some(t)) => Ok(Precision::Target {
+                relative_half_width: t,
+                max_replications,
+            }),
+            _ => Err(EngineError::new(
+                "give replications or target_half_width, not both",
+            )),
+        }
+    }
+}
+
 pub fn run_to_precision(
     c: &Compiled,
     o: &AvailabilityOptions,
@@ -162,10 +186,10 @@ pub(crate) fn to_precision<A>(
             max_replications: cap,
         } => {
             if !(target.is_finite() && target > 0.0) {
-                return Err(EngineError("target_half_width must be a number > 0".into()));
+                return Err(EngineError::new("target_half_width must be a number > 0"));
             }
             if cap < 2 {
-                return Err(EngineError("max_replications must be at least 2".into()));
+                return Err(EngineError::new("max_replications must be at least 2"));
             }
             ctl.plan(cap.min(first));
             let mut acc = run(0, cap.min(first))?;

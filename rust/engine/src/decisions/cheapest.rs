@@ -6,7 +6,7 @@
 use super::Plan;
 use super::crn::{self, CrnAcc, MAX_LANES};
 use crate::diagram::{Compiled, DiagramSpec};
-use crate::error::EngineError;
+use crate::error::{EngineError, Key};
 use crate::parallel::Control;
 
 /// Every design compiled (a refusal names the design's index: `designs[i]: ...`), then
@@ -18,15 +18,15 @@ pub fn compare_designs(
     ctl: &Control,
 ) -> Result<CrnAcc, EngineError> {
     if designs.is_empty() || designs.len() > MAX_LANES {
-        return Err(EngineError(format!(
-            "designs: 1 to {MAX_LANES} per run (got {})",
-            designs.len()
-        )));
+        return Err(EngineError::at(
+            "designs",
+            format!("1 to {MAX_LANES} per run (got {})", designs.len()),
+        ));
     }
     let lanes = designs
         .iter()
         .enumerate()
-        .map(|(i, s)| Compiled::new(s).map_err(|e| EngineError(format!("designs[{i}]: {e}"))))
+        .map(|(i, s)| Compiled::new(s).map_err(|e| e.within([Key::from("designs"), Key::Index(i)])))
         .collect::<Result<Vec<_>, _>>()?;
     for (i, lane) in lanes.iter().enumerate() {
         // The run's own checks (repair models, costs...) on each design alone, no
@@ -42,7 +42,7 @@ pub fn compare_designs(
             Some(1),
             &Control::new(),
         )
-        .map_err(|e| EngineError(format!("designs[{i}]: {e}")))?;
+        .map_err(|e| e.within([Key::from("designs"), Key::Index(i)]))?;
     }
     crn::run(
         &lanes,
@@ -60,6 +60,7 @@ pub fn compare_designs(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decisions::PlanSpec;
     use crate::diagram::NodeSpec;
     use crate::fixtures::{edges, exp, node};
 
@@ -95,7 +96,16 @@ mod tests {
     }
 
     fn plan(count: u64) -> Plan {
-        Plan::new("availability", 5000.0, 0, "up", 11, 0, count).unwrap()
+        Plan::new(&PlanSpec {
+            kind: "availability".into(),
+            time: 5000.0,
+            crews: 0,
+            compared: "up".into(),
+            seed: 11,
+            replication_start: 0,
+            replications: count,
+        })
+        .unwrap()
     }
 
     #[test]
@@ -131,8 +141,10 @@ mod tests {
         let mut bad = design(1);
         bad.nodes[2].repair = None;
         let e = compare_designs(&[design(1), bad], plan(10), None, &Control::new()).unwrap_err();
-        assert!(e.0.starts_with("designs[1]"), "{}", e.0);
+        // The path names the design as data (a front end maps the index to its own words).
+        assert_eq!(e.path[..2], [Key::from("designs"), Key::Index(1)], "{e}");
+        assert!(e.to_string().starts_with("designs[1]: node "), "{e}");
         let e = compare_designs(&[], plan(10), None, &Control::new()).unwrap_err();
-        assert!(e.0.contains("designs"), "{}", e.0);
+        assert_eq!(e.path, [Key::from("designs")], "{e}");
     }
 }

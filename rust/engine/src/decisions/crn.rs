@@ -213,10 +213,10 @@ fn check(
     seed: u64,
 ) -> Result<f64, EngineError> {
     if lanes.is_empty() || lanes.len() > MAX_LANES {
-        return Err(EngineError(format!(
-            "designs: 1 to {MAX_LANES} per run (got {})",
-            lanes.len()
-        )));
+        return Err(EngineError::at(
+            "designs",
+            format!("1 to {MAX_LANES} per run (got {})", lanes.len()),
+        ));
     }
     let mut scale = None;
     for c in lanes {
@@ -231,7 +231,7 @@ fn check(
                 availability::check(c, &o)?;
                 let s = AvailabilityAcc::empty(c, &o, &[], 0).cost_scale;
                 if scale.is_some_and(|x| x != s) {
-                    return Err(EngineError("designs: costs on different scales".into()));
+                    return Err(EngineError::at("designs", "costs on different scales"));
                 }
                 scale = Some(s);
             }
@@ -250,8 +250,9 @@ fn check(
     }
     let scale = scale.unwrap_or(0.0);
     if compared == Compared::Cost && scale == 0.0 {
-        return Err(EngineError(
-            "objective cost_rate: the diagram has no costs (set block or diagram costs)".into(),
+        return Err(EngineError::at(
+            "objective",
+            "cost_rate: the diagram has no costs (set block or diagram costs)",
         ));
     }
     Ok(scale)
@@ -273,8 +274,9 @@ pub fn run(
 ) -> Result<CrnAcc, EngineError> {
     let scale = check(lanes, kind, compared, seed)?;
     if importance && !lanes[0].phases.is_empty() {
-        return Err(EngineError(
-            "phases: importance measures are for one-phase missions".into(),
+        return Err(EngineError::at(
+            "phases",
+            "importance measures are for one-phase missions",
         ));
     }
     let k = lanes.len();

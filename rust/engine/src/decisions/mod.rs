@@ -24,39 +24,60 @@ pub struct Plan {
     pub count: u64,
 }
 
+/// A decision run in the front ends' words, checked into a [`Plan`] by [`Plan::new`].
+#[derive(Debug, Clone)]
+pub struct PlanSpec {
+    /// availability (over `time` = the horizon, with `crews`) or mission (`time` = the
+    /// mission time).
+    pub kind: String,
+    pub time: f64,
+    pub crews: u32,
+    /// up or cost.
+    pub compared: String,
+    pub seed: u64,
+    pub replication_start: u64,
+    pub replications: u64,
+}
+
 impl Plan {
-    /// From the front ends' words: `kind` availability (over `time` = the horizon, with
-    /// `crews`) or mission (`time` = the mission time); `compared` up or cost.
-    pub fn new(
-        kind: &str,
-        time: f64,
-        crews: u32,
-        compared: &str,
-        seed: u64,
-        start: u64,
-        count: u64,
-    ) -> Result<Plan, EngineError> {
+    pub fn new(spec: &PlanSpec) -> Result<Plan, EngineError> {
+        let PlanSpec {
+            ref kind,
+            time,
+            crews,
+            ref compared,
+            seed,
+            replication_start: start,
+            replications: count,
+        } = *spec;
         if !(time.is_finite() && time > 0.0) {
-            return Err(EngineError(format!(
-                "{kind}: time must be a finite number > 0 (got {time})"
-            )));
+            return Err(EngineError::at(
+                "time",
+                format!("must be a finite number > 0 (got {time})"),
+            ));
         }
-        let kind = match kind {
+        let kind = match kind.as_str() {
             "availability" => RunKind::Availability {
                 horizon: time,
                 crews,
             },
             "mission" => RunKind::Mission { mission_time: time },
             other => {
-                return Err(EngineError(format!(
-                    "kind: availability or mission (got {other:?})"
-                )));
+                return Err(EngineError::at(
+                    "kind",
+                    format!("availability or mission (got {other:?})"),
+                ));
             }
         };
-        let compared = match compared {
+        let compared = match compared.as_str() {
             "up" => Compared::Up,
             "cost" => Compared::Cost,
-            other => return Err(EngineError(format!("compared: up or cost (got {other:?})"))),
+            other => {
+                return Err(EngineError::at(
+                    "compared",
+                    format!("up or cost (got {other:?})"),
+                ));
+            }
         };
         Ok(Plan {
             kind,
@@ -88,9 +109,10 @@ pub fn what_if_designs(
         None => all,
         Some(chosen) => {
             if let Some(b) = chosen.iter().find(|b| !all.contains(b)) {
-                return Err(EngineError(format!(
-                    "blocks: {b:?} is no block of the diagram"
-                )));
+                return Err(EngineError::at(
+                    "blocks",
+                    format!("{b:?} is no block of the diagram"),
+                ));
             }
             chosen.to_vec()
         }
@@ -119,12 +141,15 @@ pub fn what_if_designs(
         }
     }
     if out.len() + 1 > MAX_LANES {
-        return Err(EngineError(format!(
-            "blocks: what to improve compares at most {} changes in one run ({} here); name the \
+        return Err(EngineError::at(
+            "blocks",
+            format!(
+                "what to improve compares at most {} changes in one run ({} here); name the \
              blocks to change",
-            MAX_LANES - 1,
-            out.len()
-        )));
+                MAX_LANES - 1,
+                out.len()
+            ),
+        ));
     }
     Ok(out)
 }
@@ -143,8 +168,7 @@ pub fn what_to_improve(
     let mut changes = vec![];
     for (ch, s) in designs {
         lanes.push(
-            Compiled::new(&s)
-                .map_err(|e| EngineError(format!("{} {}: {e}", ch.block, ch.change)))?,
+            Compiled::new(&s).map_err(|e| e.within([format!("{} {}", ch.block, ch.change)]))?,
         );
         changes.push(ch);
     }
@@ -173,18 +197,19 @@ pub fn interval_search(
     ctl: &Control,
 ) -> Result<CrnAcc, EngineError> {
     if blocks.is_empty() {
-        return Err(EngineError("blocks: name at least one block".into()));
+        return Err(EngineError::at("blocks", "name at least one block"));
     }
     if intervals.len() < 2 || intervals.len() > MAX_LANES {
-        return Err(EngineError(format!(
-            "intervals: 2 to {MAX_LANES} candidates (got {})",
-            intervals.len()
-        )));
+        return Err(EngineError::at(
+            "intervals",
+            format!("2 to {MAX_LANES} candidates (got {})", intervals.len()),
+        ));
     }
     if let Some(x) = intervals.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
-        return Err(EngineError(format!(
-            "intervals: each must be a finite number > 0 (got {x})"
-        )));
+        return Err(EngineError::at(
+            "intervals",
+            format!("each must be a finite number > 0 (got {x})"),
+        ));
     }
     let lanes = intervals
         .iter()
@@ -227,7 +252,16 @@ mod tests {
         }
     }
     fn plan(count: u64) -> Plan {
-        Plan::new("availability", 2000.0, 0, "up", 5, 0, count).unwrap()
+        Plan::new(&PlanSpec {
+            kind: "availability".into(),
+            time: 2000.0,
+            crews: 0,
+            compared: "up".into(),
+            seed: 5,
+            replication_start: 0,
+            replications: count,
+        })
+        .unwrap()
     }
 
     #[test]
@@ -282,7 +316,7 @@ mod tests {
             None,
             &Control::new(),
         );
-        assert!(e.unwrap_err().0.contains("no preventive policy"));
+        assert!(e.unwrap_err().to_string().contains("no preventive policy"));
         let e = interval_search(
             &spec,
             &["zz".into()],
@@ -292,7 +326,7 @@ mod tests {
             None,
             &Control::new(),
         );
-        assert!(e.unwrap_err().0.contains("no such block"));
+        assert!(e.unwrap_err().to_string().contains("no such block"));
         let e = interval_search(
             &spec,
             &["a".into()],
@@ -302,12 +336,21 @@ mod tests {
             None,
             &Control::new(),
         );
-        assert!(e.unwrap_err().0.contains("intervals"));
-        let cost = Plan::new("availability", 10.0, 0, "cost", 1, 0, 1).unwrap();
+        assert!(e.unwrap_err().to_string().contains("intervals"));
+        let cost = Plan::new(&PlanSpec {
+            kind: "availability".into(),
+            time: 10.0,
+            crews: 0,
+            compared: "cost".into(),
+            seed: 1,
+            replication_start: 0,
+            replications: 1,
+        })
+        .unwrap();
         let e = what_to_improve(&spec, None, cost, None, &Control::new());
-        assert!(e.unwrap_err().0.contains("no costs"));
+        assert!(e.unwrap_err().to_string().contains("no costs"));
         let only = ["zz".to_string()];
         let e = what_to_improve(&spec, Some(&only), plan(1), None, &Control::new());
-        assert!(e.unwrap_err().0.contains("no block"));
+        assert!(e.unwrap_err().to_string().contains("no block"));
     }
 }

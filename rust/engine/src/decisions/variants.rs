@@ -11,15 +11,15 @@ use crate::error::EngineError;
 /// common between a design and its what-if.
 pub fn time_scaled(spec: &DistSpec, k: f64) -> Result<DistSpec, EngineError> {
     if !(k.is_finite() && k > 0.0) {
-        return Err(EngineError(format!(
+        return Err(EngineError::new(format!(
             "time scale must be a finite number > 0 (got {k})"
         )));
     }
     if spec.path.is_some() {
         // The covariate schedule runs on the calendar, the life on its own clock: stretching
         // one and not the other has no single meaning, so it is refused, not guessed.
-        return Err(EngineError(
-            "a block whose life runs under a covariate schedule has no 'MTBF doubled' variant".into(),
+        return Err(EngineError::new(
+            "a block whose life runs under a covariate schedule has no 'MTBF doubled' variant",
         ));
     }
     let mut out = spec.clone();
@@ -56,7 +56,7 @@ pub fn time_scaled(spec: &DistSpec, k: f64) -> Result<DistSpec, EngineError> {
             _ => None,
         };
         *v = stretched.ok_or_else(|| {
-            EngineError(format!(
+            EngineError::new(format!(
                 "{family}: cannot stretch parameter {name:?} in time"
             ))
         })?;
@@ -74,14 +74,15 @@ pub fn block_mut<'a>(spec: &'a mut DiagramSpec, id: &str) -> Result<&'a mut Node
         .nodes
         .iter_mut()
         .find(|n| n.id == head)
-        .ok_or_else(|| EngineError(format!("block {id:?}: no such block in the diagram")))?;
+        .ok_or_else(|| EngineError::at(format!("block {id:?}"), "no such block in the diagram"))?;
     match rest {
         None => Ok(node),
         Some(r) => match node.diagram.as_mut() {
             Some(d) => block_mut(d, r),
-            None => Err(EngineError(format!(
-                "block {id:?}: {head:?} is not a subsystem"
-            ))),
+            None => Err(EngineError::at(
+                format!("block {id:?}"),
+                format!("{head:?} is not a subsystem"),
+            )),
         },
     }
 }
@@ -109,7 +110,7 @@ pub fn stretched(
                 u.repair.as_mut()
             };
             if let Some(d) = slot {
-                *d = time_scaled(d, k).map_err(|e| EngineError::node(id, e))?;
+                *d = time_scaled(d, k).map_err(|e| e.in_node(id))?;
                 any = true;
             }
         }
@@ -122,7 +123,7 @@ pub fn stretched(
     };
     match slot {
         Some(d) => {
-            *d = time_scaled(d, k).map_err(|e| EngineError::node(id, e))?;
+            *d = time_scaled(d, k).map_err(|e| e.in_node(id))?;
             Ok(Some(out))
         }
         None => Ok(None),
@@ -143,9 +144,10 @@ impl Knob {
         match s {
             "preventive" => Ok(Knob::Preventive),
             "proof_test" => Ok(Knob::ProofTest),
-            other => Err(EngineError(format!(
-                "knob: preventive or proof_test (got {other:?})"
-            ))),
+            other => Err(EngineError::at(
+                "knob",
+                format!("preventive or proof_test (got {other:?})"),
+            )),
         }
     }
 }

@@ -20,7 +20,7 @@ impl Builder {
         n: &NodeSpec,
         units: &[UnitSpec],
     ) -> Result<Vec<UnitModel>, EngineError> {
-        let bad = |why: String| EngineError::node(id, format!("units: {why}"));
+        let bad = |why: String| EngineError::node_field(id, "units", why);
         if n.kind != "standby" {
             return Err(bad("is for standby groups".into()));
         }
@@ -83,7 +83,7 @@ impl Builder {
     }
 
     fn dist(&mut self, id: &str, what: &str, spec: &DistSpec) -> Result<u32, EngineError> {
-        let d = Dist::from_spec(spec).map_err(|e| EngineError::node(id, format!("{what}: {e}")))?;
+        let d = Dist::from_spec(spec).map_err(|e| EngineError::node_field(id, what, e))?;
         self.dists.push(d);
         Ok((self.dists.len() - 1) as u32)
     }
@@ -97,9 +97,10 @@ impl Builder {
         depth: u32,
     ) -> Result<(u32, u32), EngineError> {
         if depth > 16 {
-            return Err(EngineError(format!(
-                "subsystem {prefix:?}: nested more than 16 deep"
-            )));
+            return Err(EngineError::at(
+                format!("subsystem {prefix:?}"),
+                "nested more than 16 deep",
+            ));
         }
         let name = |id: &str| {
             if prefix.is_empty() {
@@ -119,20 +120,16 @@ impl Builder {
         let mut adj: Vec<Vec<usize>> = vec![vec![]; spec.nodes.len()];
         for e in &spec.edges {
             let s = *index.get(e.source.as_str()).ok_or_else(|| {
-                EngineError(format!(
-                    "edge {} -> {}: unknown source node {:?}",
-                    e.source,
-                    e.target,
-                    name(&e.source)
-                ))
+                EngineError::at(
+                    format!("edge {} -> {}", e.source, e.target),
+                    format!("unknown source node {:?}", name(&e.source)),
+                )
             })?;
             let t = *index.get(e.target.as_str()).ok_or_else(|| {
-                EngineError(format!(
-                    "edge {} -> {}: unknown target node {:?}",
-                    e.source,
-                    e.target,
-                    name(&e.target)
-                ))
+                EngineError::at(
+                    format!("edge {} -> {}", e.source, e.target),
+                    format!("unknown target node {:?}", name(&e.target)),
+                )
             })?;
             if s == t {
                 return Err(EngineError::node(
@@ -162,7 +159,7 @@ impl Builder {
             format!("subsystem {prefix:?}")
         };
         if ins.len() != 1 || outs.len() != 1 {
-            return Err(EngineError(format!(
+            return Err(EngineError::new(format!(
                 "{where_} needs exactly one input and one output node (has {} and {})",
                 ins.len(),
                 outs.len()
@@ -488,7 +485,7 @@ impl Builder {
                     Some(t) => index
                         .get(t.as_str())
                         .map(|&j| ends[j].0)
-                        .ok_or_else(|| EngineError(format!("network: no node {t:?}"))),
+                        .ok_or_else(|| EngineError::at("network", format!("no node {t:?}"))),
                 }
             };
             let (src, dst) = match &spec.network {
@@ -497,7 +494,7 @@ impl Builder {
             };
             self.terminals = (term(&src, input)?, term(&dst, output)?);
             if self.terminals.0 == self.terminals.1 {
-                return Err(EngineError("network: source and target must differ".into()));
+                return Err(EngineError::at("network", "source and target must differ"));
             }
         }
         for (i, cc) in spec.ccf.iter().enumerate() {
@@ -505,18 +502,23 @@ impl Builder {
             let mut members = vec![];
             for m in &cc.members {
                 let j = *index.get(m.as_str()).ok_or_else(|| {
-                    EngineError(format!("common-cause group {cid:?}: unknown block {m:?}"))
+                    EngineError::at(
+                        format!("common-cause group {cid:?}"),
+                        format!("unknown block {m:?}"),
+                    )
                 })?;
                 if spec.nodes[j].kind != "component" {
-                    return Err(EngineError(format!(
-                        "common-cause group {cid:?}: member {m:?} must be a component block"
-                    )));
+                    return Err(EngineError::at(
+                        format!("common-cause group {cid:?}"),
+                        format!("member {m:?} must be a component block"),
+                    ));
                 }
                 let g = self.node_group[ends[j].0 as usize];
                 if members.contains(&g) {
-                    return Err(EngineError(format!(
-                        "common-cause group {cid:?}: member {m:?} is listed twice"
-                    )));
+                    return Err(EngineError::at(
+                        format!("common-cause group {cid:?}"),
+                        format!("member {m:?} is listed twice"),
+                    ));
                 }
                 members.push(g);
             }

@@ -13,7 +13,7 @@ impl Builder {
         same_model: bool,
     ) -> Result<Ccf, EngineError> {
         let m = members.len();
-        let bad = |why: String| EngineError(format!("common-cause group {id:?}: {why}"));
+        let bad = |why: String| EngineError::at(format!("common-cause group {id:?}"), why);
         if m < 2 {
             return Err(bad("needs at least 2 members".into()));
         }

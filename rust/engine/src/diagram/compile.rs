@@ -126,7 +126,7 @@ impl Compiled {
         for (i, cc) in b.ccfs.iter().enumerate() {
             for &g in &cc.members {
                 if group_ccf[g as usize] != NO_GROUP {
-                    return Err(EngineError(format!(
+                    return Err(EngineError::new(format!(
                         "block {:?} is in two common-cause groups ({:?} and {:?})",
                         groups[g as usize].id, b.ccfs[group_ccf[g as usize] as usize].id, cc.id
                     )));
@@ -148,13 +148,13 @@ impl Compiled {
         let system_downtime_rate = dc.downtime_rate.unwrap_or(0.0);
         let discount = dc.discount.unwrap_or(0.0);
         if !(system_downtime_rate.is_finite() && system_downtime_rate >= 0.0) {
-            return Err(EngineError(
-                "costs.downtime_rate must be a finite number >= 0".into(),
+            return Err(EngineError::new(
+                "costs.downtime_rate must be a finite number >= 0",
             ));
         }
         if !(discount.is_finite() && discount >= 0.0) {
-            return Err(EngineError(
-                "costs.discount must be a finite number >= 0".into(),
+            return Err(EngineError::new(
+                "costs.discount must be a finite number >= 0",
             ));
         }
         let has_costs = system_downtime_rate > 0.0
@@ -166,7 +166,7 @@ impl Compiled {
         let mut phases = vec![];
         let mut end = 0.0;
         for p in &spec.phases {
-            let bad = |why: String| EngineError(format!("phase {:?}: {why}", p.name));
+            let bad = |why: String| EngineError::at(format!("phase {:?}", p.name), why);
             if !(p.duration.is_finite() && p.duration >= 0.0) {
                 return Err(bad("duration must be a finite number >= 0".into()));
             }
@@ -220,8 +220,9 @@ impl Compiled {
             .iter()
             .any(|m| !(m.setup_cost.is_finite() && m.setup_cost >= 0.0))
         {
-            return Err(EngineError(
-                "maintenance_groups: setup_cost must be a finite number >= 0".into(),
+            return Err(EngineError::at(
+                "maintenance_groups",
+                "setup_cost must be a finite number >= 0",
             ));
         }
         let mut group_mg = vec![NO_GROUP; groups.len()];
@@ -249,13 +250,14 @@ impl Compiled {
         let prod = spec.production.clone().unwrap_or_default();
         let (demand, period) = (prod.demand.unwrap_or(0.0), prod.period.unwrap_or(0.0));
         if !(demand.is_finite() && demand >= 0.0 && period.is_finite() && period >= 0.0) {
-            return Err(EngineError(
-                "production: demand and period must be finite numbers >= 0".into(),
+            return Err(EngineError::at(
+                "production",
+                "demand and period must be finite numbers >= 0",
             ));
         }
         if (demand > 0.0 || period > 0.0) && !has_capacity {
-            return Err(EngineError(
-                "production needs at least one block with a capacity".into(),
+            return Err(EngineError::new(
+                "production needs at least one block with a capacity",
             ));
         }
         let (mut unit_life, mut unit_repair, mut unit_dormancy) = (vec![], vec![], vec![]);
@@ -304,17 +306,17 @@ impl Compiled {
             unit_dormancy,
         };
         if c.groups.is_empty() {
-            return Err(EngineError("the diagram has no blocks".into()));
+            return Err(EngineError::new("the diagram has no blocks"));
         }
         if c.slots() > crate::agenda::MAX_SLOTS {
-            return Err(EngineError(format!(
+            return Err(EngineError::new(format!(
                 "the diagram has more than {} units",
                 crate::agenda::MAX_SLOTS
             )));
         }
         if c.has_capacity && c.network_source.is_some() {
-            return Err(EngineError(
-                "capacity is not simulated in network (undirected) diagrams".into(),
+            return Err(EngineError::new(
+                "capacity is not simulated in network (undirected) diagrams",
             ));
         }
         if c.has_capacity
@@ -325,19 +327,23 @@ impl Compiled {
                 .iter()
                 .find(|g| g.node == v)
                 .map_or("a gate".to_string(), |g| format!("{:?}", g.id));
-            return Err(EngineError(format!(
-                "capacity: {who} feeds several nodes downstream of a capacity limit; splitting a \
+            return Err(EngineError::at(
+                "capacity",
+                format!(
+                    "{who} feeds several nodes downstream of a capacity limit; splitting a \
                  limited flow needs a max-flow, not simulated (give capacities after the split)"
-            )));
+                ),
+            ));
         }
         if c.has_capacity && !c.max_flow_is_finite() {
-            return Err(EngineError(
-                "capacity: some input-to-output path has no block with a capacity (unlimited throughput)".into(),
+            return Err(EngineError::at(
+                "capacity",
+                "some input-to-output path has no block with a capacity (unlimited throughput)",
             ));
         }
         if c.evaluate(&vec![false; c.groups.len()]) {
-            return Err(EngineError(
-                "the output is reached with every block failed: some path joins input to output through no block".into(),
+            return Err(EngineError::new(
+                "the output is reached with every block failed: some path joins input to output through no block",
             ));
         }
         Ok(c)

@@ -7,7 +7,7 @@ pub(super) fn preventive(
     n: &NodeSpec,
     p: &PreventiveSpec,
 ) -> Result<Preventive, EngineError> {
-    let bad = |why: String| EngineError::node(id, format!("preventive: {why}"));
+    let bad = |why: String| EngineError::node_field(id, "preventive", why);
     if n.kind != "component" {
         return Err(bad("planned replacement is for component blocks".into()));
     }
@@ -102,7 +102,7 @@ pub(super) fn start_state(
     n: &NodeSpec,
     st: &BlockStateSpec,
 ) -> Result<Option<Start>, EngineError> {
-    let bad = |why: &str| EngineError::node(id, format!("state: {why}"));
+    let bad = |why: &str| EngineError::node_field(id, "state", why);
     if n.kind == "standby" {
         return Err(bad("not simulated for standby groups"));
     }
@@ -143,7 +143,7 @@ pub(super) fn start_state(
 }
 
 pub(super) fn capacity(id: &str, cs: &CapacitySpec) -> Result<Vec<(f64, f64)>, EngineError> {
-    let bad = |why: &str| EngineError::node(id, format!("capacity: {why}"));
+    let bad = |why: &str| EngineError::node_field(id, "capacity", why);
     let levels = match cs {
         CapacitySpec::Fixed(x) => vec![CapacityLevel {
             value: *x,
@@ -177,7 +177,7 @@ pub(super) fn repair_quality(
     n: &NodeSpec,
     r: &RepairQualitySpec,
 ) -> Result<Option<RepairQuality>, EngineError> {
-    let bad = |why: &str| EngineError::node(id, format!("repair_quality: {why}"));
+    let bad = |why: &str| EngineError::node_field(id, "repair_quality", why);
     if n.kind != "component" {
         return Err(bad("is for component blocks"));
     }
@@ -254,7 +254,7 @@ pub(super) fn proof_test(
     n: &NodeSpec,
     t: &ProofTestSpec,
 ) -> Result<ProofTest, EngineError> {
-    let bad = |why: String| EngineError::node(id, format!("inspection: {why}"));
+    let bad = |why: String| EngineError::node_field(id, "inspection", why);
     if n.kind != "component" {
         return Err(bad("proof tests are for component blocks".into()));
     }

@@ -82,7 +82,7 @@ fn common_cause_groups_split_each_members_rate() {
     let a = c.block_ids().iter().position(|x| x == "A").unwrap();
     assert!((c.dists[c.groups[a].life as usize].hazard(1.0) - 0.8).abs() < 1e-12);
     d.ccf[0].mgl = Some(vec![0.4, 0.5]);
-    assert!(Compiled::new(&d).unwrap_err().0.contains("mgl"));
+    assert!(Compiled::new(&d).unwrap_err().to_string().contains("mgl"));
 }
 
 #[test]
@@ -92,7 +92,7 @@ fn refusals_name_the_node() {
         source: "C".into(),
         target: "A".into(),
     });
-    let e = Compiled::new(&d).unwrap_err().0;
+    let e = Compiled::new(&d).unwrap_err().to_string();
     assert!(e.contains("cycle"), "{e}");
     let mut d = bridge();
     d.nodes.push(NodeSpec {
@@ -104,11 +104,11 @@ fn refusals_name_the_node() {
     d.edges.retain(|e| e.target != "out");
     d.edges
         .extend(edges(&[("C", "K"), ("D", "K"), ("K", "out")]));
-    let e = Compiled::new(&d).unwrap_err().0;
+    let e = Compiled::new(&d).unwrap_err().to_string();
     assert!(e.contains("\"K\"") && e.contains("only 2"), "{e}");
     let mut d = bridge();
     d.nodes[1].model = None;
-    assert!(Compiled::new(&d).unwrap_err().0.contains("\"A\""));
+    assert!(Compiled::new(&d).unwrap_err().to_string().contains("\"A\""));
     let mut d = bridge();
     d.edges.push(EdgeSpec {
         source: "in".into(),

@@ -6,6 +6,7 @@
 //! precomputed constants whose `new` refuses NaN and out-of-domain values.
 
 mod exponential;
+pub mod function;
 mod gamma;
 mod gumbel;
 mod logistic;

@@ -56,19 +56,17 @@ impl<'a> Chain<'a> {
     pub fn new(c: &'a Compiled, crews: u32) -> Result<Self, EngineError> {
         let refuse = |id: &str, why: &str| Err(EngineError::node(id, why));
         if !c.phases.is_empty() {
-            return Err(EngineError(
-                "phases are not a Markovian steady state".into(),
-            ));
+            return Err(EngineError::new("phases are not a Markovian steady state"));
         }
         if !c.ccfs.is_empty() {
-            return Err(EngineError("common-cause groups are not simulated".into()));
+            return Err(EngineError::new("common-cause groups are not simulated"));
         }
         if !c.mgroups.is_empty() {
-            return Err(EngineError("maintenance groups are not simulated".into()));
+            return Err(EngineError::new("maintenance groups are not simulated"));
         }
         if c.has_costs || c.has_capacity {
-            return Err(EngineError(
-                "costs and capacity are not estimated (unavailability only)".into(),
+            return Err(EngineError::new(
+                "costs and capacity are not estimated (unavailability only)",
             ));
         }
         let mut blocks = vec![];
@@ -130,8 +128,8 @@ impl<'a> Chain<'a> {
             crews,
         };
         if !c.evaluate(&vec![true; c.groups.len()]) {
-            return Err(EngineError(
-                "the system does not work with every block up".into(),
+            return Err(EngineError::new(
+                "the system does not work with every block up",
             ));
         }
         Ok(chain)

@@ -334,10 +334,13 @@ pub fn run_with(
         || RareAcc::empty(o, start),
     )?;
     if acc.overlong > 0 {
-        return Err(EngineError(format!(
-            "failure_biasing: a regenerative cycle ran past {MAX_CYCLE_STEPS} transitions without \
+        return Err(EngineError::at(
+            "failure_biasing",
+            format!(
+                "a regenerative cycle ran past {MAX_CYCLE_STEPS} transitions without \
              every block coming back up: the system is not highly available; use plain simulation"
-        )));
+            ),
+        ));
     }
     Ok(acc)
 }

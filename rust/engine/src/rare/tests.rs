@@ -106,14 +106,18 @@ fn refuses_what_is_not_markovian() {
     };
     let mut d = pair(1e-3, 1.0);
     d.nodes[1].model = Some(weibull.clone());
-    let e = check(&Compiled::new(&d).unwrap(), 0).unwrap_err().0;
+    let e = check(&Compiled::new(&d).unwrap(), 0)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("\"A\"") && e.contains("life must be exponential"),
         "{e}"
     );
     let mut d = pair(1e-3, 1.0);
     d.nodes[2].repair = Some(weibull);
-    let e = check(&Compiled::new(&d).unwrap(), 0).unwrap_err().0;
+    let e = check(&Compiled::new(&d).unwrap(), 0)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("\"B\"") && e.contains("repair must be exponential"),
         "{e}"
@@ -125,7 +129,9 @@ fn refuses_what_is_not_markovian() {
     assert!(check(&Compiled::new(&d).unwrap(), 0).is_err());
     let mut d = pair(1e-3, 1.0);
     d.nodes[1].instant_repair = Some(true);
-    let e = check(&Compiled::new(&d).unwrap(), 0).unwrap_err().0;
+    let e = check(&Compiled::new(&d).unwrap(), 0)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("instant repair"), "{e}");
     let mut d = pair(1e-3, 1.0);
     d.ccf = vec![crate::diagram::CcfSpec {
@@ -133,7 +139,9 @@ fn refuses_what_is_not_markovian() {
         beta: 0.1,
         ..Default::default()
     }];
-    let e = check(&Compiled::new(&d).unwrap(), 0).unwrap_err().0;
+    let e = check(&Compiled::new(&d).unwrap(), 0)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("common-cause"), "{e}");
 }
 

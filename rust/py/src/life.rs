@@ -1,0 +1,124 @@
+//! Life data: accelerated-life-test fits and bootstraps, and the collapse of packed keys.
+use crate::door::{Call, enter};
+use bathtub_engine::alt::bootstrap::{Kind, Plan, Replicates};
+use bathtub_engine::alt::{self as alt_engine, AltData, Model, Relationship, parse_life};
+use bathtub_engine::error::EngineError as Refusal;
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+fn alt_inputs(
+    life: &str,
+    relationship: &str,
+    t: Vec<f64>,
+    failed: Vec<bool>,
+    stresses: Vec<Vec<f64>>,
+) -> Result<(Model, AltData), Refusal> {
+    let model = Model {
+        life: parse_life(life)?,
+        relationship: Relationship::parse(relationship)?,
+    };
+    Ok((
+        model,
+        AltData {
+            t,
+            failed,
+            stresses,
+        },
+    ))
+}
+
+/// ALT maximum-likelihood fit from natural coefficients `start`; (theta, log-likelihood).
+#[pyfunction]
+fn alt_fit(
+    py: Python<'_>,
+    life: &str,
+    relationship: &str,
+    t: Vec<f64>,
+    failed: Vec<bool>,
+    stresses: Vec<Vec<f64>>,
+    start: Vec<f64>,
+) -> PyResult<(Vec<f64>, f64)> {
+    enter(py, Call::Quick, |_| {
+        let (model, data) = alt_inputs(life, relationship, t, failed, stresses)?;
+        let f = alt_engine::fit(&model, &data, &start)?;
+        Ok((f.coefficients(&model).to_vec(), f.loglik))
+    })
+}
+
+/// Bootstrap replicates [start, start + count) of an ALT fit `theta` (`kind` parametric or
+/// nonparametric); with `jackknife` the n leave-one-out refits instead. Returns
+/// (coefficients, k per replicate, NaN where a refit failed; log-likelihoods).
+// The positional signature is the one `bathtub.alt.bootstrap` calls; grouping the data into
+// one argument would move the conversion there, with no gain in checks.
+#[pyfunction]
+#[pyo3(signature = (life, relationship, t, failed, stresses, theta, kind, seed, start, count, threads=None, jackknife=false))]
+#[allow(clippy::too_many_arguments)]
+fn alt_bootstrap(
+    py: Python<'_>,
+    life: &str,
+    relationship: &str,
+    t: Vec<f64>,
+    failed: Vec<bool>,
+    stresses: Vec<Vec<f64>>,
+    theta: Vec<f64>,
+    kind: &str,
+    seed: u64,
+    start: u64,
+    count: u64,
+    threads: Option<usize>,
+    jackknife: bool,
+) -> PyResult<(Vec<f64>, Vec<f64>)> {
+    enter(py, Call::Quick, |_| {
+        let (model, data) = alt_inputs(life, relationship, t, failed, stresses)?;
+        let kind = Kind::parse(kind)?;
+        let plan = Plan::new(model, data, &theta, kind, seed)?;
+        let reps: Replicates = if jackknife {
+            plan.jackknife(threads)
+        } else {
+            plan.run(start, count, threads)
+        }?;
+        Ok((reps.theta, reps.loglik))
+    })
+}
+
+/// Life data's packed keys collapsed to distinct times with counts
+/// (`bathtub_engine::sort::collapse_keys`): `keys` (uint64) is sorted in place and `out`
+/// (float64) filled in place, the GIL released. In place, not through copies: at 10^6 rows a
+/// fresh buffer costs its page faults and two copies, a third of the sort itself.
+#[pyfunction]
+fn collapse_keys(
+    py: Python<'_>,
+    keys: PyBuffer<u64>,
+    failures: usize,
+    out: PyBuffer<f64>,
+) -> PyResult<(usize, usize)> {
+    // The buffers' own conditions (memory the slices below may alias and write) are the
+    // binding's; the sizes the collapse needs are the engine's.
+    if keys.readonly() || out.readonly() || !keys.is_c_contiguous() || !out.is_c_contiguous() {
+        return Err(PyValueError::new_err(
+            "collapse_keys needs writable C-contiguous arrays",
+        ));
+    }
+    let (k0, kn) = (keys.buf_ptr() as usize, keys.item_count());
+    let (o0, on) = (out.buf_ptr() as usize, out.item_count());
+    if k0 < o0 + 8 * on && o0 < k0 + 8 * kn {
+        return Err(PyValueError::new_err("collapse_keys: keys and out overlap"));
+    }
+    enter(py, Call::Quick, |_| {
+        bathtub_engine::sort::check_collapse(kn, failures, on)?;
+        // SAFETY: each PyBuffer holds its exporter's memory (not freed or resized until the
+        // view is released, after this closure); both are writable, C-contiguous, aligned,
+        // of the counted items, and do not overlap; the caller owns them meanwhile.
+        let keys = unsafe { std::slice::from_raw_parts_mut(k0 as *mut u64, kn) };
+        let out = unsafe { std::slice::from_raw_parts_mut(o0 as *mut f64, on) };
+        Ok(bathtub_engine::sort::collapse_keys(keys, failures, out))
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(alt_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(alt_bootstrap, m)?)?;
+    m.add_function(wrap_pyfunction!(collapse_keys, m)?)?;
+    Ok(())
+}
