@@ -30,37 +30,29 @@ def dist_eval(
     base_distribution_id: str | None = None,
 ) -> list[float]: ...
 def dist_mean(distribution_id: str, params: Mapping[str, float], base_distribution_id: str | None = None) -> float: ...
+# A sample's `draws`: n, seed, and optionally stream (0) and age (remaining lives of units that age).
 def dist_sample(
     distribution_id: str,
     params: Mapping[str, float],
-    n: int,
-    seed: int,
-    stream: int = 0,
-    age: float | None = None,
+    draws: Mapping[str, object],
     base_distribution_id: str | None = None,
 ) -> list[float]: ...
 def compile_diagram(diagram_json: str) -> list[str]: ...
+# A run's `run`: seed, replication_start, replications or target_half_width (with
+# max_replications, default 100000), and optionally threads.
 def simulate_availability(
     diagram_json: str,
     horizon: float,
     grid: int,
     crews: int,
-    seed: int,
-    replication_start: int,
-    replications: int | None = None,
-    target_half_width: float | None = None,
-    max_replications: int = 100000,
-    threads: int | None = None,
+    run: Mapping[str, object],
     control: RunControl | None = None,
 ) -> tuple[str, str]: ...
 def simulate_mission(
     diagram_json: str,
     mission_time: float,
     grid: int,
-    seed: int,
-    replication_start: int,
-    replications: int,
-    threads: int | None = None,
+    run: Mapping[str, object],
     control: RunControl | None = None,
 ) -> tuple[str, str]: ...
 # A decision run's `plan` (`bathtub_engine::decisions::PlanSpec`): kind (availability | mission),
@@ -104,19 +96,14 @@ def alt_fit(
     stresses: list[list[float]],
     start: list[float],
 ) -> tuple[list[float], float]: ...
+# `data`: t, failed, stresses (one list per stress); `resample`: kind (parametric |
+# nonparametric), seed, start, count, and optionally threads and jackknife.
 def alt_bootstrap(
     life: str,
     relationship: str,
-    t: list[float],
-    failed: list[bool],
-    stresses: list[list[float]],
+    data: Mapping[str, object],
     theta: list[float],
-    kind: str,
-    seed: int,
-    start: int,
-    count: int,
-    threads: int | None = None,
-    jackknife: bool = False,
+    resample: Mapping[str, object],
 ) -> tuple[list[float], list[float]]: ...
 def collapse_keys(keys: np.ndarray, failures: int, out: np.ndarray) -> tuple[int, int]:
     """Sort packed life-data keys (uint64, `bits(t) << 1 | censored`) in place and write the

@@ -28,7 +28,8 @@ def tell():
     print("running", flush=True)
 threading.Thread(target=tell, daemon=True).start()
 try:
-    _engine.simulate_availability(json.dumps(diagram), 1e6, 10, 0, 1, 0, replications=10_000_000, threads=1,
+    _engine.simulate_availability(json.dumps(diagram), 1e6, 10, 0,
+                                  {"seed": 1, "replication_start": 0, "replications": 10_000_000, "threads": 1},
                                   control=ctl)
 except KeyboardInterrupt:
     print("interrupted", ctl.cancelled, ctl.done < ctl.planned, [t.name for t in threading.enumerate()], flush=True)

@@ -53,8 +53,9 @@ def test_a_refusal_carries_its_path_as_data() -> None:
 
 def test_a_refusal_of_the_whole_call_has_no_path() -> None:
     with pytest.raises(EngineError) as e:
-        _engine.simulate_availability(json.dumps(series("a")), 10.0, 10, 0, 1, 0, replications=5,
-                                      target_half_width=0.1)
+        _engine.simulate_availability(json.dumps(series("a")), 10.0, 10, 0,
+                                      {"seed": 1, "replication_start": 0, "replications": 5,
+                                       "target_half_width": 0.1})
     assert e.value.path == ()
     assert str(e.value) == e.value.rule == "give replications or target_half_width, not both"
     # The library raises it too, with a message only (a cluster that cannot run).

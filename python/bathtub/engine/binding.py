@@ -55,7 +55,8 @@ def dist_mean(distribution_id: str, params: Mapping[str, float], base_distributi
 
 def dist_sample(distribution_id: str, params: Mapping[str, float], n: int, seed: int, stream: int = 0,
                 age: float | None = None, base_distribution_id: str | None = None) -> list[float]:
-    return _engine.dist_sample(distribution_id, params, n, seed, stream, age, base_distribution_id)
+    return _engine.dist_sample(distribution_id, params, {"n": n, "seed": seed, "stream": stream, "age": age},
+                               base_distribution_id)
 
 
 def compile_diagram(diagram_json: str) -> list[str]:
@@ -67,15 +68,15 @@ def simulate_availability(diagram_json: str, horizon: float, grid: int, crews: i
                           *, replications: int | None, target_half_width: float | None, max_replications: int,
                           threads: int | None, control: RunControl) -> tuple[str, str]:
     """(mergeable state, summary) as JSON text: the state is kept whole to merge runs later."""
-    return _engine.simulate_availability(diagram_json, horizon, grid, crews, seed, replication_start,
-                                         replications=replications, target_half_width=target_half_width,
-                                         max_replications=max_replications, threads=threads, control=control)
+    run = {"seed": seed, "replication_start": replication_start, "replications": replications,
+           "target_half_width": target_half_width, "max_replications": max_replications, "threads": threads}
+    return _engine.simulate_availability(diagram_json, horizon, grid, crews, run, control=control)
 
 
 def simulate_mission(diagram_json: str, mission_time: float, grid: int, seed: int, replication_start: int,
                      replications: int, *, threads: int | None, control: RunControl) -> tuple[str, str]:
-    return _engine.simulate_mission(diagram_json, mission_time, grid, seed, replication_start, replications,
-                                    threads=threads, control=control)
+    run = {"seed": seed, "replication_start": replication_start, "replications": replications, "threads": threads}
+    return _engine.simulate_mission(diagram_json, mission_time, grid, run, control=control)
 
 
 def merge_availability(a: str, b: str) -> tuple[str, str]:
@@ -119,8 +120,9 @@ def alt_fit(life: str, relationship: str, t: list[float], failed: list[bool], st
 def alt_bootstrap(life: str, relationship: str, t: list[float], failed: list[bool], stresses: list[list[float]],
                   theta: list[float], kind: str, seed: int, start: int, count: int, threads: int | None,
                   jackknife: bool) -> tuple[list[float], list[float]]:
-    return _engine.alt_bootstrap(life, relationship, t, failed, stresses, theta, kind, seed, start, count, threads,
-                                 jackknife)
+    return _engine.alt_bootstrap(life, relationship, {"t": t, "failed": failed, "stresses": stresses}, theta,
+                                 {"kind": kind, "seed": seed, "start": start, "count": count, "threads": threads,
+                                  "jackknife": jackknife})
 
 
 def collapse_keys(keys: np.ndarray, failures: int, out: np.ndarray) -> tuple[int, int]:

@@ -52,26 +52,34 @@ fn dist_mean(
     Ok(dist(distribution_id, params, base_distribution_id)?.mean())
 }
 
-/// n draws from stream (seed, stream); with `age`, remaining lives of units aged `age`.
-// The positional signature is the one `bathtub.engine` calls (being reorganised into a
-// package now), so it stays until that lands.
+/// Which draws `dist_sample` makes, as Python hands them over: a dict with `n` and `seed`, and
+/// optional `stream` (0) and `age` (remaining lives of units aged `age`).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct Draws {
+    n: usize,
+    seed: u64,
+    #[pyo3(default)]
+    stream: u64,
+    #[pyo3(default)]
+    age: Option<f64>,
+}
+
+/// `draws.n` draws from stream (seed, stream); with `age`, remaining lives of units that age.
 #[pyfunction]
-#[pyo3(signature = (distribution_id, params, n, seed, stream=0, age=None, base_distribution_id=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (distribution_id, params, draws, base_distribution_id=None))]
 fn dist_sample(
     py: Python<'_>,
     distribution_id: &str,
     params: BTreeMap<String, f64>,
-    n: usize,
-    seed: u64,
-    stream: u64,
-    age: Option<f64>,
+    draws: Draws,
     base_distribution_id: Option<String>,
 ) -> PyResult<Vec<f64>> {
     enter(py, Call::Quick, |_| {
         let d = dist(distribution_id, params, base_distribution_id)?;
-        let mut r = Stream::new(seed, stream);
-        Ok(match age {
+        let mut r = Stream::new(draws.seed, draws.stream);
+        let n = draws.n;
+        Ok(match draws.age {
             None => (0..n).map(|_| d.sample(&mut r)).collect(),
             Some(a) => (0..n).map(|_| d.sample_residual(a, &mut r)).collect(),
         })

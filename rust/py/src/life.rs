@@ -49,37 +49,53 @@ fn alt_fit(
 /// Bootstrap replicates [start, start + count) of an ALT fit `theta` (`kind` parametric or
 /// nonparametric); with `jackknife` the n leave-one-out refits instead. Returns
 /// (coefficients, k per replicate, NaN where a refit failed; log-likelihoods).
-// The positional signature is the one `bathtub.alt.bootstrap` calls; grouping the data into
-// one argument would move the conversion there, with no gain in checks.
 #[pyfunction]
-#[pyo3(signature = (life, relationship, t, failed, stresses, theta, kind, seed, start, count, threads=None, jackknife=false))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (life, relationship, data, theta, resample))]
 fn alt_bootstrap(
     py: Python<'_>,
     life: &str,
     relationship: &str,
-    t: Vec<f64>,
-    failed: Vec<bool>,
-    stresses: Vec<Vec<f64>>,
+    data: AltUnits,
     theta: Vec<f64>,
-    kind: &str,
-    seed: u64,
-    start: u64,
-    count: u64,
-    threads: Option<usize>,
-    jackknife: bool,
+    resample: Resample,
 ) -> PyResult<(Vec<f64>, Vec<f64>)> {
     enter(py, Call::Quick, |_| {
-        let (model, data) = alt_inputs(life, relationship, t, failed, stresses)?;
-        let kind = Kind::parse(kind)?;
-        let plan = Plan::new(model, data, &theta, kind, seed)?;
-        let reps: Replicates = if jackknife {
-            plan.jackknife(threads)
+        let (model, data) = alt_inputs(life, relationship, data.t, data.failed, data.stresses)?;
+        let kind = Kind::parse(&resample.kind)?;
+        let plan = Plan::new(model, data, &theta, kind, resample.seed)?;
+        let reps: Replicates = if resample.jackknife {
+            plan.jackknife(resample.threads)
         } else {
-            plan.run(start, count, threads)
+            plan.run(resample.start, resample.count, resample.threads)
         }?;
         Ok((reps.theta, reps.loglik))
     })
+}
+
+/// An ALT's units as Python hands them over: a dict with `t`, `failed` and `stresses` (one
+/// list per stress).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct AltUnits {
+    t: Vec<f64>,
+    failed: Vec<bool>,
+    stresses: Vec<Vec<f64>>,
+}
+
+/// Which refits a bootstrap makes: a dict with `kind` (parametric or nonparametric), `seed`,
+/// replicates `start`..`start + count`, optional `threads`, and `jackknife` (the n
+/// leave-one-out refits instead).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct Resample {
+    kind: String,
+    seed: u64,
+    start: u64,
+    count: u64,
+    #[pyo3(default)]
+    threads: Option<usize>,
+    #[pyo3(default)]
+    jackknife: bool,
 }
 
 /// Life data's packed keys collapsed to distinct times with counts

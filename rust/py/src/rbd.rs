@@ -14,41 +14,34 @@ fn compile_diagram(py: Python<'_>, diagram_json: String) -> PyResult<Vec<String>
     enter(py, Call::Quick, |_| Ok(diagram(&diagram_json)?.block_ids()))
 }
 
-/// Repairable run; returns (accumulator JSON, summary JSON).
-// The positional signature is the one `bathtub.engine` and `bathtub.scaleout` call (being
-// reorganised into a package now), so it stays until that lands.
+/// Repairable run; returns (accumulator JSON, summary JSON). `run`: see [`Replications`]
+/// (`max_replications` defaults to 100 000).
 #[pyfunction]
-#[pyo3(signature = (diagram_json, horizon, grid, crews, seed, replication_start, replications=None, target_half_width=None, max_replications=100_000, threads=None, control=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (diagram_json, horizon, grid, crews, run, control=None))]
 fn simulate_availability(
     py: Python<'_>,
     diagram_json: String,
     horizon: f64,
     grid: usize,
     crews: u32,
-    seed: u64,
-    replication_start: u64,
-    replications: Option<u64>,
-    target_half_width: Option<f64>,
-    max_replications: u64,
-    threads: Option<usize>,
+    run: Replications,
     control: Option<&Bound<'_, RunControl>>,
 ) -> PyResult<(String, String)> {
     let o = AvailabilityOptions {
         horizon,
         grid,
         crews,
-        seed,
+        seed: run.seed,
     };
     enter(py, Call::Run(control), |ctl| {
-        let precision = Precision::new(replications, target_half_width, max_replications)?;
+        let precision = run.precision(100_000)?;
         let c = diagram(&diagram_json)?;
         let acc = availability::run_to_precision_with(
             &c,
             &o,
-            replication_start,
+            run.replication_start,
             precision,
-            threads,
+            run.threads,
             ctl,
         )?;
         Ok((to_json(&acc)?, to_json(&acc.summary())?))
@@ -123,29 +116,36 @@ fn simulate_rare(
     })
 }
 
-/// Non-repairable mission run; returns (accumulator JSON, summary JSON).
+/// Non-repairable mission run; returns (accumulator JSON, summary JSON). `run`: see
+/// [`Replications`]; a mission run makes a fixed number of `replications`.
 #[pyfunction]
-#[pyo3(signature = (diagram_json, mission_time, grid, seed, replication_start, replications, threads=None, control=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (diagram_json, mission_time, grid, run, control=None))]
 fn simulate_mission(
     py: Python<'_>,
     diagram_json: String,
     mission_time: f64,
     grid: usize,
-    seed: u64,
-    replication_start: u64,
-    replications: u64,
-    threads: Option<usize>,
+    run: Replications,
     control: Option<&Bound<'_, RunControl>>,
 ) -> PyResult<(String, String)> {
     let o = MissionOptions {
         mission_time,
         grid,
-        seed,
+        seed: run.seed,
     };
     enter(py, Call::Run(control), |ctl| {
+        let replications = run
+            .replications
+            .ok_or_else(|| Refusal::at("replications", "required for a mission run"))?;
         let c = diagram(&diagram_json)?;
-        let acc = mission::run_with(&c, &o, replication_start, replications, threads, ctl)?;
+        let acc = mission::run_with(
+            &c,
+            &o,
+            run.replication_start,
+            replications,
+            run.threads,
+            ctl,
+        )?;
         Ok((to_json(&acc)?, to_json(&acc.summary())?))
     })
 }
