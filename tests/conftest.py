@@ -18,6 +18,7 @@ from bathtub_api.cli import token_create
 from bathtub_api.config import Config
 from bathtub_api.registry import Registry
 from bathtub_api.tools import default_registry
+from tests.regression import rref
 
 PG_URL = os.environ.get("BATHTUB_TEST_POSTGRES_URL")
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -137,3 +138,11 @@ async def other_api(client: Any, config: Config) -> Api:
 @pytest.fixture
 def anyio_backend() -> Iterator[str]:
     yield "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _r_reference() -> Iterator[None]:
+    """R, where it is a reference, is one process per session (per xdist worker), started by the first
+    test that asks (tests/regression/rref.py) and ended here."""
+    yield
+    rref.close()
