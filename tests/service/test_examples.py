@@ -7,9 +7,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
+
 from bathtub_api.registry import Registry
 from bathtub_api.tools.examples import EXAMPLES, MISSING
 from tests.conftest import Api
+
+# The published examples answer as shown: mapping, no store-specific behaviour (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 # placeholder -> (the example whose answer holds it, how to read it from that answer)
 MAKES: dict[str, tuple[str, Any]] = {
