@@ -26,6 +26,8 @@ def served(config: Config) -> Iterator[ServedApp]:
         app.close()
 
 
+@pytest.mark.one_store  # the docs page renders the served document: no store-specific behaviour
+@pytest.mark.slow  # ~25 s: Chromium renders every operation
 def test_operations_render_and_show_their_examples(browser: Any, served: ServedApp,
                                                     open_page: Callable[[str, str], list[dict[str, Any]]]) -> None:
     import requests
