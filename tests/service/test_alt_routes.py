@@ -130,6 +130,7 @@ async def test_bootstrap_job_stores_bounds_on_the_model(api: Api) -> None:
         assert 0.5 < r["se"] / fisher[name]["se"] < 2.0
 
 
+@pytest.mark.slow  # ~5 s: an ALT bootstrap job, then a refit
 async def test_ingest_refits_an_alt_model_and_drops_stale_bounds(api: Api) -> None:
     dataset_id = await _dataset(api)
     status, fitted = await api.post("/api/v1/fit", _body(dataset_id))

@@ -34,6 +34,7 @@ async def _fit(api: Api, data: dict, options: dict) -> tuple[int, dict]:
     return await api.post("/api/v1/fit", body)
 
 
+@pytest.mark.slow  # ~17 s: a mixture fit by EM from many starts
 async def test_tight_cluster_mixture_is_a_fit_not_an_overflow(api: Api) -> None:
     for modes in (2, 3):
         data = {"t": TIGHT, "c": TIGHT_C}
