@@ -13,7 +13,9 @@ The suite follows the layers, so each number is checked once, where it is comput
 - A service test whose work depends on no store (a route's numerics against a reference, a
   mapping, a refusal decided before anything is stored) is marked `one_store` and runs on SQLite
   only: running it on PostgreSQL too repeats the numerics and tests nothing more.
-- `slow` marks the long tests (over ~5 s here); `pytest -m "not slow"` is the fast lane. CI runs all.
+- `slow` marks the tests that take several seconds each here, well above a service test's usual
+  one or two (real `bathtub serve` processes, Chromium, the OpenAPI fuzz, a dask cluster, mixture
+  fits, profile-likelihood bounds); `pytest -m "not slow"` is the fast lane. CI runs all.
 """
 
 from __future__ import annotations
