@@ -1,5 +1,22 @@
-"""Shared fixtures. Service tests run the real app on both stores: SQLite in a temp file, and
-a real PostgreSQL named by BATHTUB_TEST_POSTGRES_URL — required (not skipped) under CI=true."""
+"""Shared fixtures, and the rule of which tests run where.
+
+The suite follows the layers, so each number is checked once, where it is computed:
+
+- Library tests (tests/life, tests/regression, tests/rbd, tests/engine, ...) hold the numerical
+  correctness: every comparison with a closed form, a published table, a peer library or R is
+  made there. R is one persistent process per session (tests/regression/rref.py).
+- Service tests run the real app on a store: SQLite in a temp file, or a real PostgreSQL named by
+  BATHTUB_TEST_POSTGRES_URL (each test in its own schema; required, not skipped, under CI=true).
+  A test that reaches `database_url` (through `api`, `client` or `config`) runs on both stores
+  by default: storage, jobs and leases, concurrency, idempotency, auth, sessions, sharing,
+  uploads, migrations, listing, and hostile bytes and numbers, where the stores differ.
+- A service test whose work depends on no store (a route's numerics against a reference, a
+  mapping, a refusal decided before anything is stored) is marked `one_store` and runs on SQLite
+  only: running it on PostgreSQL too repeats the numerics and tests nothing more.
+- `slow` marks the tests that take several seconds each here, well above a service test's usual
+  one or two (real `bathtub serve` processes, Chromium, the OpenAPI fuzz, a dask cluster, mixture
+  fits, profile-likelihood bounds); `pytest -m "not slow"` is the fast lane. CI runs all.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +35,7 @@ from bathtub_api.cli import token_create
 from bathtub_api.config import Config
 from bathtub_api.registry import Registry
 from bathtub_api.tools import default_registry
+from tests.regression import rref
 
 PG_URL = os.environ.get("BATHTUB_TEST_POSTGRES_URL")
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -45,7 +63,18 @@ async def _admin(url: str, sql: str) -> None:
         await conn.close()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+STORES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every test that reaches `database_url` (through `api`, `client`, `config` or directly) runs on
+    both stores, unless it is marked `one_store`: then on SQLite only."""
+    if "database_url" in metafunc.fixturenames:
+        one = metafunc.definition.get_closest_marker("one_store") is not None
+        metafunc.parametrize("database_url", STORES[:1] if one else STORES, indirect=True, scope="function")
+
+
+@pytest.fixture
 async def database_url(request: pytest.FixtureRequest, tmp_path: Any, pg_schemas: list[str]) -> AsyncIterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'bathtub.sqlite3'}"
@@ -137,3 +166,11 @@ async def other_api(client: Any, config: Config) -> Api:
 @pytest.fixture
 def anyio_backend() -> Iterator[str]:
     yield "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _r_reference() -> Iterator[None]:
+    """R, where it is a reference, is one process per session (per xdist worker), started by the first
+    test that asks (tests/regression/rref.py) and ended here."""
+    yield
+    rref.close()

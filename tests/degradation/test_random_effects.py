@@ -59,6 +59,7 @@ def test_matches_statsmodels_mixedlm(random_intercept: bool, method: str) -> Non
 
 
 @pytest.mark.parametrize("scale", [1e-3, 1e6])
+@pytest.mark.slow  # ~4 s a unit: random-effects refits
 def test_results_transform_exactly_with_the_data(scale: float) -> None:
     r, _ = _simulate(5, 20, sd_a=0.8, rho=-0.2)
     base = {p["name"]: p["value"] for p in fit_random_effects(Path.parse("linear"), r, random_intercept=True)["params"]}
@@ -70,6 +71,7 @@ def test_results_transform_exactly_with_the_data(scale: float) -> None:
         assert got[k] == pytest.approx(v, rel=1e-5, abs=1e-9 * scale), k
 
 
+@pytest.mark.slow  # ~6 s: fits over many simulated fleets
 def test_recovers_known_parameters_within_its_intervals() -> None:
     truth = {"mu_a": 5.0, "mu_b": 2.0, "sd_a": 1.0, "sd_b": 0.4, "rho": 0.3, "sigma": 0.5}
     r, _ = _simulate(11, 60, **truth)

@@ -94,6 +94,7 @@ def test_metrics_are_the_distribution_s_own(cycles):
         assert life[f"b{pct}"]["value"] == smallest_cycle(q, b, pct / 100)
 
 
+@pytest.mark.slow  # ~4 s: an mpmath delta method
 def test_fisher_bounds_by_an_independent_delta_method(cycles):
     """Lower bound of B_p: the delta method on ln t_p, t_p = (ln(1 - p) / ln q)^(1/beta) the real
     quantile, with the information differentiated by mpmath at 40 digits; the cycle bound is
@@ -129,6 +130,7 @@ def test_fisher_bounds_by_an_independent_delta_method(cycles):
     assert life["mttf"]["lower"] == pytest.approx(mean * math.exp(-Z90 * math.sqrt(g @ cov @ g) / mean), rel=1e-6)
 
 
+@pytest.mark.slow  # ~8 s: profile likelihood by mpmath
 def test_likelihood_bounds_by_profiling_the_real_quantile(cycles):
     """The likelihood bound of B_p: the smallest t_p whose profile likelihood (maximised over
     beta with q = (1 - p)^(1 / t^beta)) stays within chi2_1(0.80)/2 of the maximum; then ceil."""

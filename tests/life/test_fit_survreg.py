@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import shutil
-import subprocess
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,12 +31,12 @@ from reliability.Datasets import automotive
 from scipy import differentiate, optimize, stats
 
 from bathtub.life import LifeData, fit
+from tests.regression.rref import run_script
 
 R_SCRIPT = """
 suppressMessages(library(survival))
-args <- commandArgs(trailingOnly = TRUE)
-d <- read.csv(file("stdin"))
-fit <- survreg(Surv(xl, xr, type = "interval2") ~ 1, data = d, dist = args[1],
+d <- read.csv("{csv}")
+fit <- survreg(Surv(xl, xr, type = "interval2") ~ 1, data = d, dist = "{dist}",
                control = survreg.control(rel.tolerance = 1e-13, iter.max = 500))
 v <- vcov(fit)
 cat(sprintf("%.17g", c(coef(fit), log(fit$scale), nrow(v), as.vector(v))), sep = "\\n")
@@ -47,23 +46,17 @@ SURVREG = {"weibull": "weibull", "lognormal": "lognormal", "loglogistic": "loglo
            "logistic": "logistic", "gumbel": "extreme", "exponential": "exponential"}
 
 
-def rscript() -> str:
-    path = shutil.which("Rscript")
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail("Rscript is missing on CI (apt-get install r-cran-survival)")
-        pytest.skip("Rscript not installed (apt-get install r-cran-survival)")
-    return path
-
-
 def survreg(dist: str, xl: np.ndarray, xr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(theta = [b0, log scale], covariance over theta) from R; left ends 0 and right ends inf are NA."""
     buf = io.StringIO()
     buf.write("xl,xr\n")
     for a, b in zip(xl, xr, strict=True):
         buf.write(f"{'NA' if a == 0 else repr(float(a))},{'NA' if math.isinf(b) else repr(float(b))}\n")
-    out = subprocess.run([rscript(), "-e", R_SCRIPT, SURVREG[dist]], input=buf.getvalue(), capture_output=True,
-                         text=True, timeout=120, check=True).stdout.split()
+    # the session's one R process (tests/regression/rref.py), which skips or fails as CI wants when R is missing
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = Path(tmp) / "d.csv"
+        csv.write_text(buf.getvalue())
+        out = run_script(R_SCRIPT.format(csv=csv, dist=SURVREG[dist])).split()
     vals = [float(v) for v in out]
     b0, log_scale, k = vals[0], vals[1], int(vals[2])
     return np.array([b0, log_scale][:k]), np.array(vals[3:]).reshape(k, k)

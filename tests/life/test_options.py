@@ -137,6 +137,7 @@ def test_uniform_with_a_suspension_beyond_the_last_failure():
     assert f.values[0] == 1.0 and close(f.values[1], 6.0 + 5.0 / 4.0, 1e-10)
 
 
+@pytest.mark.slow  # ~3 s: three-mode mixture and every family
 def test_mixture_three_modes_and_best():
     rng = np.random.default_rng(6)
     x = np.concatenate([5 * rng.weibull(4.0, 60), 40 * rng.weibull(3.0, 60), 150 * rng.weibull(5.0, 60)])

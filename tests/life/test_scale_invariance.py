@@ -171,7 +171,14 @@ def do_fit(case, k=1.0, shift=0.0):
     return fit(life_data(which, k, shift), dist, options=opts or None, **kw)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
+def slow_if_long(case):
+    """Mixtures (EM from many starts) and profile-likelihood bounds take seconds each: slow."""
+    dist, _, _, kw = case
+    long = dist == "mixture" or kw.get("bounds") == "likelihood"
+    return pytest.param(case, id=case_id(case), marks=pytest.mark.slow if long else ())
+
+
+@pytest.mark.parametrize("case", [slow_if_long(c) for c in CASES])
 def test_fit_transforms_exactly_with_the_time_unit(case):
     dist, which, opts, kw = case
     base = kw.get("base_distribution", dist)
@@ -256,6 +263,7 @@ def test_automotive_lognormal_se_no_longer_depends_on_the_unit():
     assert a.se[0] == pytest.approx(0.3906, abs=1e-4)  # R survreg's se of the intercept, see test_fit_survreg.py
 
 
+@pytest.mark.slow  # ~20 s: two mixture fits by EM from many starts
 def test_mixture_on_a_tight_cluster_is_a_real_fit_in_any_unit():
     """Found by fuzzing: 14 times of ~0.1 made a 2-mode fit collapse a mode onto the largest failure
     (shape 1e304) and overflow into a 500. Now the fit is a proper local maximum, the same in ms or s."""

@@ -37,6 +37,8 @@ def _operations(served: ServedApp) -> int:
     return sum(len(ops) for ops in doc["paths"].values())
 
 
+@pytest.mark.one_store  # the docs pages render the served document: no store-specific behaviour
+@pytest.mark.slow  # Chromium
 @pytest.mark.parametrize("width", [400, 1300])
 def test_the_index_lists_every_operation_with_its_example_at_any_width(browser: Any, served: ServedApp,
                                                                         tmp_path: Path, width: int) -> None:
@@ -89,6 +91,8 @@ def test_the_index_lists_every_operation_with_its_example_at_any_width(browser: 
     assert not errors, errors
 
 
+@pytest.mark.one_store
+@pytest.mark.slow  # ~25 s: Chromium runs Swagger UI over the whole document
 def test_swagger_ui_renders_every_operation_and_its_example(browser: Any, served: ServedApp,
                                                             open_page: Callable[[str, str], list[dict[str, Any]]]
                                                             ) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import aiohttp
 import numpy as np
+import pytest
 from scipy import integrate, optimize
 
 from bathtub_api.cli import token_create
@@ -92,6 +93,8 @@ def expected_text(kind: str, record: dict[str, Any]) -> list[str]:
     raise AssertionError(kind)
 
 
+@pytest.mark.one_store  # rendering and numbers against references; sharing's storage: tests/service/test_sharing.py
+@pytest.mark.slow  # ~18 s: a real `bathtub serve` and Chromium
 async def test_every_share_page_and_a_report_in_chromium(database_url: str, tmp_path: Path,
                                                          open_page: Callable[[str, str], list[Any]],
                                                          browser: Any) -> None:

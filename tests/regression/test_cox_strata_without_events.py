@@ -129,6 +129,7 @@ def test_fit_equals_lifelines_and_statsmodels() -> None:
         assert np.allclose(ours, base[level].to_numpy(), rtol=1e-8, atol=1e-15), level
 
 
+@pytest.mark.slow  # ~5 s: many Cox refits
 def test_a_stratum_without_events_adds_nothing() -> None:
     """Kalbfleisch–Prentice has no outside reference here; its definition does: the fit with the empty
     stratum's rows equals the fit without them, for every tie method (the baseline is at the means,

@@ -69,6 +69,7 @@ async def live_tokens(config: Config, user: str) -> list[str]:
         await store.close()
 
 
+@pytest.mark.slow  # ~10 s: Chromium
 async def test_api_access_page_in_chromium(served: ServedApp, config: Config, tmp_path: Path) -> None:
     token = await token_create(config, "alice", ["read", "write"], name="first token")
     shots: list[Path] = []

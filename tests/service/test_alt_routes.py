@@ -41,6 +41,7 @@ def _body(dataset_id: str, distribution: str = "weibull_arrhenius", **mapping: s
             "mapping": mapping or {"x": "time", "c": "state", "stress": "temp"}}
 
 
+@pytest.mark.one_store  # numerics and refusals: no store-specific behaviour
 async def test_fit_record_and_reliability_at_use_stress(api: Api) -> None:
     status, fitted = await api.post("/api/v1/fit", _body(await _dataset(api)))
     assert status == 200, fitted
@@ -85,6 +86,7 @@ async def test_fit_record_and_reliability_at_use_stress(api: Api) -> None:
     (ROWS[:5], {"x": "time", "stress": "nope"}, "weibull_arrhenius", ("mapping.stress", "nope")),
     (ROWS[:5], {"x": "time", "stress": "temp", "n": "state"}, "weibull_arrhenius", ("mapping.n",)),
 ])
+@pytest.mark.one_store  # numerics and refusals: no store-specific behaviour
 async def test_refusals_save_nothing(api: Api, rows, mapping, distribution, words) -> None:
     dataset_id = await _dataset(api, rows)
     body = _body(dataset_id, distribution, **(mapping or {}))
@@ -92,6 +94,7 @@ async def test_refusals_save_nothing(api: Api, rows, mapping, distribution, word
     assert (await api.get("/api/v1/models"))[1]["models"] == []
 
 
+@pytest.mark.one_store  # numerics and refusals: no store-specific behaviour
 async def test_stress_on_a_plain_model_is_refused(api: Api) -> None:
     dataset_id = await _dataset(api)
     status, fitted = await api.post("/api/v1/fit", _body(dataset_id, "weibull", x="time", c="state"))
@@ -127,6 +130,7 @@ async def test_bootstrap_job_stores_bounds_on_the_model(api: Api) -> None:
         assert 0.5 < r["se"] / fisher[name]["se"] < 2.0
 
 
+@pytest.mark.slow  # ~5 s: an ALT bootstrap job, then a refit
 async def test_ingest_refits_an_alt_model_and_drops_stale_bounds(api: Api) -> None:
     dataset_id = await _dataset(api)
     status, fitted = await api.post("/api/v1/fit", _body(dataset_id))

@@ -14,6 +14,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bathtub_api.cli import _parser
 from tests.service.serving import ROOT, free_port
 
@@ -39,6 +41,7 @@ def _get(url: str, token: str | None = None) -> tuple[int, bytes]:
         return resp.status, resp.read()
 
 
+@pytest.mark.slow  # ~10 s: real `bathtub serve` processes
 def test_token_made_anywhere_works_for_serve_anywhere_and_serving_means_listening(tmp_path: Path) -> None:
     home, here, there = tmp_path / "home", tmp_path / "a", tmp_path / "b"
     for d in (home, here, there):
@@ -67,6 +70,7 @@ def test_token_made_anywhere_works_for_serve_anywhere_and_serving_means_listenin
         proc.communicate(timeout=60)
 
 
+@pytest.mark.slow  # ~8 s: real `bathtub serve` processes
 def test_a_port_in_use_is_one_plain_line(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

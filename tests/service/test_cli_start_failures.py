@@ -264,6 +264,7 @@ def silent_server() -> Iterator[socket.socket]:
         yield s
 
 
+@pytest.mark.slow  # ~5 s: waits out a connection timeout
 def test_postgres_server_that_does_not_answer(tmp_path: Path, silent_server: socket.socket) -> None:
     port = silent_server.getsockname()[1]
     _pg_refused(f"postgresql://bathtub:s3cret@127.0.0.1:{port}/bathtub", tmp_path, "did not answer in time")
@@ -288,6 +289,7 @@ def test_ctrl_c_while_starting_ends_it(tmp_path: Path, silent_server: socket.soc
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.slow  # ~6-13 s a case: a real `bathtub serve` started and interrupted
 def test_ctrl_c_while_serving_stops_it(workers: str, tmp_path: Path) -> None:
     db = tmp_path / "bathtub.sqlite3"
     proc = subprocess.Popen(command("serve", "--workers", workers, "--db", str(db)), env=environment(tmp_path),

@@ -133,6 +133,7 @@ async def test_a_numerical_failure_in_a_refit_is_a_422_and_rolls_back(
 
 # -- 2. concurrent writers never leave a model fitted on old rows ------------------------------
 
+@pytest.mark.slow  # ~6 s: concurrent ingests and refits
 async def test_concurrent_ingests_leave_every_model_fitted_on_every_row(api: Api) -> None:
     dataset_id = await _dataset(api, 20)
     models = [await _fit(api, dataset_id), await _fit(api, dataset_id, "exponential", x="time")]
@@ -242,6 +243,7 @@ async def test_dataset_create_honours_an_idempotency_key(api: Api) -> None:
 
 # -- 4. repair: delete rows, delete the dataset -------------------------------------------------
 
+@pytest.mark.slow  # ~7 s: refits across many chunks
 async def test_delete_rows_refits_and_keeps_order_across_chunks(api: Api, other_api: Api, config: Config) -> None:
     times = [float(t) for t in np.round(stats.weibull_min(1.3, scale=200.0).rvs(350, random_state=RNG), 2) + 1]
     status, created = await api.post("datasets/create", {"name": "big", "data": {"time": times}})

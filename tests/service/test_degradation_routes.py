@@ -1,4 +1,4 @@
-"""Degradation models over HTTP on both stores: create (pseudo-failure, random-effects), get,
+"""Degradation models over HTTP (SQLite only): create (pseudo-failure, random-effects), get,
 list (and GET /api/v1/models), a unit's remaining life; refusals name the field and save nothing."""
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from scipy.stats import norm
 from bathtub.degradation import build_model
 from tests.conftest import Api
 from tests.service.test_errors import assert_refusal
+
+# Numerics and mapping of the degradation routes: the store only saves the record (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 SLOPES = [0.5, 0.8, 1.1, 1.4, 0.9, 1.25, 0.7, 1.05]
 TIMES = [10.0, 20.0, 30.0, 40.0]

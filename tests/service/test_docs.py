@@ -12,6 +12,9 @@ import pytest
 
 from bathtub_api.tools.guide import PAGES
 
+# The docs pages and guide topics: no store-specific behaviour (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
+
 
 async def _get(client: Any, path: str) -> tuple[int, str, bytes]:
     async with client.get(path) as resp:  # no token: the docs are public

@@ -11,6 +11,9 @@ from bathtub_api.cli import token_create
 from bathtub_api.config import Config
 from tests.conftest import Api
 
+# The shape of refusals, decided before anything is stored (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
+
 
 def assert_refusal(status: int, body: Any, expected: int, *words: str) -> None:
     assert status == expected, body

@@ -1,4 +1,4 @@
-"""Fleets on a saved Weibull PH regression model over HTTP (both stores): each item's covariates give it its
+"""Fleets on a saved Weibull PH regression model over HTTP (SQLite only): each item's covariates give it its
 own curve. Reference computed here from the model record's published figures: α, β at every covariate 0 and
 the hazard-ratio coefficients b, so item i has η_i = α·exp(−x_i·b/β) and S_i(t) = exp(−(t/η_i)^β); the
 expected failures per period are the sum of the items' conditional probabilities."""
@@ -13,6 +13,9 @@ import pytest
 
 from tests.conftest import Api
 from tests.service.test_errors import assert_refusal
+
+# Forecast numerics on a saved model: the fleet's storage is tested on both stores in test_fleets.
+pytestmark = pytest.mark.one_store
 
 
 async def ph_model(api: Api, distribution: str = "weibull_ph") -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Royston–Parmar and proportional-odds models through POST /api/v1/fit on both stores: the record
+"""Royston–Parmar and proportional-odds models through POST /api/v1/fit (SQLite only): the record
 equals the library's fit (itself pinned to independent references in tests/regression/test_flexible.py),
 reliability for a unit's covariates, `best` ranking them beside the parametric models, and refusals
 that name the field and save nothing."""
@@ -8,12 +8,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from lifelines import WeibullAFTFitter
 from lifelines.datasets import load_rossi
 
 from bathtub.regression import flexible
 from tests.conftest import Api
 from tests.service.test_errors import assert_refusal
+
+# Numerics and mapping of the fit routes: the store only saves the record (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 ROSSI = load_rossi()
 COLS = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]

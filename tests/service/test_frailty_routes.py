@@ -1,4 +1,4 @@
-"""weibull_frailty, cox_frailty and buckley_james through POST /api/v1/fit on both stores: the record
+"""weibull_frailty, cox_frailty and buckley_james through POST /api/v1/fit (SQLite only): the record
 (its numbers equal the library fits pinned to quadrature, R's coxph and rms::bj in
 tests/regression), reliability for a unit's covariates against closed forms computed here
 (marginal gamma-frailty survival; the residuals' Kaplan–Meier from lifelines), and refusals that
@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 from lifelines import KaplanMeierFitter
 from lifelines.datasets import load_rossi
 
@@ -19,6 +20,9 @@ from bathtub.regression.frailty import fit_weibull_frailty
 from tests.conftest import Api
 from tests.regression.test_cox_frailty import frailty_data
 from tests.service.test_errors import assert_refusal
+
+# Numerics and mapping of the fit routes: the store only saves the record (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 
 def _frame() -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""uploads import_rbd on both stores: an AvailSim4 system workbook written as AvailSim4's own examples
+"""uploads import_rbd (SQLite only): an AvailSim4 system workbook written as AvailSim4's own examples
 are (its documented ARCHITECTURE / FAILURE_MODE_ASSIGNMENTS / FAILURE_MODES layout, here the shape of
 its BM11 benchmark) imports into a diagram whose simulation equals, bit for bit at the same seed, the
 plant built by hand with rbd create; what has no counterpart is named; this service's own JSON and a
@@ -9,10 +9,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from tests.conftest import Api
 from tests.service.test_errors import assert_refusal
 from tests.service.test_rbd_service import poll
 from tests.service.test_uploads import link, send, workbook
+
+# The import's mapping into a diagram, checked by simulation: no store-specific behaviour (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 ARCH = ["COMPONENT_NAME", "COMPONENT_TYPE", "COMPONENT_NUMBER", "CHILDREN_NAME", "CHILDREN_LOGIC", "IN_MRU",
         "TRIGGER_MRU"]

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from bathtub_api.app import create_app
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
@@ -18,6 +20,7 @@ from tests.service.test_jobs import GATES, jobs_registry, poll
 LEASE_S = 1.0
 
 
+@pytest.mark.slow  # ~9 s: waits out job leases
 async def test_instances_share_a_store_without_taking_live_jobs(aiohttp_client: Any, database_url: str) -> None:
     config = Config(database_url=database_url, cpu_workers=1, job_lease_seconds=LEASE_S,
                     job_heartbeat_seconds=LEASE_S / 4, token_cache_seconds=0.0)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import orjson
+import pytest
 
 from bathtub.imports.tables import text_cell, text_column
 from tests.conftest import Api
@@ -48,6 +49,7 @@ async def _health_while(api: Api, work: Any) -> tuple[Any, float, list[float]]:
     return result, loop.time() - start, latencies
 
 
+@pytest.mark.slow  # ~10 s: a large CSV through the service
 async def test_a_large_csv_does_not_freeze_the_service(api: Api) -> None:
     text = _big_csv()
     assert len(text) > 19_000_000

@@ -9,11 +9,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from lifelines import KaplanMeierFitter, WeibullFitter
 from scipy import stats
 
 from tests.conftest import Api
 from tests.service.test_errors import assert_refusal
+
+# Numerics and mapping of the life routes: the store only saves the record (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 RNG = np.random.default_rng(7)
 TIMES = np.round(stats.weibull_min(1.8, scale=900.0).rvs(60, random_state=RNG), 3)

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx2
 import jsonschema
+import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -18,6 +19,9 @@ from bathtub_api.app import create_app
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
 from bathtub_api.registry import Registry
+
+# The tool protocol as agents use it: mapping, no store-specific behaviour (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 
 def _keys(node: Any) -> set[str]:

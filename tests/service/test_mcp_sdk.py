@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx2
 import orjson
+import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -19,6 +20,9 @@ from bathtub_api.config import Config
 from bathtub_api.fields import NUL_RULE
 from bathtub_api.registry import Registry
 from tests.service.test_openapi_constraints import refs
+
+# The official SDK against the tool protocol: mapping, no store-specific behaviour (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 MAX_ALL = 64 * 1024
 MAX_TOOL = 16 * 1024

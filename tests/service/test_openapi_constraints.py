@@ -7,8 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from bathtub_api.fields import NO_NUL_PATTERN, NUL_RULE, NUL_STATEMENT
 from tests.conftest import Api
+
+# The published schema against the validators: no store is involved (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 INT64 = 2**63 - 1
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from openapi_spec_validator import validate
 
 from bathtub_api.registry import Registry
 from bathtub_api.tools.guide import PAGES, available_names
 from tests.conftest import Api
+
+# The tool protocol's framing: no store-specific behaviour (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 
 async def test_openapi_is_valid_and_lists_every_route(api: Api, registry: Registry) -> None:

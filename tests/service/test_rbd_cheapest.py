@@ -1,4 +1,4 @@
-"""rbd_analysis cheapest_design over HTTP, on SQLite and PostgreSQL: the exhaustive answer
+"""rbd_analysis cheapest_design over HTTP: the exhaustive answer
 on a small space against one computed here independently, a heuristic on a larger space,
 refusals at the door naming the field (queueing nothing), progress and cancel."""
 
@@ -8,6 +8,7 @@ import itertools
 import math
 from typing import Any
 
+import pytest
 from scipy import integrate, stats
 
 from bathtub_api.cli import user_plan
@@ -56,6 +57,7 @@ def time_average(design: tuple[int, ...]) -> float:
     return value / HORIZON
 
 
+@pytest.mark.one_store  # results against closed forms, refusals at the door: no store-specific behaviour
 async def test_the_exhaustive_answer_on_a_small_space_matches_an_independent_one(api: Api) -> None:
     rbd_id = await created(api, series(RATES))
     target = 0.996  # four designs meet it; the next best, 0.99499, clearly misses
@@ -88,6 +90,7 @@ async def test_the_exhaustive_answer_on_a_small_space_matches_an_independent_one
     assert res["designs"][1]["versus_winner"]["variance_ratio"] > 1.0
 
 
+@pytest.mark.one_store  # results against closed forms, refusals at the door: no store-specific behaviour
 async def test_a_heuristic_on_a_larger_space_meets_the_target_and_says_so(api: Api, monkeypatch: Any) -> None:
     from bathtub.rbd import cheapest
 
@@ -108,6 +111,7 @@ async def test_a_heuristic_on_a_larger_space_meets_the_target_and_says_so(api: A
     assert res["space"]["designs"] == 216 and res["space"]["enumerated"] < 216
 
 
+@pytest.mark.one_store  # results against closed forms, refusals at the door: no store-specific behaviour
 async def test_refusals_name_the_field_and_queue_nothing(api: Api) -> None:
     rbd_id = await created(api, series(RATES))
     ok = {"id": rbd_id, "options": options(COSTS), "target": {"figure": "availability", "value": 0.99},
@@ -139,6 +143,7 @@ async def test_refusals_name_the_field_and_queue_nothing(api: Api) -> None:
     assert after["items"] == before["items"]
 
 
+@pytest.mark.one_store  # results against closed forms, refusals at the door: no store-specific behaviour
 async def test_a_space_too_large_for_the_quote_is_refused_naming_options(api: Api) -> None:
     # Weibull lives under repair: no closed form, and 20^3 designs: the greedy search by
     # simulation may run thousands of designs, each within the limit alone.

@@ -29,6 +29,7 @@ def config(database_url: str, tmp_path: Any, scheduler: str) -> Config:
                   token_cache_seconds=0.0, data_dir=str(tmp_path / "files"), dask_scheduler=scheduler)
 
 
+@pytest.mark.slow  # a dask LocalCluster of worker processes
 async def test_a_simulation_job_runs_on_the_cluster_with_the_local_numbers(api: Api) -> None:
     diagram = two_of_three()
     status, created = await api.post("rbd/create", diagram)

@@ -1,4 +1,4 @@
-"""RBD blocks on saved regression models through the service, on both stores: fixed covariates,
+"""RBD blocks on saved regression models through the service (SQLite only): fixed covariates,
 a covariate schedule simulated by the engine (closed form within the run's interval), the
 clipping warning in the run's answer, and refusals at create/edit that name the field and
 store nothing."""
@@ -8,10 +8,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from tests.conftest import Api
 from tests.service.test_errors import assert_refusal
 from tests.service.test_rbd_service import poll
+
+# Simulation results against closed forms, refusals at the door (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 
 async def _weibull_ph(api: Api) -> tuple[str, dict]:

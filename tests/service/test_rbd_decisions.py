@@ -1,4 +1,4 @@
-"""rbd_analysis what_to_improve and interval_search over HTTP, on SQLite and PostgreSQL:
+"""rbd_analysis what_to_improve and interval_search over HTTP:
 queued as jobs, results against closed forms, refusals at the door naming the field (and
 queueing nothing)."""
 
@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 from typing import Any
+
+import pytest
 
 from bathtub.strategy.replacement import optimal_replacement
 from bathtub_api.cli import user_plan
@@ -47,6 +49,7 @@ async def created(api: Api, diagram: dict[str, Any]) -> str:
     return body["id"]
 
 
+@pytest.mark.one_store  # results against closed forms, refusals at the door: no store-specific behaviour
 async def test_what_to_improve_job_ranks_blocks_against_the_closed_form(api: Api) -> None:
     rbd_id = await created(api, series_ab())
     status, queued = await api.post("rbd_analysis/what_to_improve",
@@ -75,6 +78,7 @@ async def test_what_to_improve_job_ranks_blocks_against_the_closed_form(api: Api
     assert len(res["top"]) == 3 and "b" in res["top"][0]
 
 
+@pytest.mark.one_store  # results against closed forms, refusals at the door: no store-specific behaviour
 async def test_interval_search_job_finds_the_age_replacement_optimum(api: Api) -> None:
     rbd_id = await created(api, age_replaced())
     status, queued = await api.post("rbd_analysis/interval_search", {
@@ -90,6 +94,7 @@ async def test_interval_search_job_finds_the_age_replacement_optimum(api: Api) -
     assert len(res["curve"]) == 9 and res["objective"] == "cost_rate"
 
 
+@pytest.mark.one_store  # results against closed forms, refusals at the door: no store-specific behaviour
 async def test_refusals_name_the_field_and_queue_nothing(api: Api) -> None:
     rbd_id = await created(api, series_ab())
     age_id = await created(api, age_replaced())

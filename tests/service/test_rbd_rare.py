@@ -1,4 +1,4 @@
-"""`rbd_analysis analyze` with method failure_biasing over HTTP, on SQLite and PostgreSQL:
+"""`rbd_analysis analyze` with method failure_biasing over HTTP (SQLite only):
 a queued run whose steady-state unavailability (~1e-6) holds the exact Markov value in its
 95% interval, documented in the OpenAPI field; refusals at the door naming the field and
 the rule, storing nothing and queueing nothing."""
@@ -7,8 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.conftest import Api
 from tests.service.test_rbd_service import poll
+
+# Simulation results against the exact value, refusals at the door: no store is involved (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 LAM, MU = 1e-3, 1.0  # per hour: each pump down about 1e-3 of the time
 

@@ -1,6 +1,6 @@
 """Initial block states per analysis (`initial_states`), standby groups of non-identical
-units (`units`), and the interval search's maintenance-group and SIL targets, over HTTP on
-SQLite and PostgreSQL: results against closed forms and Markov chains within the run's own
+units (`units`), and the interval search's maintenance-group and SIL targets, over HTTP (SQLite
+only): results against closed forms and Markov chains within the run's own
 interval, refusals at the door naming the field (nothing queued, nothing stored)."""
 
 from __future__ import annotations
@@ -10,12 +10,16 @@ import math
 from typing import Any
 
 import numpy as np
+import pytest
 from scipy import stats
 
 from tests.conftest import Api
 from tests.engine.test_standby_units import pair_chain, pair_mean_availability
 from tests.service.test_rbd_decisions import created, exp_model
 from tests.service.test_rbd_service import poll
+
+# Simulation results against chains, refusals at the door: the store only saves the run (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 
 def one_block(node: dict[str, Any], repairable: bool, name: str = "one block") -> dict[str, Any]:

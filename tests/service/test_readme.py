@@ -12,9 +12,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bathtub_api.config import Config
 from tests.conftest import Api
 from tests.service.test_client import Served
+
+# The README's commands answer as shown: mapping, no store-specific behaviour (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 

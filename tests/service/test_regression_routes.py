@@ -1,4 +1,4 @@
-"""Regression models through the service on both stores: POST /api/v1/fit with covariates, a
+"""Regression models through the service (SQLite only): POST /api/v1/fit with covariates, a
 formula and cox_options; the model record; reliability for a unit's covariates; refusals that
 name the field and save nothing. References: lifelines (Cox, Weibull AFT) fitted here."""
 
@@ -8,11 +8,15 @@ import math
 from urllib.parse import urlsplit
 
 import numpy as np
+import pytest
 from lifelines import CoxPHFitter, CoxTimeVaryingFitter, WeibullAFTFitter
 from lifelines.datasets import load_rossi, load_stanford_heart_transplants
 
 from tests.conftest import Api
 from tests.service.test_errors import assert_refusal
+
+# Numerics and mapping of the fit routes: the store only saves the record (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 ROSSI = load_rossi()
 COLS = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]

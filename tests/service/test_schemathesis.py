@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
@@ -170,6 +171,7 @@ def _body(case: Any) -> str:
     return repr({k: v for k, v in parts.items() if v})[:1500]
 
 
+@pytest.mark.slow  # fuzzes every operation of the OpenAPI document
 async def test_openapi_fuzz_no_5xx_and_schema_honoured(aiohttp_server: Any, config: Config,
                                                         registry: Registry) -> None:
     server = await aiohttp_server(create_app(config, registry))

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
@@ -30,6 +31,7 @@ from tests.service.serving import (
 pytestmark = ON_PROC
 
 
+@pytest.mark.slow  # real `bathtub serve` processes killed and restarted
 async def test_kill_9_leaves_no_process_and_the_lease_recovers_the_job(database_url: str, tmp_path: Path,
                                                                         servers: list[Server]) -> None:
     token = await token_create(Config(database_url=database_url), "alice", ["read", "write"])
@@ -79,6 +81,7 @@ def cpu_ticks(pid: int) -> int:
         return int(f.read().rsplit(")", 1)[1].split()[11])  # utime
 
 
+@pytest.mark.slow  # real `bathtub serve` processes killed
 async def test_a_busy_pool_worker_dies_with_a_killed_service() -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "python"), str(ROOT)])}
     proc = subprocess.Popen([sys.executable, "-c", WORKER], env=env, stdout=subprocess.PIPE, text=True)

@@ -8,6 +8,7 @@ import signal
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from bathtub_api.cli import token_create
 from bathtub_api.config import Config
@@ -24,6 +25,7 @@ from tests.service.serving import (
 pytestmark = ON_PROC
 
 
+@pytest.mark.slow  # real `bathtub serve` processes stopped and restarted
 async def test_sigterm_requeues_the_running_job_and_leaves_no_process(database_url: str, tmp_path: Path,
                                                                        servers: list[Server]) -> None:
     token = await token_create(Config(database_url=database_url), "alice", ["read", "write"])

@@ -62,6 +62,7 @@ async def read_on_fresh_connections(base: str, token: str, dataset_id: str, n: i
     return answers
 
 
+@pytest.mark.slow  # real `bathtub serve` worker processes
 async def test_two_workers_share_the_port_and_the_store_and_stop_on_sigterm(
         database_url: str, tmp_path: Path, servers: list[Server]) -> None:
     token = await token_create(Config(database_url=database_url), "alice", ["read", "write"])
@@ -93,6 +94,7 @@ async def test_two_workers_share_the_port_and_the_store_and_stop_on_sigterm(
         assert "bathtub: stopped" in text and "Traceback" not in text
 
 
+@pytest.mark.slow  # real `bathtub serve` worker processes
 async def test_a_dead_worker_is_replaced_and_kill_9_takes_every_worker_along(tmp_path: Path,
                                                                              servers: list[Server]) -> None:
     url = f"sqlite:///{tmp_path / 'bathtub.sqlite3'}"

@@ -18,6 +18,9 @@ from tests.conftest import Api
 from tests.service.test_errors import assert_refusal
 from tests.service.test_schemathesis import DESCRIBED, category, stated_rules
 
+# Calculators at their extremes and under the CPU budget: no store is involved (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
+
 DEMONSTRATION_ROUTES = ("/api/v1/strategy/demonstration-test", "strategy/demonstration_test")
 OVERFLOW = {"reliability": 5e-324, "mission_time": 1.737784883802288e308,
             "discrimination_ratio": 2.1950569344829018e307}

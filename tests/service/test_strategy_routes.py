@@ -5,10 +5,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from scipy import integrate, optimize, stats
 
 from tests.conftest import Api
 from tests.service.test_errors import assert_refusal
+
+# Calculators against closed forms: the store only saves the analysis (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 WEIBULL = {"distribution_id": "weibull", "params": [{"name": "alpha", "value": 1000.0}, {"name": "beta", "value": 2.5}]}
 

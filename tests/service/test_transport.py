@@ -25,6 +25,9 @@ from bathtub_api.store import open_store
 from bathtub_api.throttle import RateLimiter
 from tests.conftest import Api
 
+# HTTP transport (compression, origins, bodies): no store-specific behaviour (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
+
 
 async def raw(client: Any, data: bytes) -> tuple[int, dict[str, str], bytes]:
     """Send bytes as they are (no client library to tidy them) and read the whole answer."""

@@ -1,7 +1,7 @@
 """Units and distribution names as users write them: aliases of a unit are one unit wherever
 units are compared, and model import takes other tools' distribution names with their
-parameter conventions (checked against `reliability` and lifelines' closed forms). On
-SQLite and PostgreSQL."""
+parameter conventions (checked against `reliability` and lifelines' closed forms). SQLite only:
+nothing here depends on the store."""
 
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ from bathtub.life.data import LifeData
 from bathtub.life.fit import fit
 from bathtub.units import ALIASES, canonical_unit, same_unit, units_clash, years_per_unit
 from tests.conftest import Api
+
+# Unit aliases and other tools' parameter conventions: mapping, no store-specific behaviour (see tests/conftest.py).
+pytestmark = pytest.mark.one_store
 
 # ---------------------------------------------------------------------------------------
 # The canonical unit

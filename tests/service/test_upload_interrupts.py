@@ -64,6 +64,7 @@ async def state_when(database_url: str, upload_id: str, want: str) -> dict[str, 
 
 
 @ON_PROC
+@pytest.mark.slow  # a real `bathtub serve` killed mid-upload and restarted
 async def test_kill_9_mid_put_then_restart_the_link_takes_a_send(database_url: str, tmp_path: Path,
                                                                  servers: list[Server],
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
