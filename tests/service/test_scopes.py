@@ -18,12 +18,18 @@ from bathtub_api.jobs import JobRunner
 from bathtub_api.mcp import tool_list
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.store.base import Store
+from bathtub_api.store.datasets import DatasetQueries
+from bathtub_api.store.items import ItemQueries
+from bathtub_api.store.job_queries import JobQueries
 from bathtub_api.store.readonly import READS
 from bathtub_api.tools import default_registry
 from tests.conftest import Api
 
 # Every public Store method that is not a read, and the job runner's submit (it stores a job).
-STORE_WRITES = {n for n, f in vars(Store).items() if inspect.iscoroutinefunction(f) and not n.startswith("_")} - READS
+# Store's own methods and those of the item, dataset and job queries split out of it (accounts,
+# sessions, links and tracking have their own scope rules and tests).
+STORE_WRITES = {n for cls in (Store, ItemQueries, DatasetQueries, JobQueries) for n, f in vars(cls).items()
+                if inspect.iscoroutinefunction(f) and not n.startswith("_")} - READS
 WRITES = STORE_WRITES | {"submit"}
 # The job runner's own machinery (pool start-up, leases, purges) is not a request's write: a handler
 # stores through the runner only by `submit`ting a job (in WRITES); run_cpu/run_thread run pure work.
