@@ -3,8 +3,9 @@
 The suite follows the layers, so each number is checked once, where it is computed:
 
 - Library tests (tests/life, tests/regression, tests/rbd, tests/engine, ...) hold the numerical
-  correctness: every comparison with a closed form, a published table, a peer library or R is
-  made there. R is one persistent process per session (tests/regression/rref.py).
+  correctness: comparisons with a closed form, a published table, a peer library or R. R is one
+  persistent process per session (tests/regression/rref.py). Some route tests still compare a
+  route's answer with a peer; they run on one store (below), so each comparison runs once.
 - Service tests run the real app on a store: SQLite in a temp file, or a real PostgreSQL named by
   BATHTUB_TEST_POSTGRES_URL (each test in its own schema; required, not skipped, under CI=true).
   A test that reaches `database_url` (through `api`, `client` or `config`) runs on both stores
