@@ -116,10 +116,7 @@ mod tests {
             // constants are truncated to 10 digits: statrs-dev/statrs#412), so 1e-10
             assert_quantiles(&d, 1e-10, true);
             assert_inverts(&d, 1e-10);
-            let ts: Vec<f64> = [0.01, 0.3, 0.7, 0.999]
-                .iter()
-                .map(|&p| d.quantile(p))
-                .collect();
+            let ts = quantile_points(&d);
             assert_density(&d, &ts, f64::NEG_INFINITY, x.sigma, 1e-12);
         }
     }

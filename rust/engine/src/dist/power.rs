@@ -181,10 +181,7 @@ mod tests {
             // through the base's quantile and isf: its accuracy (the normal's erfc: 1e-10)
             assert_quantiles(d, 1e-10, true);
             assert_inverts(d, 1e-10);
-            let ts: Vec<f64> = [0.01, 0.3, 0.7, 0.999]
-                .iter()
-                .map(|&p| d.quantile(p))
-                .collect();
+            let ts = quantile_points(d);
             let lo = if i == 3 {
                 f64::NEG_INFINITY
             } else {

@@ -100,6 +100,24 @@ pub fn assert_residual_fits(d: &Dist, age: f64, seed: u64) {
     );
 }
 
+/// Remaining lives of each case at the ages of its 0, 50 and 99% quantiles follow the
+/// conditional cdf (seeds `seed`, `seed + 1`, ... per case).
+pub fn assert_residuals_fit(cases: &[Dist], seed: u64) {
+    for (i, d) in cases.iter().enumerate() {
+        for p in [0.0, 0.5, 0.99] {
+            assert_residual_fits(d, d.quantile(p), seed + i as u64);
+        }
+    }
+}
+
+/// The times at a law's 1, 30, 70 and 99.9% quantiles: where the density identities are read.
+pub fn quantile_points(d: &Dist) -> Vec<f64> {
+    [0.01, 0.3, 0.7, 0.999]
+        .iter()
+        .map(|&p| d.quantile(p))
+        .collect()
+}
+
 /// `mean()` within 5 standard errors of the sample mean (families with a finite variance;
 /// 5 SE: a correct mean fails one check in 1.7 million, a wrong formula by far more).
 pub fn assert_mean_of(d: &Dist, xs: &[f64]) {
