@@ -1,7 +1,7 @@
 """Reliability block diagrams: the stored diagram model, the compact stages form, the
 atomic edit operations, resolution to the engine's input, exact closed forms where they
-exist, the run-time quote, two runs compared figure by figure, and failure biasing for highly available Markovian diagrams.
-Pure functions on plain dicts; no I/O.
+exist, the run-time quote, failure biasing for highly available Markovian diagrams, and two
+runs compared figure by figure. Pure functions on plain dicts; no I/O.
 """
 
 from bathtub.rbd.analysis import RunOptions, analyze, check_options, check_runnable, closed_form, plan, simulate
