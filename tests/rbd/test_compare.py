@@ -142,6 +142,31 @@ def test_closed_form_against_simulation() -> None:
     other = rbd.analyze(two_of_three(False), mission_time=60.0)
     both = {f["figure"]: f["verdict"] for f in rbd.compare_runs(exact, other)["figures"]}
     assert both["reliability"] == "changed" and rbd.compare_runs(exact, exact)["verdict"] == "same"
+    assert not any("same seed" in n for n in rbd.compare_runs(exact, exact)["notes"])  # nothing drawn
+
+
+def test_costs_and_planned_maintenance_figures() -> None:
+    """Cost totals and each cost kind carry their standard errors, so they are compared; the
+    per-block cost split is not."""
+    pump = {"distribution_id": "weibull", "params": [{"name": "alpha", "value": 1000.0},
+                                                     {"name": "beta", "value": 2.5}]}
+    blocks = [{"id": f"p{i}", "type": "component", "model": pump, "repair": exp_model(0.1),
+               "preventive": {"policy": "age", "interval": 500.0, "cost": 100.0},
+               "costs": {"repair": 1000.0, "downtime": 5.0}} for i in (1, 2)]
+    d = diagram(blocks, [("in", "p1"), ("in", "p2"), ("p1", "out"), ("p2", "out")], unit="h", repairable=True)
+    a = rbd.analyze(d, horizon=5000.0, replications=2000, seed=1)
+    b = rbd.analyze(d, horizon=5000.0, replications=2000, seed=2)
+    c = rbd.compare_runs(a, b)
+    rows = {f["figure"]: f for f in c["figures"]}
+    assert rows["costs.total"]["verdict"] == "same"
+    # Cost kinds neither run incurred (no noise, no difference) are same but outside Holm's family.
+    assert rows["costs.by_kind.inspection"]["std_error"] == 0.0 and c["family_size"] < c["compared"]
+    assert rows["costs.total"]["std_error"] == pytest.approx(np.hypot(a["results"]["costs"]["total_std_error"],
+                                                                      b["results"]["costs"]["total_std_error"]))
+    kinds = [k for k in rows if k.startswith("costs.by_kind.")]
+    assert kinds and all(rows[k]["verdict"] in ("same", "changed") for k in kinds)
+    assert rows["costs.by_block.p1.total"]["verdict"] == "not_comparable"
+    assert rows["expected_preventive_replacements"]["verdict"] == "not_comparable"
 
 
 def test_runs_of_different_kinds_are_refused() -> None:

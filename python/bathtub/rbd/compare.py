@@ -274,7 +274,8 @@ def compare_runs(a: Mapping[str, Any], b: Mapping[str, Any], *, confidence: floa
     """Run b against run a, figure by figure (differences are b - a).
 
     Returns {verdict: same | changed, kind, confidence, correction, family_wise_error,
-    compared, changed, not_comparable, figures: [{figure, a, b, difference, std_error, z,
+    compared, family_size (figures in Holm's family: those with noise or a difference),
+    changed, not_comparable, figures: [{figure, a, b, difference, std_error, z,
     p_value, adjusted_p_value, verdict, basis, reason?}], inputs: {recorded, differ,
     settings_only, note}, engines: {a, b}, speed, notes}. A figure's verdict is `changed`
     where its Holm-adjusted p-value is at most 1 - confidence, `same` otherwise, and
@@ -292,7 +293,11 @@ def compare_runs(a: Mapping[str, Any], b: Mapping[str, Any], *, confidence: floa
     tests = {f.path: _p_value(f.a, f.b, f.se) for f in figures
              if f.se is not None and f.a is not None and f.b is not None}
     tested = [f for f in figures if f.path in tests]
-    adjusted = dict(zip((f.path for f in tested), holm([tests[f.path][1] for f in tested]), strict=True))
+    # A figure with no noise that agrees (a cost kind neither run incurred, an exact figure) cannot
+    # be a false alarm: left out of the family, so it does not dilute the others' tests.
+    family = [f for f in tested if not (f.se == 0.0 and tests[f.path][1] == 1.0)]
+    adjusted = {f.path: 1.0 for f in tested}
+    adjusted |= dict(zip((f.path for f in family), holm([tests[f.path][1] for f in family]), strict=True))
     rows = []
     for f in figures:
         diff = None if f.a is None or f.b is None else f.b - f.a
@@ -307,9 +312,10 @@ def compare_runs(a: Mapping[str, Any], b: Mapping[str, Any], *, confidence: floa
                     "reason": f.reason}
         rows.append(row)
     changed = sum(r["verdict"] == "changed" for r in rows)
-    notes = [f"Holm's correction over the {len(tested)} figures compared: with probability at least "
+    notes = [f"Holm's correction over the {len(family)} figures with noise or a difference: with probability at least "
              f"{confidence:g}, runs that estimate the same quantities have no figure called changed"]
-    if _seed(a) is not None and _seed(a) == _seed(b):
+    simulated = not (a["results"].get("exact") or b["results"].get("exact"))  # a closed form draws nothing
+    if simulated and _seed(a) is not None and _seed(a) == _seed(b):
         notes.append("both runs used the same seed: they share random numbers, so the independent-runs standard "
                      "error overstates the noise of the difference; `changed` still holds, `same` is weaker evidence")
     return {
@@ -319,6 +325,7 @@ def compare_runs(a: Mapping[str, Any], b: Mapping[str, Any], *, confidence: floa
         "correction": CORRECTION,
         "family_wise_error": alpha,
         "compared": len(tested),
+        "family_size": len(family),
         "changed": changed,
         "not_comparable": len(rows) - len(tested),
         "figures": rows,
