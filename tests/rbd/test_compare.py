@@ -221,3 +221,16 @@ def test_false_alarm_rate_over_seed_pairs() -> None:
     lo, hi = stats.binom.ppf([0.0015, 0.9985], len(SEED_PAIRS), 0.05)
     assert lo <= figure_alarms <= hi, (figure_alarms, lo, hi)
     assert family_alarms <= hi, family_alarms
+
+
+def test_a_figure_missing_or_infinite_is_listed_not_judged() -> None:
+    """A system that may never fail has an infinite MTTF (null): listed, with why, never judged;
+    a figure one run lacks likewise."""
+    a = {"results": {"mttf": None, "mttf_std_error": None, "probability_of_failure": 0.1, "replications": 1000,
+                     "note": "text"}}
+    b = {"results": {"mttf": None, "mttf_std_error": None, "probability_of_failure": 0.1, "replications": 1000,
+                     "extra": 2.0}}
+    rows = {f["figure"]: f for f in rbd.compare_runs(a, b)["figures"]}
+    assert rows["mttf"]["verdict"] == "not_comparable" and "finite" in rows["mttf"]["reason"]
+    assert rows["extra"]["verdict"] == "not_comparable" and rows["extra"]["reason"] == "only in run b"
+    assert "note" not in rows and rows["probability_of_failure"]["verdict"] == "same"

@@ -118,6 +118,9 @@ def _figures(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[_Figure]:
     right = {p: (holder, key, v) for p, holder, key, v in _leaves(rb)}
     out = []
     for path in [*left, *(p for p in right if p not in left)]:
+        values = [side[path][2] for side in (left, right) if path in side]
+        if not any(v is None or _numeric(v) for v in values):
+            continue  # text, flags: not figures
         if path not in left or path not in right:
             out.append(_Figure(path, _number(left[path][2]) if path in left else None,
                                _number(right[path][2]) if path in right else None, None, "none",
@@ -125,8 +128,6 @@ def _figures(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[_Figure]:
             continue
         (ha, key, va), (hb, _, vb) = left[path], right[path]
         x, y = _number(va), _number(vb)
-        if not (_numeric(va) or _numeric(vb)):
-            continue  # text, flags: not figures
         if x is None or y is None:
             out.append(_Figure(path, x, y, None, "none", "no finite value in both runs (e.g. an infinite MTTF)"))
             continue
