@@ -234,3 +234,18 @@ def test_a_figure_missing_or_infinite_is_listed_not_judged() -> None:
     assert rows["mttf"]["verdict"] == "not_comparable" and "finite" in rows["mttf"]["reason"]
     assert rows["extra"]["verdict"] == "not_comparable" and rows["extra"]["reason"] == "only in run b"
     assert "note" not in rows and rows["probability_of_failure"]["verdict"] == "same"
+
+
+def test_failure_biasing_runs() -> None:
+    """Steady-state runs: the unavailability, failure frequency and mean cycle carry standard
+    errors; availability is 1 - U, weighed on U's error; MTBF and mean down time are ratios."""
+    d = two_of_three(True)
+    a = rbd.analyze(d, method="failure_biasing", replications=4000, seed=1)
+    b = rbd.analyze(d, method="failure_biasing", replications=4000, seed=2)
+    c = rbd.compare_runs(a, b)
+    rows = {f["figure"]: f for f in c["figures"]}
+    assert c["kind"] == "steady_state" and c["verdict"] == "same"
+    assert rows["availability"]["std_error"] == pytest.approx(rows["unavailability"]["std_error"])
+    assert rows["failure_frequency"]["verdict"] == "same" and rows["mtbf"]["verdict"] == "not_comparable"
+    with pytest.raises(InputError):
+        rbd.compare_runs(a, rbd.analyze(d, horizon=100.0, replications=200, seed=1))
