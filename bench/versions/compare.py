@@ -4,8 +4,9 @@ saves each run under its engine's version and build in bench/results/versions, t
 figures each benchmark computed, checked between the two runs.
 
 A side is either a Python interpreter with a version installed (a venv's `bin/python`, e.g. from
-`pip install dist/bathtub-<version>.whl`) or a source tree's `python/` folder with a built engine
-in it (run with this interpreter and that folder first on PYTHONPATH):
+`pip install 'dist/bathtub-<version>.whl[test]'`: the suite needs pytest and pytest-benchmark
+there too) or a source tree's `python/` folder with a built engine in it (run with this
+interpreter and that folder first on PYTHONPATH):
 
     python bench/versions/compare.py --a /tmp/venv-old/bin/python --b python
     python bench/versions/compare.py --a /tmp/old-checkout/python --b python --rounds 7
