@@ -1,10 +1,11 @@
 """Reliability block diagrams: the stored diagram model, the compact stages form, the
 atomic edit operations, resolution to the engine's input, exact closed forms where they
-exist, the run-time quote, and failure biasing for highly available Markovian diagrams.
-Pure functions on plain dicts; no I/O.
+exist, the run-time quote, failure biasing for highly available Markovian diagrams, and two
+runs compared figure by figure. Pure functions on plain dicts; no I/O.
 """
 
 from bathtub.rbd.analysis import RunOptions, analyze, check_options, check_runnable, closed_form, plan, simulate
+from bathtub.rbd.compare import compare_runs
 from bathtub.rbd.diagram import SETTINGS, check_diagram, content_hash, placeholders, revision, view
 from bathtub.rbd.edits import apply_edits
 from bathtub.rbd.exact import Exactness, reliability, structure
@@ -27,6 +28,7 @@ __all__ = [
     "check_options",
     "check_runnable",
     "closed_form",
+    "compare_runs",
     "content_hash",
     "engine_form",
     "placeholders",

@@ -15,6 +15,7 @@ from bathtub_api.tools import (
     photos,
     rbd,
     rbd_cheapest,
+    rbd_compare,
     rbd_decisions,
     rcm,
     recurrent,
@@ -27,7 +28,7 @@ from bathtub_api.tools import (
 )
 
 MODULES = (guide, datasets, jobs, life, recurrent, alt, degradation, strategy, rbd, rbd_decisions, rbd_cheapest,
-           uploads, photos, fleets, tracking, rcm, reports, sharing, session)
+           rbd_compare, uploads, photos, fleets, tracking, rcm, reports, sharing, session)
 
 
 def default_registry() -> Registry:

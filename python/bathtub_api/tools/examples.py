@@ -5,9 +5,9 @@ topics and the README's quick start.
 A string that is exactly `{name}` stands for the id of one of the caller's own items:
 `{dataset_id}` a dataset with columns time and state (datasets/create's example), `{model_id}`
 a saved life model (fit/life's), `{rbd_id}` a diagram with blocks P1 and P2 (rbd/create's),
-`{run_id}` its analysis run, `{job_id}` a what_to_improve job, `{analysis_id}` a saved strategy
-analysis, `{degradation_model_id}` (degradation/create's), `{tracked_fleet_id}`
-(tracked_fleets/create's), `{fleet_id}`, `{study_id}`, `{report_id}`, `{link_id}`, `{upload_id}`.
+`{run_id}` its analysis run (`{second_run_id}` another, at seed 2), `{job_id}` a what_to_improve
+job, `{analysis_id}` a saved strategy analysis, `{degradation_model_id}` (degradation/create's),
+`{tracked_fleet_id}` (tracked_fleets/create's), `{fleet_id}`, `{study_id}`, `{report_id}`, `{link_id}`, `{upload_id}`.
 Items no example makes (a sent upload, a photo, an accelerated life model, the datasets they are
 fitted on) are made first by the steps in SETUP, each the request a user sends (with the file PUT
 to the upload link it answers). tests/service/test_examples.py runs those steps, posts every
@@ -74,6 +74,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "rbd_analysis/what_to_improve": {"id": "{rbd_id}", "horizon": 87600.0, "replications": 20000},
     "rbd_analysis/interval_search": {"id": "{rbd_id}", "knob": "preventive", "blocks": ["P1", "P2"], "low": 100.0,
                                      "high": 2000.0, "points": 5, "horizon": 8760.0, "replications": 200},
+    "rbd_analysis/compare": {"run_ids": ["{run_id}", "{second_run_id}"]},
     "rbd_analysis/cheapest_design": {"id": "{rbd_id}", "horizon": 8760.0, "replications": 200,
                                      "target": {"figure": "availability", "value": 0.9},
                                      "options": {"P2": [{"name": "as is", "cost": 0.0},
@@ -236,6 +237,9 @@ SETUP: tuple[Step, ...] = (
                                                "distribution": "weibull_arrhenius", "unit": "h",
                                                "mapping": {"x": "time", "c": "state", "stress": "temp"}}, "id",
          "an accelerated life model (a life-stress distribution fitted on the accelerated test)"),
+    Step("second_run_id", "rbd_analysis/analyze", {"id": "{rbd_id}", "horizon": 8760.0, "replications": 200,
+                                                   "seed": 2}, "run_id",
+         "a second analysis run of the diagram, at another seed (rbd_analysis/analyze's example with seed 2)"),
     Step("csv_upload_id", "uploads/create", {"purpose": "dataset_import", "filename": "lives.csv"}, "upload_id",
          "an upload link its file lives.csv was sent to (the README's)",
          file=lambda: LIVES_CSV),
