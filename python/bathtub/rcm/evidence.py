@@ -22,7 +22,9 @@ Rules (JA1011 practice, read off the saved items):
 - rtf (uneconomic) cites an optimal-replacement `strategy_analysis`: supported when the analysis
   says preventive replacement does not pay (beneficial false).
 - on_condition cites a `degradation_model`: supported when the P–F interval the model implies
-  (its lower bound when it has one) is longer than the inspection interval.
+  (the lower end of its `ci` when it has one: the P–F interval all but the fastest-degrading
+  units exceed, `bathtub.degradation.pf_interval`) is longer than the inspection interval,
+  contradicted when it is not.
 Intervals convert between hours, days, weeks, months (30.44 d) and years (365.25 d); other units
 compare only with themselves, and where units cannot be compared the check says so.
 """
@@ -227,16 +229,23 @@ def _pf(decision: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
         pf = {"value": pf}
     if not isinstance(pf, Mapping) or pf.get("value") is None:
         return _out("wrong_type", "the degradation model implies no P–F interval (it has no potential-failure "
-                                  "level): refit it with one")
-    value = pf.get("lower") if pf.get("lower") is not None else pf["value"]
-    which = "its lower bound " if pf.get("lower") is not None else ""
+                                  "level): refit it with one (potential_failure)")
+    ci = pf.get("ci") if isinstance(pf.get("ci"), list) and len(pf["ci"]) == 2 else [pf.get("lower"), None]
+    lower = ci[0]
+    value = lower if lower is not None else pf["value"]
     unit = pf.get("unit") or body.get("unit")
     t = _in_unit(decision, unit)
     if t is None:
         return _units(decision, unit, "degradation model")
     where = f"{_g(decision['interval'])} {decision['interval_unit']}"
+    if lower is not None:
+        share = f"{100 * float(pf['confidence']):g}% central range" if pf.get("confidence") else "lower bound"
+        which = f"median {_g(pf['value'])} {unit}, its {share} from {_g(lower)}" + (
+            f" to {_g(ci[1])} {unit}" if ci[1] is not None else f" {unit} up")
+    else:
+        which = f"{_g(value)} {unit}"
     if float(value) > t:
-        return _out("supported", f"inspecting every {where} is shorter than the P–F interval ({which}"
-                                 f"{_g(value)} {unit}): a defect is caught before it fails", pf_interval=float(value))
-    return _out("contradicted", f"inspecting every {where} is not shorter than the P–F interval ({which}"
-                                f"{_g(value)} {unit}): a defect can fail between inspections", pf_interval=float(value))
+        return _out("supported", f"inspecting every {where} is shorter than the P–F interval ({which}): a defect is "
+                                 "caught before it fails", pf_interval=float(value))
+    return _out("contradicted", f"inspecting every {where} is not shorter than the P–F interval ({which}): a defect "
+                                "can fail between inspections", pf_interval=float(value))
