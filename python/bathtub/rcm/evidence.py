@@ -227,6 +227,10 @@ def _pf(decision: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
     pf = body.get("pf_interval")
     if isinstance(pf, (int, float)) and not isinstance(pf, bool):
         pf = {"value": pf}
+    if isinstance(pf, Mapping) and pf.get("value") is None and pf.get("potential_failure") is not None:
+        # fitted with a P level, but half the units never get there under the fitted rates
+        return _out("wrong_type", "the degradation model's P–F interval has no finite median (most units never "
+                                  "reach the threshold under the fitted rates)")
     if not isinstance(pf, Mapping) or pf.get("value") is None:
         return _out("wrong_type", "the degradation model implies no P–F interval (it has no potential-failure "
                                   "level): refit it with one (potential_failure)")
@@ -239,13 +243,13 @@ def _pf(decision: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
         return _units(decision, unit, "degradation model")
     where = f"{_g(decision['interval'])} {decision['interval_unit']}"
     if lower is not None:
-        share = f"{100 * float(pf['confidence']):g}% central range" if pf.get("confidence") else "lower bound"
-        which = f"median {_g(pf['value'])} {unit}, its {share} from {_g(lower)}" + (
-            f" to {_g(ci[1])} {unit}" if ci[1] is not None else f" {unit} up")
+        spread = f", {100 * float(pf['confidence']):g}% of units between {_g(lower)} and {_g(ci[1])} {unit}" if (
+            pf.get("confidence") and ci[1] is not None) else ""
+        which = f"the P–F interval's lower bound {_g(lower)} {unit} (median {_g(pf['value'])} {unit}{spread})"
     else:
-        which = f"{_g(value)} {unit}"
+        which = f"the P–F interval ({_g(value)} {unit})"
     if float(value) > t:
-        return _out("supported", f"inspecting every {where} is shorter than the P–F interval ({which}): a defect is "
-                                 "caught before it fails", pf_interval=float(value))
-    return _out("contradicted", f"inspecting every {where} is not shorter than the P–F interval ({which}): a defect "
-                                "can fail between inspections", pf_interval=float(value))
+        return _out("supported", f"inspecting every {where} is shorter than {which}: a defect is caught before it "
+                                 "fails", pf_interval=float(value))
+    return _out("contradicted", f"inspecting every {where} is not shorter than {which}: a defect can fail between "
+                                "inspections", pf_interval=float(value))
