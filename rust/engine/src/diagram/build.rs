@@ -87,7 +87,11 @@ impl Builder {
     /// by repair takes no switch, and the shelf swap would need one).
     fn switch(&mut self, id: &str, n: &NodeSpec, s: &SwitchSpec) -> Result<Switch, EngineError> {
         if n.kind != "standby" {
-            return Err(EngineError::node_field(id, "switch", "is for standby groups"));
+            return Err(EngineError::node_field(
+                id,
+                "switch",
+                "is for standby groups",
+            ));
         }
         if n.switch_back.unwrap_or(false) {
             return Err(EngineError::node_field(

@@ -23,7 +23,8 @@ mod tests;
 pub use spec::{
     BlockCostsSpec, BlockStateSpec, CapacityLevel, CapacitySpec, CcfSpec, CostSpec,
     DiagramCostsSpec, DiagramSpec, EdgeSpec, MaintenanceGroupSpec, NetworkSpec, NodeSpec,
-    PhaseSpec, PreventiveSpec, ProductionSpec, ProofTestSpec, RepairQualitySpec, SwitchSpec, UnitSpec,
+    PhaseSpec, PreventiveSpec, ProductionSpec, ProofTestSpec, RepairQualitySpec, SwitchSpec,
+    UnitSpec,
 };
 
 /// A compiled unit of a non-identical standby group (dists as indexes; repair `NO_DIST`

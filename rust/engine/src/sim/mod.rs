@@ -15,7 +15,9 @@ mod structure;
 mod tests;
 
 use crate::agenda::Agenda;
-use crate::diagram::{Compiled, GroupKind, NO_DIST, NO_GROUP, Policy, RepairQuality, Start, Switch};
+use crate::diagram::{
+    Compiled, GroupKind, NO_DIST, NO_GROUP, Policy, RepairQuality, Start, Switch,
+};
 use crate::dist::Lifetime;
 use crate::rng::Stream;
 use std::cmp::Ordering;
