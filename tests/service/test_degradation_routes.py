@@ -100,6 +100,9 @@ async def test_create_get_list_and_remaining_life(api: Api, other_api: Api) -> N
     ({"life_distribution": "zeta"}, ("life_distribution",)),
     ({"options": {"extrapolation": 0.5}}, ("extrapolation",)),
     ({"options": {"bogus": 1}}, ("options.bogus",)),
+    # the potential-failure level must be met before the threshold (below it, going up)
+    ({"potential_failure": 60.0}, ("potential_failure", "below", "50")),
+    ({"potential_failure": 50.0, "model": "random_effects"}, ("potential_failure", "below")),
 ])
 async def test_refusals_name_the_field_and_save_nothing(api: Api, change: dict[str, Any],
                                                         words: tuple[str, ...]) -> None:
@@ -108,6 +111,36 @@ async def test_refusals_name_the_field_and_save_nothing(api: Api, change: dict[s
             "model": "pseudo_failure", **change}
     assert_refusal(*await api.post("degradation/create", body), 422, *words)
     assert (await api.post("list/degradation_model", {}))[1]["items"] == []
+
+
+async def test_pf_interval_drives_the_rcm_on_condition_check(api: Api) -> None:
+    # Noise-free lines 1 + b t, b in SLOPES, P = 30, F = 50: unit k's P–F interval is 20/b_k
+    # hours (16 to 40 h); the check compares the inspection interval with the 5% point of those.
+    data = {"unit": [f"U{k}" for k in range(len(SLOPES)) for _ in TIMES], "hours": TIMES * len(SLOPES),
+            "crack": [1.0 + b * t for b in SLOPES for t in TIMES]}
+    ds = await _dataset(api, data)
+    status, dm = await api.post("degradation/create", {
+        "name": "crack growth", "dataset_id": ds, "mapping": MAPPING, "threshold": 50.0, "direction": "up",
+        "model": "pseudo_failure", "unit": "hours", "potential_failure": 30.0})
+    assert status == 200, dm
+    lower = float(np.quantile(20.0 / np.array(SLOPES), 0.05))
+    assert dm["pf_interval"]["ci"][0] == pytest.approx(lower, rel=1e-9) and dm["pf_interval"]["unit"] == "hours"
+    assert dm["potential_failure"] == 30.0 and dm["fitted_on"]["potential_failure"] == 30.0
+
+    def mode(text: str, hours: float) -> dict[str, Any]:
+        return {"text": text, "consequence": "operational",
+                "decision": {"outcome": "on_condition", "interval": hours, "interval_unit": "hours",
+                             "evidence": {"type": "degradation_model", "id": dm["id"]}}}
+
+    modes = [mode("often", 12.0), mode("rarely", 20.0)]
+    status, study = await api.post("rcm/create", {"name": "pump", "functions": [{
+        "text": "Hold pressure", "failures": [{"text": "Leaks", "modes": modes}]}]})
+    assert status == 200, study
+    checks = {m["text"]: m["decision"]["check"] for m in study["functions"][0]["failures"][0]["modes"]}
+    assert checks["often"]["state"] == "supported", checks
+    assert checks["rarely"]["state"] == "contradicted", checks
+    for c in checks.values():
+        assert f"{lower:.4g} hours" in c["reason"] or f"{lower:.4g}" in c["reason"], c
 
 
 async def test_row_refusals_name_column_and_row(api: Api) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from bathtub.degradation.paths import Path, check_direction, readings_from_columns, unit_lines
+from bathtub.degradation.pf_interval import check_potential_failure, pf_pseudo, pf_random_effects
 from bathtub.degradation.pseudo import DEFAULT_EXTRAPOLATION, crossing_times, fit_pseudo_failures
 from bathtub.degradation.random_effects import fit_random_effects, population_life
 from bathtub.errors import InputError
@@ -33,8 +34,13 @@ def build_model(
     model: str,
     life_distribution: str = "weibull",
     options: Mapping[str, Any] | None = None,
+    potential_failure: float | None = None,
 ) -> dict[str, Any]:
     """The record of a degradation model fitted to readings (roles i unit, x time, y value).
+
+    `potential_failure`: the level P (in the threshold's measurement unit) at which a defect
+    can be seen; the record then carries `pf_interval`, the time from crossing P to crossing
+    the threshold (`bathtub.degradation.pf_interval`).
 
     `options`: extrapolation (a multiple of each unit's last reading time, default 3: a
     pseudo-failure beyond it is censored; some unit must reach the threshold within it),
@@ -44,6 +50,7 @@ def build_model(
     p = Path.parse(path)
     check_direction(direction)
     threshold = check_number(threshold, "threshold")
+    pl = None if potential_failure is None else check_potential_failure(potential_failure, threshold, direction, p)
     opts = dict(options or {})
     known = {"extrapolation"} | ({"random_intercept", "method"} if model == "random_effects" else set())
     for k in opts:
@@ -65,7 +72,11 @@ def build_model(
     if model == "pseudo_failure":
         out = fit_pseudo_failures(p, readings, threshold, direction, life_distribution,
                                   extrapolation=float(extrapolation), fields=fields)
-        return {**base, "distribution": out["life"]["distribution"], **out}
+        record = {**base, "distribution": out["life"]["distribution"], **out}
+        if pl is not None:
+            record["potential_failure"] = pl
+            record["pf_interval"] = pf_pseudo(p, unit_lines(p, readings, fields=fields), pl, threshold, direction)
+        return record
     ri = opts.get("random_intercept", False)
     if not isinstance(ri, bool):
         raise InputError("options.random_intercept", "must be true or false")
@@ -91,4 +102,7 @@ def build_model(
                       "mean": _num(life.mean())}
     record["units"] = [{"id": u, "intercept": float(lines[k, 0]), "slope": float(lines[k, 1]),
                         "readings": int(lines[k, 3])} for k, u in enumerate(readings.units)]
+    if pl is not None:
+        record["potential_failure"] = pl
+        record["pf_interval"] = pf_random_effects(p, re, pl, threshold, direction)
     return record

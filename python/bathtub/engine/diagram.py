@@ -30,6 +30,7 @@ from bathtub.engine.fields import (
     lower_production,
     lower_repair_quality,
     lower_standby_units,
+    lower_switch,
 )
 from bathtub.engine.models import lower_model
 from bathtub.engine.schema import NODE_SCALARS
@@ -80,6 +81,8 @@ def normalize_diagram(diagram: Any, field: str = "diagram", _depth: int = 0) -> 
                 out[key] = check(node[key], f"{f}.{key}")
         if out.get("switch_back") and "units" not in out:
             raise InputError(f"{f}.switch_back", "is for standby groups of non-identical units (units)")
+        if node.get("switch") is not None:
+            out["switch"] = lower_switch(node["switch"], node, f"{f}.switch")
         if node.get("inspection") is not None:
             out["inspection"] = lower_inspection(node["inspection"], kind, f"{f}.inspection")
         if node.get("preventive") is not None:

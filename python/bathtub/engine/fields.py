@@ -61,6 +61,17 @@ unit goes back on the shelf while k others run, as in identical groups, unless `
 then it takes over from the least preferred running unit after it in the list, which goes
 back on the shelf keeping its age (the large pump back in duty once repaired).
 
+Imperfect switching (`switch` on a standby node): when a running unit is lost, the switch
+starts the first idle spare unless it fails: on demand with chance `p_fail` (one draw per
+demand, none when p_fail is 0), or because its own `life` (time from the start, or from its
+last repair) is over. A failed switch stays failed, so the group stays short of running
+units; in a repairable run it is repaired with its group: when a repaired unit brings the
+group back to k running units (a unit back from repair takes over without the switch). With
+a `switchover` time, a repairable run has the group down for that time before the spare runs
+(a unit repaired meanwhile takes the place, and the spare goes back on the shelf); a mission
+waits through it (the group is not lost, the spare's running life starts when it is over,
+and it does not age meanwhile). No switch: a perfect, instant one, drawing nothing.
+
 Initial states (`state`): running at an `age`, `failed` (non-repairable runs), or `down`
 for `since` already (repairable runs: the rest of its repair). Standby groups with
 `repair_one_at_a_time` have their own single repairer. Phased missions (`phases`,
@@ -92,6 +103,7 @@ from bathtub.engine.schema import (
     PRODUCTION,
     PROOF_TEST,
     REPAIR_QUALITY,
+    SWITCH,
     ccf_rules,
 )
 from bathtub.errors import InputError
@@ -120,6 +132,7 @@ __all__ = [
     "lower_production",
     "lower_repair_quality",
     "lower_standby_units",
+    "lower_switch",
 ]
 
 MAX_STANDBY_UNITS = 1000
@@ -286,6 +299,19 @@ def check_state(st: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
     if out.get("down") and node.get("repair") is None:
         raise InputError(f"{field}.down", "needs a repair model")
     return out
+
+
+def lower_switch(v: Any, node: Mapping[str, Any], field: str) -> dict[str, Any]:
+    """A standby group's Switch (SWITCH): p_fail, its own life lowered (`lower_model`), the
+    switch-over time; not with switch_back."""
+    if node.get("type") != "standby":
+        raise InputError(field, "is for standby groups")
+    if node.get("switch_back"):
+        raise InputError(field, "not with switch_back (a unit back from repair takes over without the switch)")
+    out = SWITCH(v, field)
+    if "life" in out:
+        out["life"] = lower_model(out["life"], f"{field}.life")
+    return out  # type: ignore[no-any-return]
 
 
 def lower_standby_units(units: Any, node: Mapping[str, Any], field: str) -> list[dict[str, Any]]:

@@ -39,6 +39,7 @@ __all__ = [
     "PRODUCTION",
     "PROOF_TEST",
     "REPAIR_QUALITY",
+    "SWITCH",
     "ccf_rules",
 ]
 
@@ -149,6 +150,24 @@ REPAIR_QUALITY = obj(
     required=("model",),
     then=_quality_rules,
     rules="q only for kijima1 or kijima2 (0 with perfect); replace_after needs q > 0.",
+)
+
+
+def _life_object(v: Any, field: str) -> dict[str, Any]:
+    # The BlockModel itself is checked where models are (the stored form, the lowering).
+    if not isinstance(v, Mapping):
+        raise InputError(field, "must be an object (a BlockModel)")
+    return dict(v)
+
+
+SWITCH_RULES = ("A standby group's switch: it fails on demand with chance p_fail (then the spare stays idle), "
+                "cannot switch once its own life is over (a failed switch cannot switch), and takes switchover "
+                "time to start a spare. A failed switch stays failed; in a repairable run it is repaired with "
+                "its group (when a repair brings the group back to k running units). Not with switch_back.")
+SWITCH = obj(
+    {"p_fail": number(0.0, 1.0), "life": Check(_life_object, {"type": "object"}), "switchover": NONNEG},
+    required=("p_fail",),
+    rules=SWITCH_RULES,
 )
 
 

@@ -53,6 +53,7 @@ FIELD_TYPES: dict[str, tuple[str, ...]] = {
     "covariate_schedules": ("component", "series", "parallel"),
     "units": ("standby",),
     "switch_back": ("standby",),
+    "switch": ("standby",),
 }
 # Fields that only mean something in a repairable diagram.
 REPAIRABLE_ONLY = ("repair", "instant_repair", "costs", "preventive", "inspection", "maintenance_group",
@@ -60,7 +61,7 @@ REPAIRABLE_ONLY = ("repair", "instant_repair", "costs", "preventive", "inspectio
 # Fields `update_node` may `clear` (`repair` too: a diagram made non-repairable must drop its
 # repair models, which analyses refuse there).
 CLEARABLE = ("repair", "costs", "preventive", "inspection", "maintenance_group", "crew_priority", "instant_repair",
-             "repair_one_at_a_time", "repair_quality", "capacity", "covariate_schedules", "switch_back")
+             "repair_one_at_a_time", "repair_quality", "capacity", "covariate_schedules", "switch_back", "switch")
 
 FIELD_CHECKS: dict[str, s.Check] = {
     "label": s.text(200),
@@ -190,12 +191,29 @@ UNITS = s.Check(_check_units, {"type": "array", "minItems": 1, "maxItems": MAX_S
 FIELD_CHECKS["units"] = UNITS
 
 
+def _check_switch(v: Any, field: str) -> dict[str, Any]:
+    """A standby group's switch (SWITCH), its own life a BlockModel in stored form."""
+    out: dict[str, Any] = s.SWITCH(v, field)
+    if "life" in out:
+        out["life"] = check_model(out["life"], f"{field}.life")
+        for key in ("joint_unit", "covariates"):
+            if key in out["life"]:
+                raise InputError(f"{field}.life.{key}", "a switch's life is a plain life model")
+    return out
+
+
+FIELD_CHECKS["switch"] = s.Check(_check_switch, s.SWITCH.schema)
+
+
 def node_models(node: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     """Every BlockModel of a node with its field under the node: `model`, `repair`, and a
     standby group's `units[i].model` / `units[i].repair`."""
     out = [(key, node[key]) for key in ("model", "repair") if isinstance(node.get(key), Mapping)]
     for i, u in enumerate(node.get("units") or []):
         out += [(f"units[{i}].{key}", u[key]) for key in ("model", "repair") if isinstance(u.get(key), Mapping)]
+    life = (node.get("switch") or {}).get("life") if isinstance(node.get("switch"), Mapping) else None
+    if isinstance(life, Mapping):
+        out.append(("switch.life", life))
     return out
 
 
@@ -244,6 +262,9 @@ def _node_rules(n: dict[str, Any], field: str, repairable: bool) -> None:
         _units_rules(n, field, repairable)
     elif n.get("switch_back"):
         raise InputError(f"{field}.switch_back", "is for standby groups of non-identical units (units)")
+    if "switch" in n and n.get("switch_back"):
+        raise InputError(f"{field}.switch", "not with switch_back (a unit back from repair takes over without the "
+                                            "switch)")
     elif kind in LIFE_TYPES and "model" not in n:
         raise InputError(f"{field}.model", f"required for a {kind} block (use placeholder: true for a guess)")
     if kind == "knode" and "n" not in n:
@@ -366,7 +387,7 @@ NODE_RULES = ("Rules between fields: preventive and inspection not together; a k
               "diagram; capacities on every unit or none); a block repaired one at a time has no costs; a "
               "mixture life takes no imperfect repair_quality, nor a condition-replaced block; "
               "preventive.opportunity needs a maintenance_group; covariate_schedules need a saved covariate "
-              "model; joint_unit only in a non-repairable diagram.")
+              "model; joint_unit only in a non-repairable diagram; a standby switch not with switch_back.")
 # The rules of NODE_RULES that JSON Schema cannot state, as `field: rule` (the refusal's words).
 NODE_CROSS_FIELD = ("nodes.*.n: must not exceed k", "nodes.*.costs: no costs on a group repaired one at a time",
                     "nodes.*.repair_quality: refused with a mixture life",
@@ -374,6 +395,7 @@ NODE_CROSS_FIELD = ("nodes.*.n: must not exceed k", "nodes.*.costs: no costs on 
                     "nodes.*.preventive.opportunity: needs the block in a maintenance_group",
                     "nodes.*.covariate_schedules: needs a saved covariate model",
                     "nodes.*.units.*.capacity: give every unit a capacity, or none",
+                    "nodes.*.switch: not with switch_back",
                     "nodes.*.capacity: probabilities must add to 1",
                     "nodes.*.preventive.inspection_cost: only with policy condition",
                     "nodes.*.preventive.threshold: only with policy condition",
@@ -432,4 +454,5 @@ def node_models_schema() -> s.Schema:
     """What `model` and `repair` hold in any node (a BlockModel), for every node variant."""
     model = model_schema()
     return {"properties": {"model": model, "repair": model,
-                           "units": {"items": {"properties": {"model": model, "repair": model}}}}}
+                           "units": {"items": {"properties": {"model": model, "repair": model}}},
+                           "switch": {"properties": {"life": model}}}}

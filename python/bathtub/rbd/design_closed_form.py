@@ -205,7 +205,8 @@ def _lifetime(m: Mapping[str, Any]) -> Lifetime:
 
 def block_up(node: Mapping[str, Any], grid: Grid, repairable: bool) -> np.ndarray:
     """P(up) of a block node as the diagram has it."""
-    for key in ("preventive", "repair_quality", "state", "maintenance_group", "capacity"):
+    # A standby switch (failures on demand, its own life, switch-over) is simulated only.
+    for key in ("preventive", "repair_quality", "state", "maintenance_group", "capacity", "switch"):
         if node.get(key) is not None:
             raise NoClosedForm(f"it has {key}")
     kind = node["type"]

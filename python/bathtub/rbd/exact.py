@@ -205,7 +205,7 @@ def _solve(g: _Graph, depth: int) -> tuple[Formula | None, int]:
 # lives: such diagrams are simulated, never answered by the formula.
 SIMULATED_SETTINGS = ("ccf", "phases", "network", "maintenance_groups", "costs", "production", "safety_function")
 SIMULATED_NODE_FIELDS = ("preventive", "inspection", "state", "repair_quality", "capacity", "costs",
-                         "maintenance_group")
+                         "maintenance_group", "switch")
 
 
 def structure(d: Mapping[str, Any]) -> Exactness:

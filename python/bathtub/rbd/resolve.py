@@ -274,6 +274,10 @@ def engine_form(
             out["repair"] = _model(n["repair"], f"{f}.repair", models, d.get("unit"))
         if "units" in n:
             out["units"] = _units(n["units"], f, models, d)
+        if "switch" in n:
+            out["switch"] = {k: v for k, v in n["switch"].items() if k != "life"}
+            if "life" in n["switch"]:
+                out["switch"]["life"] = _model(n["switch"]["life"], f"{f}.switch.life", models, d.get("unit"))
         for key in NODE_ENGINE_FIELDS:
             if n.get(key) is not None:
                 out[key] = n[key]

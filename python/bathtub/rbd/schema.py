@@ -33,6 +33,7 @@ from bathtub.engine.schema import (
     PRODUCTION,
     PROOF_TEST,
     REPAIR_QUALITY,
+    SWITCH,
     ccf_rules,
 )
 from bathtub.errors import InputError
@@ -61,6 +62,7 @@ __all__ = [
     "PROOF_TEST",
     "REPAIR_QUALITY",
     "SCHEDULE",
+    "SWITCH",
     "Check",
     "Schema",
     "array",

@@ -22,7 +22,9 @@ Rules (JA1011 practice, read off the saved items):
 - rtf (uneconomic) cites an optimal-replacement `strategy_analysis`: supported when the analysis
   says preventive replacement does not pay (beneficial false).
 - on_condition cites a `degradation_model`: supported when the P–F interval the model implies
-  (its lower bound when it has one) is longer than the inspection interval.
+  (the lower end of its `ci` when it has one: the P–F interval all but the fastest-degrading
+  units exceed, `bathtub.degradation.pf_interval`) is longer than the inspection interval,
+  contradicted when it is not.
 Intervals convert between hours, days, weeks, months (30.44 d) and years (365.25 d); other units
 compare only with themselves, and where units cannot be compared the check says so.
 """
@@ -225,18 +227,29 @@ def _pf(decision: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
     pf = body.get("pf_interval")
     if isinstance(pf, (int, float)) and not isinstance(pf, bool):
         pf = {"value": pf}
+    if isinstance(pf, Mapping) and pf.get("value") is None and pf.get("potential_failure") is not None:
+        # fitted with a P level, but half the units never get there under the fitted rates
+        return _out("wrong_type", "the degradation model's P–F interval has no finite median (most units never "
+                                  "reach the threshold under the fitted rates)")
     if not isinstance(pf, Mapping) or pf.get("value") is None:
         return _out("wrong_type", "the degradation model implies no P–F interval (it has no potential-failure "
-                                  "level): refit it with one")
-    value = pf.get("lower") if pf.get("lower") is not None else pf["value"]
-    which = "its lower bound " if pf.get("lower") is not None else ""
+                                  "level): refit it with one (potential_failure)")
+    ci = pf.get("ci") if isinstance(pf.get("ci"), list) and len(pf["ci"]) == 2 else [pf.get("lower"), None]
+    lower = ci[0]
+    value = lower if lower is not None else pf["value"]
     unit = pf.get("unit") or body.get("unit")
     t = _in_unit(decision, unit)
     if t is None:
         return _units(decision, unit, "degradation model")
     where = f"{_g(decision['interval'])} {decision['interval_unit']}"
+    if lower is not None:
+        spread = f", {100 * float(pf['confidence']):g}% of units between {_g(lower)} and {_g(ci[1])} {unit}" if (
+            pf.get("confidence") and ci[1] is not None) else ""
+        which = f"the P–F interval's lower bound {_g(lower)} {unit} (median {_g(pf['value'])} {unit}{spread})"
+    else:
+        which = f"the P–F interval ({_g(value)} {unit})"
     if float(value) > t:
-        return _out("supported", f"inspecting every {where} is shorter than the P–F interval ({which}"
-                                 f"{_g(value)} {unit}): a defect is caught before it fails", pf_interval=float(value))
-    return _out("contradicted", f"inspecting every {where} is not shorter than the P–F interval ({which}"
-                                f"{_g(value)} {unit}): a defect can fail between inspections", pf_interval=float(value))
+        return _out("supported", f"inspecting every {where} is shorter than {which}: a defect is caught before it "
+                                 "fails", pf_interval=float(value))
+    return _out("contradicted", f"inspecting every {where} is not shorter than {which}: a defect can fail between "
+                                "inspections", pf_interval=float(value))

@@ -26,7 +26,11 @@ class DegradationCreate(Strict):
     log, sqrt). `model`: pseudo_failure (per-unit crossing times, a fitted `life_distribution`)
     or random_effects (unit-level random slope, `options.random_intercept`, `options.method`
     ml|reml). `options.extrapolation` (pseudo_failure, default 3): a unit whose path reaches
-    the threshold only beyond that multiple of its last reading time is right-censored there."""
+    the threshold only beyond that multiple of its last reading time is right-censored there.
+    `potential_failure`: the level at which a defect can be seen (P, in the threshold's unit, on
+    the near side of it); the record then carries `pf_interval`, the time from crossing P to
+    crossing the threshold (median and the central 90% range among units), which the RCM
+    evidence check of an on-condition decision reads."""
 
     name: Name
     dataset_id: str
@@ -38,6 +42,7 @@ class DegradationCreate(Strict):
     life_distribution: str = "weibull"
     unit: Unit | None = None
     options: dict[str, Any] | None = None
+    potential_failure: float | None = None
 
 
 class DegradationGet(Strict):
@@ -81,17 +86,21 @@ def _used(columns: dict[str, list[Any]], mapping: dict[str, str]) -> dict[str, l
 def _build(columns: dict[str, list[Any]], req: dict[str, Any]) -> dict[str, Any]:
     return degradation.build_model(columns, req["mapping"], path=req["path"], threshold=req["threshold"],
                                    direction=req["direction"], model=req["model"],
-                                   life_distribution=req["life_distribution"], options=req["options"])
+                                   life_distribution=req["life_distribution"], options=req["options"],
+                                   potential_failure=req.get("potential_failure"))
 
 
 async def create(ctx: Ctx, req: DegradationCreate) -> dict[str, Any]:
     """Fit on a snapshot of the dataset and save only if the dataset is still that snapshot."""
     spec = {"mapping": req.mapping, "path": req.path, "threshold": req.threshold, "direction": req.direction,
-            "model": req.model, "life_distribution": req.life_distribution, "options": req.options or {}}
+            "model": req.model, "life_distribution": req.life_distribution, "options": req.options or {},
+            **({"potential_failure": req.potential_failure} if req.potential_failure is not None else {})}
     item_id = new_id(KIND)
 
     async def fitted(columns: dict[str, list[Any]], snap: Any) -> dict[str, Any]:
         body = await ctx.jobs.run_cpu(_build, _used(columns, req.mapping), spec)
+        if "pf_interval" in body:
+            body["pf_interval"] = {**body["pf_interval"], "unit": req.unit}
         return {**body, "unit": req.unit, "fitted_on": {"dataset_id": req.dataset_id, "version": snap.version, **spec}}
 
     await datasets.insert_fitted(ctx, req.dataset_id, KIND, item_id, req.name, fitted)

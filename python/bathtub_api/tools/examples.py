@@ -117,7 +117,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     # Degradation (guide topic life_data; the README's gearbox wear).
     "degradation/create": {"name": "gearbox wear", "dataset_id": "{wear_dataset_id}",
                            "mapping": {"i": "unit", "x": "hours", "y": "wear"}, "threshold": 10.0,
-                           "direction": "up", "model": "random_effects", "unit": "h"},
+                           "direction": "up", "model": "random_effects", "unit": "h", "potential_failure": 7.0},
     "get/degradation_model": {"id": "{degradation_model_id}"},
     "degradation/remaining_life": {"id": "{degradation_model_id}", "age": 2000.0,
                                    "readings": [[1000.0, 2.4], [2000.0, 4.9]], "probability": 0.9},

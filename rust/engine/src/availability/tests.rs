@@ -135,3 +135,95 @@ fn value_stability() {
         s.mean_availability
     );
 }
+
+fn cold_pair(switch: Option<crate::diagram::SwitchSpec>, repair: bool) -> Compiled {
+    one_standby(NodeSpec {
+        model: Some(exp(0.001)),
+        repair: repair.then(|| exp(0.05)),
+        spares: Some(1),
+        cold: Some(true),
+        switch,
+        ..node("S", "standby")
+    })
+}
+
+fn switch(p_fail: f64, switchover: Option<f64>) -> Option<crate::diagram::SwitchSpec> {
+    Some(crate::diagram::SwitchSpec {
+        p_fail: Some(p_fail),
+        life: None,
+        switchover,
+    })
+}
+
+#[test]
+fn a_switch_failing_on_demand_gives_the_closed_form() {
+    // Cold pair, rate λ, switch success p: R(t) = e^{-λt} (1 + pλt); each grid point within
+    // its own binomial 99.9% interval.
+    let (lam, p) = (0.001, 0.8);
+    let c = cold_pair(switch(1.0 - p, None), false);
+    let o = crate::mission::MissionOptions {
+        mission_time: 3000.0,
+        grid: 7,
+        seed: 41,
+    };
+    let s = crate::mission::run(&c, &o, 0, 40_000, None)
+        .unwrap()
+        .summary();
+    for (&t, &r) in s.t.iter().zip(&s.reliability) {
+        let exact = (-lam * t).exp() * (1.0 + p * lam * t);
+        let se = (exact * (1.0 - exact) / 40_000.0).sqrt();
+        assert!(
+            (r - exact).abs() <= 3.29 * se + 1e-4,
+            "t {t}: {r} vs {exact}"
+        );
+    }
+}
+
+#[test]
+fn a_perfect_instant_switch_draws_nothing() {
+    let o = AvailabilityOptions {
+        horizon: 5000.0,
+        grid: 11,
+        crews: 0,
+        seed: 8,
+    };
+    let plain = run(&cold_pair(None, true), &o, 0, 200, None).unwrap();
+    for sw in [switch(0.0, None), switch(0.0, Some(0.0))] {
+        assert_eq!(run(&cold_pair(sw, true), &o, 0, 200, None).unwrap(), plain);
+    }
+    // and the switch changes the numbers once it can fail or takes time
+    assert_ne!(
+        run(&cold_pair(switch(0.3, None), true), &o, 0, 200, None).unwrap(),
+        plain
+    );
+    assert_ne!(
+        run(&cold_pair(switch(0.0, Some(5.0)), true), &o, 0, 200, None).unwrap(),
+        plain
+    );
+}
+
+#[test]
+fn a_switch_probability_outside_zero_one_names_its_field() {
+    for p in [-0.1, 1.5, f64::NAN] {
+        let spec = DiagramSpec {
+            nodes: vec![
+                node("in", "input"),
+                NodeSpec {
+                    model: Some(exp(0.001)),
+                    spares: Some(1),
+                    switch: switch(p, None),
+                    ..node("S", "standby")
+                },
+                node("out", "output"),
+            ],
+            edges: edges(&[("in", "S"), ("S", "out")]),
+            ..Default::default()
+        };
+        let e = Compiled::new(&spec).unwrap_err();
+        assert_eq!(
+            e.path.last().map(|k| k.to_string()).as_deref(),
+            Some("switch.p_fail"),
+            "{e:?}"
+        );
+    }
+}

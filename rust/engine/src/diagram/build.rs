@@ -82,6 +82,51 @@ impl Builder {
         Ok(out)
     }
 
+    /// A standby group's switch: `p_fail` in [0, 1], `switchover` finite and >= 0, its own
+    /// life a distribution; refused on other blocks and with switch_back (a spare coming back
+    /// by repair takes no switch, and the shelf swap would need one).
+    fn switch(&mut self, id: &str, n: &NodeSpec, s: &SwitchSpec) -> Result<Switch, EngineError> {
+        if n.kind != "standby" {
+            return Err(EngineError::node_field(
+                id,
+                "switch",
+                "is for standby groups",
+            ));
+        }
+        if n.switch_back.unwrap_or(false) {
+            return Err(EngineError::node_field(
+                id,
+                "switch",
+                "not with switch_back (a unit back from repair takes over without the switch)",
+            ));
+        }
+        let p_fail = s.p_fail.unwrap_or(0.0);
+        if !(0.0..=1.0).contains(&p_fail) {
+            return Err(EngineError::node_field(
+                id,
+                "switch.p_fail",
+                format!("must be in [0, 1] (got {p_fail})"),
+            ));
+        }
+        let switchover = s.switchover.unwrap_or(0.0);
+        if !(switchover.is_finite() && switchover >= 0.0) {
+            return Err(EngineError::node_field(
+                id,
+                "switch.switchover",
+                format!("must be a finite number >= 0 (got {switchover})"),
+            ));
+        }
+        let life = match &s.life {
+            Some(l) => self.dist(id, "switch.life", l)?,
+            None => NO_DIST,
+        };
+        Ok(Switch {
+            p_fail,
+            life,
+            switchover,
+        })
+    }
+
     fn dist(&mut self, id: &str, what: &str, spec: &DistSpec) -> Result<u32, EngineError> {
         let d = Dist::from_spec(spec).map_err(|e| EngineError::node_field(id, what, e))?;
         self.dists.push(d);
@@ -430,6 +475,10 @@ impl Builder {
                         self.dists.push(hazard_share(base, t.coverage));
                         life = (self.dists.len() - 1) as u32;
                     }
+                    let switch = match &n.switch {
+                        Some(sw) => Some(self.switch(&id, n, sw)?),
+                        None => None,
+                    };
                     self.groups.push(Group {
                         id,
                         node: v,
@@ -451,6 +500,7 @@ impl Builder {
                         start,
                         own_units,
                         switch_back,
+                        switch,
                     });
                     self.unit_group
                         .extend(std::iter::repeat_n(g, units as usize));

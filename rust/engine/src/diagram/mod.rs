@@ -23,7 +23,8 @@ mod tests;
 pub use spec::{
     BlockCostsSpec, BlockStateSpec, CapacityLevel, CapacitySpec, CcfSpec, CostSpec,
     DiagramCostsSpec, DiagramSpec, EdgeSpec, MaintenanceGroupSpec, NetworkSpec, NodeSpec,
-    PhaseSpec, PreventiveSpec, ProductionSpec, ProofTestSpec, RepairQualitySpec, UnitSpec,
+    PhaseSpec, PreventiveSpec, ProductionSpec, ProofTestSpec, RepairQualitySpec, SwitchSpec,
+    UnitSpec,
 };
 
 /// A compiled unit of a non-identical standby group (dists as indexes; repair `NO_DIST`
@@ -34,6 +35,15 @@ pub struct UnitModel {
     pub repair: u32,
     pub dormancy: f64,
     pub capacity: Option<f64>,
+}
+
+/// A compiled standby switch: chance of failing on demand, its own life while waiting
+/// (a dist index, `NO_DIST` when it does not fail while waiting), switch-over time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Switch {
+    pub p_fail: f64,
+    pub life: u32,
+    pub switchover: f64,
 }
 
 /// A unit with no repair model (non-repairable runs, instant repair).
@@ -116,6 +126,8 @@ pub struct Group {
     pub own_units: Vec<UnitModel>,
     /// Non-identical units: a repaired unit takes over from a less preferred running one.
     pub switch_back: bool,
+    /// Standby group with an imperfect switch (None: a perfect, instant switch).
+    pub switch: Option<Switch>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

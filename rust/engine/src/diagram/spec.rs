@@ -59,6 +59,21 @@ pub struct NodeSpec {
     /// less preferred goes back on the shelf), e.g. the large pump back in duty.
     #[serde(default)]
     pub switch_back: Option<bool>,
+    /// `standby`: the switch that puts a spare in service (imperfect switching).
+    #[serde(default)]
+    pub switch: Option<SwitchSpec>,
+}
+
+/// A standby group's switch: it fails on demand with chance `p_fail`, cannot switch once
+/// its own `life` (while waiting) is over, and takes `switchover` time to start a spare.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct SwitchSpec {
+    #[serde(default)]
+    pub p_fail: Option<f64>,
+    #[serde(default)]
+    pub life: Option<DistSpec>,
+    #[serde(default)]
+    pub switchover: Option<f64>,
 }
 
 /// One unit of a standby group of non-identical units: its own life and repair, idle

@@ -87,6 +87,12 @@ impl<'a> Chain<'a> {
             if g.instant_repair {
                 return refuse(id, "instant repair is not an exponential repair");
             }
+            if g.switch.is_some() {
+                return refuse(
+                    id,
+                    "a standby switch (switch) is not in the chain: its switch-over and failures are simulated",
+                );
+            }
             if g.own_repairer {
                 return refuse(
                     id,

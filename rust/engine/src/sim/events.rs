@@ -97,6 +97,9 @@ impl<'a> Sim<'a> {
             batch_up: false,
             held: vec![],
             unit_rng: vec![],
+            any_switch: c.groups.iter().any(|g| g.switch.is_some()),
+            sw_failed: vec![false; g],
+            sw_end: vec![f64::INFINITY; g],
         }
     }
 
@@ -158,6 +161,12 @@ impl<'a> Sim<'a> {
                         self.push(l / rate_idle, u as u32, FAIL);
                     }
                 }
+            }
+        }
+        if self.any_switch {
+            // After every unit's life, and only for diagrams with a switch: others draw as before.
+            for g in 0..c.groups.len() {
+                self.renew_switch(g, rng);
             }
         }
         if self.extra {
@@ -262,6 +271,10 @@ impl<'a> Sim<'a> {
         } else if kind == REPAIRED {
             let g = self.c.unit_group[u];
             self.repaired(u, g as usize, rng);
+            g
+        } else if kind == SWITCHED {
+            let g = self.c.unit_group[u];
+            self.switched(u, g as usize);
             g
         } else if u < self.n_units {
             let g = self.c.unit_group[u];

@@ -29,7 +29,7 @@ impl<'a> Sim<'a> {
             GroupKind::Standby { .. } => {
                 if was == Status::Running {
                     self.count[g] -= 1;
-                    self.switch_in(g);
+                    self.switch_in(g, rng);
                 }
             }
         }

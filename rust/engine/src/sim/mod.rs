@@ -15,7 +15,9 @@ mod structure;
 mod tests;
 
 use crate::agenda::Agenda;
-use crate::diagram::{Compiled, GroupKind, NO_GROUP, Policy, RepairQuality, Start};
+use crate::diagram::{
+    Compiled, GroupKind, NO_DIST, NO_GROUP, Policy, RepairQuality, Start, Switch,
+};
 use crate::dist::Lifetime;
 use crate::rng::Stream;
 use std::cmp::Ordering;
@@ -26,6 +28,8 @@ pub enum Status {
     Running,
     Idle,
     Down,
+    /// A spare being switched in (repairable runs with a switch-over time): not yet running.
+    Switching,
 }
 
 const FAIL: u32 = 0;
@@ -42,6 +46,8 @@ const PM: u32 = 6;
 const PM_END: u32 = 7;
 const CALENDAR: u32 = 8;
 const PHASE: u32 = 9;
+/// A spare's switch-over is over (unit slot): it runs, or goes back on the shelf.
+const SWITCHED: u32 = 10;
 /// Cost kinds, in `Sim::cost` (per group) and the accumulators.
 pub const COST_KINDS: [&str; 7] = [
     "repair",
@@ -353,6 +359,11 @@ pub struct Sim<'a> {
     /// from its own stream, so changing one block leaves every other unit's draws as they
     /// were. Empty in ordinary runs (every draw from the replication's one stream).
     unit_rng: Vec<Stream>,
+    /// Standby switches: any in the diagram; per group, failed (it cannot switch until the
+    /// group is repaired back), and when its own life ends (infinite without one).
+    any_switch: bool,
+    sw_failed: Vec<bool>,
+    sw_end: Vec<f64>,
 }
 
 /// The stream a unit's life or repair is drawn from: its own in common-random-numbers

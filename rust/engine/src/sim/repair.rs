@@ -33,8 +33,9 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// A standby group lost a running unit: start its first idle unit (perfect switch).
-    pub(super) fn switch_in(&mut self, g: usize) {
+    /// A standby group lost a running unit: its switch starts the first idle unit (at once
+    /// with a perfect switch).
+    pub(super) fn switch_in(&mut self, g: usize, rng: &mut Stream) {
         let grp = &self.c.groups[g];
         let first = grp.first_unit as usize;
         let mut pick = usize::MAX;
@@ -48,12 +49,83 @@ impl<'a> Sim<'a> {
             return;
         }
         let u = pick;
+        let mut delay = 0.0;
+        if let Some(sw) = grp.switch {
+            if !self.switch_works(g, sw, rng) {
+                // The spare stays on the shelf: the group is short until a repair.
+                return;
+            }
+            delay = sw.switchover;
+        }
         self.age[u] += self.c.unit_dormancy[u] * (self.now - self.last[u]);
         self.last[u] = self.now;
+        if delay > 0.0 && self.repairable {
+            // Down while the spare is switched in: it starts running when that is over.
+            self.status[u] = Status::Switching;
+            self.push(self.now + delay, u as u32, SWITCHED);
+            return;
+        }
+        // A mission waits through the switch-over (the group is not lost): the spare's
+        // running life starts when it is over, and it does not age meanwhile.
         self.status[u] = Status::Running;
         self.count[g] += 1;
         let remaining = (self.life_at[u] - self.age[u]).max(0.0);
-        self.push(self.now + remaining, u as u32, FAIL);
+        self.push(self.now + delay + remaining, u as u32, FAIL);
+    }
+
+    /// Whether the switch of group g works on this demand: not failed before, its own life
+    /// not over, and not failing on demand (a draw only when p_fail > 0, so a switch that
+    /// never fails on demand draws nothing). Once failed it stays failed (`renew_switch`).
+    #[cold]
+    #[inline(never)]
+    fn switch_works(&mut self, g: usize, sw: Switch, rng: &mut Stream) -> bool {
+        if self.sw_failed[g] {
+            return false;
+        }
+        if self.now >= self.sw_end[g] || (sw.p_fail > 0.0 && rng.uniform() < sw.p_fail) {
+            self.sw_failed[g] = true;
+            return false;
+        }
+        true
+    }
+
+    /// The switch of group g as new from now: at the start of a replication, and when a
+    /// repair brings its group back to k running units. Draws its life only when it has one.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn renew_switch(&mut self, g: usize, rng: &mut Stream) {
+        let Some(sw) = self.c.groups[g].switch else {
+            return;
+        };
+        self.sw_failed[g] = false;
+        self.sw_end[g] = if sw.life == NO_DIST {
+            f64::INFINITY
+        } else {
+            self.now + self.c.dists[sw.life as usize].sample(rng).max(0.0)
+        };
+    }
+
+    /// A spare's switch-over is over: it runs, unless a repaired unit filled the place
+    /// meanwhile (then it goes back on the shelf).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn switched(&mut self, u: usize, g: usize) {
+        self.last[u] = self.now;
+        let k = self.need_base[g];
+        if self.count[g] < k {
+            self.status[u] = Status::Running;
+            self.count[g] += 1;
+            let remaining = (self.life_at[u] - self.age[u]).max(0.0);
+            self.push(self.now + remaining, u as u32, FAIL);
+            self.refresh(g);
+        } else {
+            self.status[u] = Status::Idle;
+            let dormancy = self.c.unit_dormancy[u];
+            if dormancy > 0.0 {
+                let remaining = (self.life_at[u] - self.age[u]).max(0.0);
+                self.push(self.now + remaining / dormancy, u as u32, FAIL);
+            }
+        }
     }
 
     /// Switch-back: the least preferred running unit after `u` (a higher index) goes back on
@@ -187,6 +259,10 @@ impl<'a> Sim<'a> {
                     self.status[u] = Status::Running;
                     self.count[g] += 1;
                     self.push(self.now + l, u as u32, FAIL);
+                    if self.any_switch && self.count[g] == k && self.sw_failed[g] {
+                        // The group is whole again: its failed switch was repaired with it.
+                        self.renew_switch(g, rng);
+                    }
                 } else {
                     // Back on the shelf as a spare.
                     self.status[u] = Status::Idle;
