@@ -64,8 +64,8 @@ def svg(fig: Figure, label: str) -> str:
     least = float(found.group(1)) * PX_MIN / FONT_MIN if found else 0.0
     # An accessible name for the picture, and no fixed size: the page's CSS sets the width.
     safe = label.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-    return text.replace("<svg ", f'<svg role="img" aria-label="{safe}" class="plot" style="min-width: {math.ceil(least)}px" ',
-                        1)
+    head = f'<svg role="img" aria-label="{safe}" class="plot" style="min-width: {math.ceil(least)}px" '
+    return text.replace("<svg ", head, 1)
 
 
 def figure(width: float = WIDTH, height: float = 3.0) -> Figure:
@@ -146,7 +146,8 @@ def log_axis(axis: Any, lo: float, hi: float) -> None:
     (axis.axes.set_xscale if axis is axis.axes.xaxis else axis.axes.set_yscale)("log")
     lo, hi = max(lo, 1e-300), max(hi, lo * 10)
     first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    steps = (1.0,) if math.log10(hi / lo) >= 2 else (1.0, 2.0, 5.0)
+    span = math.log10(hi / lo)
+    steps = (1.0,) if span >= 3.5 else (1.0, 3.0) if span >= 2 else (1.0, 2.0, 5.0)
     ticks = [m * 10.0**e for e in range(first, last + 1) for m in steps if lo <= m * 10.0**e <= hi]
     if len(ticks) > 7:  # a very wide range: every other decade
         ticks = ticks[::2]
@@ -173,7 +174,7 @@ def life_curve(x: Sequence[Any], y: Sequence[Any], lower: Sequence[Any] | None, 
         ax.set_ylim(0, 1.02)
     ax.set_ylabel(ylabel or name)
     ax.set_xlabel(f"time{unit_label(unit)}")
-    ax.set_title(name)
+    ax.set_title(heading(name))
     if lower is not None:
         ax.legend(loc="best")
     return svg(fig, title)

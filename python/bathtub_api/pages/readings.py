@@ -17,7 +17,8 @@ LABELS = {
     "hidden": "hidden failure", "safety": "safety or environmental", "fixed_interval": "fixed-interval task",
     "on_condition": "on-condition task", "failure_finding": "failure-finding task", "redesign": "redesign",
     "optimal_replacement": "optimal replacement", "no_measurements": "no measurements yet",
-    "weibull_arrhenius": "Weibull–Arrhenius", "crow_amsaa": "Crow-AMSAA", "mle": "MLE",
+    "weibull_arrhenius": "Weibull–Arrhenius", "block": "block replacement", "age": "age replacement",
+    "condition": "condition-based replacement", "crow_amsaa": "Crow-AMSAA", "mle": "MLE",
 }
 
 

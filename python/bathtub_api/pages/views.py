@@ -65,13 +65,20 @@ async def _rbd(src: Source, item_id: str) -> Section:
 async def _run(src: Source, item_id: str) -> Section:
     record = await src.get("rbd_run", id=item_id, include_curve=True)
     sec = Section("rbd_run", item_id, f"{record.get('rbd_name') or record['rbd_id']} ({record['method']})", record)
-    sec.extra["labels"] = block_labels(record)
+    labels = block_labels(record)
+    try:  # a run's stored inputs keep no labels: the diagram's own, while it exists, name the blocks
+        diagram = await src.get("rbd", id=record["rbd_id"])
+        labels |= {n["id"]: str(n["label"]) for n in diagram["nodes"] if n.get("label")}
+    except ApiError as e:
+        if e.status != 404:
+            raise
+    sec.extra["labels"] = labels
     sec.extra["unit"] = _run_unit(record)
-    sec.figures = await asyncio.to_thread(_run_figures, record)
+    sec.figures = await asyncio.to_thread(_run_figures, record, labels)
     return sec
 
 
-def _run_figures(record: dict[str, Any]) -> dict[str, str]:
+def _run_figures(record: dict[str, Any], labels: dict[str, str]) -> dict[str, str]:
     out: dict[str, str] = {}
     curve = record.get("curve") or {}
     unit = _run_unit(record)
@@ -85,7 +92,6 @@ def _run_figures(record: dict[str, Any]) -> dict[str, str]:
                                              "reliability R(t)", unit, f"{name}: reliability over time")
     results = record.get("results") or {}
     blocks = results.get("blocks") or []
-    labels = block_labels(record)
     if blocks:
         out["blocks"] = plots_operations.pareto([labels.get(b["id"], b["id"]) for b in blocks],
                                                 [100.0 * b["share_of_system_downtime"] for b in blocks],
