@@ -110,11 +110,14 @@ SYSTEMS = {"S1": ([35.0, 110.0, 230.0, 410.0, 640.0], 700.0), "S2": ([60.0, 150.
            "S3": ([20.0, 90.0, 200.0, 380.0, 520.0, 690.0], 720.0)}
 
 
-def pm_two_of_three() -> dict[str, Any]:
-    """The 2-of-3 pumps with a block PM every 100 h lasting 4 h on each, and costs."""
+def pm_two_of_three(life_id: str) -> dict[str, Any]:
+    """The 2-of-3 pumps with a block PM every 100 h lasting 4 h on each, and costs; pump 1's life is
+    the saved model `life_id` (its page must name it, not show its id)."""
     d = two_of_three()
     d["name"] = "2oo3 pumps with PM"
     for n in d["nodes"]:
+        if n["id"] == "p1":
+            n["model"] = {"saved_model_id": life_id}
         if n["type"] == "component":
             n["preventive"] = {"policy": "block", "interval": 100.0, "duration": 4.0, "cost": 50.0}
             n["costs"] = {"repair": 200.0}
@@ -160,7 +163,9 @@ async def seed_more(post: Post) -> dict[str, str]:
         "distribution_id": "exponential", "params": [{"name": "failure_rate", "value": 1e-4}],
         "target_availability": 0.99, "unit": "hours", "save": True, "name": "relief valve proof test"})
     out["failure_finding"] = ff["analysis_id"]
-    rbd = await ok(post, "/api/v1/rbd/create", pm_two_of_three())
+    life = await ok(post, "/api/import/models", {"name": "pump 1 life (vendor data)", "distribution": "exponential",
+                                                 "unit": "hours", "params": [{"name": "failure_rate", "value": 1e-3}]})
+    rbd = await ok(post, "/api/v1/rbd/create", pm_two_of_three(life["id"]))
     out["rbd_pm"] = rbd["id"]
     queued = await ok(post, "/api/v1/rbd_analysis/analyze", {"id": rbd["id"], "horizon": 1000.0,
                                                               "replications": 4000, "seed": 11, "grid": 41})
