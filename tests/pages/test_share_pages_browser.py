@@ -27,7 +27,7 @@ from bathtub_api.pages import number, percent
 from tests.pages import seed as s
 from tests.service.serving import Client, Server
 
-FIGURES = {"model": 2, "recurrent_model": 1, "dataset": 0, "rbd": 1, "rbd_run": 2, "strategy_analysis": 1,
+FIGURES = {"model": 4, "recurrent_model": 3, "dataset": 0, "rbd": 1, "rbd_run": 2, "strategy_analysis": 1,
            "degradation_model": 1, "rcm_study": 0, "fleet": 1}
 
 
@@ -145,6 +145,6 @@ async def test_every_share_page_and_a_report_in_chromium(database_url: str, tmp_
             notes = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "p.note")]
             assert notes == ["Quarterly review\nfor the board", note, "Fleet of ten pumps"]
             assert not browser.find_elements(By.CSS_SELECTOR, "section script, section b")
-            assert len(browser.find_elements(By.CSS_SELECTOR, "figure.plot svg")) == 3
+            assert len(browser.find_elements(By.CSS_SELECTOR, "figure.plot svg")) == 5  # the model's 4, the fleet's
     finally:
         server.stop()

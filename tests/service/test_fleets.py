@@ -94,6 +94,10 @@ async def test_forecast_shape_and_values(api: Api, other_api: Api) -> None:
     assert fc["period_label"] == "months" and fc["status"] == "ok"
     assert [r["rate_used"] for r in out["per_item"]] == [100.0] * 10
     assert {r["rate_basis"] for r in out["per_item"]} == {"manual"}
+    # get fleet with per_item (what a share page reads) gives the forecast route's own rows; without, none
+    status, got = await api.post("get/fleet", {"id": fleet["id"], "per_item": True})
+    assert status == 200 and got["per_item"] == out["per_item"]
+    assert "per_item" not in (await api.post("get/fleet", {"id": fleet["id"]}))[1]
     assert_refusal(*await other_api.get(f"/api/v1/fleets/{fleet['id']}/forecast"), 404)
     status, renewed = await api.post("fleets/update", {"id": fleet["id"], "replace_failed": True})
     status, out = await api.get(f"/api/v1/fleets/{fleet['id']}/forecast", params={"per_item": "false"})

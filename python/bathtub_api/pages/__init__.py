@@ -11,6 +11,7 @@ from typing import Any
 
 import jinja2
 
+from bathtub_api.pages.readings import interval, label, lower_bound, per_time
 from bathtub_api.pages.views import KIND_TITLES, Section
 
 STYLESHEET = "/pages/assets/page.css"
@@ -74,7 +75,8 @@ _ENV = jinja2.Environment(
     lstrip_blocks=True,
 )
 _ENV.filters.update(num=number, cell=cell, pct=percent, when=when)
-_ENV.globals.update(kind_titles=KIND_TITLES, stylesheet=STYLESHEET)
+_ENV.globals.update(kind_titles=KIND_TITLES, stylesheet=STYLESHEET, interval_of=interval, lower_of=lower_bound)
+_ENV.filters.update(label=label, per_time=per_time)
 
 
 def render_page(title: str, kind: str, sections: list[Section], *, created_at: str | None = None,

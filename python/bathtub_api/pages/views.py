@@ -1,185 +1,39 @@
 """What each kind's page shows: the item's record read through the registry's own `get` action for
 its owner (so a page shows exactly what the API answers), curves evaluated by the library, and
-the figures drawn from them. A section is one item: a share page shows one, a report several."""
+the figures drawn from them. A section is one item: a share page shows one, a report several.
+Fitted models' sections are in `views_models`."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from bathtub.degradation.paths import Path
-from bathtub.distributions import FAMILIES, MIXTURE
-from bathtub.errors import InputError
-from bathtub.life import saved
-from bathtub.life.data import LifeData
-from bathtub.life.evaluate import model_dist
-from bathtub.life.paper import cdf_band, paper_of, plotting_positions
-from bathtub.recurrent import data as recurrent_data
-from bathtub.recurrent import mcf
-from bathtub.recurrent.expected import cumulative_intensity
+from bathtub.distributions import Lifetime
 from bathtub_api.errors import ApiError
-from bathtub_api.pages import plots
-from bathtub_api.registry import Ctx, Registry
-from bathtub_api.tables import by_column
+from bathtub_api.pages import plots, plots_operations
+from bathtub_api.pages.readings import label, mean_of
+from bathtub_api.pages.section import KIND_TITLES, KINDS, Section, Source
+from bathtub_api.pages.views_models import degradation_view, model_view, recurrent_view
 
-# The kinds a link or a report may show; a recurrent model is stored as a model.
-KINDS = ("model", "recurrent_model", "dataset", "rbd", "rbd_run", "strategy_analysis", "degradation_model",
-         "rcm_study", "fleet")
-KIND_TITLES = {"model": "Life model", "recurrent_model": "Recurrent-event model", "dataset": "Dataset",
-               "rbd": "Reliability block diagram", "rbd_run": "Availability simulation",
-               "strategy_analysis": "Maintenance strategy analysis", "degradation_model": "Degradation model",
-               "rcm_study": "RCM worksheet", "fleet": "Fleet forecast", "report": "Report",
-               "missing": "No longer available"}
+__all__ = ["KINDS", "KIND_TITLES", "Section", "Source", "section"]
+# result fields that are times (shown with the analysis's unit)
+TIMED = ("mttf", "optimal_time", "interval", "approximate_interval", "test_time_per_unit", "total_test_time")
+COST_KINDS = ("repair", "replacement", "preventive", "inspection", "set_up", "downtime", "acquisition")
 DATASET_ROWS = 50  # rows a dataset page shows
 RESULT_LABELS = {"mttf": "MTTF", "optimal_time": "Optimal interval", "optimal_cost_rate": "Cost rate at the optimum",
                  "run_to_failure_cost_rate": "Cost rate running to failure",
                  "beneficial": "Preventive replacement pays", "planned_cost": "Planned (preventive) cost",
-                 "unplanned_cost": "Unplanned (failure) cost"}
-LIFE_FAMILIES_PLOTTED = ("distribution",)  # record kinds with one CDF (not regression, ALT, demand, ...)
-PLOTTED_DISTRIBUTIONS = (*FAMILIES, MIXTURE)
-
-
-@dataclass
-class Section:
-    kind: str  # the page kind (a recurrent model's is recurrent_model)
-    id: str
-    name: str
-    record: dict[str, Any]
-    figures: dict[str, str] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
-    note: str | None = None  # a report's note, shown above the section (plain text, escaped)
-
-    @property
-    def title(self) -> str:
-        return KIND_TITLES[self.kind]
-
-
-@dataclass(frozen=True)
-class Source:
-    """The item owner's view of the store (read-only) and the registry's handlers."""
-
-    ctx: Ctx
-    registry: Registry
-
-    async def get(self, kind: str, **args: Any) -> dict[str, Any]:
-        action = self.registry.actions[("get", kind)]
-        return await action.handler(self.ctx, action.request.model_validate(args))  # type: ignore[no-any-return]
-
-    async def columns(self, dataset_id: str | None) -> dict[str, list[Any]] | None:
-        """The columns of a dataset of the owner's (the data a model was fitted on), or None."""
-        if not dataset_id:
-            return None
-        item = await self.ctx.store.get_item(self.ctx.user.id, "dataset", dataset_id)
-        if item is None:
-            return None
-        rows = await self.ctx.store.dataset_rows(dataset_id)
-        return await asyncio.to_thread(by_column, [c["name"] for c in item["body"]["columns"]], rows)
-
-    async def source_of(self, kind: str, item_id: str) -> dict[str, Any]:
-        item = await self.ctx.store.get_item(self.ctx.user.id, kind, item_id)
-        return {} if item is None else (item["body"].get("source") or item["body"].get("fitted_on") or {})
+                 "unplanned_cost": "Unplanned (failure) cost", "interval": "Test interval",
+                 "approximate_interval": "Classic approximation 2(1 − A)/λ", "method": "Method",
+                 "target_availability": "Target availability", "mean_unavailability": "Mean unavailability"}
 
 
 async def section(src: Source, kind: str, item_id: str) -> Section:
     """One item's section; 404 (ApiError) when the owner has no such item of that kind."""
     return await VIEWS[kind](src, item_id)
-
-
-# ---- life and recurrent models ---------------------------------------------------------------
-async def _model(src: Source, item_id: str) -> Section:
-    record = await src.get("model", id=item_id)
-    if record.get("kind") == "recurrent":
-        return await _recurrent_from(src, record)
-    sec = Section("model", item_id, record["name"], record)
-    curve = record.get("curve")
-    if record.get("kind") == "nonparametric" and isinstance(curve, dict) and curve.get("time"):
-        sec.figures["survival"] = await asyncio.to_thread(
-            plots.step_survival, curve["time"], curve["sf"], curve.get("lower"), curve.get("upper"),
-            record.get("unit"), f"{record['name']}: {record['distribution'].replace('_', '-')} estimate",
-            float(record.get("confidence") or 0.95))
-    if record.get("kind") not in LIFE_FAMILIES_PLOTTED or record.get("distribution") not in PLOTTED_DISTRIBUTIONS:
-        return sec
-    source = await src.source_of("model", item_id)
-    columns = await src.columns(record.get("dataset_id"))
-    sec.figures = await asyncio.to_thread(_life_figures, record, source.get("mapping"), columns)
-    sec.extra["paper"] = paper_of(record["distribution"]).name
-    return sec
-
-
-def _life_figures(record: dict[str, Any], mapping: dict[str, str] | None,
-                  columns: dict[str, list[Any]] | None) -> dict[str, str]:
-    points: dict[str, list[float]] = {"t": [], "F": []}
-    if mapping and columns is not None and "mode" not in mapping:
-        try:
-            points = plotting_positions(LifeData.from_columns(columns, mapping))
-        except InputError:
-            pass  # the dataset no longer reads as this model's data: the line is drawn alone
-    dist = model_dist(record)
-    paper = paper_of(record["distribution"])
-    lo = float(dist.ppf(0.005))
-    hi = float(dist.ppf(0.995))
-    if points["t"]:
-        lo, hi = min(lo, min(points["t"]) * 0.8), max(hi, max(points["t"]) * 1.2)
-    grid = np.geomspace(max(lo, hi * 1e-6), hi, 160) if paper.x == "log" and hi > 0 else np.linspace(lo, hi, 160)
-    band = cdf_band(record, grid)
-    curves = saved.evaluate_curves(record, 200)
-    title = record["name"]
-    return {
-        "probability": plots.probability_plot(paper, points, band, record.get("unit"), f"{title}: probability plot"),
-        "curves": plots.reliability_and_hazard(curves["x"], curves["sf"], curves["hf"], record.get("unit"),
-                                               f"{title}: reliability and hazard rate"),
-    }
-
-
-async def _recurrent(src: Source, item_id: str) -> Section:
-    record = await src.get("model", id=item_id)
-    if record.get("kind") != "recurrent":
-        raise ApiError(404, f"id: no recurrent model {item_id}")
-    return await _recurrent_from(src, record)
-
-
-async def _recurrent_from(src: Source, record: dict[str, Any]) -> Section:
-    sec = Section("recurrent_model", record["id"], record["name"], record)
-    source = await src.source_of("model", record["id"])
-    columns = await src.columns(record.get("dataset_id"))
-    sec.figures = await asyncio.to_thread(_recurrent_figures, record, source, columns)
-    return sec
-
-
-def _recurrent_figures(record: dict[str, Any], source: dict[str, Any],
-                       columns: dict[str, list[Any]] | None) -> dict[str, str]:
-    curve = record.get("curve")  # an mcf record carries its own curve
-    if curve is None and columns is not None and source.get("mapping"):
-        try:
-            data = recurrent_data.from_columns(columns, source["mapping"],
-                                               termination=(source.get("options") or {}).get("termination"))
-        except InputError:
-            data = None
-        if isinstance(data, recurrent_data.EventData):
-            curve = mcf.mcf(data, float(record.get("confidence") or 0.95))
-    if curve is None:
-        return {}
-    t = [float(v) for v in curve["time"]]
-    end = float(record.get("at") or (t[-1] if t else 1.0))
-    grid = np.linspace(0.0, max(end, t[-1] if t else end), 200)
-    model = cumulative_intensity(record, grid)
-    title = f"{record['name']}: mean cumulative events"
-    systems = record.get("systems") or 1
-    return {"mcf": _mcf_figure(t, curve, grid, model, record, title, systems)}
-
-
-def _mcf_figure(t: list[float], curve: dict[str, Any], grid: np.ndarray, model: np.ndarray | None,
-                record: dict[str, Any], title: str, systems: int) -> str:
-    lower = curve.get("lower_lawless_nadeau") or curve.get("lower_nelson") or curve.get("lower")
-    upper = curve.get("upper_lawless_nadeau") or curve.get("upper_nelson") or curve.get("upper")
-    return plots.mean_cumulative(t, list(curve["mcf"]), lower, upper, grid.tolist(),
-                                 None if model is None else model.tolist(), record.get("unit"), title,
-                                 record.get("model") or record.get("distribution") or "model",
-                                 "events" if systems == 1 else "mean events per system")
 
 
 # ---- datasets, diagrams, runs -----------------------------------------------------------------
@@ -193,35 +47,62 @@ async def _rbd(src: Source, item_id: str) -> Section:
     sec = Section("rbd", item_id, record["name"], record)
     sec.figures["diagram"] = await asyncio.to_thread(plots.diagram, record["nodes"], record["edges"],
                                                      f"{record['name']}: block diagram")
+    # A block on a saved model shows that model's name and family, not its id; repairs their MTTR.
+    saved = {n["model"]["saved_model_id"] for n in record["nodes"]
+             if isinstance(n.get("model"), dict) and n["model"].get("saved_model_id")}
+    models: dict[str, dict[str, Any]] = {}
+    for model_id in sorted(saved):
+        try:
+            models[model_id] = await src.get("model", id=model_id)
+        except ApiError as e:
+            if e.status != 404:
+                raise
+    sec.extra["models"] = models
+    sec.extra["mttr"] = {n["id"]: mean_of(n.get("repair")) for n in record["nodes"]}
     return sec
 
 
 async def _run(src: Source, item_id: str) -> Section:
     record = await src.get("rbd_run", id=item_id, include_curve=True)
     sec = Section("rbd_run", item_id, f"{record.get('rbd_name') or record['rbd_id']} ({record['method']})", record)
-    sec.extra["labels"] = block_labels(record)
+    labels = block_labels(record)
+    try:  # a run's stored inputs keep no labels: the diagram's own, while it exists, name the blocks
+        diagram = await src.get("rbd", id=record["rbd_id"])
+        labels |= {n["id"]: str(n["label"]) for n in diagram["nodes"] if n.get("label")}
+    except ApiError as e:
+        if e.status != 404:
+            raise
+    sec.extra["labels"] = labels
     sec.extra["unit"] = _run_unit(record)
-    sec.figures = await asyncio.to_thread(_run_figures, record)
+    sec.figures = await asyncio.to_thread(_run_figures, record, labels)
     return sec
 
 
-def _run_figures(record: dict[str, Any]) -> dict[str, str]:
+def _run_figures(record: dict[str, Any], labels: dict[str, str]) -> dict[str, str]:
     out: dict[str, str] = {}
     curve = record.get("curve") or {}
     unit = _run_unit(record)
     name = record.get("rbd_name") or record["rbd_id"]
     if "availability" in curve:
         out["curve"] = plots.curve_with_band(curve["t"], curve["availability"], curve.get("lower"), curve.get("upper"),
-                                             "availability A(t)", unit, f"{name}: availability over time")
+                                             "availability A(t)", unit, f"{name}: availability over time",
+                                             mean=(record.get("results") or {}).get("mean_availability"))
     elif "reliability" in curve:
         out["curve"] = plots.curve_with_band(curve["t"], curve["reliability"], curve.get("lower"), curve.get("upper"),
                                              "reliability R(t)", unit, f"{name}: reliability over time")
-    blocks = (record.get("results") or {}).get("blocks") or []
+    results = record.get("results") or {}
+    blocks = results.get("blocks") or []
     if blocks:
-        labels = block_labels(record)
-        out["blocks"] = plots.bars([labels.get(b["id"], b["id"]) for b in blocks],
-                                   [100.0 * b["share_of_system_downtime"] for b in blocks],
-                                   "share of system downtime (%)", f"{name}: block contributions")
+        out["blocks"] = plots_operations.pareto([labels.get(b["id"], b["id"]) for b in blocks],
+                                                [100.0 * b["share_of_system_downtime"] for b in blocks],
+                                                f"{name}: downtime Pareto")
+    by_block = (results.get("costs") or {}).get("by_block") or {}
+    kinds = [k for k in COST_KINDS if any((row.get(k) or 0) > 0 for row in by_block.values())]
+    if by_block and kinds:
+        ids = list(by_block)
+        out["costs"] = plots_operations.cost_breakdown([labels.get(i, i) for i in ids], [label(k) for k in kinds],
+                                                       [[by_block[i].get(k) or 0.0 for i in ids] for k in kinds],
+                                                       f"{name}: expected cost by block")
     return out
 
 
@@ -247,46 +128,31 @@ async def _strategy(src: Source, item_id: str) -> Section:
             plots.cost_rate, curve["t"], curve["cost_rate"], result.get("optimal_time"),
             result.get("optimal_cost_rate"), result.get("run_to_failure_cost_rate"), result.get("unit"),
             f"{record['name']}: cost rate against the replacement interval")
+    if record.get("calculator") == "failure_finding" and result.get("interval"):
+        sec.figures["unavailability"] = await asyncio.to_thread(_unavailability_figure, record)
     sec.extra["scalars"] = [(k, v) for k, v in result.items()
-                            if isinstance(v, (int, float, str, bool)) and k not in ("reason",)]
+                            if isinstance(v, (int, float, str, bool)) and k not in ("reason", "note")]
     sec.extra["labels"] = RESULT_LABELS
+    sec.extra["timed"] = TIMED
+    sec.extra["rates"] = ("optimal_cost_rate", "run_to_failure_cost_rate")
+    sec.extra["shares"] = ("target_availability", "mean_unavailability")
     return sec
 
 
-async def _degradation(src: Source, item_id: str) -> Section:
-    record = await src.get("degradation_model", id=item_id)
-    sec = Section("degradation_model", item_id, record["name"], record)
-    fitted_on = record.get("fitted_on") or {}
-    columns = await src.columns(fitted_on.get("dataset_id"))
-    sec.figures = await asyncio.to_thread(_degradation_figures, record, fitted_on, columns)
-    return sec
+def _unavailability_figure(record: dict[str, Any]) -> str | None:
+    """Mean unavailability against the test interval, by the library's own U(T), up to twice the
+    interval found (the saved inputs' life model; a saved-model input is not re-read here)."""
+    from bathtub.strategy.failure_finding import mean_unavailability
 
-
-def _degradation_figures(record: dict[str, Any], fitted_on: dict[str, Any],
-                         columns: dict[str, list[Any]] | None) -> dict[str, str]:
-    path = Path.parse(record["path"])
-    mapping = fitted_on.get("mapping") or {}
-    readings: dict[str, tuple[list[float], list[float]]] = {}
-    if columns is not None and {"i", "x", "y"} <= set(mapping) and all(c in columns for c in mapping.values()):
-        for unit, x, y in zip(columns[mapping["i"]], columns[mapping["x"]], columns[mapping["y"]]):
-            xs, ys = readings.setdefault(str(unit), ([], []))
-            xs.append(float(x))
-            ys.append(float(y))
-    paths = []
-    for u in record.get("units") or []:
-        if u.get("intercept") is None or u.get("slope") is None:
-            continue
-        end = u.get("crossing_time") or u.get("last_reading") or 1.0
-        end = min(float(end), float(u.get("last_reading") or end) * float(record.get("extrapolation") or 3.0))
-        start = 0.0 if path.time_linear else max(end * 1e-3, 1e-12)
-        grid = np.linspace(start, end, 100)
-        xs, ys = readings.get(str(u["id"]), ([], []))
-        paths.append({"id": u["id"], "x": xs, "y": ys, "fit_x": grid.tolist(),
-                      "fit_y": path.value(u["intercept"], u["slope"], grid).tolist()})
-    if not paths:
-        return {}
-    return {"paths": plots.degradation_paths(paths, float(record["threshold"]), record.get("unit"),
-                                             f"{record['name']}: degradation paths and threshold")}
+    inputs, result = record.get("inputs") or {}, record["result"]
+    if not inputs.get("distribution_id"):
+        return None
+    life = Lifetime.from_input(inputs["distribution_id"], inputs["params"], inputs.get("base_distribution_id"))
+    grid = np.linspace(0.0, 2.0 * float(result["interval"]), 120)
+    q = [mean_unavailability(life, float(t)) for t in grid]
+    return plots_operations.unavailability(grid.tolist(), q, float(result["interval"]),
+                                           1.0 - float(result["target_availability"]), result.get("unit"),
+                                           f"{record['name']}: unavailability against the test interval")
 
 
 async def _rcm(src: Source, item_id: str) -> Section:
@@ -300,8 +166,12 @@ async def _rcm(src: Source, item_id: str) -> Section:
 
 
 async def _fleet(src: Source, item_id: str) -> Section:
-    record = await src.get("fleet", id=item_id)
+    record = await src.get("fleet", id=item_id, per_item=True)
+    # the actionable part: items by their chance of failing over the horizon, most at risk first
+    record["per_item"] = sorted(record.get("per_item") or [], key=lambda r: -(r.get("expected_failures") or 0.0))
     sec = Section("fleet", item_id, record["name"], record)
+    period = record.get("period_label") or "period"
+    sec.extra["period"] = period[:-1] if period.endswith("s") else period  # "months" -> "next month"
     fc = record.get("forecast") or {}
     if fc.get("expected_failures"):
         interval = fc.get("interval") or {}
@@ -314,6 +184,6 @@ async def _fleet(src: Source, item_id: str) -> Section:
 
 
 VIEWS: dict[str, Callable[[Source, str], Awaitable[Section]]] = {
-    "model": _model, "recurrent_model": _recurrent, "dataset": _dataset, "rbd": _rbd, "rbd_run": _run,
-    "strategy_analysis": _strategy, "degradation_model": _degradation, "rcm_study": _rcm, "fleet": _fleet,
+    "model": model_view, "recurrent_model": recurrent_view, "dataset": _dataset, "rbd": _rbd, "rbd_run": _run,
+    "strategy_analysis": _strategy, "degradation_model": degradation_view, "rcm_study": _rcm, "fleet": _fleet,
 }

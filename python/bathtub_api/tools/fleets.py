@@ -106,6 +106,8 @@ class FleetId(Strict):
 class FleetGet(FleetId):
     items_offset: integer(ge=0, le=MAX_ITEMS) = 0
     items_limit: integer(ge=0, le=5000) = 500
+    per_item: bool = Field(False, description="true: add `per_item`, the forecast's rows per item (expected "
+                                              "failures over the horizon, failure probability next period)")
 
 
 def fleet_url(ctx: Ctx, fleet_id: str) -> str:
@@ -351,7 +353,9 @@ def register(reg: Registry) -> None:
     async def get_fleet(ctx: Ctx, req: FleetGet) -> dict[str, Any]:
         item = await load_item(ctx, "fleet", req.id)
         record = await _record(ctx, item, req)
-        record["forecast"], _ = await _forecast(ctx, item)
+        record["forecast"], rows = await _forecast(ctx, item)
+        if req.per_item:
+            record["per_item"] = rows
         return record
 
     @reg.action("list", "fleet", request=ListRequest, response=Open, selector="kind", summary="The caller's fleets")
