@@ -195,7 +195,7 @@ async def test_every_kind_of_model_has_a_page(api: Api) -> None:
     never a 500, with the figures the record supports."""
     _, ds = await api.post("datasets/create", {"name": "d", "data": {
         "t": [5.0, 8, 12, 15, 20, 22, 30, 31, 40, 45, 50, 60], "c": [0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0],
-        "x1": [1.0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0], "mode": ["a", "b"] * 6,
+        "x1": [1.0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0], "mode": ["a", "b", None] * 3 + ["a", "b", "a"],
         "s": [100.0] * 4 + [150.0] * 4 + [200.0] * 4}})
     life = [("kaplan_meier", {"x": "t", "c": "c"}, {}, "step"), ("turnbull", {"x": "t", "c": "c"}, {}, "step"),
             ("weibull", {"x": "t", "c": "c", "mode": "mode"}, {}, None),
