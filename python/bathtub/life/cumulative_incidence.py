@@ -189,7 +189,7 @@ def gray_test(t: np.ndarray, code: np.ndarray, target: int, group: np.ndarray, r
     """Gray's (1988) test that mode `target`'s incidence is equal across the groups (indices
     0..G-1): {statistic, df, p}, cuminc's Tests row (one stratum)."""
     ng = int(group.max()) + 1
-    times, r, d1, d2 = _tables(t, code, group, ng, target)
+    _, r, d1, d2 = _tables(t, code, group, ng, target)
     s, s_left, _, f_left = _km_cif(r, d1, d2)
     n1 = d1.sum(axis=1)
     live = r > 0

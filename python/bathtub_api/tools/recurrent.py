@@ -32,7 +32,8 @@ class RecurrentOptions(Strict):
 
 class RecurrentFitIn(Strict):
     """Fit a recurrent-event model. `model`: crow_amsaa (= power_law), loglinear, hpp, duane,
-    kijima1, kijima2, mcf, mcf_power_law (least squares of (t/alpha)^beta on the MCF). `mapping` roles: event data `t` (event time, age), `system`, `end`
+    kijima1, kijima2, mcf, mcf_power_law (least squares of (t/alpha)^beta on the MCF). `mapping`
+    roles: event data `t` (event time, age), `system`, `end`
     (end of observation: time-terminated; omit for failure-terminated at each last event),
     `cause`, `group` (two populations, mcf); grouped data `interval_end` and `count`."""
 
