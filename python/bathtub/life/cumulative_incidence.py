@@ -133,6 +133,8 @@ def label(value: Any) -> str:
     """A failure mode's text; "" for none (None, an empty cell, NaN)."""
     if value is None or (isinstance(value, float) and value != value):
         return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # a mode coded 2 that a numeric column holds as 2.0 is still "2"
     return str(value).strip()
 
 

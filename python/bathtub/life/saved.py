@@ -114,6 +114,9 @@ def fit_columns(
     """The saved-model record of `distribution` fitted to a dataset's columns."""
     if is_alt_model(distribution):  # accelerated life tests read stress roles: their own module
         return alt_columns.fit_columns(columns, mapping, distribution, options)
+    if distribution == "fine_gray":
+        raise InputError("covariates", "fine_gray is a regression on failure modes: give covariates or formula, "
+                                       "mapping.mode and options.failure_mode")
     _check_mapping(columns, mapping)
     options = dict(options or {})
     if MODE_ROLE in mapping:
