@@ -15,6 +15,7 @@ from bathtub.degradation.paths import Path
 from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.errors import InputError
 from bathtub.life import saved
+from bathtub.life.cumulative_incidence import step_value
 from bathtub.life.data import LifeData
 from bathtub.life.evaluate import model_dist
 from bathtub.life.paper import cdf_band, paper_of, plotting_positions
@@ -95,6 +96,9 @@ async def _model(src: Source, item_id: str) -> Section:
     if record.get("kind") == "recurrent":
         return await _recurrent_from(src, record)
     sec = Section("model", item_id, record["name"], record)
+    incidence = record.get("cumulative_incidence")
+    if isinstance(incidence, dict) and incidence.get("modes"):
+        sec.figures["incidence"] = await asyncio.to_thread(_incidence_figure, incidence, record)
     curve = record.get("curve")
     if record.get("kind") == "nonparametric" and isinstance(curve, dict) and curve.get("time"):
         sec.figures["survival"] = await asyncio.to_thread(
@@ -133,6 +137,15 @@ def _life_figures(record: dict[str, Any], mapping: dict[str, str] | None,
         "curves": plots.reliability_and_hazard(curves["x"], curves["sf"], curves["hf"], record.get("unit"),
                                                f"{title}: reliability and hazard rate"),
     }
+
+
+def _incidence_figure(incidence: dict[str, Any], record: dict[str, Any]) -> str:
+    """Every mode's Aalen–Johansen incidence on one time grid, stacked (the record's own steps)."""
+    modes = incidence["modes"]
+    grid = sorted({float(v) for m in modes for v in m["time"]})
+    stacks = [(m["mode"], [step_value(m, u) for u in grid]) for m in modes]
+    return plots.stacked_incidence(grid, stacks, record.get("unit"),
+                                   f"{record['name']}: cumulative incidence by failure mode")
 
 
 async def _recurrent(src: Source, item_id: str) -> Section:

@@ -60,7 +60,8 @@ class FitIn(Strict):
     risks: per-mode fits and every mode's cumulative incidence; `group` adds Gray's test). With
     `covariates` or `formula` a regression model (`cox`, `weibull_ph`, `lognormal_aft`,
     `loglogistic_aft`, `royston_parmar`, `proportional_odds`, `additive_hazards`, `buckley_james`,
-    `fine_gray` on `mode` with options.failure_mode, or `best` by AIC): roles `x`, `c`, and `i` (item) with `xl`/`xr` start/stop rows (or successive
+    `fine_gray` on `mode` with options.failure_mode, or `best` by AIC): roles `x`, `c`, and `i`
+    (item) with `xl`/`xr` start/stop rows (or successive
     stop times in `x`) for time-varying covariates; the shared-frailty models `weibull_frailty` and
     `cox_frailty` also read `group` (units of a group share a frailty). An ALT `distribution`
     (life_relationship, e.g. weibull_arrhenius) reads `stress` (and `stress2`)."""
