@@ -215,3 +215,16 @@ def test_record_block_and_refusals() -> None:
     with pytest.raises(InputError) as err:
         cumulative_incidence(*encode(d["t"], d["s"].to_numpy() > 0, modes), variance="greenwood")
     assert err.value.field == "options.cif_variance"
+
+
+def test_ingest_row_checks_refuse_a_mode_on_a_censored_row() -> None:
+    """The row-by-row check new rows pass before they join a dataset with a competing-risks model."""
+    from bathtub.errors import RowError
+    from bathtub.life.saved import check_model_rows
+
+    mapping = {"x": "t", "c": "c", "mode": "m"}
+    check_model_rows({"t": [1.0, 2.0], "c": [0, 1], "m": ["seal", None]}, mapping)
+    with pytest.raises(RowError, match="a censored row has no failure mode"):
+        check_model_rows({"t": [1.0, 2.0], "c": [0, 1], "m": ["seal", "seal"]}, mapping)
+    with pytest.raises(RowError, match="every failure needs a mode"):
+        check_model_rows({"t": [1.0, 2.0], "c": [0, 1], "m": [None, None]}, mapping)

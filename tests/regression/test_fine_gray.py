@@ -148,3 +148,13 @@ def test_refusals_name_the_field() -> None:
     with pytest.raises(InputError) as err:
         evaluate_at(fit_record(cols, MAPPING, ["x1"], None, None, {"failure_mode": "seal"}), 5.0, None)
     assert err.value.field == "covariates"
+
+
+def test_group_column_adds_grays_test_as_cuminc() -> None:
+    """With `group` the record's incidence block has Gray's test per mode, cuminc's numbers."""
+    d = data()
+    ref = run_r(d, "suppressMessages(library(cmprsk))\ny <- cuminc(d$t, d$s, d$site)\nout('stat', y$Tests[, 1])")
+    cols = {**_cols(d), "site": d["site"].tolist()}
+    rec = fit_record(cols, {**MAPPING, "group": "site"}, ["x1"], None, None, {"failure_mode": "seal"})
+    rows = {r["mode"]: r["statistic"] for r in rec["cumulative_incidence"]["gray_test"]["rows"]}
+    assert [rows["seal"], rows["bearing"]] == pytest.approx(ref["stat"], rel=1e-7)
