@@ -66,6 +66,11 @@ def test_estimate_variance_and_gray_test_against_cuminc(make) -> None:
         assert m["time"] == pytest.approx(ref[f"t{c}"], rel=1e-12)
         assert m["value"] == pytest.approx(ref[f"f{c}"], rel=1e-9, abs=1e-12)
         assert m["variance"] == pytest.approx(ref[f"v{c}"], rel=1e-7, abs=1e-14)
+        # cuminc gives no bounds: ours are its variance on the log(-log) scale (lifelines' transform)
+        f, se = ref[f"f{c}"], np.sqrt(ref[f"v{c}"])
+        k = 1.959963984540054 * se / (f * np.log(f))
+        assert m["lower"] == pytest.approx(f ** np.exp(-k), rel=1e-6)
+        assert m["upper"] == pytest.approx(f ** np.exp(k), rel=1e-6)
     rows = {r["mode"]: r for r in block["gray_test"]["rows"]}
     for k, c in enumerate(causes):
         assert rows[str(c)]["statistic"] == pytest.approx(ref["stat"][k], rel=1e-7)
