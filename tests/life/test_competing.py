@@ -18,7 +18,7 @@ def simulate(seed, a2, b2, n=300):
     t = np.minimum(t1, t2)
     x = np.minimum(t, cens)
     c = (cens < t).astype(int)
-    mode = np.where(t1 < t2, "wear", "shock")
+    mode = np.where(c == 1, None, np.where(t1 < t2, "wear", "shock"))  # a censored unit failed by no mode
     return x, c, mode
 
 

@@ -86,7 +86,7 @@ async def test_kaplan_meier_and_competing_risks(api: Api) -> None:
     assert set(record["metrics"]) == {"median", "mttf", "b10"}
     assert math.isclose(record["metrics"]["median"], ref.median_survival_time_, rel_tol=1e-12)
     # Competing risks: a mode column splits the failures.
-    modes = ["bearing" if i % 2 else "seal" for i in range(60)]
+    modes = [None if CENSOR[i] else "bearing" if i % 2 else "seal" for i in range(60)]  # censored: no mode
     status, created = await api.post("datasets/create", {"name": "modes", "data": {
         "time": TIMES.tolist(), "state": CENSOR.tolist(), "mode": modes}})
     fitted = await _fit(api, created["id"], "weibull", x="time", c="state", mode="mode")

@@ -195,10 +195,12 @@ async def test_every_kind_of_model_has_a_page(api: Api) -> None:
     never a 500, with the figures the record supports."""
     _, ds = await api.post("datasets/create", {"name": "d", "data": {
         "t": [5.0, 8, 12, 15, 20, 22, 30, 31, 40, 45, 50, 60], "c": [0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0],
-        "x1": [1.0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0], "mode": ["a", "b"] * 6,
+        "x1": [1.0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0], "mode": ["a", "b", None] * 3 + ["a", "b", "a"],
         "s": [100.0] * 4 + [150.0] * 4 + [200.0] * 4}})
     life = [("kaplan_meier", {"x": "t", "c": "c"}, {}, "step"), ("turnbull", {"x": "t", "c": "c"}, {}, "step"),
-            ("weibull", {"x": "t", "c": "c", "mode": "mode"}, {}, None),
+            ("weibull", {"x": "t", "c": "c", "mode": "mode"}, {}, "Cumulative incidence by failure mode"),
+            ("fine_gray", {"x": "t", "c": "c", "mode": "mode"},
+             {"covariates": ["x1"], "options": {"failure_mode": "a"}}, "subdistribution hazard ratio"),
             ("cox", {"x": "t", "c": "c"}, {"covariates": ["x1"]}, "hazard ratio"),
             ("weibull_ph", {"x": "t", "c": "c"}, {"covariates": ["x1"]}, "hazard ratio"),
             ("weibull_arrhenius", {"x": "t", "c": "c", "stress": "s"}, {}, None),
@@ -222,7 +224,7 @@ async def test_every_kind_of_model_has_a_page(api: Api) -> None:
     _, ev = await api.post("datasets/create", {"name": "ev", "data": {
         "t": [10.0, 40, 70, 20, 60, 90, 30], "sys": ["A", "A", "A", "B", "B", "B", "C"],
         "end": [100.0, 100, 100, 120, 120, 120, 80]}})
-    for model in ("mcf", "kijima1", "loglinear", "hpp", "duane", "power_law"):
+    for model in ("mcf", "mcf_power_law", "kijima1", "loglinear", "hpp", "duane", "power_law"):
         status, m = await api.post("fit/recurrent", {"name": f"rec {model}", "dataset_id": ev["id"], "model": model,
                                                      "mapping": {"t": "t", "system": "sys", "end": "end"}})
         assert status == 200, (model, m)

@@ -8,6 +8,11 @@ The test compares, by likelihood ratio, the per-mode models with the simpler des
 pooled fit plus the multinomial log-likelihood of the mode counts). For Weibull modes sharing a
 shape the two coincide, so the simple model is nested and 2 (ll_modes - ll_one) is chi-squared
 with M k - k - (M - 1) degrees of freedom; for other families the nesting is approximate.
+
+Beside the parametric fits, the record's `cumulative_incidence` block holds each mode's
+non-parametric Aalen–Johansen cumulative incidence with bounds and, with groups, Gray's test
+(`cumulative_incidence`): the chance of failing by that mode by t with the others competing,
+which needs no independence of the modes (1 - S_m of a per-mode fit does).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from scipy import stats
 
 from bathtub.censoring import FAILURE, RIGHT, censoring_codes
 from bathtub.errors import InputError
+from bathtub.life.cumulative_incidence import incidence_block, label
 from bathtub.life.data import LifeData
 from bathtub.life.fit import fit
 
@@ -32,25 +38,35 @@ def fit_competing_risks(
     distribution: str = "weibull",
     *,
     options: Mapping[str, Any] | None = None,
+    groups: Sequence[Any] | None = None,
+    confidence: float = 0.95,
+    cif_variance: str = "aalen",
+    field: str = "modes",
 ) -> dict[str, Any]:
-    """Per-mode fits, shares with 95% Clopper–Pearson intervals and the competing-risks test.
+    """Per-mode fits, shares with 95% Clopper–Pearson intervals, the competing-risks test and
+    each mode's cumulative incidence (`groups`: a label per row, adding per-group incidence and
+    Gray's test; `cif_variance` aalen, as cmprsk::cuminc, or delta).
 
     `x` times, `c` censoring codes (0 failure, 1 right-censored; see `life.data`), `modes` the
-    failure mode of each row (ignored on censored rows). Returns a JSON-ready dict.
+    failure mode of each row (none on censored rows), `field` its name in refusals. Returns a
+    JSON-ready dict.
     """
     t = np.asarray(x, dtype=float)
     if len(modes) != t.size:
-        raise InputError("modes", f"has {len(modes)} rows, expected {t.size}")
+        raise InputError(field, f"has {len(modes)} rows, expected {t.size}")
     codes = np.zeros(t.size, int) if c is None else censoring_codes(c, "c")
     if np.any((codes != FAILURE) & (codes != RIGHT)):
         raise InputError("c", "competing risks take failures and right-censored units only")
-    labels = np.array([str(m) if m is not None else "" for m in modes], dtype=object)
+    labels = np.array([label(m) for m in modes], dtype=object)
     fail = codes == FAILURE
     if np.any(fail & (labels == "")):
-        raise InputError("modes", "every failure needs a mode")
+        raise InputError(field, f"row {int(np.argmax(fail & (labels == ''))) + 1}: every failure needs a mode")
+    if np.any(~fail & (labels != "")):
+        raise InputError(field, f"row {int(np.argmax(~fail & (labels != ''))) + 1}: a censored row has no "
+                                  "failure mode (leave the cell empty, or code the row as a failure)")
     names = sorted(set(labels[fail]))
     if len(names) < 2:
-        raise InputError("modes", "competing risks need failures of at least 2 modes")
+        raise InputError(field, "competing risks need failures of at least 2 modes")
     pooled = fit(LifeData.from_arrays(t, codes), distribution, options=options)
     r = int(fail.sum())
     out_modes = []
@@ -73,8 +89,10 @@ def fit_competing_risks(
         "the modes follow different life distributions: analyse them separately"
         if p < 0.05 else "one distribution explains all failures as well as the per-mode models"
     )
+    cif = incidence_block(t, fail, list(labels), confidence, groups, variance=cif_variance)
     return {
         "distribution": pooled.distribution,
+        "cumulative_incidence": cif,
         "kind": "competing_risks",
         "n": pooled.n,
         "modes": out_modes,

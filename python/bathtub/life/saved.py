@@ -19,6 +19,7 @@ from bathtub.alt.relationships import is_alt_model
 from bathtub.censoring import FAILURE, censoring_codes
 from bathtub.errors import InputError, RowError
 from bathtub.life.competing import fit_competing_risks
+from bathtub.life.cumulative_incidence import VARIANCES, label
 from bathtub.life.data import ROLES, LifeData, check_rows
 from bathtub.life.evaluate import reliability_at, reliability_curves
 from bathtub.life.nonparametric import NO_DENSITY, kaplan_meier, turnbull
@@ -27,6 +28,7 @@ from bathtub.validate import check_number
 
 NONPARAMETRIC = ("kaplan_meier", "turnbull")
 MODE_ROLE = "mode"
+GROUP_ROLE = "group"  # with a mode column: per-group cumulative incidence and Gray's test
 CURVE_POINTS_MAX = 5000  # a stored step curve is thinned to at most this many steps
 
 
@@ -34,8 +36,11 @@ def _check_mapping(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, s
     if not isinstance(mapping, Mapping) or not mapping:
         raise InputError("mapping", "must map roles (x, c, n, xl, xr, mode) to column names")
     for role, column in mapping.items():
-        if role not in (*ROLES, MODE_ROLE):
-            raise InputError(f"mapping.{role}", f"unknown role; roles are {', '.join((*ROLES, MODE_ROLE))}")
+        if role not in (*ROLES, MODE_ROLE, GROUP_ROLE):
+            raise InputError(f"mapping.{role}", f"unknown role; roles are {', '.join((*ROLES, MODE_ROLE, GROUP_ROLE))}")
+        if role == GROUP_ROLE and MODE_ROLE not in mapping:
+            raise InputError("mapping.group", "groups are compared by failure mode: map `mode` too (or fit a "
+                                              "regression model for a shared frailty group)")
         if column not in columns:
             known = ", ".join(map(str, columns))
             raise InputError(f"mapping.{role}", f"column {column!r} not in the dataset (columns: {known})")
@@ -53,8 +58,10 @@ def check_model_rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str,
     c_col = mapping.get("c")
     codes = censoring_codes(columns[c_col], c_col) if c_col in columns else np.zeros(len(modes), int)
     for i, (code, mode) in enumerate(zip(codes, modes)):
-        if code == FAILURE and (mode is None or str(mode) == ""):
+        if code == FAILURE and label(mode) == "":
             raise RowError(mode_col, i, "every failure needs a mode")
+        if code != FAILURE and label(mode) != "":
+            raise RowError(mode_col, i, "a censored row has no failure mode")
 
 
 def _intervals(data: LifeData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -107,6 +114,9 @@ def fit_columns(
     """The saved-model record of `distribution` fitted to a dataset's columns."""
     if is_alt_model(distribution):  # accelerated life tests read stress roles: their own module
         return alt_columns.fit_columns(columns, mapping, distribution, options)
+    if distribution == "fine_gray":
+        raise InputError("covariates", "fine_gray is a regression on failure modes: give covariates or formula, "
+                                       "mapping.mode and options.failure_mode")
     _check_mapping(columns, mapping)
     options = dict(options or {})
     if MODE_ROLE in mapping:
@@ -116,7 +126,13 @@ def fit_columns(
         if x is None:
             raise InputError("mapping.x", "competing risks need times in x")
         c = columns[mapping["c"]] if "c" in mapping else None
-        result = fit_competing_risks(x, c, columns[mapping[MODE_ROLE]], distribution, options=options)
+        confidence = check_number(options.pop("confidence", 0.95), "options.confidence", 0.5, 1.0, hi_open=True)
+        cif_variance = options.pop("cif_variance", "aalen")
+        if cif_variance not in VARIANCES:
+            raise InputError("options.cif_variance", f"must be one of {', '.join(VARIANCES)}")
+        groups = columns[mapping[GROUP_ROLE]] if GROUP_ROLE in mapping else None
+        result = fit_competing_risks(x, c, columns[mapping[MODE_ROLE]], distribution, options=options, groups=groups,
+                                     confidence=confidence, cif_variance=cif_variance, field="mapping.mode")
         return {**result, "kind": "competing_risks", "distribution": distribution,
                 "params": [], "coefficients": [], "metrics": None, "gof": result.get("gof", [])}
     if distribution in NONPARAMETRIC:

@@ -7,6 +7,10 @@ events happen; MCF(t) = sum_{t_j <= t} d_j / r_j (Nelson 1988, 2003).
 - Nelson's variance, increments taken as uncorrelated: sum_j (1/r_j^2) sum_i (d_ij - d_j/r_j)^2
   over the systems at risk (Nelson 2003, "Recurrent events data analysis", eq. for the
   "naive" estimate);
+  At a time where several events tie, that is one term per time. The `per_row` convention
+  (ReliaWiki's worked example, the `reliability` package's MCF_nonparametric) lists each event as
+  its own row, so it adds one term per event: sum over event rows (r - 1)/r^3, larger at ties
+  (by up to ~10% where many of a few systems fail together); without ties both are the same;
 - Lawless-Nadeau's robust variance: sum_i [sum_{t_j <= t} delta_i(t_j)/r_j (d_ij - d_j/r_j)]^2
   (Lawless & Nadeau 1995), which keeps each system's own covariance across times.
 
@@ -24,10 +28,15 @@ from scipy import stats
 from bathtub.errors import InputError
 from bathtub.recurrent.data import EventData
 
+VARIANCES = ("nelson", "per_row")  # the naive variance's two conventions at tied times
 
-def mcf(data: EventData, confidence: float = 0.95) -> dict[str, Any]:
-    """{time, mcf, at_risk, events, variance_nelson, lower/upper_nelson, variance_lawless_nadeau,
-    lower/upper_lawless_nadeau} at each distinct event time."""
+
+def mcf(data: EventData, confidence: float = 0.95, variance: str = "nelson") -> dict[str, Any]:
+    """{time, mcf, at_risk, events, variance_<v>, lower/upper_<v>, variance_lawless_nadeau,
+    lower/upper_lawless_nadeau} at each distinct event time; <v> is `variance` (nelson: one term
+    per time; per_row: one term per event row, as ReliaWiki and `reliability`)."""
+    if variance not in VARIANCES:
+        raise InputError("options.variance", f"must be one of {', '.join(VARIANCES)}")
     ends = np.array([s.end for s in data.systems])
     k = len(data.systems)
     sys_idx = np.concatenate([np.full(s.n, i) for i, s in enumerate(data.systems)])
@@ -49,12 +58,16 @@ def mcf(data: EventData, confidence: float = 0.95) -> dict[str, Any]:
     ps = ukeys % k
     cij = counts.astype(float)
     sum_d2 = np.bincount(pt, weights=cij**2, minlength=uniq.size)
-    var_nelson = np.cumsum((sum_d2 - d**2 / r) / r**2)
+    if variance == "nelson":
+        var_naive = np.cumsum((sum_d2 - d**2 / r) / r**2)
+    else:
+        # each event row on its own: that system 1, the others 0, mean 1/r: ((1-1/r)^2 + (r-1)/r^2)/r^2
+        var_naive = np.cumsum(d * (r - 1) / r**3)
     var_ln = _lawless_nadeau(uniq, r, inc, pt, ps, cij, ends)
     z = float(stats.norm.ppf(0.5 + confidence / 2))
     out: dict[str, Any] = {"time": uniq.tolist(), "mcf": m.tolist(), "at_risk": r.astype(int).tolist(),
-                           "events": d.astype(int).tolist(), "confidence": confidence}
-    for name, v in (("nelson", var_nelson), ("lawless_nadeau", var_ln)):
+                           "events": d.astype(int).tolist(), "confidence": confidence, "variance": variance}
+    for name, v in ((variance, var_naive), ("lawless_nadeau", var_ln)):
         if k == 1:
             # One system has nothing to compare its counts with: both estimates are 0, not a bound.
             out.update({f"variance_{name}": None, f"lower_{name}": None, f"upper_{name}": None,

@@ -18,7 +18,7 @@ import numpy as np
 from scipy import stats
 
 from bathtub.errors import InputError
-from bathtub.recurrent import bounds, covariates, gof, grp, mcf, nhpp, trend
+from bathtub.recurrent import bounds, covariates, gof, grp, mcf, mcf_parametric, nhpp, trend
 from bathtub.recurrent.data import EventData, GroupedData, from_columns
 from bathtub.validate import check_number
 
@@ -31,9 +31,11 @@ MODELS: dict[str, str] = {
     "kijima1": "Generalised renewal, Kijima I (Weibull baseline)",
     "kijima2": "Generalised renewal, Kijima II (Weibull baseline)",
     "mcf": "Mean cumulative function (Nelson, non-parametric)",
+    "mcf_power_law": "Power-law MCF (least squares on Nelson's MCF)",
 }
 POWER = ("crow_amsaa", "power_law")
-OPTIONS = ("termination", "covariates", "confidence", "systems")
+OPTIONS = ("termination", "covariates", "confidence", "systems", "variance")
+MCF_MODELS = ("mcf", "mcf_power_law")  # the models whose record carries the non-parametric MCF
 NEXT_FAILURE_MAX = 1000  # systems listed in next_failure_by_system / systems_vs_model
 PREDICTION = (0.05, 0.5, 0.95)  # next failure: median and the 90% prediction interval
 
@@ -45,6 +47,8 @@ def _options(options: Mapping[str, Any] | None) -> dict[str, Any]:
             raise InputError(f"options.{k}", f"unknown option for a recurrent model; known: {', '.join(OPTIONS)}")
     conf = opts.get("confidence", 0.95)
     opts["confidence"] = check_number(conf, "options.confidence", 0.5, 1.0, hi_open=True)
+    if opts.get("variance", "nelson") not in mcf.VARIANCES:
+        raise InputError("options.variance", f"must be one of {', '.join(mcf.VARIANCES)}")
     return opts
 
 
@@ -55,11 +59,16 @@ def fit_columns(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str]
     opts = _options(options)
     data = from_columns(columns, mapping, termination=opts.get("termination"),
                         covariates=opts.get("covariates") or (), systems=opts.get("systems", 1))
-    return fit_data(data, model, opts["confidence"])
+    if "variance" in opts and model not in MCF_MODELS:
+        raise InputError("options.variance", f"applies to the MCF's bounds: models {', '.join(MCF_MODELS)}")
+    return fit_data(data, model, opts["confidence"], opts.get("variance", "nelson"))
 
 
-def fit_data(data: EventData | GroupedData, model: str, confidence: float = 0.95) -> dict[str, Any]:
-    """The record of `model` fitted to event or grouped data (library entry point)."""
+def fit_data(data: EventData | GroupedData, model: str, confidence: float = 0.95,
+             variance: str = "nelson") -> dict[str, Any]:
+    """The record of `model` fitted to event or grouped data (library entry point). `variance`
+    (mcf, mcf_power_law): the MCF's naive variance at tied times, nelson (one term per time) or
+    per_row (one per event row, as ReliaWiki and reliability)."""
     if model not in MODELS:
         raise InputError("distribution", f"unknown recurrent model; ids: {', '.join(MODELS)}")
     base: dict[str, Any] = {"kind": "recurrent", "distribution": model, "model": MODELS[model],
@@ -75,7 +84,12 @@ def fit_data(data: EventData | GroupedData, model: str, confidence: float = 0.95
     if any(s.group for s in data.systems) and model != "mcf":
         raise InputError("mapping.group", "only the mcf model compares populations")
     if model == "mcf":
-        return {**base, **_mcf(data, confidence)}
+        return {**base, **_mcf(data, confidence, variance)}
+    if model == "mcf_power_law":
+        body = mcf_parametric.record_body(data, confidence, variance)
+        expected = body.pop("expected_by_system")
+        return {**base, **body, "curve": _thin(body["curve"]), "variance": variance,
+                "trend_tests": trend.all_tests(data), "systems_vs_model": _vs_model(data, expected)}
     if model in ("kijima1", "kijima2"):
         body = _grp(data, model, confidence)
     elif model in POWER:
@@ -441,7 +455,7 @@ def _thin(curve: dict[str, Any]) -> dict[str, Any]:
     return {**out, "thinned_from": size}
 
 
-def _mcf(data: EventData, confidence: float) -> dict[str, Any]:
+def _mcf(data: EventData, confidence: float, variance: str) -> dict[str, Any]:
     groups = sorted({s.group for s in data.systems})
     out: dict[str, Any] = {"params": [], "gof": []}
     if len(groups) > 1:
@@ -451,10 +465,11 @@ def _mcf(data: EventData, confidence: float) -> dict[str, Any]:
         for g, p in zip(groups, parts, strict=True):
             if p.n_events == 0:
                 raise InputError("mapping.group", f"group {g!r} has no events")
-        out["curves"] = {g: _thin(mcf.mcf(p, confidence)) for g, p in zip(groups, parts, strict=True)}
+        out["curves"] = {g: _thin(mcf.mcf(p, confidence, variance)) for g, p in zip(groups, parts, strict=True)}
         out["comparison"] = _thin(mcf.compare(parts[0], parts[1], (groups[0], groups[1]), confidence))
-    curve = mcf.mcf(EventData(data.systems), confidence)
+    curve = mcf.mcf(EventData(data.systems), confidence, variance)
     out["curve"] = _thin(curve)
+    out["variance"] = variance
     t_end = max(s.end for s in data.systems)
     out["at"] = t_end
     out["metrics"] = {"mcf_at_end": float(mcf.mcf_at(curve, np.array([t_end]))[0])}

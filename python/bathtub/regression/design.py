@@ -291,3 +291,16 @@ def row(spec: Mapping[str, Any], values: Mapping[str, Any], field: str = "covari
     if list(names) != [c for c in mm.columns if c != "Intercept"]:
         raise InputError(field, "these values give a design with other terms than the fit's")
     return np.asarray(mm[list(names)], dtype=float)[0]
+
+
+def check_rebuild(d: Design, columns: Mapping[str, Sequence[Any]]) -> None:
+    """A formula whose terms depend on the whole column (center, scale, splines) cannot be rebuilt for
+    one row at prediction time: refuse it now rather than predict wrongly later."""
+    n = d.x.shape[0]
+    for k in sorted({0, n // 2, n - 1}):
+        values = {c: columns[c][k] for c in (*d.spec["numeric"], *d.spec["categorical"])}
+        again = row(d.spec, values, "formula")
+        if again.shape != d.x[k].shape or not np.allclose(again, d.x[k], rtol=1e-12, atol=1e-12):
+            raise InputError("formula", "uses a transform that depends on the whole column (center, scale, "
+                                        "splines): predictions for one unit could not rebuild it; transform the "
+                                        "column in the dataset instead")

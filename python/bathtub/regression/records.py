@@ -2,8 +2,9 @@
 
 `fit_regression` is `POST /api/v1/fit` with `covariates` or `formula`: it reads the mapping
 (x, c; i with xl/xr start/stop rows, or i with x as successive stop times), builds the design,
-fits `cox`, `weibull_ph`, `lognormal_aft`, `loglogistic_aft`, `royston_parmar`, `proportional_odds`
-or `additive_hazards` (or ranks the full-likelihood ones by AIC for `best`), or the shared-frailty and
+fits `cox`, `weibull_ph`, `lognormal_aft`, `loglogistic_aft`, `royston_parmar`, `proportional_odds`,
+`additive_hazards` or `fine_gray` (competing modes: `fine_gray_records`) (or ranks the
+full-likelihood ones by AIC for `best`), or the shared-frailty and
 Buckley–James models of `frailty_aft_records` (role `group`), and returns the record: coefficients,
 gof, validation and diagnostics. `evaluate_at` and `evaluate_curves` answer
 `POST /api/v1/models/{id}/reliability` with `covariates`.
@@ -19,12 +20,23 @@ import numpy as np
 from bathtub.censoring import censoring_codes
 from bathtub.errors import InputError
 from bathtub.life.data import number_column
-from bathtub.regression import cox, design, flexible, flexible_models, frailty_aft_records, models, parametric, zph
+from bathtub.regression import (
+    cox,
+    design,
+    fine_gray_records,
+    flexible,
+    flexible_models,
+    frailty_aft_records,
+    models,
+    parametric,
+    zph,
+)
 from bathtub.regression.models import additive_record, cox_record, parametric_record
 from bathtub.regression.record_parts import Rows
 from bathtub.validate import check_number
 
-MODELS = ("cox", *parametric.FAMILIES, *flexible.MODELS, "additive_hazards", *frailty_aft_records.MODELS)
+MODELS = ("cox", *parametric.FAMILIES, *flexible.MODELS, "additive_hazards", *frailty_aft_records.MODELS,
+          fine_gray_records.MODEL)
 # Models with a full likelihood on the same rows, so AIC ranks them for `best` (Cox's partial likelihood
 # and the additive model's estimating equations are not comparable).
 RANKED = (*parametric.FAMILIES, *flexible.MODELS)
@@ -116,6 +128,8 @@ def fit_regression(
     options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The saved record of a regression life model fitted to a dataset's columns."""
+    if distribution == fine_gray_records.MODEL:  # competing modes: its own roles and options
+        return fine_gray_records.fit_record(columns, mapping, covariates, formula, cox_options, options)
     if distribution not in (*MODELS, "best"):
         raise InputError("distribution", f"with covariates or a formula, use one of {', '.join(MODELS)} or best")
     options = dict(options or {})
@@ -142,7 +156,7 @@ def fit_regression(
     rows = read_rows(columns, mapping)
     d = design.design(columns, covariates, formula, reference)
     if formula is not None:
-        _check_rebuild(d, columns)
+        design.check_rebuild(d, columns)
     if distribution == "cox":
         ties = cox_options.get("tie_method", "efron")
         strata = cluster = None
@@ -213,6 +227,8 @@ def _n_params(record: Mapping[str, Any]) -> int:
 
 def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
     """{t, reliability, failure, hazard, cumulative_hazard, density} of a regression record for one unit."""
+    if record["distribution"] == fine_gray_records.MODEL:
+        return fine_gray_records.evaluate_at(record, t, covariates)
     if record["distribution"] in flexible.MODELS:
         return flexible_models.evaluate_at(record, t, covariates)
     if record["distribution"] in frailty_aft_records.MODELS:
@@ -222,22 +238,10 @@ def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any]
 
 def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
     """Whole curves {x, sf, ff, hf, Hf, df} of a regression record for one unit."""
+    if record["distribution"] == fine_gray_records.MODEL:
+        return fine_gray_records.evaluate_curves(record, points, covariates)
     if record["distribution"] in flexible.MODELS:
         return flexible_models.evaluate_curves(record, points, covariates)
     if record["distribution"] in frailty_aft_records.MODELS:
         return frailty_aft_records.evaluate_curves(record, points, covariates)
     return models.evaluate_curves(record, points, covariates)
-
-
-def _check_rebuild(d: design.Design, columns: Mapping[str, Sequence[Any]]) -> None:
-    """A formula whose terms depend on the whole column (center, scale, splines) cannot be rebuilt for
-    one row at prediction time: refuse it now rather than predict wrongly later."""
-    n = d.x.shape[0]
-    for k in sorted({0, n // 2, n - 1}):
-        values = {c: columns[c][k] for c in (*d.spec["numeric"], *d.spec["categorical"])}
-        again = design.row(d.spec, values, "formula")
-        if again.shape != d.x[k].shape or not np.allclose(again, d.x[k], rtol=1e-12, atol=1e-12):
-            raise InputError("formula", "uses a transform that depends on the whole column (center, scale, "
-                                        "splines): predictions for one unit could not rebuild it; transform the "
-                                        "column in the dataset instead")
-

@@ -141,3 +141,29 @@ def mtbf_curves(t: Sequence[float], cumulative: Sequence[float], instantaneous: 
     ax.set_title(heading(title))
     ax.legend(loc="upper left")
     return svg(fig, title)
+
+
+# Mode colours of a stacked incidence plot: distinct in print and for the common colour blindnesses.
+MODE_COLOURS = ("#1a5fb4", "#e66100", "#2ec27e", "#9141ac", "#c0392b", "#865e3c", "#5e5c64", "#f6d32d")
+
+
+def stacked_incidence(t: Sequence[float], stacks: Sequence[tuple[str, Sequence[float]]], unit: str | None,
+                      title: str) -> str:
+    """Each failure mode's cumulative incidence stacked on the modes below it (steps after each time):
+    the top edge is the chance of having failed by any mode, 1 - R(t)."""
+    fig = figure()
+    ax = fig.add_subplot()
+    xs = [0.0, *clean(t)]
+    base = [0.0] * len(xs)
+    for k, (name, values) in enumerate(stacks):
+        top = [b + v for b, v in zip(base, [0.0, *clean(values)], strict=True)]
+        ax.fill_between(xs, base, top, step="post", color=MODE_COLOURS[k % len(MODE_COLOURS)], alpha=0.75,
+                        linewidth=0, label=name)
+        base = top
+    ax.step(xs, base, where="post", color=INK, linewidth=1.0, label="any mode")
+    ax.set_ylim(0, min(1.02, max(0.05, max(base) * 1.1)))
+    ax.set_xlabel(f"time{unit_label(unit)}")
+    ax.set_ylabel("cumulative incidence")
+    ax.set_title(title)
+    ax.legend(loc="upper left")
+    return svg(fig, title)

@@ -13,6 +13,7 @@ from bathtub.degradation.paths import Path
 from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.errors import InputError
 from bathtub.life import saved
+from bathtub.life.cumulative_incidence import step_value
 from bathtub.life.data import LifeData
 from bathtub.life.evaluate import model_dist
 from bathtub.life.paper import cdf_band, paper_of, plotting_positions
@@ -33,6 +34,9 @@ async def model_view(src: Source, item_id: str) -> Section:
     if record.get("kind") == "recurrent":
         return await _recurrent_from(src, record)
     sec = Section("model", item_id, record["name"], record)
+    incidence = record.get("cumulative_incidence")
+    if isinstance(incidence, dict) and incidence.get("modes"):
+        sec.figures["incidence"] = await asyncio.to_thread(incidence_figure, incidence, record)
     curve = record.get("curve")
     if record.get("kind") == "nonparametric" and isinstance(curve, dict) and curve.get("time"):
         sec.figures["survival"] = await asyncio.to_thread(
@@ -40,7 +44,7 @@ async def model_view(src: Source, item_id: str) -> Section:
             record.get("unit"), f"{record['name']}: {record['distribution'].replace('_', '-')} estimate",
             float(record.get("confidence") or 0.95))
     if record.get("kind") == "regression" and record.get("distribution") == "cox":
-        sec.figures = await asyncio.to_thread(cox_figures, record)
+        sec.figures.update(await asyncio.to_thread(cox_figures, record))
         return sec
     if record.get("kind") == "alt" and record.get("stress_life"):
         sec.figures["stress_life"] = await asyncio.to_thread(
@@ -51,7 +55,7 @@ async def model_view(src: Source, item_id: str) -> Section:
         return sec
     source = await src.source_of("model", item_id)
     columns = await src.columns(record.get("dataset_id"))
-    sec.figures = await asyncio.to_thread(_life_figures, record, source.get("mapping"), columns)
+    sec.figures.update(await asyncio.to_thread(_life_figures, record, source.get("mapping"), columns))
     sec.extra["paper"] = paper_of(record["distribution"]).name
     return sec
 
@@ -223,3 +227,12 @@ def _degradation_figures(record: dict[str, Any], fitted_on: dict[str, Any],
                                              f"{record['name']}: degradation paths and threshold")}
 
 
+
+
+def incidence_figure(incidence: dict[str, Any], record: dict[str, Any]) -> str:
+    """Every mode's Aalen–Johansen incidence on one time grid, stacked (the record's own steps)."""
+    modes = incidence["modes"]
+    grid = sorted({float(v) for m in modes for v in m["time"]})
+    stacks = [(m["mode"], [step_value(m, u) for u in grid]) for m in modes]
+    return plots_models.stacked_incidence(grid, stacks, record.get("unit"),
+                                          f"{record['name']}: cumulative incidence by failure mode")

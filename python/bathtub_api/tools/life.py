@@ -56,10 +56,12 @@ class CoxOptions(Strict):
 
 class FitIn(Strict):
     """Fit a life model to a saved dataset. `mapping` roles: `x` time, `c` censoring code,
-    `n` count, `xl`/`xr` interval ends, `mode` failure mode (fits competing risks). With
+    `n` count, `xl`/`xr` interval ends, `mode` failure mode of each failed row (fits competing
+    risks: per-mode fits and every mode's cumulative incidence; `group` adds Gray's test). With
     `covariates` or `formula` a regression model (`cox`, `weibull_ph`, `lognormal_aft`,
     `loglogistic_aft`, `royston_parmar`, `proportional_odds`, `additive_hazards`, `buckley_james`,
-    or `best` by AIC): roles `x`, `c`, and `i` (item) with `xl`/`xr` start/stop rows (or successive
+    `fine_gray` on `mode` with options.failure_mode, or `best` by AIC): roles `x`, `c`, and `i`
+    (item) with `xl`/`xr` start/stop rows (or successive
     stop times in `x`) for time-varying covariates; the shared-frailty models `weibull_frailty` and
     `cox_frailty` also read `group` (units of a group share a frailty). An ALT `distribution`
     (life_relationship, e.g. weibull_arrhenius) reads `stress` (and `stress2`)."""
@@ -75,7 +77,9 @@ class FitIn(Strict):
         description="offset, zi, lfp (booleans), method (mle, rrx, rry), bounds (fisher, likelihood), "
                     "modes (2 or 3), base_distribution, median_ranks; regression: reference, confidence, "
                     "ph_transform, knots (royston_parmar, proportional_odds: a count or knot times), bootstrap "
-                    "(buckley_james resamples)")] | None = None
+                    "(buckley_james resamples); competing risks: confidence, cif_variance (aalen as cmprsk's "
+                    "cuminc, or delta); fine_gray: failure_mode (required: the mode whose incidence is regressed), "
+                    "confidence, reference, cif_variance")] | None = None
     covariates: Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]],
                           Field(min_length=1, max_length=100)] | None = None
     formula: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
@@ -394,7 +398,8 @@ def register(reg: Registry) -> None:
     datasets.MODEL_HOOKS["life"] = datasets.ModelHooks(check_rows=_check_rows, refit=_refit)
     reg.action("fit", "life", request=FitIn, response=FitOut, scope="write",
                summary="Fit a life distribution (or best, mixture, kaplan_meier, turnbull; competing risks with "
-                       "a mode column) to a saved dataset and save the model")(fit)
+                       "a mode column; a regression model with covariates, fine_gray for a mode's incidence) to a "
+                       "saved dataset and save the model")(fit)
     reg.action("fit", "demand", request=DemandIn, response=Open, scope="write",
                summary="Probability of failure on demand from demand batches: exact and Jeffreys intervals, "
                        "homogeneity and trend tests; saved as a model")(demand)

@@ -1,5 +1,5 @@
 """Repairable systems: `fit recurrent` fits a recurrent-event model (power law / Crow-AMSAA,
-log-linear, HPP, Duane, Kijima I/II generalised renewal, Nelson's MCF) to a saved dataset and
+log-linear, HPP, Duane, Kijima I/II generalised renewal, Nelson's MCF and its power-law fit) to a saved dataset and
 saves it as a model of kind `recurrent`. POST /api/v1/fit takes the same model ids in
 `distribution` (the life tool's fit path dispatches them to `bathtub.recurrent`); both read
 back through `get model` and GET /api/v1/models/{id}."""
@@ -27,17 +27,20 @@ class RecurrentOptions(Strict):
     covariates: Annotated[list[text(min_length=1, max_length=200)], Field(max_length=50)] | None = None
     confidence: Annotated[float, Field(ge=0.5, lt=1)] | None = None
     systems: integer(ge=1, le=10_000_000) | None = None
+    variance: Literal["nelson", "per_row"] | None = None
 
 
 class RecurrentFitIn(Strict):
     """Fit a recurrent-event model. `model`: crow_amsaa (= power_law), loglinear, hpp, duane,
-    kijima1, kijima2, mcf. `mapping` roles: event data `t` (event time, age), `system`, `end`
+    kijima1, kijima2, mcf, mcf_power_law (least squares of (t/alpha)^beta on the MCF). `mapping`
+    roles: event data `t` (event time, age), `system`, `end`
     (end of observation: time-terminated; omit for failure-terminated at each last event),
     `cause`, `group` (two populations, mcf); grouped data `interval_end` and `count`."""
 
     name: Name
     dataset_id: Id
-    model: Literal["crow_amsaa", "power_law", "loglinear", "hpp", "duane", "kijima1", "kijima2", "mcf"]
+    model: Literal["crow_amsaa", "power_law", "loglinear", "hpp", "duane", "kijima1", "kijima2", "mcf",
+                   "mcf_power_law"]
     mapping: Annotated[dict[Role, Id], Field(min_length=1, description="Role -> a column of the dataset")]
     unit: Unit | None = None
     options: RecurrentOptions | None = None
