@@ -65,6 +65,7 @@ impl<'a> Sim<'a> {
             vage: vec![0.0; u],
             fails_since: vec![0; u],
             threshold: c.threshold.clone(),
+            attribution: Attribution::new(c),
             phase: 0,
             cap_unit: vec![f64::INFINITY; g],
             node_cap: vec![f64::INFINITY; n],
@@ -127,6 +128,7 @@ impl<'a> Sim<'a> {
         self.busy = 0;
         self.seq = 0;
         self.instant_system_failures = 0;
+        self.attribution.reset();
         self.outage_open = false;
         self.seg_planned = false;
         self.switch_failures = 0;
@@ -169,6 +171,16 @@ impl<'a> Sim<'a> {
     #[inline]
     pub fn system_up(&self) -> bool {
         self.reach[self.c.output as usize]
+    }
+
+    /// The system is down from `t` in its present state: charge the outage's stretch so
+    /// far and pick who the next one is charged to (see `attribution`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn attribute_down(&mut self, t: f64) {
+        let ok = &self.ok;
+        self.attribution
+            .down_from(self.c, t, |g| ok[g], &self.threshold);
     }
 
     /// The system went down at `t`: open an outage; true when it is planned (it would

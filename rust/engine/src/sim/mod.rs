@@ -15,6 +15,7 @@ mod structure;
 mod tests;
 
 use crate::agenda::Agenda;
+use crate::attribution::Attribution;
 use crate::diagram::{Compiled, GroupKind, NO_GROUP, Policy, RepairQuality, Start};
 use crate::dist::Lifetime;
 use crate::rng::Stream;
@@ -353,6 +354,8 @@ pub struct Sim<'a> {
     /// from its own stream, so changing one block leaves every other unit's draws as they
     /// were. Empty in ordinary runs (every draw from the replication's one stream).
     unit_rng: Vec<Stream>,
+    /// Who the system's outages are charged to (bookkeeping the replication loop drives).
+    pub(crate) attribution: Attribution,
 }
 
 /// The stream a unit's life or repair is drawn from: its own in common-random-numbers
