@@ -46,7 +46,12 @@ async def _report(api: Api) -> tuple[dict[str, Any], dict[str, str]]:
     ds = await _ok(api, "datasets/create", {"name": "bearing lives", "data": {"hours": LIVES, "censored": CENSORED}})
     fit = await _ok(api, "/api/v1/fit", {"name": "bearing life", "dataset_id": ds["id"], "distribution": "weibull",
                                          "mapping": {"x": "hours", "c": "censored"}, "unit": "hours"})
-    rbd = await _ok(api, "rbd/create", two_of_three())
+    # The three pumps on one calendar replacement: the run warns that the PM stops the system.
+    diagram = two_of_three()
+    for node in diagram["nodes"]:
+        if node["type"] == "component":
+            node["preventive"] = {"policy": "block", "interval": 50.0, "duration": 2.0}
+    rbd = await _ok(api, "rbd/create", diagram)
     first = await _run(api, rbd["id"], 1)
     latest = await _run(api, rbd["id"], 2)
     report = await _ok(api, "reports/create", {"name": NAME, "author": AUTHOR, "note": "For the plant manager.",
@@ -66,6 +71,9 @@ async def test_a_diagram_shows_its_latest_run_and_a_run_is_an_item(api: Api) -> 
     assert "Latest run: " in rbd_part and "(seed 2)" in rbd_part and "(seed 1)" not in rbd_part
     run_part = html.split(f'id="{ids["first"]}"')[1]
     assert "(seed 1)" in run_part and "The first run." in run_part
+    # Each run's block table has the shares' intervals, and its warning about the common PM.
+    for part in (rbd_part, run_part):
+        assert "95% interval" in part and "Planned replacements coincide on redundant blocks p1, p2, p3" in part
     # The contents list links every section.
     for key in ("model", "rbd", "first"):
         assert f'<a href="#{ids[key]}">' in html
