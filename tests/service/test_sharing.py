@@ -149,8 +149,10 @@ async def test_reports_escape_notes_and_refuse_whole(api: Api, other_api: Api) -
     assert_refusal(*await api.post("reports/create", {"name": "r", "items": [
         {"kind": "model", "id": model}, {"kind": "model", "id": other}]}), 404, "items[1].id")
     assert_refusal(*await api.post("reports/create", {"name": "r", "items": []}), 422, "items")
-    assert_refusal(*await api.post("reports/create", {"name": "r", "items": [{"kind": "rbd_run", "id": model}]}),
+    assert_refusal(*await api.post("reports/create", {"name": "r", "items": [{"kind": "report", "id": model}]}),
                    422, "kind")
+    assert_refusal(*await api.post("reports/create", {"name": "r", "items": [{"kind": "rbd_run", "id": model}]}),
+                   404, "items[0].id")
     assert (await api.post("list/report", {}))[1]["items"] == []  # nothing refused was stored
     status, report = await api.post("reports/create", {"name": "Review", "note": "For <the> board",
                                                        "items": [{"kind": "model", "id": model, "note": "x" * 3000},

@@ -26,14 +26,22 @@ class BlockFigures:
     replacements and proof tests are counted apart), downtime (diagram unit) =
     `unplanned_downtime` (failed, found or not, and in repair) + `planned_downtime`
     (off-line for a replacement, or for a proof test it entered working, until the stop
-    ends or the block fails), its share of the system's downtime (the block whose event
-    took the system down), MTBF (time working per failure) and MTTR (unplanned downtime
-    per failure; 0 with instant repair); None without failures."""
+    ends or the block fails), its share of the system's downtime with its 95% interval
+    across replications, MTBF (time working per failure) and MTTR (unplanned downtime
+    per failure; 0 with instant repair); None without failures.
+
+    The share: each system outage is cut at every event into stretches; a stretch is
+    shared equally among the blocks that are down and whose restoration alone would bring
+    the system back, or, when no single block would, among every block that is down.
+    Blocks in identical positions get equal shares; the shares add up to 1 whenever the
+    system was down with a block down."""
 
     id: str
     failures: float
     downtime: float
     share_of_system_downtime: float
+    share_of_system_downtime_std_error: float
+    share_of_system_downtime_interval: tuple[float, float]
     unplanned_downtime: float
     planned_downtime: float
     preventive_replacements: float
@@ -113,7 +121,9 @@ class AvailabilityResult:
     failure, MTTR = unplanned downtime per failure. `expected_preventive_replacements` (any
     policy, opportunities included), `expected_proof_tests` and
     `expected_condition_inspections` count those events (all blocks; per block in
-    `blocks`)."""
+    `blocks`). `coinciding_preventive`: sets of redundant blocks whose calendar (`block`
+    policy) replacements share an interval, so they stop together and take the system
+    down although each alone would not (what planned outages cost is `planned_downtime`)."""
 
     mean_availability: float
     mean_availability_std_error: float
@@ -149,6 +159,7 @@ class AvailabilityResult:
     costs: dict[str, Any] | None = None
     preventive: dict[str, float] | None = None
     production: dict[str, Any] | None = None
+    coinciding_preventive: tuple[tuple[str, ...], ...] = ()
 
     def to_dict(self, include_curve: bool = True) -> dict[str, Any]:
         """JSON-ready: floats, lists and plain dicts (the accumulator state left out)."""
@@ -163,7 +174,9 @@ class AvailabilityResult:
                 del d["safety"]["pfd"]
         d["mean_availability_interval"] = list(self.mean_availability_interval)
         d["reliability_interval"] = list(self.reliability_interval)
-        d["blocks"] = [asdict(b) for b in self.blocks]
+        d["coinciding_preventive"] = [list(ids) for ids in self.coinciding_preventive]
+        d["blocks"] = [asdict(b) | {"share_of_system_downtime_interval": list(b.share_of_system_downtime_interval)}
+                       for b in self.blocks]
         if include_curve:
             d["curve"] = {
                 "t": self.t.tolist(),
@@ -219,6 +232,11 @@ class MissionResult:
         }
 
 
+def _block(b: dict[str, Any]) -> BlockFigures:
+    interval = (b.pop("share_of_system_downtime_lower"), b.pop("share_of_system_downtime_upper"))
+    return BlockFigures(**b, share_of_system_downtime_interval=interval)
+
+
 def availability_result(
     state: str, summary: str, target: float | None, safety: tuple[bool, int] = (False, 0)
 ) -> AvailabilityResult:
@@ -252,7 +270,7 @@ def availability_result(
         expected_preventive_replacements=s["expected_preventive_replacements"],
         expected_proof_tests=s["expected_proof_tests"],
         expected_condition_inspections=s["expected_condition_inspections"],
-        blocks=tuple(BlockFigures(**b) for b in s["blocks"]),
+        blocks=tuple(_block(b) for b in s["blocks"]),
         events=int(s["events"]),
         replications=int(s["replications"]),
         replication_start=int(s["replication_start"]),
@@ -264,6 +282,7 @@ def availability_result(
         costs=_costs(s["costs"]) if s.get("costs") else None,
         preventive=dict(s["preventive"]) if s.get("preventive") else None,
         production=_production_result(s["production"]) if s.get("production") else None,
+        coinciding_preventive=tuple(tuple(ids) for ids in s.get("coinciding_preventive", ())),
     )
 
 

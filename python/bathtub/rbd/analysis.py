@@ -217,7 +217,8 @@ def simulate(d: Mapping[str, Any], repairable: bool, opts: RunOptions, crews: in
             curve = body.pop("curve")
             precision = {"replications": a.replications, "relative_half_width": _finite(a.relative_half_width),
                          "target": a.target_half_width, "target_reached": a.target_reached}
-            return {"results": _clean(body), "curve": _clean(curve), "precision": precision}
+            return {"results": _clean(body), "curve": _clean(curve), "precision": precision,
+                    "warnings": coinciding_warnings(a, d.get("unit"))}
         assert opts.mission_time is not None and opts.replications is not None
         m = engine.simulate_mission(d, mission_time=opts.mission_time, replications=opts.replications,
                                     seed=opts.seed, grid=opts.grid, threads=threads, control=control,
@@ -233,6 +234,20 @@ def simulate(d: Mapping[str, Any], repairable: bool, opts: RunOptions, crews: in
         return {"results": _clean(body), "curve": _clean(curve), "precision": precision}
     except engine.EngineError as e:
         raise InputError("diagram", str(e)) from None
+
+
+def coinciding_warnings(a: engine.AvailabilityResult, unit: str | None) -> list[str]:
+    """A warning per set of redundant blocks whose calendar replacements coincide (they
+    stop together and take the system down), with what the run's planned outages cost:
+    hours (diagram unit) per horizon and share of the system's downtime."""
+    u = f" {unit}" if unit else ""
+    down = (1.0 - a.mean_availability) * a.horizon
+    share = a.planned_downtime / down if down > 0 else 0.0
+    return [f"Planned replacements coincide on redundant blocks {', '.join(ids)}: on one calendar interval they "
+            f"stop together and take the system down; planned outages cost {a.planned_downtime:.4g}{u} of system "
+            f"downtime per {a.horizon:.6g}{u} horizon ({100 * share:.3g}% of the system's downtime). Give them "
+            f"different intervals to keep the redundancy during planned work."
+            for ids in a.coinciding_preventive]
 
 
 def _clean(x: Any) -> Any:
@@ -276,4 +291,4 @@ def analyze(
     else:
         out = simulate(resolved, body["repairable"], opts, crews=crews, threads=threads,
                        control=control, cluster=cluster)
-    return {**what, **out, "warnings": warnings}
+    return {**what, **out, "warnings": warnings + out.get("warnings", [])}

@@ -80,13 +80,38 @@ _ENV.filters.update(label=label, per_time=per_time)
 
 
 def render_page(title: str, kind: str, sections: list[Section], *, created_at: str | None = None,
-                pdf_url: str | None = None, note: str | None = None, standalone: bool = False) -> str:
+                pdf_url: str | None = None, note: str | None = None, standalone: bool = False,
+                author: str | None = None) -> str:
     """A whole page: header (name, kind, date), the sections, the footer. `standalone` inlines the
-    stylesheet (a page printed from a file, which fetches nothing)."""
+    stylesheet (a page printed from a file, which fetches nothing); a report printed so also gets
+    its running header and page numbers (`print_margins`). `author`: a report's, on its cover."""
+    generated = datetime.now(UTC).strftime("%d %b %Y, %H:%M UTC")
+    css = None
+    if standalone:
+        css = stylesheet()
+        if kind == "report":
+            css += print_margins(title, when(created_at) or generated)
     return _ENV.get_template("page.html").render(
         title=title, kind=kind, sections=sections, created_at=created_at, pdf_url=pdf_url, note=note,
-        inline_css=stylesheet() if standalone else None,
-        generated=datetime.now(UTC).strftime("%d %b %Y, %H:%M UTC"))
+        inline_css=css, author=author, generated=generated)
+
+
+def css_string(v: str) -> str:
+    """A CSS string literal of any text: quotes, backslashes and line breaks escaped, and `<`
+    too, so a report named `</style>` cannot end the style element it is printed in."""
+    out = "".join(f"\\{ord(c):x} " if c in '"\\<\n\r' or ord(c) < 32 else c for c in v)
+    return f'"{out}"'
+
+
+def print_margins(title: str, date: str) -> str:
+    """The printed report's page margins (CSS paged media, which Chromium prints): the report's
+    name and date as a running header and "Page n of N" at the foot, on every page but the cover."""
+    box = "font: 8.5pt system-ui, sans-serif; color: #616e7c;"
+    return (f"@media print {{ @page {{ @top-left {{ content: {css_string(title)}; {box} }} "
+            f"@top-right {{ content: {css_string(date)}; {box} }} "
+            f'@bottom-right {{ content: "Page " counter(page) " of " counter(pages); {box} }} }} '
+            "@page :first { @top-left { content: none; } @top-right { content: none; } "
+            "@bottom-right { content: none; } } }\n")
 
 
 def render_gone() -> str:

@@ -425,7 +425,7 @@ async def _execute(store: Store, owner: str, jobs: Any, args: dict[str, Any],
         "quote": plan["quote"],
         "duration_s": duration,
         "placeholders": args["placeholders"],
-        "warnings": args.get("warnings", []),
+        "warnings": args.get("warnings", []) + out.get("warnings", []),
     }
     # Its room under the owner's plan was checked when the analysis was asked for (a queued run
     # must not fail at its end because the owner stored something meanwhile).

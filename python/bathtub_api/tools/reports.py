@@ -1,7 +1,9 @@
 """Reports: several of the caller's items on one page, each under its own note (`reports create`,
 `get report`, `list report`, `reports delete`), read as HTML or PDF by the owner
 (`GET /api/v1/reports/{id}/html`, `.../pdf`) or by anyone through a share link (kind `report`).
-The spec's report item is {kind, id, note <= 3000 plain text, shown above the item's section}."""
+The spec's report item is {kind, id, note <= 3000 plain text, shown above the item's section}; an
+`rbd` item shows its diagram and its latest run, an `rbd_run` item one run. The PDF has a cover
+(name, date, author), a linked contents list, a running header and page numbers."""
 
 from __future__ import annotations
 
@@ -20,9 +22,10 @@ from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 from bathtub_api.tools.sharing import html_response, owner_source, pdf_response
 
 KIND = "report"
-ITEM_KINDS = ("model", "dataset", "rbd", "degradation_model", "strategy_analysis", "rcm_study", "fleet",
+ITEM_KINDS = ("model", "dataset", "rbd", "rbd_run", "degradation_model", "strategy_analysis", "rcm_study", "fleet",
               "recurrent_model")
 NOTE_MAX = 3000
+AUTHOR_MAX = 200
 ITEMS_MAX = 50
 STORED_KIND = {k: k for k in ITEM_KINDS} | {"recurrent_model": "model"}
 
@@ -37,6 +40,8 @@ class ReportItem(Strict):
 class ReportCreate(Strict):
     name: Name
     note: text(max_length=NOTE_MAX) | None = Field(None, description="plain text shown under the report's title")
+    author: text(max_length=AUTHOR_MAX) | None = Field(
+        None, description="who the report is by, shown on its cover (default: the name of the token's user)")
     items: Annotated[list[ReportItem], Field(min_length=1, max_length=ITEMS_MAX)]
 
 
@@ -48,6 +53,7 @@ class Report(Open):
     id: str
     name: str
     note: str | None
+    author: str | None
     items: list[dict[str, Any]]
     html_url: str
     pdf_url: str
@@ -68,7 +74,8 @@ async def _answer(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
     for entry in body["items"]:
         found = await ctx.store.get_item(ctx.user.id, STORED_KIND[entry["kind"]], entry["id"])
         out.append({**entry, "name": None if found is None else found["name"], "exists": found is not None})
-    return {"id": item["id"], "name": item["name"], "note": body.get("note"), "items": out,
+    return {"id": item["id"], "name": item["name"], "note": body.get("note"), "author": body.get("author"),
+            "items": out,
             "created_at": iso(item["created_at"]), "updated_at": iso(item["updated_at"]),
             "html_url": ctx.url(f"/api/v1/reports/{item['id']}/html"),
             "pdf_url": ctx.url(f"/api/v1/reports/{item['id']}/pdf")}
@@ -77,7 +84,8 @@ async def _answer(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
 async def create(ctx: Ctx, req: ReportCreate) -> dict[str, Any]:
     await _check_items(ctx, req.items)
     report_id = new_id(KIND)
-    body = {"note": req.note, "items": [e.model_dump(exclude_none=True) for e in req.items]}
+    body = {"note": req.note, "author": req.author or ctx.user.name or None,
+            "items": [e.model_dump(exclude_none=True) for e in req.items]}
     await ctx.store.insert_item(ctx.user.id, KIND, report_id, req.name, body)
     return await _answer(ctx, await load_item(ctx, KIND, report_id))
 

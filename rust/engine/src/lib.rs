@@ -10,6 +10,7 @@
 
 pub mod agenda;
 pub mod alt;
+pub mod attribution;
 pub mod availability;
 pub mod decisions;
 pub mod diagram;

@@ -15,6 +15,7 @@
 //! `availability::replicate` on such a diagram, so the numbers for a seed are identical:
 //! pinned by a test against `Sim` on random plain diagrams (`tests` below).
 use crate::agenda::Agenda;
+use crate::attribution::Attribution;
 use crate::availability::AvailabilityAcc;
 use crate::diagram::{Compiled, GroupKind};
 use crate::dist::{Dist, Exponential, Lifetime};
@@ -235,6 +236,7 @@ pub(crate) struct Plain<'a, Q> {
     nodes: Vec<Node>,
     succ: Vec<u32>,
     stack: Vec<u32>,
+    attribution: Attribution,
 }
 
 impl<'a, Q: Queue> Plain<'a, Q> {
@@ -282,6 +284,7 @@ impl<'a, Q: Queue> Plain<'a, Q> {
             nodes,
             succ: c.succ.clone(),
             stack: Vec::with_capacity(n),
+            attribution: Attribution::new(c),
         }
     }
 
@@ -289,6 +292,7 @@ impl<'a, Q: Queue> Plain<'a, Q> {
     /// structure evaluated from scratch (as `sim::evaluate`).
     fn reset(&mut self, rng: &mut Stream) {
         self.agenda.clear();
+        self.attribution.reset();
         for m in self.nodes.iter_mut() {
             m.live = 0;
             m.bad = 0;
@@ -334,13 +338,18 @@ impl<'a, Q: Queue> Plain<'a, Q> {
             nodes,
             succ,
             stack,
-            ..
+            attribution,
+            c,
         } = self;
+        let c: &Compiled = c;
         let (units, blocks, nodes, succ) =
             (&mut units[..], &mut blocks[..], &mut nodes[..], &succ[..]);
         let mut up = nodes[output].reach;
-        let (mut down_start, mut down_total, mut cause) = (0.0, 0.0, usize::MAX);
+        let (mut down_start, mut down_total) = (0.0, 0.0);
         let mut failures = (!up) as u32;
+        if !up {
+            attribution.down_from(c, 0.0, |g| blocks[g].ok, &c.threshold);
+        }
         let mut j = 0;
         let mut next_grid = grid.first().copied().unwrap_or(f64::INFINITY);
         let mut events = 0u64;
@@ -399,13 +408,14 @@ impl<'a, Q: Queue> Plain<'a, Q> {
                 if up && !now_up {
                     failures += 1;
                     down_start = t;
-                    cause = g;
                 } else if !up && now_up {
-                    let d = t - down_start;
-                    down_total += d;
-                    if cause != usize::MAX {
-                        acc.block_caused_downtime[cause] += fx(d / horizon);
-                    }
+                    down_total += t - down_start;
+                    attribution.close(t);
+                }
+                // A block changed state in an outage: who restores the system may change.
+                if !now_up {
+                    let blocks = &*blocks;
+                    attribution.down_from(c, t, |g| blocks[g].ok, &c.threshold);
                 }
                 up = now_up;
             }
@@ -415,12 +425,10 @@ impl<'a, Q: Queue> Plain<'a, Q> {
             j += 1;
         }
         if !up {
-            let d = horizon - down_start;
-            down_total += d;
-            if cause != usize::MAX {
-                acc.block_caused_downtime[cause] += fx(d / horizon);
-            }
+            down_total += horizon - down_start;
+            attribution.close(horizon);
         }
+        acc.book_shares(&attribution.charge, horizon);
         for (g, b) in blocks.iter_mut().enumerate() {
             if !b.ok {
                 b.downtime += horizon - b.down_since;
@@ -659,6 +667,9 @@ mod tests {
             assert_eq!(r.point_up, whole.point_up);
             assert_eq!(r.block_downtime, whole.block_downtime);
             assert_eq!(r.block_caused_downtime, whole.block_caused_downtime);
+            assert_eq!(r.block_charge_sq, whole.block_charge_sq);
+            assert_eq!(r.block_charge_cross, whole.block_charge_cross);
+            assert_eq!(r.charge_sq, whole.charge_sq);
         }
     }
 }

@@ -49,7 +49,21 @@ pub struct AvailabilityAcc {
     pub point_up: Vec<u64>,
     pub block_failures: Vec<u64>,
     pub block_downtime: Vec<i128>,
+    /// Per block: its charge of system downtime (see `attribution`), summed over
+    /// replications as fractions of the horizon; sums of its square and of its product
+    /// with the replication's total charge, and of that total's square: the shares'
+    /// intervals (a ratio of two sums over replications).
     pub block_caused_downtime: Vec<i128>,
+    #[serde(default)]
+    pub block_charge_sq: Vec<i128>,
+    #[serde(default)]
+    pub block_charge_cross: Vec<i128>,
+    #[serde(default)]
+    pub charge_sq: i128,
+    /// Redundant blocks whose calendar replacements coincide and stop the system
+    /// together (`attribution::coinciding_preventive`), by id.
+    #[serde(default)]
+    pub coinciding_preventive: Vec<Vec<String>>,
     pub events: u64,
     /// Costs (when the diagram has any), in units of `cost_scale` (a power of two fixed
     /// by the diagram, so values stay small on the fixed-point grid): the total and each
@@ -175,6 +189,13 @@ impl AvailabilityAcc {
             block_failures: vec![0; g],
             block_downtime: vec![0; g],
             block_caused_downtime: vec![0; g],
+            block_charge_sq: vec![0; g],
+            block_charge_cross: vec![0; g],
+            charge_sq: 0,
+            coinciding_preventive: crate::attribution::coinciding_preventive(c)
+                .into_iter()
+                .map(|set| set.into_iter().map(|g| blocks[g].clone()).collect())
+                .collect(),
             events: 0,
             cost_scale: if costs {
                 cost_scale(c, options.horizon)
@@ -216,6 +237,9 @@ impl AvailabilityAcc {
         add_vec(&mut self.block_failures, &o.block_failures);
         add_vec(&mut self.block_downtime, &o.block_downtime);
         add_vec(&mut self.block_caused_downtime, &o.block_caused_downtime);
+        add_vec(&mut self.block_charge_sq, &o.block_charge_sq);
+        add_vec(&mut self.block_charge_cross, &o.block_charge_cross);
+        self.charge_sq += o.charge_sq;
         self.events += o.events;
         self.cost_total.merge(&o.cost_total);
         for (a, b) in self.cost_kind.iter_mut().zip(&o.cost_kind) {
@@ -249,6 +273,23 @@ impl AvailabilityAcc {
             |a| (a.replication_start, a.replication_count),
             Self::absorb,
         )
+    }
+
+    /// One replication's charges of system downtime per block (diagram time).
+    pub(crate) fn book_shares(&mut self, charge: &[f64], horizon: f64) {
+        let total = charge.iter().sum::<f64>() / horizon;
+        if total == 0.0 {
+            return;
+        }
+        for (g, &x) in charge.iter().enumerate() {
+            if x != 0.0 {
+                let c = x / horizon;
+                self.block_caused_downtime[g] += fx(c);
+                self.block_charge_sq[g] += fx(c * c);
+                self.block_charge_cross[g] += fx(c * total);
+            }
+        }
+        self.charge_sq += fx(total * total);
     }
 
     /// Half-width of the 95% interval of unavailability, relative to it (inf while 0).

@@ -50,7 +50,7 @@ pub(crate) fn replicate_observed(
     let mut rng = Stream::new(o.seed, rep);
     sim.reset(&mut rng);
     let mut up = sim.system_up();
-    let (mut down_start, mut down_total, mut cause) = (0.0, 0.0, usize::MAX);
+    let (mut down_start, mut down_total) = (0.0, 0.0);
     let sys_rate = sim.c.system_downtime_rate;
     let mut sys_cost = 0.0;
     let cap = acc.cap_scale > 0.0;
@@ -69,8 +69,11 @@ pub(crate) fn replicate_observed(
     let mut j = 0;
     let mut next_grid = grid.first().copied().unwrap_or(f64::INFINITY);
     let mut events = 0u64;
-    if !up && !sim.begin_outage(0.0) {
-        failures += 1;
+    if !up {
+        if !sim.begin_outage(0.0) {
+            failures += 1;
+        }
+        sim.attribute_down(0.0);
     }
     loop {
         let te = sim.next_time();
@@ -106,7 +109,6 @@ pub(crate) fn replicate_observed(
                 failures += 1;
             }
             down_start = s.time;
-            cause = s.group as usize;
         } else if !up && now_up {
             let d = s.time - down_start;
             down_total += d;
@@ -114,9 +116,11 @@ pub(crate) fn replicate_observed(
             if sys_rate > 0.0 {
                 sys_cost += sys_rate * sim.discounted_span(down_start, s.time);
             }
-            if cause != usize::MAX {
-                acc.block_caused_downtime[cause] += fx(d / horizon);
-            }
+            sim.attribution.close(s.time);
+        }
+        // Any event in an outage may change who restores the system.
+        if !now_up {
+            sim.attribute_down(s.time);
         }
         up = now_up;
     }
@@ -132,10 +136,9 @@ pub(crate) fn replicate_observed(
         if sys_rate > 0.0 {
             sys_cost += sys_rate * sim.discounted_span(down_start, horizon);
         }
-        if cause != usize::MAX {
-            acc.block_caused_downtime[cause] += fx(d / horizon);
-        }
+        sim.attribution.close(horizon);
     }
+    acc.book_shares(&sim.attribution.charge, horizon);
     sim.finish(horizon);
     for g in 0..acc.blocks.len() {
         acc.block_failures[g] += sim.failures[g];

@@ -14,6 +14,9 @@ pub struct BlockSummary {
     pub failures: f64,
     pub downtime: f64,
     pub share_of_system_downtime: f64,
+    pub share_of_system_downtime_std_error: f64,
+    pub share_of_system_downtime_lower: f64,
+    pub share_of_system_downtime_upper: f64,
     pub unplanned_downtime: f64,
     pub planned_downtime: f64,
     pub preventive_replacements: f64,
@@ -57,6 +60,9 @@ pub struct AvailabilitySummary {
     pub expected_proof_tests: f64,
     pub expected_condition_inspections: f64,
     pub blocks: Vec<BlockSummary>,
+    /// Sets of redundant blocks whose calendar replacements coincide and stop the system
+    /// together (each alone would not); their cost is in `planned_downtime`.
+    pub coinciding_preventive: Vec<Vec<String>>,
     pub events: u64,
     pub replications: u64,
     pub replication_start: u64,
@@ -150,6 +156,7 @@ impl AvailabilityAcc {
             blocks: (0..self.blocks.len())
                 .map(|g| self.block_summary(g))
                 .collect(),
+            coinciding_preventive: self.coinciding_preventive.clone(),
             events: self.events,
             replications: n,
             replication_start: self.replication_start,
@@ -178,15 +185,15 @@ impl AvailabilityAcc {
             .min(down);
         let failures = self.block_failures[g] as f64;
         let up = (horizon * nf - down).max(0.0);
+        let (share, share_se) = self.share(g, sys_down);
         BlockSummary {
             id: self.blocks[g].clone(),
             failures: failures / nf,
             downtime: down / nf,
-            share_of_system_downtime: if sys_down > 0.0 {
-                unfx(self.block_caused_downtime[g]) / sys_down
-            } else {
-                0.0
-            },
+            share_of_system_downtime: share,
+            share_of_system_downtime_std_error: share_se,
+            share_of_system_downtime_lower: (share - Z95 * share_se).max(0.0),
+            share_of_system_downtime_upper: (share + Z95 * share_se).min(1.0),
             unplanned_downtime: (down - planned) / nf,
             planned_downtime: planned / nf,
             preventive_replacements: self.block_preventive.get(g).map_or(0.0, |&k| k as f64 / nf),
@@ -198,6 +205,28 @@ impl AvailabilityAcc {
             mtbf: (failures > 0.0).then(|| up / failures),
             mttr: (failures > 0.0).then(|| (down - planned) / failures),
         }
+    }
+
+    /// Block g's share of the charged system downtime, a ratio R = sum c_g / sum C of
+    /// sums over n replications, and its standard error by the delta method:
+    /// sqrt(sum (c_g - R C)^2 * n / (n - 1)) / sum C (0 before two replications, or
+    /// for a state from before the charges' squares were kept).
+    fn share(&self, g: usize, sys_down: f64) -> (f64, f64) {
+        if sys_down <= 0.0 {
+            return (0.0, 0.0);
+        }
+        let r = unfx(self.block_caused_downtime[g]) / sys_down;
+        let n = self.replication_count as f64;
+        let (Some(&sq), Some(&cross)) =
+            (self.block_charge_sq.get(g), self.block_charge_cross.get(g))
+        else {
+            return (r, 0.0);
+        };
+        if n < 2.0 {
+            return (r, 0.0);
+        }
+        let resid = (unfx(sq) - 2.0 * r * unfx(cross) + r * r * unfx(self.charge_sq)).max(0.0);
+        (r, (resid * n / (n - 1.0)).sqrt() / sys_down)
     }
 
     fn production_summary(&self) -> ProductionSummary {

@@ -65,6 +65,7 @@ impl<'a> Sim<'a> {
             vage: vec![0.0; u],
             fails_since: vec![0; u],
             threshold: c.threshold.clone(),
+            attribution: Attribution::new(c),
             phase: 0,
             cap_unit: vec![f64::INFINITY; g],
             node_cap: vec![f64::INFINITY; n],
@@ -130,6 +131,7 @@ impl<'a> Sim<'a> {
         self.busy = 0;
         self.seq = 0;
         self.instant_system_failures = 0;
+        self.attribution.reset();
         self.outage_open = false;
         self.seg_planned = false;
         self.switch_failures = 0;
@@ -178,6 +180,16 @@ impl<'a> Sim<'a> {
     #[inline]
     pub fn system_up(&self) -> bool {
         self.reach[self.c.output as usize]
+    }
+
+    /// The system is down from `t` in its present state: charge the outage's stretch so
+    /// far and pick who the next one is charged to (see `attribution`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn attribute_down(&mut self, t: f64) {
+        let ok = &self.ok;
+        self.attribution
+            .down_from(self.c, t, |g| ok[g], &self.threshold);
     }
 
     /// The system went down at `t`: open an outage; true when it is planned (it would

@@ -15,6 +15,7 @@ mod structure;
 mod tests;
 
 use crate::agenda::Agenda;
+use crate::attribution::Attribution;
 use crate::diagram::{
     Compiled, GroupKind, NO_DIST, NO_GROUP, Policy, RepairQuality, Start, Switch,
 };
@@ -364,6 +365,8 @@ pub struct Sim<'a> {
     any_switch: bool,
     sw_failed: Vec<bool>,
     sw_end: Vec<f64>,
+    /// Who the system's outages are charged to (bookkeeping the replication loop drives).
+    pub(crate) attribution: Attribution,
 }
 
 /// The stream a unit's life or repair is drawn from: its own in common-random-numbers
