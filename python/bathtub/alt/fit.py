@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 
 from bathtub.alt.data import FIELDS, AltData, alt_data
-from bathtub.alt.likelihood import newton
 from bathtub.alt.model import AltModel, use_level
 from bathtub.alt.plot import stress_life
 from bathtub.alt.relationships import BOLTZMANN_EV, AltSpec, parse_model
 from bathtub.errors import InputError
+from bathtub.inference import damped_newton, loglocscale
+from bathtub.inference.maximise import NotMaximised
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,14 @@ def fit_internal(spec: AltSpec, data: AltData) -> tuple[np.ndarray, np.ndarray, 
     """(natural theta, covariance, log-likelihood) of the MLE."""
     st = standardise(spec, data)
     fixed = not spec.has_sigma
-    theta, ll, hess = newton(_start(spec, st, data.failed), st.y, data.failed, st.x, st.offset, spec.life, fixed)
+    kind = "normal" if spec.life == "lognormal" else "extreme"
+    try:
+        m = damped_newton(lambda th: loglocscale.loglik(th, st.y, data.failed, st.x, st.offset, kind, fixed),
+                          _start(spec, st, data.failed))
+    except NotMaximised as e:
+        raise InputError("data", "the ALT likelihood could not be maximised from these data" if e.no_ascent
+                         else "the ALT fit did not converge; the data may not identify the model") from None
+    theta, ll, hess = m.estimate, m.log_likelihood, m.hessian
     try:
         cov = np.linalg.inv(-hess)
         np.linalg.cholesky(cov)
@@ -137,8 +145,8 @@ def fit_alt(model_id: str, t: Sequence[float], failed: Sequence[bool] | None, st
     }
     if spec.relationship.id in ("arrhenius", "peck", "temperature_nonthermal", "dual_exponential"):
         b = next(p for p in record["params"] if p["name"] == "B")
-        record["activation_energy_ev"] = {k2: (None if v is None else v * BOLTZMANN_EV)
-                                          for k2, v in b.items() if k2 != "name"}
+        ev = [None if v is None else v * BOLTZMANN_EV for v in (b["value"], b["se"], *(b["ci"] or (None, None)))]
+        record["activation_energy_ev"] = {"value": ev[0], "se": ev[1], "ci": None if b["ci"] is None else ev[2:]}
     use = opts.get("use_stress")
     if use is not None:
         try:

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import ndtri
 
+from bathtub import inference
 from bathtub.degradation.crossing import LineCrossing
 from bathtub.degradation.paths import Path, Readings, check_direction, unit_lines
 from bathtub.errors import InputError
@@ -152,7 +152,7 @@ def fit_random_effects(
             cov_phi = None
     except np.linalg.LinAlgError:
         cov_phi = None
-    zq = float(ndtri(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     # back to the data's scales: A = z_c + z_s·A', B = z_s/t_s·B', σ's likewise
     scale_a, scale_b = z_s, z_s / t_s
     params: list[dict[str, Any]] = []

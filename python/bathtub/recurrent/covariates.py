@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.recurrent.data import EventData
 from bathtub.recurrent.nhpp import covariance_from_information, power_law
@@ -60,7 +61,7 @@ def fit(data: EventData, confidence: float) -> dict[str, Any]:
     ll_full = full(p_hat)
     ll_null = -profile(np.concatenate([[math.log(pl.beta)], np.zeros(g.size)]))
     lr = max(0.0, 2 * (ll_full - ll_null))
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     rows = []
     for k, name in enumerate(names):
         se = math.sqrt(cov[2 + k, 2 + k]) if cov[2 + k, 2 + k] >= 0 else math.nan

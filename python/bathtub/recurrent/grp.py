@@ -15,8 +15,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.recurrent.data import EventData
 from bathtub.recurrent.nhpp import covariance_from_information, power_law
@@ -242,5 +243,5 @@ def simulate(alpha: float, beta: float, q: float, kind: str, ends: np.ndarray,
 def q_interval(g: GrpFit, confidence: float) -> tuple[float, float]:
     """Wald interval of q from the observed information, clipped to [0, 1]."""
     se = math.sqrt(g.cov[2, 2]) if math.isfinite(g.cov[2, 2]) and g.cov[2, 2] >= 0 else math.nan
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    z = inference.z(confidence)
     return max(0.0, g.q - z * se), min(1.0, g.q + z * se)

@@ -19,8 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.recurrent.data import EventData
 
@@ -51,7 +51,7 @@ def mcf(data: EventData, confidence: float = 0.95) -> dict[str, Any]:
     sum_d2 = np.bincount(pt, weights=cij**2, minlength=uniq.size)
     var_nelson = np.cumsum((sum_d2 - d**2 / r) / r**2)
     var_ln = _lawless_nadeau(uniq, r, inc, pt, ps, cij, ends)
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    z = inference.z(confidence)
     out: dict[str, Any] = {"time": uniq.tolist(), "mcf": m.tolist(), "at_risk": r.astype(int).tolist(),
                            "events": d.astype(int).tolist(), "confidence": confidence}
     for name, v in (("nelson", var_nelson), ("lawless_nadeau", var_ln)):
@@ -122,7 +122,7 @@ def compare(a: EventData, b: EventData, labels: tuple[str, str], confidence: flo
 
     diff = at(fa, "mcf") - at(fb, "mcf")
     var = at(fa, "variance_lawless_nadeau") + at(fb, "variance_lawless_nadeau")
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    z = inference.z(confidence)
     half = z * np.sqrt(var)
     lower, upper = diff - half, diff + half
     apart = (lower > 0) | (upper < 0)

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from bathtub import inference
 from bathtub.regression import design, flexible
 from bathtub.regression.models import cox_ph_test
 from bathtub.regression.record_parts import (
@@ -37,7 +37,7 @@ INFINITE = ("infinite at t = 0: the spline's slope in log t (gamma1) is below 1,
 def _params(fit: flexible.SplineFit, confidence: float) -> list[dict[str, Any]]:
     """The spline coefficients γ (log t basis), and for a straight line (no interior knots) the Weibull or
     log-logistic alpha and beta it is, with delta-method standard errors; all at every covariate 0."""
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     m = fit.gamma.size
     cov = fit.cov[:m, :m]
     out = []

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.regression import buckley_james, cox_frailty, design, frailty
 from bathtub.regression.record_parts import (
@@ -88,7 +88,7 @@ def fit_record(distribution: str, columns: Mapping[str, Sequence[Any]], mapping:
 
 
 def _theta_param(theta: float, se_log: float | None, confidence: float) -> dict[str, Any]:
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     if se_log is None:
         return {"name": "theta", "value": theta, "se": None, "ci": [0.0, None], "confidence": confidence}
     return {"name": "theta", "value": theta, "se": theta * se_log,
@@ -118,7 +118,7 @@ def _weibull_record(d: design.Design, rows: Rows, group: list[Any], group_column
                     field: str) -> dict[str, Any]:
     fit = frailty.fit_weibull_frailty(d.x, rows.stop, rows.event, group, field)
     p = fit.b.size
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     cov = fit.cov
     coefficients = coefficient_rows(d.names, fit.b, cov[2:2 + p, 2:2 + p], None, confidence, "hazard ratio")
     # α = e^{−c/ρ}: ∂logα/∂c = −1/ρ, ∂logα/∂logρ = c/ρ
@@ -175,7 +175,7 @@ def _cox_record(d: design.Design, rows: Rows, group: list[Any], group_column: st
     for c, s2 in zip(coefficients, se2):
         c["se2"] = float(s2)  # R's se2: the sandwich H⁻¹(H − P)H⁻¹
     theta = fit.theta
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     tparam: dict[str, Any] = {"name": "theta", "value": theta, "se": fit.theta_se, "confidence": 0.95,
                               "ci": list(fit.theta_ci), "ci_method": "profile integrated likelihood (χ²₁ drop)"}
     if fit.theta_se is not None and confidence != 0.95:
@@ -235,7 +235,7 @@ def _bj_record(d: design.Design, rows: Rows, confidence: float, field: str, boot
     p = fit.beta.size
     robust = fit.boot_var[1:, 1:] if fit.boot_var is not None else None
     coefficients = coefficient_rows(d.names, fit.beta, fit.var[1:, 1:], robust, confidence, "time ratio")
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     se_a = math.sqrt(fit.var[0, 0])
     params = [{"name": "intercept", "value": fit.intercept, "se": se_a,
                "ci": [fit.intercept - zq * se_a, fit.intercept + zq * se_a], "at": "every covariate 0",

@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from bathtub import inference
 from bathtub.errors import InputError, RowError
+from bathtub.inference import standard_terms
 from bathtub.regression import additive, cox, design, parametric, zph
 from bathtub.regression.record_parts import (
     BASELINE_MAX,
@@ -113,7 +115,7 @@ def parametric_record(distribution: str, d: design.Design, rows: Rows, confidenc
     field = "formula" if formula else "covariates"
     fit = parametric.fit_parametric(distribution, d.x, rows.stop, rows.event, rows.start, field)
     p = fit.gamma.size
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     cov = fit.cov
     if distribution == "weibull_ph":
         coef, var = parametric.ph_coefficients(fit)
@@ -346,7 +348,7 @@ def log_survival(record: Mapping[str, Any], x: np.ndarray, strata: np.ndarray, u
     eta = x @ np.asarray(record["gamma"], dtype=float) if x.shape[1] else np.zeros(x.shape[0])
     with np.errstate(divide="ignore"):
         z = (np.log(np.maximum(use, 0.0)) - record["mu"] - eta[:, None]) / record["sigma"]
-    return parametric.log_density_survival(parametric.FAMILIES[dist], z)[1]
+    return standard_terms(parametric.FAMILIES[dist], z)[1]
 
 
 def support_end(record: Mapping[str, Any]) -> float | None:

@@ -1,0 +1,143 @@
+"""One maximiser: a log-likelihood in, the estimate, its covariance (inverse observed
+information), the log-likelihood at the maximum and the convergence facts out.
+
+The method policy is the caller's, passed as data, so each model keeps the optimiser settings
+its pinned numbers were computed with: a sequence of scipy stages (BFGS, then Nelder-Mead from
+where BFGS stopped, ...), or the damped Newton of a likelihood that returns its own Hessian."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import optimize
+
+from bathtub.inference.hessian import hessian as fd_hessian
+
+
+@dataclass(frozen=True, eq=False)
+class Maximum:
+    """The maximum of a log-likelihood. `covariance` is None when it was not asked for or the
+    information is not positive definite there."""
+
+    estimate: np.ndarray
+    covariance: np.ndarray | None
+    log_likelihood: float
+    converged: bool
+    iterations: int
+    method: str
+    message: str = ""
+    hessian: np.ndarray | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"estimate": self.estimate.tolist(),
+                "covariance": None if self.covariance is None else self.covariance.tolist(),
+                "log_likelihood": self.log_likelihood, "converged": self.converged,
+                "iterations": self.iterations, "method": self.method, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One scipy.optimize.minimize call: `method` with its `options`."""
+
+    method: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def inverse_information(hess: np.ndarray) -> np.ndarray | None:
+    """(-H)^-1 if it is a covariance (finite, positive diagonal), else None."""
+    try:
+        cov = np.linalg.inv(-hess)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(cov)) or np.any(np.diag(cov) <= 0):
+        return None
+    return cov
+
+
+def maximise(loglik: Callable[..., Any], x0: np.ndarray, *, grad: bool = False,
+             stages: Sequence[Stage] = (Stage("BFGS"),), args: tuple = (),
+             hessian: Callable[[np.ndarray], np.ndarray] | None = None,
+             steps: np.ndarray | float | None = None, covariance: bool = True) -> Maximum:
+    """Maximise `loglik(x, *args)` from `x0`.
+
+    `grad=True`: `loglik` returns (value, gradient) and the gradient is used (scipy's `jac=True`).
+    `stages` run in turn, each from where the previous one stopped. The covariance is the inverse
+    of minus the Hessian of `loglik` at the maximum: `hessian(x)` when given, else central
+    differences with `steps` (default 1e-4 * max(1, |x|))."""
+    if grad:
+        def neg(x: np.ndarray, *a: Any) -> tuple[float, np.ndarray]:
+            v, g = loglik(x, *a)
+            return -v, -np.asarray(g)
+    else:
+        def neg(x: np.ndarray, *a: Any) -> float:  # type: ignore[misc]
+            return -loglik(x, *a)
+    x = np.asarray(x0, dtype=float)
+    iterations = 0
+    res: Any = None
+    for st in stages:
+        res = optimize.minimize(neg, x, args=args, jac=True if grad else None, method=st.method,
+                                options=st.options)
+        x = res.x
+        iterations += int(getattr(res, "nit", 0) or 0)
+    value = -float(res.fun)
+    cov = None
+    h = None
+    if covariance:
+        if hessian is not None:
+            h = hessian(x)
+        else:
+            def scalar(p: np.ndarray) -> float:
+                return float(loglik(p, *args)[0] if grad else loglik(p, *args))
+            h = fd_hessian(scalar, x, steps if steps is not None else 1e-4 * np.maximum(1.0, np.abs(x)))
+        cov = inverse_information(h)
+    return Maximum(x, cov, value, bool(res.success), iterations, "+".join(s.method for s in stages),
+                   str(res.message), h)
+
+
+class NotMaximised(ValueError):
+    """The damped Newton could not raise the likelihood (`no_ascent`) or did not converge."""
+
+    def __init__(self, message: str, no_ascent: bool) -> None:
+        super().__init__(message)
+        self.no_ascent = no_ascent
+
+
+def damped_newton(loglik: Callable[[np.ndarray], tuple[float, np.ndarray, np.ndarray]], x0: np.ndarray,
+                  max_iter: int = 200) -> Maximum:
+    """Maximise a log-likelihood that returns (value, gradient, Hessian): Newton steps,
+    Levenberg-damped while the Hessian is not negative definite or a step does not raise the
+    likelihood. Raises `NotMaximised` when no step raises it or it does not converge."""
+    theta = np.asarray(x0, dtype=float).copy()
+    ll, g, h = loglik(theta)
+    lam = 0.0
+    eye = np.eye(theta.size)
+    iterations = 0
+    for _ in range(max_iter):
+        iterations += 1
+        while True:
+            try:
+                np.linalg.cholesky(-(h - lam * eye))
+                step = np.linalg.solve(-(h - lam * eye), g)
+            except np.linalg.LinAlgError:
+                lam = max(1e-6, lam * 10.0)
+                continue
+            cand = theta + step
+            with np.errstate(all="ignore"):  # a wild trial step overflows; it is then refused below
+                ll_new, g_new, h_new = loglik(cand)
+            if math.isfinite(ll_new) and np.isfinite(h_new).all() and ll_new >= ll - 1e-12 * (1.0 + abs(ll)):
+                break
+            lam = max(1e-6, lam * 10.0)
+            if lam > 1e12:
+                raise NotMaximised("the likelihood could not be raised from this start", True)
+        decrement = float(g @ step)
+        theta, ll, g, h = cand, ll_new, g_new, h_new
+        lam = lam / 10.0 if lam > 1e-6 else 0.0
+        if decrement < 1e-12 and float(np.max(np.abs(step))) < 1e-9:
+            break
+    else:
+        raise NotMaximised("did not converge", False)
+    return Maximum(theta, inverse_information(h), ll, True, iterations, "damped-newton", "", h)
