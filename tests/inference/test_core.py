@@ -146,7 +146,7 @@ def test_row_delta_method_by_hand():
 
 
 def test_row_lr_passes_through_and_missing_se():
-    r = row("theta", 1.5, 0.3, scale="log", confidence=0.95, lr=(0.9, 2.7), ci_method="lr")
+    r = row("theta", 1.5, 0.3, scale="log", confidence=0.95, limits=(0.9, 2.7), ci_method="lr")
     assert r["ci"] == [0.9, 2.7] and r["ci_method"] == "lr" and r["se"] == pytest.approx(0.45)
     assert row("beta", 2.0, None)["ci"] is None
     assert row("x", 1.0, math.inf, scale="log", finite=True)["se"] is None

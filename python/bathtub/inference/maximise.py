@@ -41,10 +41,13 @@ class Maximum:
 
 @dataclass(frozen=True)
 class Stage:
-    """One scipy.optimize.minimize call: `method` with its `options`."""
+    """One scipy.optimize.minimize call: `method` with its `options` (and `bounds` or
+    `constraints` where the method takes them)."""
 
     method: str
     options: dict[str, Any] = field(default_factory=dict)
+    bounds: Sequence[tuple[float | None, float | None]] | None = None
+    constraints: Sequence[dict[str, Any]] = ()
 
 
 def inverse_information(hess: np.ndarray) -> np.ndarray | None:
@@ -79,8 +82,13 @@ def maximise(loglik: Callable[..., Any], x0: np.ndarray, *, grad: bool = False,
     iterations = 0
     res: Any = None
     for st in stages:
+        extra: dict[str, Any] = {}
+        if st.bounds is not None:
+            extra["bounds"] = st.bounds
+        if st.constraints:
+            extra["constraints"] = list(st.constraints)
         res = optimize.minimize(neg, x, args=args, jac=True if grad else None, method=st.method,
-                                options=st.options)
+                                options=st.options, **extra)
         x = res.x
         iterations += int(getattr(res, "nit", 0) or 0)
     value = -float(res.fun)

@@ -4,7 +4,7 @@
 The interval is the delta method on the parameter's natural scale: identity (value -/+ z se),
 log for positive parameters (value * exp(-/+ z se_log), so it never crosses 0) and logit for
 probabilities (expit(logit p -/+ z se_logit)). Likelihood-ratio limits, where a model computes
-them, pass through unchanged."""
+them, pass through unchanged (`limits`)."""
 
 from __future__ import annotations
 
@@ -60,16 +60,17 @@ def reported_se(value: float, se: float, scale: Scale) -> float:
 
 
 def row(name: str, value: float, se: float | None, *, scale: Scale = "identity", confidence: float | None = None,
-        zq: float | None = None, lr: tuple[float | None, float | None] | None = None, finite: bool = False,
+        zq: float | None = None, limits: tuple[float | None, float | None] | None = None, finite: bool = False,
         **extra: Any) -> dict[str, Any]:
     """`{name, value, se, ci, **extra}`.
 
     `se` is on `scale` (identity: of the value; log: of ln value; logit: of logit value); the row's
-    `se` is of the value. Give `confidence` or its `zq`. `lr` replaces the interval with precomputed
-    likelihood-ratio limits. Without `se` (and `lr`) `ci` is None. `finite` turns a non-finite number
+    `se` is of the value. Give `confidence` or its `zq`. `limits` replaces the delta-method interval
+    with limits the model computed itself (likelihood-ratio, profile, or on a scale of its own).
+    Without `se` and `limits`, `ci` is None. `finite` turns a non-finite number
     into None (JSON has no inf)."""
-    if lr is not None:
-        ci: list[float | None] | None = [lr[0], lr[1]]
+    if limits is not None:
+        ci: list[float | None] | None = [limits[0], limits[1]]
         out_se = None if se is None else reported_se(value, se, scale)
     elif se is None:
         ci, out_se = None, None

@@ -91,8 +91,7 @@ def _theta_param(theta: float, se_log: float | None, confidence: float) -> dict[
     zq = inference.z(confidence)
     if se_log is None:
         return {"name": "theta", "value": theta, "se": None, "ci": [0.0, None], "confidence": confidence}
-    return {"name": "theta", "value": theta, "se": theta * se_log,
-            "ci": [theta * math.exp(-zq * se_log), theta * math.exp(zq * se_log)], "confidence": confidence}
+    return {**inference.row("theta", theta, se_log, scale="log", zq=zq), "confidence": confidence}
 
 
 def _frailty_block(theta: float, lr: float, group_column: str, n_groups: int, method: str) -> dict[str, Any]:
@@ -127,12 +126,8 @@ def _weibull_record(d: design.Design, rows: Rows, group: list[Any], group_column
     se_la = math.sqrt(float(g @ cov @ g))
     se_lr = math.sqrt(cov[1, 1])
     alpha = math.exp(-fit.c / fit.rho)
-    params = [{"name": "alpha", "value": alpha, "se": alpha * se_la,
-               "ci": [alpha * math.exp(-zq * se_la), alpha * math.exp(zq * se_la)],
-               "at": "every covariate 0, frailty 1"},
-              {"name": "beta", "value": fit.rho, "se": fit.rho * se_lr,
-               "ci": [fit.rho * math.exp(-zq * se_lr), fit.rho * math.exp(zq * se_lr)],
-               "at": "every covariate 0, frailty 1"},
+    params = [inference.row("alpha", alpha, se_la, scale="log", zq=zq, at="every covariate 0, frailty 1"),
+              inference.row("beta", fit.rho, se_lr, scale="log", zq=zq, at="every covariate 0, frailty 1"),
               _theta_param(fit.theta, None if fit.boundary else math.sqrt(cov[-1, -1]), confidence)]
     lr_theta = max(0.0, 2 * (fit.loglik - fit.loglik_ph))
     var_b = cov[2:2 + p, 2:2 + p]
@@ -237,9 +232,8 @@ def _bj_record(d: design.Design, rows: Rows, confidence: float, field: str, boot
     coefficients = coefficient_rows(d.names, fit.beta, fit.var[1:, 1:], robust, confidence, "time ratio")
     zq = inference.z(confidence)
     se_a = math.sqrt(fit.var[0, 0])
-    params = [{"name": "intercept", "value": fit.intercept, "se": se_a,
-               "ci": [fit.intercept - zq * se_a, fit.intercept + zq * se_a], "at": "every covariate 0",
-               "reading": "mean log time at every covariate 0 (least squares on the completed log times)"},
+    params = [inference.row("intercept", fit.intercept, se_a, zq=zq, at="every covariate 0",
+                            reading="mean log time at every covariate 0 (least squares on the completed log times)"),
               {"name": "sigma", "value": fit.sigma, "se": None,
                "reading": "standard deviation of the failures' log-time residuals"}]
     wald = float(fit.beta @ np.linalg.solve(fit.var[1:, 1:], fit.beta))

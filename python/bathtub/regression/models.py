@@ -128,15 +128,12 @@ def parametric_record(distribution: str, d: design.Design, rows: Rows, confidenc
     coefficients = coefficient_rows(d.names, coef, var, None, confidence, kind)
     se_mu, se_ls = math.sqrt(cov[0, 0]), math.sqrt(cov[1, 1])
     if distribution == "lognormal_aft":
-        params = [{"name": "mu", "value": fit.mu, "se": se_mu, "ci": [fit.mu - zq * se_mu, fit.mu + zq * se_mu]},
-                  {"name": "sigma", "value": fit.sigma, "se": fit.sigma * se_ls,
-                   "ci": [fit.sigma * math.exp(-zq * se_ls), fit.sigma * math.exp(zq * se_ls)]}]
+        params = [inference.row("mu", fit.mu, se_mu, zq=zq),
+                  inference.row("sigma", fit.sigma, se_ls, scale="log", zq=zq)]
     else:
-        alpha, beta = math.exp(fit.mu), 1.0 / fit.sigma
-        params = [{"name": "alpha", "value": alpha, "se": alpha * se_mu,
-                   "ci": [alpha * math.exp(-zq * se_mu), alpha * math.exp(zq * se_mu)]},
-                  {"name": "beta", "value": beta, "se": beta * se_ls,
-                   "ci": [beta * math.exp(-zq * se_ls), beta * math.exp(zq * se_ls)]}]
+        # alpha = e^mu and beta = 1/sigma: ln alpha = mu and ln beta = -ln sigma share their se
+        params = [inference.row("alpha", math.exp(fit.mu), se_mu, scale="log", zq=zq),
+                  inference.row("beta", 1.0 / fit.sigma, se_ls, scale="log", zq=zq)]
     for prm in params:
         prm["at"] = "every covariate 0"
     gof = fit_tests(fit.loglik, fit.loglik0, p + 2, fit.n, coef, var, None, partial=False)
