@@ -12,7 +12,6 @@ from scipy import special, stats
 
 from bathtub.inference import (
     Stage,
-    damped_newton,
     hessian,
     hessian_from_gradient,
     interval,
@@ -21,7 +20,6 @@ from bathtub.inference import (
     row,
     z,
 )
-from bathtub.inference.maximise import NotMaximised
 
 RNG = np.random.default_rng(27)
 T = RNG.exponential(40.0, 50)
@@ -60,18 +58,24 @@ def test_normal_mle_and_covariance(stages):
     assert m.method == "+".join(s.method for s in stages)
 
 
-def test_damped_newton_on_the_log_location_scale_likelihood():
+def test_log_location_scale_fit_with_its_analytic_hessian():
     # a normal sample with no censoring and no covariate: the lognormal fit is the normal MLE of ln t
     y = Y
     x = np.ones((y.size, 1))
     fail = np.ones(y.size, bool)
-    m = damped_newton(lambda th: loglocscale.loglik(th, y, fail, x, np.zeros(y.size), "normal", False),
-                      np.array([0.0, 0.0]))
-    np.testing.assert_allclose(m.estimate, [y.mean(), math.log(y.std())], atol=1e-10)
-    np.testing.assert_allclose(m.covariance, [[y.var() / y.size, 0], [0, 1 / (2 * y.size)]], rtol=1e-8, atol=1e-12)
-    with pytest.raises(NotMaximised):
-        damped_newton(lambda th: loglocscale.loglik(th, y, fail, x, np.zeros(y.size), "normal", False),
-                      np.array([0.0, 0.0]), max_iter=1)
+
+    def ll(th: np.ndarray) -> tuple[float, np.ndarray]:
+        v, g, _ = loglocscale.loglik(th, y, fail, x, np.zeros(y.size), "normal", False)
+        return v, g
+
+    m = maximise(ll, np.array([0.0, 0.0]), grad=True, stages=(Stage("BFGS", {"gtol": 1e-10}),),
+                 hessian=lambda th: loglocscale.loglik(th, y, fail, x, np.zeros(y.size), "normal", False)[2])
+    np.testing.assert_allclose(m.estimate, [y.mean(), math.log(y.std())], atol=1e-7)
+    # the analytic information at the MLE: var(mu) = s^2/n, var(ln s) = 1/(2n)
+    np.testing.assert_allclose(m.covariance, [[y.var() / y.size, 0], [0, 1 / (2 * y.size)]], rtol=1e-6, atol=1e-10)
+    # the log-likelihood of t = e^y is the normal one of y minus sum(y)
+    assert m.log_likelihood == pytest.approx(float(stats.norm.logpdf(y, y.mean(), y.std()).sum()) - y.sum(),
+                                             rel=1e-12)
 
 
 @pytest.mark.parametrize("kind", ["extreme", "normal", "logistic"])

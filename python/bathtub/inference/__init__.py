@@ -5,8 +5,8 @@ row builder (`row`) that turns an estimate, its standard error and a confidence 
 
 from bathtub.inference.hessian import hessian, hessian_from_gradient
 from bathtub.inference.loglocscale import standard_terms
-from bathtub.inference.maximise import Maximum, Stage, damped_newton, maximise
+from bathtub.inference.maximise import Maximum, Stage, maximise
 from bathtub.inference.rows import interval, row, z
 
-__all__ = ["Maximum", "Stage", "damped_newton", "hessian", "hessian_from_gradient", "interval", "maximise", "row",
+__all__ = ["Maximum", "Stage", "hessian", "hessian_from_gradient", "interval", "maximise", "row",
            "standard_terms", "z"]

@@ -3,11 +3,11 @@ information), the log-likelihood at the maximum and the convergence facts out.
 
 The method policy is the caller's, passed as data, so each model keeps the optimiser settings
 its pinned numbers were computed with: a sequence of scipy stages (BFGS, then Nelder-Mead from
-where BFGS stopped, ...), or the damped Newton of a likelihood that returns its own Hessian."""
+where BFGS stopped, L-BFGS-B with bounds, SLSQP with constraints, ...). ALT's damped Newton on
+the log-location-scale likelihood runs in the engine (`engine.binding.alt_fit`), which is faster."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,48 +104,3 @@ def maximise(loglik: Callable[..., Any], x0: np.ndarray, *, grad: bool = False,
         cov = inverse_information(h)
     return Maximum(x, cov, value, bool(res.success), iterations, "+".join(s.method for s in stages),
                    str(res.message), h)
-
-
-class NotMaximised(ValueError):
-    """The damped Newton could not raise the likelihood (`no_ascent`) or did not converge."""
-
-    def __init__(self, message: str, no_ascent: bool) -> None:
-        super().__init__(message)
-        self.no_ascent = no_ascent
-
-
-def damped_newton(loglik: Callable[[np.ndarray], tuple[float, np.ndarray, np.ndarray]], x0: np.ndarray,
-                  max_iter: int = 200) -> Maximum:
-    """Maximise a log-likelihood that returns (value, gradient, Hessian): Newton steps,
-    Levenberg-damped while the Hessian is not negative definite or a step does not raise the
-    likelihood. Raises `NotMaximised` when no step raises it or it does not converge."""
-    theta = np.asarray(x0, dtype=float).copy()
-    ll, g, h = loglik(theta)
-    lam = 0.0
-    eye = np.eye(theta.size)
-    iterations = 0
-    for _ in range(max_iter):
-        iterations += 1
-        while True:
-            try:
-                np.linalg.cholesky(-(h - lam * eye))
-                step = np.linalg.solve(-(h - lam * eye), g)
-            except np.linalg.LinAlgError:
-                lam = max(1e-6, lam * 10.0)
-                continue
-            cand = theta + step
-            with np.errstate(all="ignore"):  # a wild trial step overflows; it is then refused below
-                ll_new, g_new, h_new = loglik(cand)
-            if math.isfinite(ll_new) and np.isfinite(h_new).all() and ll_new >= ll - 1e-12 * (1.0 + abs(ll)):
-                break
-            lam = max(1e-6, lam * 10.0)
-            if lam > 1e12:
-                raise NotMaximised("the likelihood could not be raised from this start", True)
-        decrement = float(g @ step)
-        theta, ll, g, h = cand, ll_new, g_new, h_new
-        lam = lam / 10.0 if lam > 1e-6 else 0.0
-        if decrement < 1e-12 and float(np.max(np.abs(step))) < 1e-9:
-            break
-    else:
-        raise NotMaximised("did not converge", False)
-    return Maximum(theta, inverse_information(h), ll, True, iterations, "damped-newton", "", h)
