@@ -18,6 +18,8 @@ from scipy import special, stats
 
 from bathtub.alt.relationships import AltSpec, check_stresses, parse_model
 from bathtub.errors import InputError
+from bathtub.inference import row
+from bathtub.inference.rows import checked_z
 from bathtub.validate import is_number
 
 
@@ -33,9 +35,7 @@ class Estimate:
 
 
 def _z(confidence: float) -> float:
-    if not (isinstance(confidence, (int, float)) and 0.5 <= confidence < 1):
-        raise InputError("confidence", "must be in [0.5, 1)")
-    return float(stats.norm.ppf(0.5 + confidence / 2.0))
+    return checked_z(confidence)
 
 
 def _finite(v: float) -> float | None:
@@ -150,24 +150,24 @@ class AltModel:
         return {"distribution": self.spec.life, "params": [{"name": k, "value": v} for k, v in params.items()]}
 
     def reported(self, confidence: float = 0.95) -> list[dict[str, Any]]:
-        """The relationship's named parameters, then the life's shape (beta or sigma)."""
+        """The relationship's named parameters, then the life's shape (beta or sigma), as
+        `{name, value, se, ci}` rows: positive ones with bounds on the log scale."""
         z = _z(confidence)
         out: list[dict[str, Any]] = []
+
+        def add(name: str, j: int, sign: float, log: bool) -> None:
+            grad = np.zeros(self.theta.size)
+            grad[j] = sign
+            v = sign * float(self.theta[j])
+            se = None if self.cov is None else math.sqrt(max(float(grad @ self.cov @ grad), 0.0))
+            out.append(row(name, math.exp(v) if log else v, se, scale="log" if log else "identity", zq=z,
+                           finite=True))
+
         for j, c in enumerate(self.spec.relationship.coefs):
-            grad = np.zeros(self.theta.size)
-            grad[j] = c.sign
-            v = c.sign * float(self.theta[j])
-            est = log_estimate(v, grad, self.cov, z) if c.exp else lin_estimate(v, grad, self.cov, z)
-            out.append({"name": c.name, **est.to_dict()})
+            add(c.name, j, c.sign, c.exp)
         if self.spec.has_sigma:
-            grad = np.zeros(self.theta.size)
-            ls = float(self.theta[self.k])
-            if self.spec.life == "weibull":
-                grad[self.k] = -1.0
-                out.append({"name": "beta", **log_estimate(-ls, grad, self.cov, z).to_dict()})
-            else:
-                grad[self.k] = 1.0
-                out.append({"name": "sigma", **log_estimate(ls, grad, self.cov, z).to_dict()})
+            weibull = self.spec.life == "weibull"
+            add("beta" if weibull else "sigma", self.k, -1.0 if weibull else 1.0, True)
         return out
 
     def coefficient_names(self) -> list[str]:

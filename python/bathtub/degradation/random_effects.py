@@ -20,9 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import ndtri
 
+from bathtub import inference
 from bathtub.degradation.crossing import LineCrossing
 from bathtub.degradation.paths import Path, Readings, check_direction, unit_lines
 from bathtub.errors import InputError
@@ -85,16 +84,6 @@ def _profile(phi: np.ndarray, st: _Stats, random_intercept: bool, reml: bool) ->
     return val, mu, cov
 
 
-def _hessian(f: Any, x: np.ndarray, h: float = 1e-4) -> np.ndarray:
-    k = len(x)
-    H = np.empty((k, k))
-    for i in range(k):
-        for j in range(i, k):
-            ei, ej = np.eye(k)[i] * h, np.eye(k)[j] * h
-            H[i, j] = H[j, i] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej) + f(x - ei - ej)) / (4 * h * h)
-    return H
-
-
 def fit_random_effects(
     path: Path,
     readings: Readings,
@@ -138,48 +127,43 @@ def fit_random_effects(
 
     best = None
     for start in (np.array(phi0), np.array(phi0) + 0.5):
-        res = minimize(f, start, method="BFGS", options={"gtol": 1e-7, "maxiter": 400})
-        res = minimize(f, res.x, method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-11, "maxiter": 2000})
-        if best is None or res.fun < best.fun:
+        # BFGS, then Nelder-Mead from where it stopped (the REML surface is flat near its top)
+        res = inference.maximise(lambda p: -f(p), start, covariance=False,
+                                 stages=(inference.Stage("BFGS", {"gtol": 1e-7, "maxiter": 400}),
+                                         inference.Stage("Nelder-Mead", {"xatol": 1e-9, "fatol": 1e-11,
+                                                                         "maxiter": 2000})))
+        if best is None or res.log_likelihood > best.log_likelihood:
             best = res
     assert best is not None
-    phi = best.x
+    phi = best.estimate
     val, mu, cov_mu = _profile(phi, st, random_intercept, reml)
-    H = _hessian(f, phi) / 2.0  # −log L = val / 2
+    H = inference.hessian(f, phi, 1e-4) / 2.0  # −log L = val / 2
     try:
         cov_phi = np.linalg.inv(H)
         if np.any(np.diag(cov_phi) <= 0):
             cov_phi = None
     except np.linalg.LinAlgError:
         cov_phi = None
-    zq = float(ndtri(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     # back to the data's scales: A = z_c + z_s·A', B = z_s/t_s·B', σ's likewise
     scale_a, scale_b = z_s, z_s / t_s
     params: list[dict[str, Any]] = []
 
-    def add(name: str, value: float, se: float | None, lo: float | None, hi: float | None) -> None:
-        params.append({"name": name, "value": value, "se": se,
-                       "ci": None if lo is None or hi is None else [lo, hi]})
-
     for i, (name, c, s) in enumerate((("mu_a", z_c, scale_a), ("mu_b", 0.0, scale_b))):
         v, se = c + s * float(mu[i]), s * math.sqrt(float(cov_mu[i, i]))
-        add(name, v, se, v - zq * se, v + zq * se)
+        params.append(inference.row(name, v, se, zq=zq))
     names = [("sd_b", scale_b, "log"), ("sigma", scale_a, "log")]
     if random_intercept:
         names += [("sd_a", scale_a, "log"), ("rho", 1.0, "atanh")]
     for i, (name, s, kind) in enumerate(names):
         se_phi = None if cov_phi is None else math.sqrt(float(cov_phi[i, i]))
         if kind == "log":
-            v = s * math.exp(phi[i])
-            lo = None if se_phi is None else v * math.exp(-zq * se_phi)
-            hi = None if se_phi is None else v * math.exp(zq * se_phi)
-            se = None if se_phi is None else v * se_phi
-        else:
+            params.append(inference.row(name, s * math.exp(phi[i]), se_phi, scale="log", zq=zq))
+        else:  # a correlation: bounds through tanh of the fitted atanh, which is phi itself
             v = math.tanh(phi[i])
-            lo = None if se_phi is None else math.tanh(phi[i] - zq * se_phi)
-            hi = None if se_phi is None else math.tanh(phi[i] + zq * se_phi)
-            se = None if se_phi is None else (1 - v * v) * se_phi
-        add(name, v, se, lo, hi)
+            params.append(inference.row(
+                name, v, None if se_phi is None else (1 - v * v) * se_phi,
+                limits=None if se_phi is None else (math.tanh(phi[i] - zq * se_phi), math.tanh(phi[i] + zq * se_phi))))
     # log-likelihood on the data's own scales (the fit ran on centred, scaled axes): the
     # Jacobian of z -> z/z_s, and for REML log|Σ XᵀV⁻¹X| in the original time and value units.
     const = n_tot - (2 if reml else 0)
@@ -188,7 +172,7 @@ def fit_random_effects(
         ll += 2 * math.log(z_s) - math.log(t_s)
     return {"params": params, "method": method, "random_intercept": random_intercept, "confidence": confidence,
             "log_likelihood": ll, "units": len(readings.units), "readings": int(n_tot),
-            "converged": bool(best.success) or bool(np.isfinite(best.fun))}
+            "converged": best.converged or math.isfinite(best.log_likelihood)}
 
 
 def values(record: dict[str, Any]) -> dict[str, float]:

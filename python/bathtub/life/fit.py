@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from scipy import integrate, optimize, special, stats
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.life.data import LifeData
 from bathtub.life.dists import Dist
@@ -484,10 +485,11 @@ def _profile_bounds(
                 ll = spec_loglik(spec, spec.from_u(v, scale, tmin), data)
                 return -ll if math.isfinite(ll) else 1e300
 
-            r = optimize.minimize(neg, warm["o"], method="BFGS", options={"gtol": 1e-8, "maxiter": 200})
-            if r.fun < 1e300:
-                warm["o"] = r.x
-            return -r.fun - target
+            r = inference.maximise(lambda o: -neg(o), warm["o"], covariance=False,
+                                   stages=(inference.Stage("BFGS", {"gtol": 1e-8, "maxiter": 200}),))
+            if -r.log_likelihood < 1e300:
+                warm["o"] = r.estimate
+            return r.log_likelihood - target
 
         ends = []
         for sign, guess in ((-1.0, fisher[i][0]), (1.0, fisher[i][1])):

@@ -10,8 +10,8 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import optimize
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.life.data import LifeData
 from bathtub.life.dists import Dist
@@ -94,44 +94,26 @@ def maximise(
             continue
         # the first simplex is the same in every time unit (coordinates move by constants)
         simplex = u0 + np.vstack([np.zeros(len(u0)), 0.1 * np.eye(len(u0))])
-        r = optimize.minimize(
-            neg, u0, method="Nelder-Mead",
-            options={"xatol": 1e-9, "fatol": 1e-12, "maxiter": 400 * len(u0), "maxfev": 600 * len(u0),
-                     "initial_simplex": simplex},
-        )
-        why = reject(spec.from_u(r.x, scale, tmin)) if reject is not None else None
+        r = inference.maximise(lambda u: -neg(u), u0, covariance=False, stages=(inference.Stage(
+            "Nelder-Mead", {"xatol": 1e-9, "fatol": 1e-12, "maxiter": 400 * len(u0), "maxfev": 600 * len(u0),
+                            "initial_simplex": simplex}),))
+        why = reject(spec.from_u(r.estimate, scale, tmin)) if reject is not None else None
         if why is not None:
             rejected = why
             continue
-        if r.fun < best:
-            best_u, best = r.x, r.fun
+        if -r.log_likelihood < best:
+            best_u, best = r.estimate, -r.log_likelihood
     if best_u is None and rejected is not None:
         raise InputError("modes" if spec.modes > 1 else "data", rejected)
     if best_u is None:
         what = f"a mixture of {spec.modes} {spec.distribution}" if spec.modes > 1 else spec.distribution
         raise InputError("data", f"{what} gives these data zero likelihood at every starting point (times "
                          "too spread, too few distinct, or outside its support): choose another distribution")
-    r = optimize.minimize(neg, best_u, method="BFGS", options={"gtol": 1e-9, "maxiter": 500})
-    if r.fun <= best and (reject is None or reject(spec.from_u(r.x, scale, tmin)) is None):
-        best_u, best = r.x, r.fun
+    r = inference.maximise(lambda u: -neg(u), best_u, covariance=False,
+                           stages=(inference.Stage("BFGS", {"gtol": 1e-9, "maxiter": 500}),))
+    if -r.log_likelihood <= best and (reject is None or reject(spec.from_u(r.estimate, scale, tmin)) is None):
+        best_u, best = r.estimate, -r.log_likelihood
     return spec.from_u(best_u, scale, tmin), -best
-
-
-def _hessian(fun: Callable[[np.ndarray], float], x: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """Central-difference Hessian with per-coordinate steps h (nan if a probe is not finite)."""
-    k = x.size
-    f0 = fun(x)
-    out = np.empty((k, k))
-    for i in range(k):
-        ei = np.zeros(k)
-        ei[i] = h[i]
-        out[i, i] = (fun(x + ei) - 2 * f0 + fun(x - ei)) / h[i] ** 2
-        for j in range(i):
-            ej = np.zeros(k)
-            ej[j] = h[j]
-            v = (fun(x + ei + ej) - fun(x + ei - ej) - fun(x - ei + ej) + fun(x - ei - ej)) / (4 * h[i] * h[j])
-            out[i, j] = out[j, i] = v
-    return out if np.all(np.isfinite(out)) else np.full((k, k), np.nan)
 
 
 def observed_information(
@@ -150,7 +132,7 @@ def observed_information(
     """
     u = np.asarray(u, dtype=float)
     k = u.size
-    h0 = _hessian(fun, u, np.full(k, pilot))
+    h0 = inference.hessian(fun, u, np.full(k, pilot), diagonal="three_point", nan_if_not_finite=True)
     if not np.all(np.isfinite(h0)):
         return None
     sd = np.full(k, pilot / frac)
@@ -167,7 +149,8 @@ def observed_information(
     sd = np.clip(sd, 1e-10, 10.0)
     for shrink in (1.0, 0.1, 0.01):
         h = frac * shrink * sd
-        coarse, fine = _hessian(fun, u, h), _hessian(fun, u, h / 2)
+        coarse, fine = (inference.hessian(fun, u, step, diagonal="three_point", nan_if_not_finite=True)
+                        for step in (h, h / 2))
         if np.all(np.isfinite(coarse)) and np.all(np.isfinite(fine)):
             return -(4.0 * fine - coarse) / 3.0
     return None

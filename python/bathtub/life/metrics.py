@@ -22,8 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import stats
 
+from bathtub import inference
 from bathtub.life.data import LifeData
 from bathtub.life.dists import Dist
 from bathtub.life.likelihood import spec_loglik
@@ -129,14 +130,16 @@ def _lr_lower(
         return (ll - target) if math.isfinite(ll) else -1e6
 
     m0 = metric(u0)
-    r = optimize.minimize(
-        lambda u: metric(u) / m0 if m0 > 0 else metric(u), u0, method="SLSQP",
-        constraints=[{"type": "ineq", "fun": cons}], options={"ftol": 1e-12, "maxiter": 100},
+    # the smallest metric is the largest of its negative, inside the likelihood-ratio region
+    r = inference.maximise(
+        lambda u: -(metric(u) / m0 if m0 > 0 else metric(u)), u0, covariance=False,
+        stages=(inference.Stage("SLSQP", {"ftol": 1e-12, "maxiter": 100},
+                                constraints=({"type": "ineq", "fun": cons},)),),
     )
     # SLSQP may stop on "positive directional derivative" at the optimum itself: judge the point
-    if cons(r.x) < -1e-6 or metric(r.x) > m0:
+    if cons(r.estimate) < -1e-6 or metric(r.estimate) > m0:
         return None
-    return float(metric(r.x))
+    return float(metric(r.estimate))
 
 
 def flag_negative(name: str, dist: Dist, items: list[dict[str, Any]]) -> None:

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.life.data import LifeData
 from bathtub.life.evaluate import model_dist
@@ -114,7 +115,7 @@ def cdf_band(record: Mapping[str, Any], t: np.ndarray, confidence: float = 0.95,
         h = 1e-5 * max(abs(v), math.sqrt(max(sigma[k, k], 0.0)), 1e-300)
         grad[k] = (_y_at(record, name, v + h, t, scale) - _y_at(record, name, v - h, t, scale)) / (2 * h)
     var = np.einsum("in,ij,jn->n", grad, sigma, grad)
-    z = stats.norm.ppf(0.5 + confidence / 2)
+    z = inference.z(confidence)
     half = z * np.sqrt(np.maximum(var, 0.0))
     lower, upper = from_y(base - half, scale), from_y(base + half, scale)
     ok = (F > 0) & (F < 1) & np.isfinite(var)

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.life.step_estimates import (
     check_confidence,
@@ -149,7 +149,7 @@ def greenwood_bounds(
     `plain`: S ± z·S·sqrt(sum) clipped to [0, 1], reliability's (and Minitab's) interval.
     Both are [1, 1] where S = 1 and [0, 0] where S = 0.
     """
-    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
+    z = inference.z(confidence)
     lower = np.ones_like(sf)
     upper = np.ones_like(sf)
     inner = (sf > 0.0) & (sf < 1.0)

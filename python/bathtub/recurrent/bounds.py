@@ -26,6 +26,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import integrate, optimize, special, stats
 
+from bathtub import inference
+
 
 def beta_chi2(s: float, m: int, confidence: float) -> tuple[float, float]:
     a = 1.0 - confidence
@@ -81,13 +83,13 @@ def fisher_log(value: float, grad_log: np.ndarray, cov: np.ndarray, confidence: 
     var = float(grad_log @ cov @ grad_log)
     if not (math.isfinite(var) and var >= 0):
         return math.nan, math.nan
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    z = inference.z(confidence)
     f = math.exp(z * math.sqrt(var))
     return value / f, value * f
 
 
 def wald(value: float, se: float, confidence: float) -> tuple[float, float]:
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    z = inference.z(confidence)
     return value - z * se, value + z * se
 
 

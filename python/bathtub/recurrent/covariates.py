@@ -8,8 +8,9 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import stats
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.recurrent.data import EventData
 from bathtub.recurrent.nhpp import covariance_from_information, power_law
@@ -50,41 +51,27 @@ def fit(data: EventData, confidence: float) -> dict[str, Any]:
 
     pl = power_law(data.scaled(1.0 / scale))
     x0 = np.concatenate([[math.log(pl.beta)], np.zeros(z.shape[1])])
-    res = optimize.minimize(profile, x0, method="BFGS", options={"gtol": 1e-10})
-    b = math.exp(res.x[0])
-    g = res.x[1:]
+    res = inference.maximise(lambda p: -profile(p), x0, stages=(inference.Stage("BFGS", {"gtol": 1e-10}),),
+                             covariance=False)
+    b = math.exp(res.estimate[0])
+    g = res.estimate[1:]
     log_l = math.log(n / float(np.sum(np.exp(z @ g + b * np.log(e)))))
-    p_hat = np.concatenate([[log_l, res.x[0]], g])
+    p_hat = np.concatenate([[log_l, res.estimate[0]], g])
     # Steps relative to each value, with a floor: a coefficient near 0 still gets a real step.
-    cov = covariance_from_information(-_abs_hessian(full, p_hat))
+    cov = covariance_from_information(-inference.hessian(full, p_hat, np.maximum(np.abs(p_hat) * 1e-4, 1e-5)))
     ll_full = full(p_hat)
     ll_null = -profile(np.concatenate([[math.log(pl.beta)], np.zeros(g.size)]))
     lr = max(0.0, 2 * (ll_full - ll_null))
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     rows = []
     for k, name in enumerate(names):
         se = math.sqrt(cov[2 + k, 2 + k]) if cov[2 + k, 2 + k] >= 0 else math.nan
-        lo, hi = float(g[k] - zq * se), float(g[k] + zq * se)
-        rows.append({"name": name, "value": float(g[k]), "se": se, "ci": [lo, hi],
-                     "intensity_ratio": math.exp(g[k]), "intensity_ratio_ci": [math.exp(lo), math.exp(hi)],
+        r = inference.row(name, float(g[k]), se, zq=zq)
+        lo, hi = r["ci"]
+        rows.append({**r, "intensity_ratio": math.exp(g[k]), "intensity_ratio_ci": [math.exp(lo), math.exp(hi)],
                      "p_value": float(2 * stats.norm.sf(abs(g[k] / se))) if se > 0 else None})
     return {"model": "proportional-intensity power law", "beta": b,
             "lambda": math.exp(log_l) * scale ** (-b), "coefficients": rows,
             "likelihood_ratio": {"statistic": float(lr), "dof": int(g.size),
                                  "p_value": float(stats.chi2.sf(lr, g.size))},
             "reading": "exp(coefficient) multiplies the failure intensity per unit of the covariate"}
-
-
-def _abs_hessian(f, x: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
-    k = x.size
-    h = np.maximum(np.abs(x) * 1e-4, 1e-5)
-    out = np.empty((k, k))
-    for i in range(k):
-        for j in range(i, k):
-            ei = np.zeros(k)
-            ej = np.zeros(k)
-            ei[i] = h[i]
-            ej[j] = h[j]
-            out[i, j] = out[j, i] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej) + f(x - ei - ej)) / (
-                4 * h[i] * h[j])
-    return out

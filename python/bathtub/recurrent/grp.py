@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, stats
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.recurrent.data import EventData
 from bathtub.recurrent.nhpp import covariance_from_information, power_law
@@ -131,6 +131,11 @@ def _negative(p: np.ndarray, sp: Spells, kind: str, q: float | None) -> tuple[fl
     return -v, -g[:2]
 
 
+def _loglik(p: np.ndarray, sp: Spells, kind: str, q: float | None) -> tuple[float, np.ndarray]:
+    v, g = _negative(p, sp, kind, q)
+    return -v, -g
+
+
 def fit(data: EventData, kind: str, q: float | None = None, start: tuple[float, float] | None = None) -> GrpFit:
     """Kijima I or II by maximum likelihood; `q` fixed (0 renewal, 1 minimal repair) or free in [0, 1].
     `start`: (alpha, beta) to start from (default: the power law's, minimal repair)."""
@@ -145,22 +150,23 @@ def fit(data: EventData, kind: str, q: float | None = None, start: tuple[float, 
         a0, b0 = start[0] / scale, start[1]
     bounds = [(None, None), (math.log(1e-3), math.log(50.0))]
     if q is not None:
-        best = optimize.minimize(_negative, np.array([math.log(a0), math.log(b0)]), args=(sp, kind, q),
-                                 jac=True, method="L-BFGS-B", bounds=bounds)
-        best.x = np.array([best.x[0], best.x[1], q])
+        best = inference.maximise(_loglik, np.array([math.log(a0), math.log(b0)]), args=(sp, kind, q), grad=True,
+                                  stages=(inference.Stage("L-BFGS-B", bounds=bounds),), covariance=False)
+        p = np.array([best.estimate[0], best.estimate[1], q])
     else:
         # One start mid-way; a result on a bound of q is checked from the other end.
         best = None
         for q0 in (0.5, 0.02, 0.98):
-            res = optimize.minimize(_negative, np.array([math.log(a0), math.log(b0), q0]),
-                                    args=(sp, kind, None), jac=True, method="L-BFGS-B", bounds=[*bounds, (0.0, 1.0)])
-            if best is None or res.fun < best.fun:
+            res = inference.maximise(_loglik, np.array([math.log(a0), math.log(b0), q0]), args=(sp, kind, None),
+                                     grad=True, stages=(inference.Stage("L-BFGS-B", bounds=[*bounds, (0.0, 1.0)]),),
+                                     covariance=False)
+            if best is None or res.log_likelihood > best.log_likelihood:
                 best = res
-            if 1e-6 < best.x[2] < 1 - 1e-6:
+            if 1e-6 < best.estimate[2] < 1 - 1e-6:
                 break
-    assert best is not None
-    p = np.asarray(best.x, dtype=float)
-    ll = -float(best.fun)
+        assert best is not None
+        p = np.asarray(best.estimate, dtype=float)
+    ll = best.log_likelihood
     free = 3 if q is None else 2
     # Covariance of (log alpha, log beta, q) from the observed information (central
     # differences; q stepped inward at a bound), then to (alpha, beta, q).
@@ -169,7 +175,7 @@ def fit(data: EventData, kind: str, q: float | None = None, start: tuple[float, 
     if q is None:
         z[2] = min(max(z[2], hq * 2), 1 - hq * 2)
     steps = np.array([1e-4, 1e-4, hq])[:free]
-    hess = _hessian_from_gradient(sp, kind, q, z, steps)
+    hess = inference.hessian_from_gradient(lambda v: _loglik(v, sp, kind, q)[1], z, steps)
     cov_l = covariance_from_information(-hess)
     a, b = math.exp(p[0]) * scale, math.exp(p[1])
     jac = np.diag([a, b, 1.0][:free])
@@ -180,19 +186,6 @@ def fit(data: EventData, kind: str, q: float | None = None, start: tuple[float, 
     n = data.n_events
     # Log-likelihood in the original unit: each event's log-intensity shifts by -log(scale).
     return GrpFit(kind, a, b, float(p[2]), cov, ll - n * math.log(scale), q is not None)
-
-
-def _hessian_from_gradient(sp: Spells, kind: str, q: float | None, z: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """Central differences of the analytic gradient (2 k evaluations), symmetrised."""
-    k = z.size
-    out = np.empty((k, k))
-    for i in range(k):
-        e = np.zeros(k)
-        e[i] = h[i]
-        gp = -_negative(z + e, sp, kind, q)[1]
-        gm = -_negative(z - e, sp, kind, q)[1]
-        out[i] = (gp - gm) / (2 * h[i])
-    return (out + out.T) / 2
 
 
 def compensator(g: GrpFit, data: EventData) -> np.ndarray:
@@ -242,5 +235,5 @@ def simulate(alpha: float, beta: float, q: float, kind: str, ends: np.ndarray,
 def q_interval(g: GrpFit, confidence: float) -> tuple[float, float]:
     """Wald interval of q from the observed information, clipped to [0, 1]."""
     se = math.sqrt(g.cov[2, 2]) if math.isfinite(g.cov[2, 2]) and g.cov[2, 2] >= 0 else math.nan
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    z = inference.z(confidence)
     return max(0.0, g.q - z * se), min(1.0, g.q + z * se)

@@ -23,8 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.recurrent.data import EventData
 
@@ -64,7 +64,7 @@ def mcf(data: EventData, confidence: float = 0.95, variance: str = "nelson") -> 
         # each event row on its own: that system 1, the others 0, mean 1/r: ((1-1/r)^2 + (r-1)/r^2)/r^2
         var_naive = np.cumsum(d * (r - 1) / r**3)
     var_ln = _lawless_nadeau(uniq, r, inc, pt, ps, cij, ends)
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    z = inference.z(confidence)
     out: dict[str, Any] = {"time": uniq.tolist(), "mcf": m.tolist(), "at_risk": r.astype(int).tolist(),
                            "events": d.astype(int).tolist(), "confidence": confidence, "variance": variance}
     for name, v in ((variance, var_naive), ("lawless_nadeau", var_ln)):
@@ -135,7 +135,7 @@ def compare(a: EventData, b: EventData, labels: tuple[str, str], confidence: flo
 
     diff = at(fa, "mcf") - at(fb, "mcf")
     var = at(fa, "variance_lawless_nadeau") + at(fb, "variance_lawless_nadeau")
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    z = inference.z(confidence)
     half = z * np.sqrt(var)
     lower, upper = diff - half, diff + half
     apart = (lower > 0) | (upper < 0)

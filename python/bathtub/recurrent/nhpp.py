@@ -18,6 +18,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from bathtub.errors import InputError
+from bathtub.inference import hessian
 from bathtub.recurrent.data import EventData, GroupedData
 
 
@@ -142,18 +143,7 @@ def covariance_from_information(info: np.ndarray) -> np.ndarray:
 
 def _hessian(f, x: np.ndarray, rel: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
     """Central-difference Hessian of f at x with steps rel * |x| (x away from 0)."""
-    k = x.size
-    h = rel * np.maximum(np.abs(x), 1e-12)
-    out = np.empty((k, k))
-    for i in range(k):
-        for j in range(i, k):
-            ei = np.zeros(k)
-            ej = np.zeros(k)
-            ei[i] = h[i]
-            ej[j] = h[j]
-            v = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej) + f(x - ei - ej)) / (4 * h[i] * h[j])
-            out[i, j] = out[j, i] = v
-    return out
+    return hessian(f, x, rel * np.maximum(np.abs(x), 1e-12))
 
 
 @dataclass(frozen=True)

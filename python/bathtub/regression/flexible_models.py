@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from bathtub import inference
 from bathtub.regression import design, flexible
 from bathtub.regression.models import cox_ph_test
 from bathtub.regression.record_parts import (
@@ -37,23 +37,21 @@ INFINITE = ("infinite at t = 0: the spline's slope in log t (gamma1) is below 1,
 def _params(fit: flexible.SplineFit, confidence: float) -> list[dict[str, Any]]:
     """The spline coefficients γ (log t basis), and for a straight line (no interior knots) the Weibull or
     log-logistic alpha and beta it is, with delta-method standard errors; all at every covariate 0."""
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     m = fit.gamma.size
     cov = fit.cov[:m, :m]
     out = []
     for j in range(m):
         g, se = float(fit.gamma[j]), math.sqrt(cov[j, j])
-        out.append({"name": f"gamma{j}", "value": g, "se": se, "ci": [g - zq * se, g + zq * se]})
+        out.append(inference.row(f"gamma{j}", g, se, zq=zq))
     if m == 2:
         g0, g1 = float(fit.gamma[0]), float(fit.gamma[1])
         alpha = math.exp(-g0 / g1)
         grad = np.array([-1 / g1, g0 / g1**2])  # ∂ log α / ∂(γ0, γ1)
         se_log_alpha = math.sqrt(float(grad @ cov @ grad))
         se_log_beta = math.sqrt(cov[1, 1]) / g1
-        out += [{"name": "alpha", "value": alpha, "se": alpha * se_log_alpha,
-                 "ci": [alpha * math.exp(-zq * se_log_alpha), alpha * math.exp(zq * se_log_alpha)]},
-                {"name": "beta", "value": g1, "se": g1 * se_log_beta,
-                 "ci": [g1 * math.exp(-zq * se_log_beta), g1 * math.exp(zq * se_log_beta)]}]
+        out += [inference.row("alpha", alpha, se_log_alpha, scale="log", zq=zq),
+                inference.row("beta", g1, se_log_beta, scale="log", zq=zq)]
     for prm in out:
         prm["at"] = "every covariate 0"
     return out

@@ -24,9 +24,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from bathtub.errors import InputError
+from bathtub.inference import Stage, maximise
 from bathtub.regression import cox, parametric
 
 THETA_FLOOR = 1e-7  # below this the fitted frailty variance is the boundary θ = 0
@@ -118,19 +119,24 @@ def _negll(par: np.ndarray, data: _Data) -> tuple[float, np.ndarray]:
     return -ll, -grad
 
 
+def _loglik(par: np.ndarray, data: _Data) -> tuple[float, np.ndarray]:
+    v, g = _negll(par, data)
+    return -v, -g
+
+
 def _maximise(data: _Data, start: np.ndarray, field: str) -> tuple[np.ndarray, float, int]:
     best = None
     for log_theta in (math.log(0.5), math.log(0.05), math.log(2.0)):
         par0 = np.concatenate([start, [log_theta]])
-        res = optimize.minimize(_negll, par0, args=(data,), jac=True, method="BFGS",
-                                options={"gtol": 1e-8, "maxiter": 3000})
-        if best is None or res.fun < best.fun:
+        res = maximise(_loglik, par0, args=(data,), grad=True,
+                       stages=(Stage("BFGS", {"gtol": 1e-8, "maxiter": 3000}),), covariance=False)
+        if best is None or res.log_likelihood > best.log_likelihood:
             best = res
     assert best is not None
-    par = best.x
-    iterations = int(best.nit)
+    par = best.estimate
+    iterations = best.iterations
     if math.exp(par[-1]) < THETA_FLOOR:
-        return par, -float(best.fun), iterations
+        return par, best.log_likelihood, iterations
     hess = parametric.gradient_hessian(_negll, par, (data,))
     for _ in range(30):  # Newton polish to the maximum itself
         grad = _negll(par, data)[1]
@@ -139,7 +145,7 @@ def _maximise(data: _Data, start: np.ndarray, field: str) -> tuple[np.ndarray, f
         except np.linalg.LinAlgError:
             break
         new = par - step
-        if not _negll(new, data)[0] <= _negll(par, data)[0] + 1e-12 * abs(best.fun):
+        if not _negll(new, data)[0] <= _negll(par, data)[0] + 1e-12 * abs(best.log_likelihood):
             break
         par = new
         hess = parametric.gradient_hessian(_negll, par, (data,))

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.regression import buckley_james, cox_frailty, design, frailty
 from bathtub.regression.record_parts import (
@@ -88,11 +88,10 @@ def fit_record(distribution: str, columns: Mapping[str, Sequence[Any]], mapping:
 
 
 def _theta_param(theta: float, se_log: float | None, confidence: float) -> dict[str, Any]:
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     if se_log is None:
         return {"name": "theta", "value": theta, "se": None, "ci": [0.0, None], "confidence": confidence}
-    return {"name": "theta", "value": theta, "se": theta * se_log,
-            "ci": [theta * math.exp(-zq * se_log), theta * math.exp(zq * se_log)], "confidence": confidence}
+    return {**inference.row("theta", theta, se_log, scale="log", zq=zq), "confidence": confidence}
 
 
 def _frailty_block(theta: float, lr: float, group_column: str, n_groups: int, method: str) -> dict[str, Any]:
@@ -118,7 +117,7 @@ def _weibull_record(d: design.Design, rows: Rows, group: list[Any], group_column
                     field: str) -> dict[str, Any]:
     fit = frailty.fit_weibull_frailty(d.x, rows.stop, rows.event, group, field)
     p = fit.b.size
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     cov = fit.cov
     coefficients = coefficient_rows(d.names, fit.b, cov[2:2 + p, 2:2 + p], None, confidence, "hazard ratio")
     # α = e^{−c/ρ}: ∂logα/∂c = −1/ρ, ∂logα/∂logρ = c/ρ
@@ -127,12 +126,8 @@ def _weibull_record(d: design.Design, rows: Rows, group: list[Any], group_column
     se_la = math.sqrt(float(g @ cov @ g))
     se_lr = math.sqrt(cov[1, 1])
     alpha = math.exp(-fit.c / fit.rho)
-    params = [{"name": "alpha", "value": alpha, "se": alpha * se_la,
-               "ci": [alpha * math.exp(-zq * se_la), alpha * math.exp(zq * se_la)],
-               "at": "every covariate 0, frailty 1"},
-              {"name": "beta", "value": fit.rho, "se": fit.rho * se_lr,
-               "ci": [fit.rho * math.exp(-zq * se_lr), fit.rho * math.exp(zq * se_lr)],
-               "at": "every covariate 0, frailty 1"},
+    params = [inference.row("alpha", alpha, se_la, scale="log", zq=zq, at="every covariate 0, frailty 1"),
+              inference.row("beta", fit.rho, se_lr, scale="log", zq=zq, at="every covariate 0, frailty 1"),
               _theta_param(fit.theta, None if fit.boundary else math.sqrt(cov[-1, -1]), confidence)]
     lr_theta = max(0.0, 2 * (fit.loglik - fit.loglik_ph))
     var_b = cov[2:2 + p, 2:2 + p]
@@ -175,7 +170,7 @@ def _cox_record(d: design.Design, rows: Rows, group: list[Any], group_column: st
     for c, s2 in zip(coefficients, se2):
         c["se2"] = float(s2)  # R's se2: the sandwich H⁻¹(H − P)H⁻¹
     theta = fit.theta
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     tparam: dict[str, Any] = {"name": "theta", "value": theta, "se": fit.theta_se, "confidence": 0.95,
                               "ci": list(fit.theta_ci), "ci_method": "profile integrated likelihood (χ²₁ drop)"}
     if fit.theta_se is not None and confidence != 0.95:
@@ -235,11 +230,10 @@ def _bj_record(d: design.Design, rows: Rows, confidence: float, field: str, boot
     p = fit.beta.size
     robust = fit.boot_var[1:, 1:] if fit.boot_var is not None else None
     coefficients = coefficient_rows(d.names, fit.beta, fit.var[1:, 1:], robust, confidence, "time ratio")
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     se_a = math.sqrt(fit.var[0, 0])
-    params = [{"name": "intercept", "value": fit.intercept, "se": se_a,
-               "ci": [fit.intercept - zq * se_a, fit.intercept + zq * se_a], "at": "every covariate 0",
-               "reading": "mean log time at every covariate 0 (least squares on the completed log times)"},
+    params = [inference.row("intercept", fit.intercept, se_a, zq=zq, at="every covariate 0",
+                            reading="mean log time at every covariate 0 (least squares on the completed log times)"),
               {"name": "sigma", "value": fit.sigma, "se": None,
                "reading": "standard deviation of the failures' log-time residuals"}]
     wald = float(fit.beta @ np.linalg.solve(fit.var[1:, 1:], fit.beta))

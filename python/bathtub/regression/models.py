@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from bathtub import inference
 from bathtub.errors import InputError, RowError
+from bathtub.inference import standard_terms
 from bathtub.regression import additive, cox, design, parametric, zph
 from bathtub.regression.record_parts import (
     BASELINE_MAX,
@@ -113,7 +115,7 @@ def parametric_record(distribution: str, d: design.Design, rows: Rows, confidenc
     field = "formula" if formula else "covariates"
     fit = parametric.fit_parametric(distribution, d.x, rows.stop, rows.event, rows.start, field)
     p = fit.gamma.size
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     cov = fit.cov
     if distribution == "weibull_ph":
         coef, var = parametric.ph_coefficients(fit)
@@ -126,15 +128,12 @@ def parametric_record(distribution: str, d: design.Design, rows: Rows, confidenc
     coefficients = coefficient_rows(d.names, coef, var, None, confidence, kind)
     se_mu, se_ls = math.sqrt(cov[0, 0]), math.sqrt(cov[1, 1])
     if distribution == "lognormal_aft":
-        params = [{"name": "mu", "value": fit.mu, "se": se_mu, "ci": [fit.mu - zq * se_mu, fit.mu + zq * se_mu]},
-                  {"name": "sigma", "value": fit.sigma, "se": fit.sigma * se_ls,
-                   "ci": [fit.sigma * math.exp(-zq * se_ls), fit.sigma * math.exp(zq * se_ls)]}]
+        params = [inference.row("mu", fit.mu, se_mu, zq=zq),
+                  inference.row("sigma", fit.sigma, se_ls, scale="log", zq=zq)]
     else:
-        alpha, beta = math.exp(fit.mu), 1.0 / fit.sigma
-        params = [{"name": "alpha", "value": alpha, "se": alpha * se_mu,
-                   "ci": [alpha * math.exp(-zq * se_mu), alpha * math.exp(zq * se_mu)]},
-                  {"name": "beta", "value": beta, "se": beta * se_ls,
-                   "ci": [beta * math.exp(-zq * se_ls), beta * math.exp(zq * se_ls)]}]
+        # alpha = e^mu and beta = 1/sigma: ln alpha = mu and ln beta = -ln sigma share their se
+        params = [inference.row("alpha", math.exp(fit.mu), se_mu, scale="log", zq=zq),
+                  inference.row("beta", 1.0 / fit.sigma, se_ls, scale="log", zq=zq)]
     for prm in params:
         prm["at"] = "every covariate 0"
     gof = fit_tests(fit.loglik, fit.loglik0, p + 2, fit.n, coef, var, None, partial=False)
@@ -346,7 +345,7 @@ def log_survival(record: Mapping[str, Any], x: np.ndarray, strata: np.ndarray, u
     eta = x @ np.asarray(record["gamma"], dtype=float) if x.shape[1] else np.zeros(x.shape[0])
     with np.errstate(divide="ignore"):
         z = (np.log(np.maximum(use, 0.0)) - record["mu"] - eta[:, None]) / record["sigma"]
-    return parametric.log_density_survival(parametric.FAMILIES[dist], z)[1]
+    return standard_terms(parametric.FAMILIES[dist], z)[1]
 
 
 def support_end(record: Mapping[str, Any]) -> float | None:

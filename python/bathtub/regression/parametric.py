@@ -19,25 +19,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
 
 from bathtub.errors import InputError
+from bathtub.inference import Stage, hessian_from_gradient, maximise, standard_terms
 
 FAMILIES = {"weibull_ph": "extreme", "lognormal_aft": "normal", "loglogistic_aft": "logistic"}
-
-
-def log_density_survival(kind: str, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """log f0(z), log S0(z), d log f0/dz, d log S0/dz of the standard error distribution."""
-    if kind == "extreme":
-        ez = np.exp(z)
-        return z - ez, -ez, 1.0 - ez, -ez
-    if kind == "normal":
-        log_s = special.log_ndtr(-z)
-        log_pdf = -0.5 * z * z - 0.5 * math.log(2 * math.pi)
-        return log_pdf, log_s, -z, -np.exp(log_pdf - log_s)
-    ex = special.expit(z)
-    log_s = -np.logaddexp(0.0, z)
-    return z + 2 * log_s, log_s, 1.0 - 2.0 * ex, -ex
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,7 +49,7 @@ def _negll(theta: np.ndarray, kind: str, x: np.ndarray, logt: np.ndarray, event:
     sigma = math.exp(log_sigma)
     loc = mu + (x @ gamma if p else 0.0)
     z = (logt - loc) / sigma
-    lf, ls, df, ds = log_density_survival(kind, z)
+    lf, ls, df, ds = standard_terms(kind, z)
     ll = float(np.sum(np.where(event, lf - log_sigma - logt, ls)))
     psi = np.where(event, df, ds)
     g_loc = -psi / sigma  # ∂ℓ/∂loc per row
@@ -72,7 +58,7 @@ def _negll(theta: np.ndarray, kind: str, x: np.ndarray, logt: np.ndarray, event:
         zs = (logs - loc) / sigma
         finite = np.isfinite(zs)
         zs = np.where(finite, zs, -50.0)
-        _, lss, _, dss = log_density_survival(kind, zs)
+        _, lss, _, dss = standard_terms(kind, zs)
         lss, dss = np.where(finite, lss, 0.0), np.where(finite, dss, 0.0)
         ll -= float(lss.sum())
         g_loc += dss / sigma
@@ -81,17 +67,16 @@ def _negll(theta: np.ndarray, kind: str, x: np.ndarray, logt: np.ndarray, event:
     return -ll, -grad
 
 
+def _loglik(theta: np.ndarray, *args: object) -> tuple[float, np.ndarray]:
+    v, g = _negll(theta, *args)  # type: ignore[arg-type]
+    return -v, -g
+
+
 def gradient_hessian(f: object, theta: np.ndarray, args: tuple) -> np.ndarray:
     """The Hessian by central differences of an analytic gradient (`f` returns (value, gradient)),
     symmetrised; steps relative to each coordinate, at least 1e-5."""
-    k = theta.size
-    h = np.zeros((k, k))
-    for j in range(k):
-        step = 1e-5 * max(1.0, abs(theta[j]))
-        e = np.zeros(k)
-        e[j] = step
-        h[:, j] = (f(theta + e, *args)[1] - f(theta - e, *args)[1]) / (2 * step)  # type: ignore[operator]
-    return (h + h.T) / 2
+    return hessian_from_gradient(lambda th: f(th, *args)[1], theta,  # type: ignore[operator]
+                                 1e-5 * np.maximum(1.0, np.abs(theta)))
 
 
 def _maximise(kind: str, x: np.ndarray, logt: np.ndarray, event: np.ndarray, logs: np.ndarray | None,
@@ -104,9 +89,10 @@ def _maximise(kind: str, x: np.ndarray, logt: np.ndarray, event: np.ndarray, log
     sd = float(np.std(resid)) if resid.size > 1 else 1.0
     theta = np.concatenate([[coef[0], math.log(max(sd, 1e-3))], coef[1:]])
     args = (kind, x, logt, event, logs)
-    res = optimize.minimize(_negll, theta, args=args, jac=True, method="BFGS", options={"gtol": 1e-9, "maxiter": 2000})
-    theta = res.x
-    iterations = int(res.nit)
+    res = maximise(_loglik, theta, grad=True, args=args, stages=(Stage("BFGS", {"gtol": 1e-9, "maxiter": 2000}),),
+                   covariance=False)
+    theta = res.estimate
+    iterations = res.iterations
     hess = gradient_hessian(_negll, theta, args)
     for _ in range(20):  # Newton polish: BFGS stops on the gradient norm, we want the maximum itself
         grad = _negll(theta, *args)[1]
@@ -177,7 +163,7 @@ def survival(fit: ParametricFit, eta_aft: np.ndarray, t: np.ndarray) -> np.ndarr
     kind = FAMILIES[fit.distribution]
     with np.errstate(divide="ignore"):
         z = (np.log(np.maximum(t, 0.0))[None, :] - fit.mu - eta_aft[:, None]) / fit.sigma
-    return np.exp(log_density_survival(kind, z)[1])
+    return np.exp(standard_terms(kind, z)[1])
 
 
 def hazard_density(fit: ParametricFit, eta_aft: float, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -185,6 +171,6 @@ def hazard_density(fit: ParametricFit, eta_aft: float, t: np.ndarray) -> tuple[n
     kind = FAMILIES[fit.distribution]
     with np.errstate(divide="ignore", invalid="ignore"):
         z = (np.log(t) - fit.mu - eta_aft) / fit.sigma
-        lf, ls, _, _ = log_density_survival(kind, z)
+        lf, ls, _, _ = standard_terms(kind, z)
         log_density = lf - math.log(fit.sigma) - np.log(t)
     return np.exp(log_density - ls), np.exp(log_density)

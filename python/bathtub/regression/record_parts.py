@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.regression import design, validation
 from bathtub.validate import check_number
@@ -37,7 +38,7 @@ def units_of(rows: Rows) -> np.ndarray:
 
 def coefficient_rows(names: list[str], coef: np.ndarray, var: np.ndarray, robust: np.ndarray | None,
                   confidence: float, kind: str) -> list[dict[str, Any]]:
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = inference.z(confidence)
     out = []
     se = np.sqrt(np.diag(var))
     rse = np.sqrt(np.diag(robust)) if robust is not None else None
