@@ -41,6 +41,7 @@ import numpy as np
 from scipy import stats
 
 from bathtub.errors import InputError
+from bathtub.inference import z as z_of
 
 CIF_POINTS_MAX = 5000  # steps stored per mode and group
 VARIANCES = ("aalen", "delta")
@@ -164,7 +165,7 @@ def cumulative_incidence(t: np.ndarray, code: np.ndarray, names: Sequence[str], 
     index per row, -1 censored."""
     if variance not in VARIANCES:
         raise InputError("options.cif_variance", f"must be one of {', '.join(VARIANCES)}")
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    z = z_of(confidence)
     g = np.zeros(t.size, dtype=int) if group is None else group
     ng = int(g.max()) + 1 if g.size else 1
     out = []

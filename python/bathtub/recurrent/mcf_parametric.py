@@ -19,9 +19,10 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize
 
 from bathtub.errors import InputError
+from bathtub.inference import z as z_of
 from bathtub.recurrent import mcf
 from bathtub.recurrent.data import EventData
 
@@ -68,7 +69,7 @@ def fit_power_law(t: np.ndarray, m: np.ndarray, confidence: float = 0.95) -> dic
     except np.linalg.LinAlgError as exc:
         raise InputError("data", "the power-law MCF's least squares is singular at its optimum") from exc
     se = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    z = z_of(confidence)
     ci = [[v * math.exp(-z * s / v), v * math.exp(z * s / v)] for v, s in zip((alpha, beta), se, strict=True)]
     return {"alpha": alpha, "beta": beta, "se": se.tolist(), "cov": cov.tolist(), "sse": sse, "n": n, "ci": ci,
             "confidence": confidence}

@@ -20,6 +20,7 @@ from scipy import stats
 
 from bathtub.censoring import FAILURE, RIGHT, censoring_codes
 from bathtub.errors import InputError
+from bathtub.inference import z as z_of
 from bathtub.life.cumulative_incidence import VARIANCES, incidence_block, label
 from bathtub.life.data import number_column
 from bathtub.regression import design, fine_gray
@@ -135,7 +136,7 @@ def fit_record(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str],
 
 def coefficient_rows(names: list[str], fit: fine_gray.FineGrayFit, confidence: float) -> list[dict[str, Any]]:
     """{name, value, se (robust), ci, z, p, exp_coef, exp_ci, model_se} per coefficient."""
-    zq = float(stats.norm.ppf(0.5 + confidence / 2))
+    zq = z_of(confidence)
     se = np.sqrt(np.diag(fit.var))
     naive = np.sqrt(np.diag(fit.model_var))
     out = []
