@@ -59,7 +59,11 @@ def test_two_seeds_of_one_engine_are_the_same() -> None:
     assert c["correction"] == "holm" and c["family_wise_error"] == pytest.approx(0.05)
     v = verdicts(c)
     assert v["mean_availability"] == v["expected_failures"] == v["reliability"] == "same"
-    assert c["compared"] == 3  # the three figures whose noise the record carries
+    # the three system figures whose noise the record carries, and each block's share of the
+    # system's downtime (the record carries its standard error since shares have intervals)
+    shares = [f for f in c["figures"] if f["figure"].endswith(".share_of_system_downtime")]
+    assert len(shares) == len(a["results"]["blocks"]) and all(f["verdict"] == "same" for f in shares)
+    assert c["compared"] == 3 + len(shares)
     row = next(f for f in c["figures"] if f["figure"] == "mean_availability")
     se = np.hypot(a["results"]["mean_availability_std_error"], b["results"]["mean_availability_std_error"])
     assert row["std_error"] == pytest.approx(se) and row["difference"] == pytest.approx(

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bathtub.errors import InputError
+from bathtub.validate import check_number
 
 __all__ = ["CORRECTION", "compare_runs", "holm", "input_differences", "run_kind"]
 
@@ -283,8 +284,7 @@ def compare_runs(a: Mapping[str, Any], b: Mapping[str, Any], *, confidence: floa
     `not_comparable` (with `reason`) where a run records no standard error for it.
     Refused (InputError on `field`): not run records, or runs of different kinds
     (availability over a horizon, steady state, mission)."""
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.5 <= confidence < 1.0:
-        raise InputError("confidence", "must be a number from 0.5 to below 1 (e.g. 0.95)")
+    confidence = check_number(confidence, "confidence", 0.5, 1.0, hi_open=True)
     kind_a, kind_b = _check_run(a, "a", field), _check_run(b, "b", field)
     if kind_a != kind_b:
         raise InputError(field, f"runs of different kinds cannot be compared: a is {KIND_WORDS[kind_a]}, "
