@@ -323,6 +323,12 @@ class JobRunner:
             if self._pool is None:
                 # forkserver: forking a process that runs an event loop and threads is unsafe.
                 ctx = multiprocessing.get_context("forkserver")
+                # The forkserver imports the service once and each worker is forked with it: else
+                # every new pool's worker (after a cancelled job's pool was stopped, or each app in
+                # the tests) imported it again before its first call (~3 CPU-s). Read only when
+                # this process's forkserver starts; its imports start no thread (numpy's BLAS pool
+                # is fork-safe, rayon's pool starts at the first engine call).
+                ctx.set_forkserver_preload(["bathtub_api.tools"])
                 self._pool = concurrent.futures.ProcessPoolExecutor(
                     self.cpu_workers, mp_context=ctx, initializer=die_with, initargs=(os.getpid(),))
             pool = self._pool
