@@ -58,7 +58,7 @@ async def test_fit_record_and_reliability_at_use_stress(api: Api) -> None:
     p = {q["name"]: q for q in record["params"]}
     assert math.isclose(p["A"]["value"], ref.b, rel_tol=1e-4) and math.isclose(p["B"]["value"], ref.a, rel_tol=1e-4)
     assert math.isclose(p["beta"]["value"], ref.beta, rel_tol=1e-4)
-    assert p["B"]["lower"] < p["B"]["value"] < p["B"]["upper"]
+    assert p["B"]["ci"][0] < p["B"]["value"] < p["B"]["ci"][1]  # the one record shape: {name, value, se, ci}
     assert record["metrics"]["log_likelihood"] >= ref.loglik - 1e-9
     assert (await api.post("get/model", {"id": fitted["id"]}))[1] == record
     assert record["stress_life"]["points"] and record["levels"][0]["stress"] == 40.0

@@ -137,8 +137,10 @@ def fit_alt(model_id: str, t: Sequence[float], failed: Sequence[bool] | None, st
     }
     if spec.relationship.id in ("arrhenius", "peck", "temperature_nonthermal", "dual_exponential"):
         b = next(p for p in record["params"] if p["name"] == "B")
+        ci = b.get("ci") or [None, None]
         record["activation_energy_ev"] = {k2: (None if v is None else v * BOLTZMANN_EV)
-                                          for k2, v in b.items() if k2 != "name"}
+                                          for k2, v in (("value", b["value"]), ("se", b["se"]), ("lower", ci[0]),
+                                                        ("upper", ci[1]))}
     use = opts.get("use_stress")
     if use is not None:
         try:

@@ -31,6 +31,14 @@ class Estimate:
     def to_dict(self) -> dict[str, float | None]:
         return {"value": self.value, "se": self.se, "lower": self.lower, "upper": self.upper}
 
+    def row(self, name: str) -> dict[str, Any]:
+        """A parameter row of the one model-record shape: {name, value, se, ci: [lower, upper]}
+        (ci absent without bounds), as every other kind's `params` are."""
+        out: dict[str, Any] = {"name": name, "value": self.value, "se": self.se}
+        if self.lower is not None and self.upper is not None:
+            out["ci"] = [self.lower, self.upper]
+        return out
+
 
 def _z(confidence: float) -> float:
     if not (isinstance(confidence, (int, float)) and 0.5 <= confidence < 1):
@@ -158,16 +166,16 @@ class AltModel:
             grad[j] = c.sign
             v = c.sign * float(self.theta[j])
             est = log_estimate(v, grad, self.cov, z) if c.exp else lin_estimate(v, grad, self.cov, z)
-            out.append({"name": c.name, **est.to_dict()})
+            out.append(est.row(c.name))
         if self.spec.has_sigma:
             grad = np.zeros(self.theta.size)
             ls = float(self.theta[self.k])
             if self.spec.life == "weibull":
                 grad[self.k] = -1.0
-                out.append({"name": "beta", **log_estimate(-ls, grad, self.cov, z).to_dict()})
+                out.append(log_estimate(-ls, grad, self.cov, z).row("beta"))
             else:
                 grad[self.k] = 1.0
-                out.append({"name": "sigma", **log_estimate(ls, grad, self.cov, z).to_dict()})
+                out.append(log_estimate(ls, grad, self.cov, z).row("sigma"))
         return out
 
     def coefficient_names(self) -> list[str]:

@@ -18,6 +18,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from aiohttp import web
 from pydantic import ConfigDict, Field
 
+from bathtub import models
 from bathtub.errors import InputError
 from bathtub.fleet.plan import (
     NOT_IN_FLEET,
@@ -27,14 +28,13 @@ from bathtub.fleet.plan import (
     evaluate_rules,
     fleet_forecast,
 )
-from bathtub.regression import models as regression_models
 from bathtub_api import idempotency, mailer, tables
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import Text, integer
 from bathtub_api.ids import iso, new_id, now
 from bathtub_api.registry import Ctx, Registry, read_json
 from bathtub_api.tools.common import INSTANT_PATTERN, ListRequest, Open, Strict, load_item, page
-from bathtub_api.tools.life import load_model, saved_lifetime
+from bathtub_api.tools.life import load_model
 
 Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00]*$")]
 NonNeg = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -128,20 +128,10 @@ def _unique(items: list[FleetItemIn], field: str) -> None:
         seen.add(i.name)
 
 
-async def _life(ctx: Ctx, model_id: str) -> Any:
-    """(the life: a Lifetime, or a regression model's record whose items each have their own, unit)."""
+async def _life(ctx: Ctx, model_id: str) -> tuple[Any, str | None]:
+    """(what the fleet's items draw their lives from, the model's unit), as the model's kind says."""
     body = (await load_model(ctx, model_id))["body"]
-    if body.get("kind") == "regression":
-        if body.get("distribution") not in regression_models.PER_UNIT:
-            raise InputError("model_id", f"model {model_id} is a {body.get('distribution')} regression model; a "
-                                         f"fleet takes {', '.join(regression_models.PER_UNIT)} (an item's curve for "
-                                         "its covariates)")
-        return body, body.get("unit")
-    try:
-        life, unit = await saved_lifetime(ctx, model_id)
-    except InputError as e:
-        raise InputError("model_id", e.rule) from None
-    return life, unit
+    return models.from_record(body).fleet_life(model_id), body.get("unit")
 
 
 def _rules(rules: list[AlertRuleIn]) -> list[dict[str, Any]]:
