@@ -16,8 +16,6 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from scipy import optimize
-
 from bathtub.errors import InputError
 from bathtub.models.record import upgrade
 from bathtub.rbd.resolve import model_from_saved
@@ -86,28 +84,32 @@ class FittedModel:
         return self.at(t, **where)["cumulative_hazard"]  # type: ignore[no-any-return]
 
     def quantile(self, p: float, **where: Any) -> float:
-        """The time by which a share `p` in (0, 1) has failed: the root of cdf(t) = p, bracketed
-        by doubling from the curves' span (step curves: the first time cdf reaches p)."""
+        """The time by which a share `p` in (0, 1) has failed: the least t with cdf(t) >= p
+        (a step curve's jump time), bracketed by doubling from the curves' span, then bisected
+        to the float resolution with cdf(lo) < p <= cdf(hi) kept at every step."""
         if not 0.0 < p < 1.0:
             raise InputError("p", "must lie in (0, 1)")
-        curves = self.curves(200, **where)
-        xs = [x for x, s in zip(curves["x"], curves["sf"]) if s is not None]
-        for x, s in zip(curves["x"], curves["sf"]):
-            if s is not None and 1.0 - s >= p and curves.get("step"):
-                return float(x)
-        hi = max(float(xs[-1]), 1e-12) if xs else 1.0
+
+        def cdf(t: float) -> float:
+            value = self.cdf(t, **where)
+            return -math.inf if value is None else float(value)
+
+        xs = [float(x) for x in self.curves(200, **where)["x"]]
+        lo, hi = 0.0, max(xs[-1], 1e-12) if xs else 1.0
+        if cdf(lo) >= p:
+            return lo
         for _ in range(200):
-            cdf = self.cdf(hi, **where)
-            if cdf is not None and cdf >= p:
+            if cdf(hi) >= p:
                 break
-            hi *= 2.0
+            lo, hi = hi, hi * 2.0
         else:
-            return math.inf
-
-        def gap(t: float) -> float:
-            return float(self.cdf(t, **where) or 0.0) - p
-
-        return float(optimize.brentq(gap, 0.0, hi, xtol=1e-12 * hi, rtol=1e-12))
+            return math.inf  # never reaches p (a limited failure population, say)
+        while hi - lo > 1e-13 * hi:
+            mid = 0.5 * (lo + hi)
+            if mid in (lo, hi):
+                break
+            lo, hi = (lo, mid) if cdf(mid) >= p else (mid, hi)
+        return hi
 
     def life_metrics(self) -> Any:
         """Life metrics with bounds as the record holds them (B-lives, MTTF, median)."""

@@ -57,7 +57,15 @@ RECORD_SCHEMA: dict[str, Any] = {
         "metrics": {"type": ["object", "null"]},
         "gof": {"type": "array", "items": GOF_ROW},
         "life": LIFE,
-        "covariance": {"type": ["array", "null"], "items": {"type": "array", "items": NUMBER_OR_NULL}},
+        # a life fit names its matrix's rows ({names, matrix}); ALT and regression store the
+        # matrix of their natural coefficients (the `coefficients` rows' order)
+        "covariance": {"anyOf": [
+            {"type": "null"},
+            {"type": "array", "items": {"type": "array", "items": NUMBER_OR_NULL}},
+            {"type": "object", "required": ["names", "matrix"],
+             "properties": {"names": {"type": "array", "items": {"type": "string"}},
+                            "matrix": {"type": "array", "items": {"type": "array", "items": NUMBER_OR_NULL}}}},
+        ]},
     },
 }
 
