@@ -89,17 +89,35 @@ class FitOut(Strict):
     url: str
 
 
+class ParamRow(Open):
+    """One estimated parameter, the same shape in every model kind's record."""
+
+    name: str
+    value: float | None
+    se: float | None = None
+    ci: Annotated[list[float | None], Field(min_length=2, max_length=2)] | None = None
+
+
+class GofRow(Open):
+    id: str
+    label: str
+    value: float | None
+
+
 class ModelRecord(Open):
+    """Every model kind's record (`bathtub.models.RECORD_SCHEMA`), plus its kind's own blocks."""
+
     id: str
     name: str
     distribution: str
     kind: str
     unit: str | None
     n: int | None
-    params: list[dict[str, Any]]
+    params: list[ParamRow]
     coefficients: list[Any]
     metrics: dict[str, Any] | None
-    gof: list[dict[str, Any]]
+    gof: list[GofRow]
+    life: list[dict[str, Any]] | dict[str, Any] | str | None
 
 
 class ModelSummary(Strict):
