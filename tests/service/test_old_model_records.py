@@ -40,7 +40,8 @@ async def test_an_old_alt_record_answers_ci_rows_and_evaluates(api: Api, client:
         assert set(row) == {"name", "value", "se", "ci"}
         assert (row["name"], row["value"], row["se"], row["ci"]) == (was["name"], was["value"], was["se"],
                                                                      [was["lower"], was["upper"]])
-    assert record["coefficients"] == old["coefficients"] and record["gof"] == [] and record["life"] == "weibull"
+    assert record["coefficients"] == old["coefficients"] and record["gof"] == [] and record["life"] is None
+    assert record["life_distribution"] == old["life"] == "weibull"  # moved out of `life`, which is life figures
     assert (await api.post("get/model", {"id": "model_old_alt"}))[1] == record
 
     p = {q["name"]: q["value"] for q in old["params"]}

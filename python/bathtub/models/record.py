@@ -33,11 +33,10 @@ GOF_ROW = {
     "properties": {"id": {"type": "string"}, "label": {"type": "string"}, "value": NUMBER_OR_NULL},
 }
 
-# `life`: a life fit's life metrics with bounds (rows {id, label, value, ...}), an ALT model's
-# life distribution id, a degradation model's implied life (an object), or null.
+# `life`: a life fit's life metrics with bounds (rows {id, label, value, ...}), a degradation
+# model's implied life (an object), or null (kinds whose life depends on covariates or stress).
 LIFE = {"anyOf": [
     {"type": "null"},
-    {"type": "string"},
     {"type": "object"},
     {"type": "array", "items": {"type": "object", "required": ["id", "value"]}},
 ]}
@@ -116,6 +115,9 @@ def upgrade(record: Mapping[str, Any]) -> dict[str, Any]:
         for key, value in _degradation_blocks(record).items():
             if out.get(key) is None:
                 out[key] = value
+    if out["kind"] == "alt" and isinstance(out.get("life"), str):
+        # ALT records before the one shape named their life family in `life`
+        out["life_distribution"] = out.pop("life")
     out.setdefault("distribution", out.get("model") or "")
     for key in ("params", "coefficients", "gof"):
         if out.get(key) is None:

@@ -117,7 +117,7 @@ class ModelRecord(Open):
     coefficients: list[Any]
     metrics: dict[str, Any] | None
     gof: list[GofRow]
-    life: list[dict[str, Any]] | dict[str, Any] | str | None
+    life: list[dict[str, Any]] | dict[str, Any] | None
 
 
 class ModelSummary(Strict):
