@@ -79,7 +79,8 @@ async def test_no_model_kind_page_shows_a_repr_none_or_nan(api: Api, client: Any
             page = await _shared_page(api, share_kind, made["id"])
             text = page_text(page)
             assert name in text
-            assert not BAD.findall(text), (kind, name, [text[max(m.start() - 80, 0):m.end() + 20] for m in BAD.finditer(text)][:3])
+            seen = [text[max(m.start() - 80, 0):m.end() + 20] for m in BAD.finditer(text)]
+            assert not seen, (kind, name, seen[:3])
 
     store = client.app[STORE]
     owner = (await store.token_owner(hash_token(api.token)))["user_id"]

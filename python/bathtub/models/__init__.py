@@ -8,6 +8,8 @@
 from bathtub.models.protocol import FittedModel
 from bathtub.models.record import KIND_BLOCKS, RECORD_SCHEMA, upgrade
 from bathtub.models.registry import (
+    FIT_DISTRIBUTIONS,
+    FIT_ROLES,
     KINDS,
     choose_kind,
     columns_read,
@@ -19,5 +21,5 @@ from bathtub.models.registry import (
     kind_of,
 )
 
-__all__ = ["KINDS", "KIND_BLOCKS", "RECORD_SCHEMA", "FittedModel", "choose_kind", "columns_read", "evaluate", "fit",
-           "fit_source", "from_record", "is_regression", "kind_of", "upgrade"]
+__all__ = ["FIT_DISTRIBUTIONS", "FIT_ROLES", "KINDS", "KIND_BLOCKS", "RECORD_SCHEMA", "FittedModel", "choose_kind",
+           "columns_read", "evaluate", "fit", "fit_source", "from_record", "is_regression", "kind_of", "upgrade"]

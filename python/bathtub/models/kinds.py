@@ -146,6 +146,7 @@ class Recurrent(FittedModel):
 
     kind = "recurrent"
     natural = "mcf"
+    page = "recurrent_model"
 
     @staticmethod
     def fit(columns: Columns, source: Mapping[str, Any]) -> dict[str, Any]:
@@ -172,6 +173,7 @@ class Degradation(FittedModel):
 
     kind = "degradation"
     natural = "path"
+    page = "degradation_model"
 
     @staticmethod
     def fit(columns: Columns, source: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,12 +25,14 @@ class FittedModel:
     """A fitted model of one kind, made from its record (`from_record`) and back (`to_record`).
 
     `takes`: what evaluation reads beyond a time, of "covariates" and "stress"; `natural`:
-    the curve a kind without a single reliability function is read by (MCF, path), if any.
+    the curve a kind without a single reliability function is read by (MCF, path), if any;
+    `page`: the page kind that draws it.
     """
 
     kind: ClassVar[str] = ""
     takes: ClassVar[frozenset[str]] = frozenset()
     natural: ClassVar[str | None] = None
+    page: ClassVar[str] = "model"  # the share page (and report section) kind that shows it
 
     def __init__(self, record: Mapping[str, Any]) -> None:
         self.record = upgrade(record)

@@ -9,12 +9,25 @@ from typing import Any
 
 import numpy as np
 
+from bathtub.alt import columns as alt_columns
+from bathtub.alt import relationships as alt_relationships
 from bathtub.alt.relationships import is_alt_model
+from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.errors import InputError
+from bathtub.life import data as life_data
 from bathtub.life import saved
 from bathtub.models import kinds
 from bathtub.models.protocol import FittedModel
+from bathtub.recurrent import data as recurrent_data
 from bathtub.recurrent import record as recurrent
+from bathtub.regression import records as regression
+
+# Every distribution id a fit takes, with the mapping roles the fits read, from the domains' own
+# declarations: life distributions, regression models, recurrent-event models, ALT models.
+FIT_DISTRIBUTIONS = tuple(dict.fromkeys((*FAMILIES, MIXTURE, "best", *saved.NONPARAMETRIC, *regression.MODELS,
+                                         *recurrent.MODELS, *alt_relationships.MODEL_IDS)))
+FIT_ROLES = tuple(dict.fromkeys((*life_data.ROLES, saved.MODE_ROLE, *regression.ROLES, *recurrent_data.ROLES,
+                                 *alt_columns.ROLES)))
 
 KINDS: dict[str, type[FittedModel]] = {k.kind: k for k in (
     kinds.LifeDistribution, kinds.Nonparametric, kinds.CompetingRisks, kinds.Regression, kinds.Accelerated,

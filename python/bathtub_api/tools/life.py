@@ -10,13 +10,8 @@ from aiohttp import web
 from pydantic import ConfigDict, Field, WithJsonSchema
 
 from bathtub import distributions, models
-from bathtub.alt import columns as alt_columns
-from bathtub.alt import relationships as alt_models
-from bathtub.distributions import FAMILIES, MIXTURE, Lifetime
+from bathtub.distributions import Lifetime
 from bathtub.life import names, records, saved
-from bathtub.recurrent import data as recurrent_data
-from bathtub.recurrent import record as recurrent
-from bathtub.regression import records as regression_records
 from bathtub_api.errors import ApiError
 from bathtub_api.fields import Id, Name, Text, Unit, integer, text
 from bathtub_api.ids import iso, new_id
@@ -24,13 +19,8 @@ from bathtub_api.registry import Ctx, Registry, read_json
 from bathtub_api.tools import datasets, degradation
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 
-# Every fit POST /api/v1/fit dispatches to, with the mapping roles each reads, from the libraries' own
-# declarations: life distributions, regression models, recurrent-event models, ALT models.
-FIT_CHOICES = tuple(dict.fromkeys((*FAMILIES, MIXTURE, "best", "kaplan_meier", "turnbull", *regression_records.MODELS,
-                                   *recurrent.MODELS, *alt_models.MODEL_IDS)))
-ROLES = tuple(dict.fromkeys(("x", "c", "n", "xl", "xr", "mode", *regression_records.ROLES, *recurrent_data.ROLES,
-                             *alt_columns.ROLES)))
-Role = Literal[ROLES]
+FIT_CHOICES = models.FIT_DISTRIBUTIONS
+Role = Literal[models.FIT_ROLES]  # type: ignore[valid-type]
 Probability = Annotated[float, Field(gt=0, lt=1)]
 
 
