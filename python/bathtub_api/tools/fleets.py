@@ -12,7 +12,6 @@ alert rules and queues one email per crossing in a durable outbox (bathtub_api.m
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 from typing import Annotated, Any, ClassVar, Literal
 
 from aiohttp import web
@@ -20,14 +19,8 @@ from pydantic import ConfigDict, Field
 
 from bathtub import models
 from bathtub.errors import InputError
-from bathtub.fleet.plan import (
-    NOT_IN_FLEET,
-    REPEATED_ITEM,
-    apply_readings,
-    check_covariates,
-    evaluate_rules,
-    fleet_forecast,
-)
+from bathtub.fleet.plan import NOT_IN_FLEET, REPEATED_ITEM, check_covariates, fleet_forecast, ingest_readings
+from bathtub.fleet.readings import check_readings
 from bathtub_api import idempotency, mailer, tables
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import Text, integer
@@ -203,50 +196,6 @@ def _forecast_answer(item: dict[str, Any], fc: dict[str, Any], rows: list[dict[s
     return out
 
 
-def _parse_time(value: Any, field: str) -> float:
-    if value is None or value == "":
-        return now()
-    if not isinstance(value, str):
-        raise InputError(field, "must be an ISO 8601 date-time")
-    try:
-        t = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise InputError(field, f"must be an ISO 8601 date-time (got {value!r})") from None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=dt.UTC)  # spec: no offset means UTC
-    return t.timestamp()
-
-
-def _readings(names: list[str] | None, rows: list[Any], field: str) -> list[dict[str, Any]]:
-    """Rows (CSV cells by column, or objects) into checked readings {key, current_use, rate, read_at}."""
-    out = []
-    for i, raw in enumerate(rows):
-        where = f"{field}[{i}]"
-        row = dict(zip(names, raw, strict=True)) if names is not None else raw
-        if not isinstance(row, dict):
-            raise InputError(where, "must be an object with name or id, current_use, rate?, read_at?")
-        for k in row:
-            if k not in ("name", "id", "current_use", "rate", "read_at"):
-                raise InputError(f"{where}.{k}", "unknown field; known: name or id, current_use, rate, read_at")
-        key = row.get("name") if row.get("name") not in (None, "") else row.get("id")
-        if key in (None, ""):
-            raise InputError(f"{where}.name", "required (name or id)")
-        use = row.get("current_use")
-        if isinstance(use, bool) or not isinstance(use, (int, float)) or use != use or use in (float("inf"),):
-            raise InputError(f"{where}.current_use", "required: a finite number")
-        if use < 0:
-            raise InputError(f"{where}.current_use", "must be >= 0")
-        rate = row.get("rate")
-        if rate not in (None, "") and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate < 0
-                                       or rate != rate):
-            raise InputError(f"{where}.rate", "must be a number >= 0")
-        out.append({"key": str(key), "current_use": float(use), "rate": None if rate in (None, "") else float(rate),
-                    "read_at": _parse_time(row.get("read_at"), f"{where}.read_at"), "row": where})
-    if not out:
-        raise InputError(field, "must hold at least one reading (no readings)")
-    return out
-
-
 def _parse_csv_body(raw: bytes) -> tuple[list[str], list[Any]]:
     try:
         text = raw.decode("utf-8-sig", errors="strict")
@@ -303,16 +252,13 @@ async def ingest_usage(ctx: Ctx, request: web.Request) -> dict[str, Any]:
     key = idempotency.key_use(ctx, f"fleet_usage:{fleet_id}", raw)
     if key is not None and (first := await idempotency.replay(ctx, key)) is not None:
         return {**first, "replayed": True}
-    readings = _readings(names, rows, field)
+    readings = check_readings(names, rows, field, now)
     for _ in range(20):
         item = await ctx.store.get_item(ctx.user.id, "fleet", fleet_id)
         if item is None:
             raise not_found("fleet", fleet_id)
-        body, updated = apply_readings(item["body"], readings)
-        life, _ = await _life(ctx, body["model_id"])
-        fc, _rows = await ctx.jobs.run_cpu(fleet_forecast, life, body)
-        rules, fired = evaluate_rules(body["alert_rules"], fc, life, body)
-        body = {**body, "alert_rules": rules}
+        life, _ = await _life(ctx, item["body"]["model_id"])
+        body, updated, fc, fired = await ctx.jobs.run_cpu(ingest_readings, item["body"], readings, life)
         mails = [mailer.alert_mail(item["name"], fleet_id, f, fc) for f in fired]
         answer = {"fleet": {"id": fleet_id, "name": item["name"]}, "updated_items": updated, "forecast": fc,
                   "alerts_fired": len(fired)}
