@@ -181,3 +181,21 @@ def test_evaluate_refuses_what_a_kind_does_not_take() -> None:
     with pytest.raises(InputError, match="a fleet takes"):
         models.from_record(additive).fleet_life("m")
     assert np.isfinite(models.from_record(life).fleet_life("m").sf(100.0))
+
+
+def test_block_lives_are_what_a_diagram_draws() -> None:
+    """A life fit is its family and parameters; a power-law growth model the Weibull it implies
+    under minimal repair (alpha = lambda^(-1/beta)); a regression model needs its covariates,
+    so it is no block life on its own."""
+    life = models.from_record(models.fit("weibull", LIFE, {"x": "x", "c": "c"}))
+    block = life.block_life("m", "model.saved_model_id", None)
+    assert block == {"distribution_id": "weibull",
+                     "params": [{"name": r["name"], "value": r["value"]} for r in life.record["params"]]}
+    growth = models.from_record(models.fit("crow_amsaa", GROWTH, {"t": "t"}))
+    p = {r["name"]: r["value"] for r in growth.record["params"]}
+    block = growth.block_life("m", "model.saved_model_id", None)
+    assert block["distribution_id"] == "weibull"
+    assert block["params"][0]["value"] == pytest.approx(p["lambda"] ** (-1.0 / p["beta"]), rel=1e-12)
+    cox = models.from_record(models.fit("cox", LIFE, {"x": "x", "c": "c"}, covariates=["z"]))
+    with pytest.raises(InputError, match="saved parametric life model is needed"):
+        cox.block_life("m", "model.saved_model_id", None)
