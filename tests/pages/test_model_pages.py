@@ -19,7 +19,7 @@ from bathtub.models import KINDS
 from bathtub_api.auth import hash_token
 from bathtub_api.keys import STORE
 from tests.conftest import Api
-from tests.models.test_protocol import ALT, CRACKS, GROWTH, LIFE
+from tests.models.reference import ALT, CRACKS, GROWTH, LIFE
 
 OLD_ALT = json.loads((Path(__file__).parents[1] / "service" / "data" / "old_model_records.json").read_text())["alt"]
 BAD = re.compile(r"object at 0x|built-in method|bound method|\bNone\b|\bNaN\b|\bnan\b|Traceback")

@@ -1,6 +1,6 @@
 """Models saved before the one record shape keep loading and evaluating: an ALT record and a
 degradation record exactly as the previous release wrote them (data/old_model_records.json,
-written by that release's library on tests/models' reference data: ALT rows
+written by that release's library on tests/models/reference.py's data: ALT rows
 {name, value, se, lower, upper}, a degradation record without params or gof), put in the store
 directly, then read and evaluated through the service."""
 
