@@ -138,7 +138,10 @@ def fit_alt(model_id: str, t: Sequence[float], failed: Sequence[bool] | None, st
         levels.append({"stress": s1, "stress2": s2, "n": int(mask.sum()), "failures": int(data.failed[mask].sum()),
                        "life": model.life(s1, s2, confidence).to_dict()})
     record: dict[str, Any] = {
-        "kind": "alt", "distribution": spec.id, "life": spec.life, "relationship": spec.relationship.id,
+        # `life` is the one record shape's life figures: an ALT model's depend on the stress, so
+        # they are under `use` (with use_stress) and the reliability route; the family is named apart
+        "kind": "alt", "distribution": spec.id, "life_distribution": spec.life, "life": None,
+        "relationship": spec.relationship.id,
         "relationship_title": spec.relationship.title, "stresses": spec.relationship.stresses,
         "n": n, "failures": nf, "confidence": confidence,
         "params": model.reported(confidence),

@@ -33,6 +33,14 @@ class Estimate:
     def to_dict(self) -> dict[str, float | None]:
         return {"value": self.value, "se": self.se, "lower": self.lower, "upper": self.upper}
 
+    def row(self, name: str) -> dict[str, Any]:
+        """A parameter row of the one model-record shape: {name, value, se, ci: [lower, upper]}
+        (ci absent without bounds), as every other kind's `params` are."""
+        out: dict[str, Any] = {"name": name, "value": self.value, "se": self.se}
+        if self.lower is not None and self.upper is not None:
+            out["ci"] = [self.lower, self.upper]
+        return out
+
 
 def _z(confidence: float) -> float:
     return checked_z(confidence)

@@ -114,6 +114,17 @@ def apply_readings(body: dict[str, Any], readings: list[dict[str, Any]]) -> tupl
     return {**body, "items": items}, updated
 
 
+def ingest_readings(body: dict[str, Any], readings: list[dict[str, Any]], life: Any
+                    ) -> tuple[dict[str, Any], int, dict[str, Any], list[dict[str, Any]]]:
+    """Usage ingest in one step: (the fleet body after the readings with its alert rules' new
+    state, how many items the readings changed, the forecast from then, the rule crossings to
+    mail). `life` as `fleet_forecast` takes it."""
+    body, updated = apply_readings(body, readings)
+    fc, _ = fleet_forecast(life, body)
+    rules, fired = evaluate_rules(body["alert_rules"], fc, life, body)
+    return {**body, "alert_rules": rules}, updated, fc, fired
+
+
 def evaluate_rules(rules: list[dict[str, Any]], fc: dict[str, Any], life: Any,
                    body: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(rules with their new state, the crossings to mail): a rule fires when its figure is above the

@@ -32,6 +32,7 @@ with its 95% interval and whether it meets the target with 95% one-sided confide
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import threading
@@ -46,6 +47,7 @@ from bathtub.errors import InputError
 from bathtub.rbd.decisions import Z95, check_run_args, engine_refusal, lane_difference, lanes_of, objective_transform
 from bathtub.rbd.design_closed_form import ClosedForm, NoClosedForm
 from bathtub.rbd.design_space import Space, check_space, design_diagram, largest
+from bathtub.rbd.resolve import life_model
 from bathtub.validate import check_integer, check_number
 
 FIGURES = {True: ("availability", "pfd_avg", "sil"), False: ("reliability",)}
@@ -72,6 +74,11 @@ def check_target(target: Any, diagram: Mapping[str, Any], repairable: bool) -> t
         sil = check_integer(v, "target.value", 1, len(engine.SIL_UPPER))
         return "pfd_avg", engine.SIL_UPPER[sil - 1], False
     return fig, check_number(v, "target.value", 0.0, 1.0, lo_open=True, hi_open=True), fig != "pfd_avg"
+
+
+def _saved_option(m: Mapping[str, Any], field: str, *, saved: Mapping[str, Mapping[str, Any]],
+                  unit: str | None) -> dict[str, Any]:
+    return life_model(m, field, saved, unit)
 
 
 def _meets(value: float, threshold: float, higher: bool) -> bool:
@@ -235,6 +242,8 @@ def cheapest_design(
     seed: int = 1,
     crews: int = 0,
     resolve: Any = None,
+    saved: Mapping[str, Mapping[str, Any]] | None = None,
+    unit: str | None = None,
     threads: int | None = None,
     control: RunControl | None = None,
 ) -> dict[str, Any]:
@@ -243,7 +252,11 @@ def cheapest_design(
     `top` designs in all (the winner and the next cheapest meeting the target), each
     verified by simulation on common random numbers. `check_only` refuses what the search
     would refuse (every option compiled in the diagram) and returns the search plan:
-    {method, lanes_bound, largest_design} for the quote."""
+    {method, lanes_bound, largest_design} for the quote. Options' models naming a
+    `saved_model_id` are resolved from `saved` (model bodies by id) in the diagram's `unit`
+    (`resolve(model, field)` instead, when given)."""
+    if resolve is None and saved is not None:
+        resolve = functools.partial(_saved_option, saved=saved, unit=unit)
     objective, threshold, higher = check_target(target, diagram, repairable)
     top = check_integer(top, "top", 1, MAX_TOP)
     text, _, time = check_run_args(diagram, repairable, horizon, mission_time, replications, seed)

@@ -189,6 +189,15 @@ def _model(
         if mid not in models:
             raise InputError(f"{field}.saved_model_id", f"no model with id {mid!r}")
         return joint_life(models[mid], mid, m["joint_unit"], field, unit)
+    return life_model(m, field, models, unit)
+
+
+def life_model(
+    m: Mapping[str, Any], field: str, models: Mapping[str, Mapping[str, Any]], unit: str | None
+) -> dict[str, Any]:
+    """A block's (or a design option's) life or repair model as the engine takes it: a saved
+    model's id as the inline model it stands for, an inline model as given. `models`: saved
+    model bodies by id; `unit`: the diagram's."""
     if "saved_model_id" in m:
         mid = m["saved_model_id"]
         if mid not in models:

@@ -1,8 +1,8 @@
-"""Accelerated life tests in the service: the `alt` model kind's use-stress evaluation (the
-reliability route with `stress`), and `alt bootstrap`, a job that refits the model's data
+"""Accelerated life tests in the service: `alt bootstrap`, a job that refits the model's data
 B times in the engine and stores percentile and BCa bounds on the model (`bootstrap`).
 
-Fitting itself goes through `POST /api/v1/fit` (life.py) with an ALT `distribution` id.
+Fitting goes through `POST /api/v1/fit` (life.py) with an ALT `distribution` id, and the
+use-stress evaluation through the reliability route, both by the library's model registry.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from bathtub.alt import AltModel
 from bathtub.alt.bootstrap import MAX_REPLICATES, bootstrap_bounds
 from bathtub.alt.columns import alt_arrays
 from bathtub.alt.data import alt_data
-from bathtub.alt.evaluate import at_stress
 from bathtub.errors import InputError
 from bathtub_api import plans
 from bathtub_api.errors import ApiError, not_found
@@ -53,19 +52,6 @@ async def _alt_model(store: Any, owner: str, model_id: str, field: str = "model_
     if item["body"].get("kind") != "alt":
         raise InputError(field, f"model {model_id} is {item['body'].get('kind')!r}; an ALT model is needed")
     return item
-
-
-async def reliability(ctx: Ctx, item: dict[str, Any], t: float | None, points: int, stress: float | None,
-                      stress2: float | None) -> dict[str, Any]:
-    """The reliability route for an ALT model: the life distribution at the use stress."""
-    body = item["body"]
-    if body.get("kind") != "alt":
-        raise InputError("stress", f"model {item['id']} is not an ALT model; stress applies to ALT models")
-    if stress is None:
-        raise InputError("stress", f"model {item['id']} is an ALT model: give the use stress")
-    out = await ctx.jobs.run_cpu(at_stress, body, stress, stress2, t, points)
-    return {"model": {"id": item["id"], "name": item["name"], "distribution": body.get("distribution")},
-            "unit": body.get("unit"), **out}
 
 
 async def bootstrap(ctx: Ctx, req: BootstrapIn) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from aiohttp import web
 from pydantic import Field
 
-from bathtub import degradation
+from bathtub import degradation, models
 from bathtub.errors import InputError
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry
@@ -73,7 +73,9 @@ def summary(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
 
 
 def record(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
-    body = item["body"]
+    """The saved model in the one record shape (params, gof and covariance of its life or its
+    path model, filled in as read for models saved before they were stored)."""
+    body = models.upgrade(item["body"])
     return {"id": item["id"], "name": item["name"], **body, "kind": KIND, "created_at": iso(item["created_at"]),
             "updated_at": iso(item["updated_at"]), "url": degradation_url(ctx, item["id"])}
 
@@ -84,10 +86,7 @@ def _used(columns: dict[str, list[Any]], mapping: dict[str, str]) -> dict[str, l
 
 
 def _build(columns: dict[str, list[Any]], req: dict[str, Any]) -> dict[str, Any]:
-    return degradation.build_model(columns, req["mapping"], path=req["path"], threshold=req["threshold"],
-                                   direction=req["direction"], model=req["model"],
-                                   life_distribution=req["life_distribution"], options=req["options"],
-                                   potential_failure=req.get("potential_failure"))
+    return models.fit(None, columns, kind="degradation", **req)
 
 
 async def create(ctx: Ctx, req: DegradationCreate) -> dict[str, Any]:

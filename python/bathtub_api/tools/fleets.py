@@ -12,29 +12,22 @@ alert rules and queues one email per crossing in a durable outbox (bathtub_api.m
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 from typing import Annotated, Any, ClassVar, Literal
 
 from aiohttp import web
 from pydantic import ConfigDict, Field
 
+from bathtub import models
 from bathtub.errors import InputError
-from bathtub.fleet.plan import (
-    NOT_IN_FLEET,
-    REPEATED_ITEM,
-    apply_readings,
-    check_covariates,
-    evaluate_rules,
-    fleet_forecast,
-)
-from bathtub.regression import models as regression_models
+from bathtub.fleet.plan import NOT_IN_FLEET, REPEATED_ITEM, check_covariates, fleet_forecast, ingest_readings
+from bathtub.fleet.readings import check_readings
 from bathtub_api import idempotency, mailer, tables
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import Text, integer
 from bathtub_api.ids import iso, new_id, now
 from bathtub_api.registry import Ctx, Registry, read_json
 from bathtub_api.tools.common import INSTANT_PATTERN, ListRequest, Open, Strict, load_item, page
-from bathtub_api.tools.life import load_model, saved_lifetime
+from bathtub_api.tools.life import load_model
 
 Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00]*$")]
 NonNeg = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -130,20 +123,10 @@ def _unique(items: list[FleetItemIn], field: str) -> None:
         seen.add(i.name)
 
 
-async def _life(ctx: Ctx, model_id: str) -> Any:
-    """(the life: a Lifetime, or a regression model's record whose items each have their own, unit)."""
+async def _life(ctx: Ctx, model_id: str) -> tuple[Any, str | None]:
+    """(what the fleet's items draw their lives from, the model's unit), as the model's kind says."""
     body = (await load_model(ctx, model_id))["body"]
-    if body.get("kind") == "regression":
-        if body.get("distribution") not in regression_models.PER_UNIT:
-            raise InputError("model_id", f"model {model_id} is a {body.get('distribution')} regression model; a "
-                                         f"fleet takes {', '.join(regression_models.PER_UNIT)} (an item's curve for "
-                                         "its covariates)")
-        return body, body.get("unit")
-    try:
-        life, unit = await saved_lifetime(ctx, model_id)
-    except InputError as e:
-        raise InputError("model_id", e.rule) from None
-    return life, unit
+    return models.from_record(body).fleet_life(model_id), body.get("unit")
 
 
 def _rules(rules: list[AlertRuleIn]) -> list[dict[str, Any]]:
@@ -215,50 +198,6 @@ def _forecast_answer(item: dict[str, Any], fc: dict[str, Any], rows: list[dict[s
     return out
 
 
-def _parse_time(value: Any, field: str) -> float:
-    if value is None or value == "":
-        return now()
-    if not isinstance(value, str):
-        raise InputError(field, "must be an ISO 8601 date-time")
-    try:
-        t = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise InputError(field, f"must be an ISO 8601 date-time (got {value!r})") from None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=dt.UTC)  # spec: no offset means UTC
-    return t.timestamp()
-
-
-def _readings(names: list[str] | None, rows: list[Any], field: str) -> list[dict[str, Any]]:
-    """Rows (CSV cells by column, or objects) into checked readings {key, current_use, rate, read_at}."""
-    out = []
-    for i, raw in enumerate(rows):
-        where = f"{field}[{i}]"
-        row = dict(zip(names, raw, strict=True)) if names is not None else raw
-        if not isinstance(row, dict):
-            raise InputError(where, "must be an object with name or id, current_use, rate?, read_at?")
-        for k in row:
-            if k not in ("name", "id", "current_use", "rate", "read_at"):
-                raise InputError(f"{where}.{k}", "unknown field; known: name or id, current_use, rate, read_at")
-        key = row.get("name") if row.get("name") not in (None, "") else row.get("id")
-        if key in (None, ""):
-            raise InputError(f"{where}.name", "required (name or id)")
-        use = row.get("current_use")
-        if isinstance(use, bool) or not isinstance(use, (int, float)) or use != use or use in (float("inf"),):
-            raise InputError(f"{where}.current_use", "required: a finite number")
-        if use < 0:
-            raise InputError(f"{where}.current_use", "must be >= 0")
-        rate = row.get("rate")
-        if rate not in (None, "") and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate < 0
-                                       or rate != rate):
-            raise InputError(f"{where}.rate", "must be a number >= 0")
-        out.append({"key": str(key), "current_use": float(use), "rate": None if rate in (None, "") else float(rate),
-                    "read_at": _parse_time(row.get("read_at"), f"{where}.read_at"), "row": where})
-    if not out:
-        raise InputError(field, "must hold at least one reading (no readings)")
-    return out
-
-
 def _parse_csv_body(raw: bytes) -> tuple[list[str], list[Any]]:
     try:
         text = raw.decode("utf-8-sig", errors="strict")
@@ -315,16 +254,13 @@ async def ingest_usage(ctx: Ctx, request: web.Request) -> dict[str, Any]:
     key = idempotency.key_use(ctx, f"fleet_usage:{fleet_id}", raw)
     if key is not None and (first := await idempotency.replay(ctx, key)) is not None:
         return {**first, "replayed": True}
-    readings = _readings(names, rows, field)
+    readings = check_readings(names, rows, field, now)
     for _ in range(20):
         item = await ctx.store.get_item(ctx.user.id, "fleet", fleet_id)
         if item is None:
             raise not_found("fleet", fleet_id)
-        body, updated = apply_readings(item["body"], readings)
-        life, _ = await _life(ctx, body["model_id"])
-        fc, _rows = await ctx.jobs.run_cpu(fleet_forecast, life, body)
-        rules, fired = evaluate_rules(body["alert_rules"], fc, life, body)
-        body = {**body, "alert_rules": rules}
+        life, _ = await _life(ctx, item["body"]["model_id"])
+        body, updated, fc, fired = await ctx.jobs.run_cpu(ingest_readings, item["body"], readings, life)
         mails = [mailer.alert_mail(item["name"], fleet_id, f, fc) for f in fired]
         answer = {"fleet": {"id": fleet_id, "name": item["name"]}, "updated_items": updated, "forecast": fc,
                   "alerts_fired": len(fired)}

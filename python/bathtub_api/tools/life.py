@@ -6,35 +6,21 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any, ClassVar, Literal
 
-import numpy as np
 from aiohttp import web
 from pydantic import ConfigDict, Field, WithJsonSchema
 
-from bathtub import distributions
-from bathtub.alt import columns as alt_columns
-from bathtub.alt import relationships as alt_models
-from bathtub.distributions import FAMILIES, MIXTURE, Lifetime
-from bathtub.errors import InputError
+from bathtub import distributions, models
+from bathtub.distributions import Lifetime
 from bathtub.life import names, records, saved
-from bathtub.life.demand import analyse_demands
-from bathtub.recurrent import data as recurrent_data
-from bathtub.recurrent import record as recurrent
-from bathtub.regression import records as regression_records
-from bathtub.regression.records import fit_regression
 from bathtub_api.errors import ApiError
 from bathtub_api.fields import Id, Name, Text, Unit, integer, text
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry, read_json
-from bathtub_api.tools import alt, datasets, degradation
+from bathtub_api.tools import datasets, degradation
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
 
-# Every fit POST /api/v1/fit dispatches to, with the mapping roles each reads, from the libraries' own
-# declarations: life distributions, regression models, recurrent-event models, ALT models.
-FIT_CHOICES = tuple(dict.fromkeys((*FAMILIES, MIXTURE, "best", "kaplan_meier", "turnbull", *regression_records.MODELS,
-                                   *recurrent.MODELS, *alt_models.MODEL_IDS)))
-ROLES = tuple(dict.fromkeys(("x", "c", "n", "xl", "xr", "mode", *regression_records.ROLES, *recurrent_data.ROLES,
-                             *alt_columns.ROLES)))
-Role = Literal[ROLES]
+FIT_CHOICES = models.FIT_DISTRIBUTIONS
+Role = Literal[models.FIT_ROLES]  # type: ignore[valid-type]
 Probability = Annotated[float, Field(gt=0, lt=1)]
 
 
@@ -97,17 +83,35 @@ class FitOut(Strict):
     url: str
 
 
+class ParamRow(Open):
+    """One estimated parameter, the same shape in every model kind's record."""
+
+    name: str
+    value: float | None
+    se: float | None = None
+    ci: Annotated[list[float | None], Field(min_length=2, max_length=2)] | None = None
+
+
+class GofRow(Open):
+    id: str
+    label: str
+    value: float | None
+
+
 class ModelRecord(Open):
+    """Every model kind's record (`bathtub.models.RECORD_SCHEMA`), plus its kind's own blocks."""
+
     id: str
     name: str
     distribution: str
     kind: str
     unit: str | None
     n: int | None
-    params: list[dict[str, Any]]
+    params: list[ParamRow]
     coefficients: list[Any]
     metrics: dict[str, Any] | None
-    gof: list[dict[str, Any]]
+    gof: list[GofRow]
+    life: list[dict[str, Any]] | dict[str, Any] | None
 
 
 class ModelSummary(Strict):
@@ -241,7 +245,9 @@ def _summary(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
 
 
 def model_record(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
-    body = {k: v for k, v in item["body"].items() if k not in ("source",)}
+    """The stored model in the one record shape (a record an earlier release stored is upgraded
+    as it is read, so old models answer like new ones)."""
+    body = {k: v for k, v in models.upgrade(item["body"]).items() if k not in ("source",)}
     return {"id": item["id"], "name": item["name"], **body, "created_at": iso(item["created_at"]),
             "updated_at": iso(item["updated_at"]), "url": model_url(ctx, item["id"]),
             "dataset_id": (item["body"].get("source") or {}).get("dataset_id")}
@@ -250,59 +256,14 @@ def model_record(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
 async def saved_lifetime(ctx: Ctx, model_id: str) -> tuple[Lifetime, str | None]:
     """A saved parametric model as a `Lifetime` for the calculators and the engine."""
     body = (await load_model(ctx, model_id))["body"]
-    dist = body.get("distribution")
-    opts = body.get("options") or {}
-    if body.get("kind") != "distribution" or (dist not in FAMILIES and dist != MIXTURE):
-        raise InputError("saved_model_id", f"model {model_id} is {dist!r}; a parametric life model is needed")
-    if opts.get("zi") or opts.get("lfp"):
-        raise InputError("saved_model_id", "zero-inflated and limited-population models cannot be used here")
-    values = {p["name"]: p["value"] for p in body["params"]}
-    return Lifetime(dist, values, body.get("base_distribution")), body.get("unit")
-
-
-def _used_columns(columns: dict[str, list[Any]], mapping: Any, extra: Any = None) -> dict[str, Any]:
-    """Only the columns the mapping reads, numeric ones as float arrays: what crosses to the
-    worker process is pickled while holding the GIL, so it is kept small (a large dataset's
-    columns would otherwise stall the event loop for a second)."""
-    if not isinstance(mapping, dict) or not all(isinstance(c, str) and c in columns for c in mapping.values()):
-        return columns  # the fit names what is wrong, listing every column
-    out: dict[str, Any] = {}
-    # failure modes, causes and system ids are labels: 3 must stay "3", not "3.0"
-    labels = {mapping.get(saved.MODE_ROLE), mapping.get("cause"), mapping.get("system")}
-    wanted = set(mapping.values())
-    if isinstance(extra, list):  # columns named outside the mapping (recurrent covariates)
-        wanted |= {c for c in extra if isinstance(c, str) and c in columns}
-    for name in wanted:
-        values = columns[name]
-        numeric = name not in labels and all(type(v) in (int, float) for v in values)
-        arr = np.asarray(values) if numeric else None
-        out[name] = arr.astype(float) if arr is not None and arr.dtype.kind in "iuf" else values
-    return out
-
-
-def _is_regression(source: dict[str, Any]) -> bool:
-    return source.get("covariates") is not None or source.get("formula") is not None or bool(source.get("cox_options"))
-
-
-def _fit_source(columns: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
-    """The record a saved `source` fits to (in a worker process): a regression model when it names
-    covariates or a formula, a recurrent-event model for those ids (crow_amsaa, kijima1, mcf, ...),
-    else a life distribution."""
-    mapping, dist, options = source["mapping"], source["distribution"], source.get("options")
-    if _is_regression(source):
-        return fit_regression(columns, mapping, dist, source.get("covariates"), source.get("formula"),
-                              source.get("cox_options"), options)
-    if dist in recurrent.MODELS:
-        return recurrent.fit_columns(columns, mapping, dist, options)
-    return saved.fit_columns(columns, mapping, dist, options)
+    return models.from_record(body).lifetime(model_id), body.get("unit")
 
 
 async def _fit_record(ctx: Ctx, source: dict[str, Any], columns: dict[str, list[Any]]) -> dict[str, Any]:
-    """The fitted record of a model's `source` on a dataset's columns. A regression model reads
-    columns named in its formula, strata and clusters too, so it is sent them all."""
-    used = columns if _is_regression(source) else await asyncio.to_thread(
-        _used_columns, columns, source["mapping"], (source.get("options") or {}).get("covariates"))
-    return await ctx.jobs.run_cpu(_fit_source, used, source)
+    """The fitted record of a model's `source` on a dataset's columns (only the columns its fit
+    reads cross to the worker)."""
+    used = await asyncio.to_thread(models.columns_read, columns, source)
+    return await ctx.jobs.run_cpu(models.fit_source, used, source)
 
 
 async def fit(ctx: Ctx, req: FitIn) -> dict[str, Any]:
@@ -344,25 +305,10 @@ async def list_models(ctx: Ctx, req: ListRequest) -> dict[str, Any]:
 async def reliability(ctx: Ctx, model_id: str, req: ReliabilityIn) -> dict[str, Any]:
     item = await load_model(ctx, model_id)
     body = item["body"]
-    if body.get("kind") == "alt" or req.stress is not None or req.stress2 is not None:
-        return await alt.reliability(ctx, item, req.t, req.points, req.stress, req.stress2)
-    out: dict[str, Any] = {"model": {"id": model_id, "name": item["name"], "distribution": body.get("distribution")},
-                           "unit": body.get("unit")}
-    if body.get("kind") == "regression":
-        if req.t is not None:
-            out["at"] = await ctx.jobs.run_cpu(regression_records.evaluate_at, body, req.t, req.covariates)
-        else:
-            out["curves"] = await ctx.jobs.run_cpu(regression_records.evaluate_curves, body, req.points,
-                                                   req.covariates)
-        out["covariates"] = req.covariates
-        return out
-    if req.covariates:
-        raise InputError("covariates", f"model {model_id} has no covariates")
-    if req.t is not None:
-        out["at"] = await ctx.jobs.run_cpu(saved.evaluate_at, body, req.t)
-    else:
-        out["curves"] = await ctx.jobs.run_cpu(saved.evaluate_curves, body, req.points)
-    return out
+    out = await ctx.jobs.run_cpu(models.evaluate, body, model_id, req.t, req.points, req.covariates, req.stress,
+                                 req.stress2)
+    return {"model": {"id": model_id, "name": item["name"], "distribution": body.get("distribution")},
+            "unit": body.get("unit"), **out}
 
 
 async def import_model(ctx: Ctx, req: ImportIn) -> dict[str, Any]:
@@ -385,13 +331,10 @@ def _import(distribution: str, data: Any, params: Any, options: Any, extras: Any
 
 async def demand(ctx: Ctx, req: DemandIn) -> dict[str, Any]:
     batches = [b.model_dump(exclude_none=True) for b in req.batches]
-    analysis = analyse_demands(batches, confidence=req.confidence, scores=req.scores).to_dict()
+    body = models.fit(None, {}, kind="demand", batches=batches, confidence=req.confidence, scores=req.scores)
     model_id = new_id("model")
-    pooled = analysis["pooled"]
-    body = {**analysis, "kind": "demand", "distribution": "binomial", "n": pooled["demands"], "unit": "demands",
-            "params": [], "coefficients": [], "gof": [], "metrics": None}
     await ctx.store.insert_item(ctx.user.id, "model", model_id, req.name, body)
-    return {"id": model_id, "name": req.name, **analysis, "url": model_url(ctx, model_id)}
+    return {"id": model_id, "name": req.name, **body, "url": model_url(ctx, model_id)}
 
 
 def register(reg: Registry) -> None:

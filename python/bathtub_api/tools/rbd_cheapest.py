@@ -21,7 +21,6 @@ from bathtub.rbd import schema as rbd_schema
 from bathtub.rbd.blocks import model_schema
 from bathtub.rbd.design_space import MAX_BLOCKS, MAX_OPTIONS, MAX_UNITS
 from bathtub.rbd.quote import quote
-from bathtub.rbd.resolve import model_from_saved
 from bathtub_api.fields import Id, Text, integer
 from bathtub_api.jobs import JobCtx
 from bathtub_api.registry import Ctx, Registry
@@ -149,25 +148,8 @@ def _quote(ctx: Ctx, plan: dict[str, Any], replications: int, horizon: float | N
                            ) from None
 
 
-def _library_args(args: dict[str, Any]) -> dict[str, Any]:
-    saved, unit = args["saved"], args["unit"]
-
-    def resolve(m: dict[str, Any], field: str) -> dict[str, Any]:
-        if "saved_model_id" in m:
-            mid = m["saved_model_id"]
-            if mid not in saved:
-                raise InputError(f"{field}.saved_model_id", f"no model with id {mid!r}")
-            return model_from_saved(saved[mid], mid, f"{field}.saved_model_id", unit)
-        out = {"distribution_id": m["distribution_id"], "params": m["params"]}
-        if "base_distribution_id" in m:
-            out["base_distribution_id"] = m["base_distribution_id"]
-        return out
-
-    return {**{k: v for k, v in args.items() if k not in ("saved", "unit")}, "resolve": resolve}
-
-
 def _check(args: dict[str, Any]) -> dict[str, Any]:
-    return cheapest.cheapest_design(**_library_args(args), check_only=True)
+    return cheapest.cheapest_design(**args, check_only=True)
 
 
 async def cheapest_job(ctx: JobCtx, job: dict[str, Any]) -> dict[str, Any]:
@@ -176,7 +158,7 @@ async def cheapest_job(ctx: JobCtx, job: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run(args: dict[str, Any], threads: int, control: engine.RunControl) -> dict[str, Any]:
-    return cheapest.cheapest_design(**_library_args(args), threads=threads, control=control)
+    return cheapest.cheapest_design(**args, threads=threads, control=control)
 
 
 def register(reg: Registry) -> None:

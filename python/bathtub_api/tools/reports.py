@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from aiohttp import web
 from pydantic import Field
 
+from bathtub import models
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import Id, Name, text
 from bathtub_api.ids import iso, new_id
@@ -62,10 +63,13 @@ class Report(Open):
 async def _check_items(ctx: Ctx, items: list[ReportItem]) -> None:
     for i, entry in enumerate(items):
         item = await ctx.store.get_item(ctx.user.id, STORED_KIND[entry.kind], entry.id)
-        if item is None or (entry.kind == "recurrent_model" and item["body"].get("kind") != "recurrent"):
+        # models are stored under one kind; the record's kind says which page kind shows it
+        shown = models.kind_of(item["body"]).page if item is not None and STORED_KIND[entry.kind] == "model" \
+            else entry.kind
+        if item is None or (entry.kind == "recurrent_model" and shown != entry.kind):
             raise ApiError(404, f"items[{i}].id: no {entry.kind} with id {entry.id!r}")
-        if entry.kind == "model" and item["body"].get("kind") == "recurrent":
-            raise ApiError(422, f"items[{i}].kind: {entry.id} is a recurrent-event model; give kind recurrent_model")
+        if shown != entry.kind:
+            raise ApiError(422, f"items[{i}].kind: {entry.id} is a recurrent-event model; give kind {shown}")
 
 
 async def _answer(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from aiohttp import web
 from pydantic import Field
 
+from bathtub import models
 from bathtub_api.auth import User
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import Id, integer
@@ -96,7 +97,8 @@ def _link(row: dict[str, Any], at: float) -> dict[str, Any]:
 
 async def _owned(ctx: Ctx, kind: str, item_id: str) -> None:
     item = await ctx.store.get_item(ctx.user.id, STORED_KIND[kind], item_id)
-    if item is None or (kind == "recurrent_model" and item["body"].get("kind") != "recurrent"):
+    # a recurrent-event model is stored as a model but shown on its own page kind
+    if item is None or (kind == "recurrent_model" and models.kind_of(item["body"]).page != kind):
         raise not_found(kind, item_id)
 
 

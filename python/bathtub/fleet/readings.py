@@ -1,0 +1,57 @@
+"""Meter readings from a request's rows: each checked and named by its row (`readings[i]`, or
+`body[i]` for CSV), its time read as ISO 8601 (no offset means UTC; none means now)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bathtub.errors import InputError
+
+
+def _parse_time(value: Any, field: str, now: Callable[[], float]) -> float:
+    if value is None or value == "":
+        return now()
+    if not isinstance(value, str):
+        raise InputError(field, "must be an ISO 8601 date-time")
+    try:
+        t = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(field, f"must be an ISO 8601 date-time (got {value!r})") from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.UTC)  # spec: no offset means UTC
+    return t.timestamp()
+
+
+def check_readings(names: list[str] | None, rows: list[Any], field: str,
+                   now: Callable[[], float] = time.time) -> list[dict[str, Any]]:
+    """Rows (CSV cells by column when `names` are given, else objects) into checked readings
+    {key, current_use, rate, read_at (seconds since the epoch), row}."""
+    out = []
+    for i, raw in enumerate(rows):
+        where = f"{field}[{i}]"
+        row = dict(zip(names, raw, strict=True)) if names is not None else raw
+        if not isinstance(row, dict):
+            raise InputError(where, "must be an object with name or id, current_use, rate?, read_at?")
+        for k in row:
+            if k not in ("name", "id", "current_use", "rate", "read_at"):
+                raise InputError(f"{where}.{k}", "unknown field; known: name or id, current_use, rate, read_at")
+        key = row.get("name") if row.get("name") not in (None, "") else row.get("id")
+        if key in (None, ""):
+            raise InputError(f"{where}.name", "required (name or id)")
+        use = row.get("current_use")
+        if isinstance(use, bool) or not isinstance(use, (int, float)) or use != use or use in (float("inf"),):
+            raise InputError(f"{where}.current_use", "required: a finite number")
+        if use < 0:
+            raise InputError(f"{where}.current_use", "must be >= 0")
+        rate = row.get("rate")
+        if rate not in (None, "") and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate < 0
+                                       or rate != rate):
+            raise InputError(f"{where}.rate", "must be a number >= 0")
+        out.append({"key": str(key), "current_use": float(use), "rate": None if rate in (None, "") else float(rate),
+                    "read_at": _parse_time(row.get("read_at"), f"{where}.read_at", now), "row": where})
+    if not out:
+        raise InputError(field, "must hold at least one reading (no readings)")
+    return out

@@ -1,0 +1,91 @@
+"""The share page of every model kind the registry knows shows its numbers as numbers: no
+Python repr (`object at 0x`, `built-in method`), no `None`, no `NaN` anywhere in the page's
+text. One model of each kind is fitted through the API on tests/models' reference data (so a
+kind added to the registry without a case here fails), plus an ALT record as the previous
+release stored it (its rows once printed `<built-in method lower of str object at 0x…>`)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from bathtub.models import KINDS
+from bathtub_api.auth import hash_token
+from bathtub_api.keys import STORE
+from tests.conftest import Api
+from tests.models.reference import ALT, CRACKS, GROWTH, LIFE
+
+OLD_ALT = json.loads((Path(__file__).parents[1] / "service" / "data" / "old_model_records.json").read_text())["alt"]
+BAD = re.compile(r"object at 0x|built-in method|bound method|\bNone\b|\bNaN\b|\bnan\b|Traceback")
+
+# kind -> (share kind, dataset columns, the fit's POST path, its body without dataset_id)
+FIT = "/api/v1/fit"
+CASES: dict[str, list[tuple[str, dict[str, Any] | None, str, dict[str, Any]]]] = {
+    "distribution": [("model", LIFE, FIT, {"distribution": "weibull", "mapping": {"x": "x", "c": "c"}})],
+    "nonparametric": [("model", LIFE, FIT, {"distribution": "kaplan_meier", "mapping": {"x": "x", "c": "c"}})],
+    "competing_risks": [("model", LIFE, FIT, {"distribution": "weibull",
+                                              "mapping": {"x": "x", "c": "c", "mode": "mode"}})],
+    "regression": [("model", LIFE, FIT, {"distribution": d, "mapping": {"x": "x", "c": "c"}, "covariates": ["z"]})
+                   for d in ("cox", "weibull_ph")],
+    "alt": [("model", ALT, FIT, {"distribution": "weibull_arrhenius",
+                                 "mapping": {"x": "x", "c": "c", "stress": "temp"}})],
+    "recurrent": [("recurrent_model", GROWTH, FIT, {"distribution": d, "mapping": {"t": "t"}})
+                  for d in ("crow_amsaa", "mcf")],
+    "degradation": [("degradation_model", CRACKS, "/api/v1/degradation/create", {
+        "mapping": {"i": "i", "x": "x", "y": "y"}, "path": "linear", "threshold": 5.0, "direction": "up",
+        "model": m, "life_distribution": "lognormal"}) for m in ("pseudo_failure", "random_effects")],
+    "demand": [("model", None, "/api/v1/fit/demand", {"batches": [{"demands": 100, "failures": 2},
+                                                                  {"demands": 80, "failures": 1}]})],
+}
+
+
+def page_text(page: str) -> str:
+    """What a reader sees: the markup's text, without style or script bodies."""
+    page = re.sub(r"<(style|script)\b.*?</\1>", " ", page, flags=re.S | re.I)
+    return html.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+async def _shared_page(api: Api, share_kind: str, item_id: str) -> str:
+    status, link = await api.post("sharing/create_link", {"kind": share_kind, "id": item_id})
+    assert status == 200, link
+    async with api.client.get(urlsplit(link["url"]).path) as resp:
+        assert resp.status == 200
+        return await resp.text()
+
+
+def test_every_kind_has_a_page_case() -> None:
+    assert set(CASES) == set(KINDS), "a kind in the registry needs a share-page case here"
+
+
+@pytest.mark.one_store  # rendering: no store-specific behaviour
+@pytest.mark.slow  # ~12 fits and pages through the service
+async def test_no_model_kind_page_shows_a_repr_none_or_nan(api: Api, client: Any) -> None:
+    for kind, cases in CASES.items():
+        for share_kind, columns, path, body in cases:
+            name = f"{kind} {body.get('distribution') or body.get('model') or 'model'}"
+            request = {"name": name, **body}
+            if columns is not None:
+                status, ds = await api.post("/api/v1/datasets/create", {"name": f"{name} data", "data": columns})
+                assert status == 200, ds
+                request["dataset_id"] = ds["id"]
+            status, made = await api.post(path, request)
+            assert status == 200, (kind, made)
+            page = await _shared_page(api, share_kind, made["id"])
+            text = page_text(page)
+            assert name in text
+            seen = [text[max(m.start() - 80, 0):m.end() + 20] for m in BAD.finditer(text)]
+            assert not seen, (kind, name, seen[:3])
+
+    store = client.app[STORE]
+    owner = (await store.token_owner(hash_token(api.token)))["user_id"]
+    await store.insert_item(owner, "model", "model_old_alt", "old alt model", {**OLD_ALT, "unit": "h"})
+    text = page_text(await _shared_page(api, "model", "model_old_alt"))
+    assert not BAD.findall(text), sorted(set(BAD.findall(text)))
+    beta = next(p for p in OLD_ALT["params"] if p["name"] == "beta")
+    assert "–" in text and "old alt model" in text and f"{beta['value']:.4g}"[:4] in text

@@ -1,0 +1,64 @@
+"""Models saved before the one record shape keep loading and evaluating: an ALT record and a
+degradation record exactly as the previous release wrote them (data/old_model_records.json,
+written by that release's library on tests/models/reference.py's data: ALT rows
+{name, value, se, lower, upper}, a degradation record without params or gof), put in the store
+directly, then read and evaluated through the service."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scipy import stats
+
+from bathtub_api.auth import hash_token
+from bathtub_api.keys import STORE
+from tests.conftest import Api
+
+OLD = json.loads((Path(__file__).parent / "data" / "old_model_records.json").read_text())
+
+
+async def _store_old(api: Api, client: Any, kind: str, item_id: str, body: dict[str, Any]) -> None:
+    store = client.app[STORE]
+    owner = (await store.token_owner(hash_token(api.token)))["user_id"]
+    await store.insert_item(owner, kind, item_id, f"old {item_id}", body)
+
+
+@pytest.mark.one_store  # reading a stored body: no store-specific behaviour
+async def test_an_old_alt_record_answers_ci_rows_and_evaluates(api: Api, client: Any) -> None:
+    old = OLD["alt"]
+    assert all({"lower", "upper"} <= set(p) for p in old["params"])  # the old shape, as stored
+    source = {"dataset_id": "ds_gone", "mapping": {"x": "x", "c": "c", "stress": "temp"},
+              "distribution": "weibull_arrhenius", "options": {}}
+    await _store_old(api, client, "model", "model_old_alt", {**old, "unit": "h", "source": source})
+    status, record = await api.get("/api/v1/models/model_old_alt")
+    assert status == 200, record
+    for row, was in zip(record["params"], old["params"], strict=True):
+        assert set(row) == {"name", "value", "se", "ci"}
+        assert (row["name"], row["value"], row["se"], row["ci"]) == (was["name"], was["value"], was["se"],
+                                                                     [was["lower"], was["upper"]])
+    assert record["coefficients"] == old["coefficients"] and record["gof"] == [] and record["life"] is None
+    assert record["life_distribution"] == old["life"] == "weibull"  # moved out of `life`, which is life figures
+    assert (await api.post("get/model", {"id": "model_old_alt"}))[1] == record
+
+    p = {q["name"]: q["value"] for q in old["params"]}
+    dist = stats.weibull_min(p["beta"], scale=p["A"] * math.exp(p["B"] / 30.0))  # Weibull–Arrhenius at 30
+    status, at = await api.post("/api/v1/models/model_old_alt/reliability", {"t": 5000.0, "stress": 30})
+    assert status == 200, at
+    assert math.isclose(at["at"]["reliability"], dist.sf(5000.0), rel_tol=1e-10)
+    status, refused = await api.post("/api/v1/models/model_old_alt/reliability", {"t": 5000.0})
+    assert status == 422 and refused["detail"].startswith("stress:"), refused
+
+
+@pytest.mark.one_store
+async def test_an_old_degradation_record_answers_params_and_gof(api: Api, client: Any) -> None:
+    old = OLD["degradation"]
+    assert "params" not in old and "gof" not in old
+    await _store_old(api, client, "degradation_model", "dgm_old", {**old, "unit": "hours"})
+    status, record = await api.get("/api/v1/degradation_models/dgm_old")
+    assert status == 200, record
+    assert record["params"] == old["life"]["params"] and record["gof"] == old["life"]["gof"]
+    assert record["covariance"] == old["life"]["covariance"] and record["threshold"] == old["threshold"]
