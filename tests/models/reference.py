@@ -14,7 +14,9 @@ LIVES = [412.0, 655.0, 1030.0, 1245.0, 1590.0, 320.0, 870.0, 1410.0, 760.0, 980.
 CENSORED = [0] * 24 + [1] * 6
 Z = [round(math.sin(3.0 * k), 3) for k in range(30)]
 TEMP = [40.0] * 10 + [60.0] * 10 + [80.0] * 10
-LIFE = {"x": LIVES, "c": CENSORED, "z": Z, "mode": ["wear", "crack"] * 15, "temp": TEMP}
+# a censored row carries no failure mode (the competing-risks fit refuses one that does)
+MODES = [("wear", "crack")[k % 2] if not c else "" for k, c in enumerate(CENSORED)]
+LIFE = {"x": LIVES, "c": CENSORED, "z": Z, "mode": MODES, "temp": TEMP}
 # ALT lives fall with temperature (an Arrhenius-like shrink of the same sample per level)
 ALT = {"x": [x * f for x, f in zip(LIVES, [4.0] * 10 + [2.0] * 10 + [1.0] * 10)], "c": CENSORED, "temp": TEMP}
 GROWTH = {"t": [15.0, 42.0, 80.0, 130.0, 190.0, 270.0, 350.0, 460.0, 580.0, 720.0, 880.0, 1050.0]}
