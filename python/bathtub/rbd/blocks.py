@@ -258,13 +258,14 @@ def check_node(node: Any, field: str, *, repairable: bool) -> dict[str, Any]:
 
 def _node_rules(n: dict[str, Any], field: str, repairable: bool) -> None:
     kind = n["type"]
+    if "switch" in n and n.get("switch_back"):
+        raise InputError(f"{field}.switch", "not with switch_back (a unit back from repair takes over without the "
+                                            "switch)")
+    # one chain: a group of units carries its lives in `units`, every other life type in `model`
     if "units" in n:
         _units_rules(n, field, repairable)
     elif n.get("switch_back"):
         raise InputError(f"{field}.switch_back", "is for standby groups of non-identical units (units)")
-    if "switch" in n and n.get("switch_back"):
-        raise InputError(f"{field}.switch", "not with switch_back (a unit back from repair takes over without the "
-                                            "switch)")
     elif kind in LIFE_TYPES and "model" not in n:
         raise InputError(f"{field}.model", f"required for a {kind} block (use placeholder: true for a guess)")
     if kind == "knode" and "n" not in n:
