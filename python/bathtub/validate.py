@@ -128,6 +128,19 @@ def check_keys(v: Any, known: Sequence[str], field: str) -> Mapping[str, Any]:
     return v
 
 
+def check_row(names: Sequence[str] | None, raw: Any, field: str, known: Sequence[str], shape: str,
+              known_words: str | None = None) -> dict[str, Any]:
+    """One row of a request's rows: CSV cells by column when `names` are given, else an object,
+    with no field outside `known` (`shape` and `known_words` say both in the refusal's words)."""
+    row = dict(zip(names, raw, strict=True)) if names is not None else raw
+    if not isinstance(row, dict):
+        raise InputError(field, f"must be an object {shape}")
+    for k in row:
+        if k not in known:
+            raise InputError(f"{field}.{k}", f"unknown field; known: {known_words or ', '.join(known)}")
+    return row
+
+
 # ---------------------------------------------------------------------------------------
 # Declarations: a check and its JSON Schema from one statement.
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from reliability.Datasets import MCF_1
 
 from bathtub.life.cumulative_incidence import incidence_block
 from bathtub.regression.fine_gray_records import fit_record
 from bathtub.regression.records import evaluate_at
 from tests.conftest import Api
 from tests.service.test_errors import assert_refusal
+from tests.service.test_recurrent_routes import mcf1_fleet
 
 pytestmark = pytest.mark.one_store
 
@@ -122,13 +122,7 @@ async def test_competing_refusals_save_nothing(api: Api) -> None:
 
 
 async def test_power_law_mcf_and_per_row_variance_through_fit_recurrent(api: Api) -> None:
-    t, s, e = [], [], []
-    for k, times in enumerate(MCF_1().times):
-        for v in times[:-1]:
-            t.append(float(v))
-            s.append(f"S{k + 1}")
-            e.append(float(times[-1]))
-    ds = await _dataset(api, {"t": t, "unit": s, "end": e})
+    ds = await _dataset(api, mcf1_fleet())
     mapping = {"t": "t", "system": "unit", "end": "end"}
     status, fitted = await api.post("fit/recurrent", {"name": "mcf", "dataset_id": ds, "model": "mcf_power_law",
                                                       "mapping": mapping, "options": {"variance": "per_row"}})

@@ -25,7 +25,7 @@ async def _dataset(api: Api, data: dict) -> str:
     return created["id"]
 
 
-def _fleet() -> dict:
+def mcf1_fleet() -> dict[str, list]:
     """MCF_1: five systems, the last time of each is its end of observation."""
     t, s, e = [], [], []
     for k, times in enumerate(MCF_1().times):
@@ -63,7 +63,7 @@ async def test_crow_amsaa_fit_is_a_recurrent_model(api: Api) -> None:
 
 
 async def test_fit_tool_kijima_and_mcf_with_groups(api: Api) -> None:
-    data = _fleet()
+    data = mcf1_fleet()
     data["fleet"] = ["A" if u in ("S1", "S2", "S3") else "B" for u in data["unit"]]
     ds = await _dataset(api, data)
     status, fitted = await api.post("fit/recurrent", {"name": "grp", "dataset_id": ds, "model": "kijima1",

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bathtub.errors import InputError
+from bathtub.validate import check_row
 
 
 def _parse_time(value: Any, field: str, now: Callable[[], float]) -> float:
@@ -32,12 +33,8 @@ def check_readings(names: list[str] | None, rows: list[Any], field: str,
     out = []
     for i, raw in enumerate(rows):
         where = f"{field}[{i}]"
-        row = dict(zip(names, raw, strict=True)) if names is not None else raw
-        if not isinstance(row, dict):
-            raise InputError(where, "must be an object with name or id, current_use, rate?, read_at?")
-        for k in row:
-            if k not in ("name", "id", "current_use", "rate", "read_at"):
-                raise InputError(f"{where}.{k}", "unknown field; known: name or id, current_use, rate, read_at")
+        row = check_row(names, raw, where, ("name", "id", "current_use", "rate", "read_at"),
+                        "with name or id, current_use, rate?, read_at?", "name or id, current_use, rate, read_at")
         key = row.get("name") if row.get("name") not in (None, "") else row.get("id")
         if key in (None, ""):
             raise InputError(f"{where}.name", "required (name or id)")

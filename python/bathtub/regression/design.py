@@ -44,6 +44,16 @@ def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip())
 
 
+def check_roles(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, Any], roles: Sequence[str],
+                model: str) -> None:
+    """Every mapped role is one of `roles` and names a column of the dataset."""
+    for role, col in mapping.items():
+        if role not in roles:
+            raise InputError(f"mapping.{role}", f"not a role of {model}; roles are {', '.join(roles)}")
+        if col not in columns:
+            raise InputError(f"mapping.{role}", f"column {col!r} not in the dataset (columns: {', '.join(columns)})")
+
+
 def column_values(columns: Mapping[str, Sequence[Any]], name: Any, field: str) -> list[Any]:
     """A dataset column by name, refused (naming `field`) if absent or if any row is missing."""
     if not isinstance(name, str) or name not in columns:

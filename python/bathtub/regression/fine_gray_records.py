@@ -38,11 +38,7 @@ def _rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str]
     """Times, failed flags and mode labels ("" on censored rows), each row checked."""
     if not isinstance(mapping, Mapping):
         raise InputError("mapping", "must map roles (x, c, mode, group) to column names")
-    for role, col in mapping.items():
-        if role not in ROLES:
-            raise InputError(f"mapping.{role}", f"not a role of fine_gray; roles are {', '.join(ROLES)}")
-        if col not in columns:
-            raise InputError(f"mapping.{role}", f"column {col!r} not in the dataset (columns: {', '.join(columns)})")
+    design.check_roles(columns, mapping, ROLES, "fine_gray")
     for role in ("x", "mode"):
         if role not in mapping:
             raise InputError(f"mapping.{role}", "required for fine_gray: the time (x) and each failure's mode (mode)")

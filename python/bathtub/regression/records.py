@@ -31,6 +31,7 @@ from bathtub.regression import (
     parametric,
     zph,
 )
+from bathtub.regression.design import check_roles
 from bathtub.regression.models import additive_record, cox_record, parametric_record
 from bathtub.regression.record_parts import Rows
 from bathtub.validate import check_number
@@ -48,11 +49,7 @@ OPTIONS = ("reference", "confidence", "ph_transform", "knots", "bootstrap")
 def read_rows(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str]) -> Rows:
     if not isinstance(mapping, Mapping) or not mapping:
         raise InputError("mapping", "must map roles (x, c; i with xl/xr) to column names")
-    for role, col in mapping.items():
-        if role not in ROLES:
-            raise InputError(f"mapping.{role}", f"unknown role for a regression model; roles are {', '.join(ROLES)}")
-        if col not in columns:
-            raise InputError(f"mapping.{role}", f"column {col!r} not in the dataset (columns: {', '.join(columns)})")
+    check_roles(columns, mapping, ROLES, "a regression model")
     fields = {r: f"mapping.{r}" for r in ROLES}
     n = len(next(iter(columns.values())))
     if "c" in mapping:

@@ -18,6 +18,7 @@ from pydantic import Field
 from bathtub.degradation.paths import Path
 from bathtub.degradation.tracking import check_model, predict
 from bathtub.errors import InputError
+from bathtub.validate import check_row
 from bathtub_api import idempotency
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import integer
@@ -197,12 +198,7 @@ def check_rows(names: list[str] | None, rows: list[Any], field: str, items: dict
     seen: dict[tuple[str, float], str] = {}
     for i, raw in enumerate(rows):
         where = f"{field}[{i}]"
-        row = dict(zip(names, raw, strict=True)) if names is not None else raw
-        if not isinstance(row, dict):
-            raise InputError(where, "must be an object {item, time, value}")
-        for k in row:
-            if k not in ("item", "time", "value"):
-                raise InputError(f"{where}.{k}", "unknown field; known: item, time, value")
+        row = check_row(names, raw, where, ("item", "time", "value"), "{item, time, value}")
         key = row.get("item")
         if key is None or key == "" or isinstance(key, (bool, dict, list)):
             raise InputError(f"{where}.item", "required: the item's name")
