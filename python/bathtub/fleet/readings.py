@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bathtub.errors import InputError
-from bathtub.validate import check_row
+from bathtub.validate import check_number, check_row
 
 
 def _parse_time(value: Any, field: str, now: Callable[[], float]) -> float:
@@ -38,16 +38,12 @@ def check_readings(names: list[str] | None, rows: list[Any], field: str,
         key = row.get("name") if row.get("name") not in (None, "") else row.get("id")
         if key in (None, ""):
             raise InputError(f"{where}.name", "required (name or id)")
-        use = row.get("current_use")
-        if isinstance(use, bool) or not isinstance(use, (int, float)) or use != use or use in (float("inf"),):
+        if row.get("current_use") is None:
             raise InputError(f"{where}.current_use", "required: a finite number")
-        if use < 0:
-            raise InputError(f"{where}.current_use", "must be >= 0")
+        use = check_number(row["current_use"], f"{where}.current_use", 0.0)
         rate = row.get("rate")
-        if rate not in (None, "") and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate < 0
-                                       or rate != rate):
-            raise InputError(f"{where}.rate", "must be a number >= 0")
-        out.append({"key": str(key), "current_use": float(use), "rate": None if rate in (None, "") else float(rate),
+        rate = None if rate in (None, "") else check_number(rate, f"{where}.rate", 0.0)
+        out.append({"key": str(key), "current_use": use, "rate": rate,
                     "read_at": _parse_time(row.get("read_at"), f"{where}.read_at", now), "row": where})
     if not out:
         raise InputError(field, "must hold at least one reading (no readings)")

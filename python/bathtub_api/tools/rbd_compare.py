@@ -20,7 +20,9 @@ from bathtub_api.tools.common import Open, Strict, load_item
 class CompareRuns(Strict):
     """Run b (`run_ids[1]`) against run a (`run_ids[0]`): differences are b - a."""
 
-    run_ids: Annotated[list[Id], Field(min_length=2, max_length=2, description=(
+    # uniqueItems: the published schema states the rule the handler refuses (the same run twice)
+    run_ids: Annotated[list[Id], Field(min_length=2, max_length=2, json_schema_extra={"uniqueItems": True},
+                                       description=(
         "Two of your rbd_run ids [a, b] (from analyze or list rbd_run), of the same kind (both availability over "
         "a horizon, both failure biasing, or both missions): b is compared with a."))]
     confidence: Annotated[float, Field(ge=0.5, lt=1, description=(
