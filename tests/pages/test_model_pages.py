@@ -32,7 +32,10 @@ CASES: dict[str, list[tuple[str, dict[str, Any] | None, str, dict[str, Any]]]] =
     "competing_risks": [("model", LIFE, FIT, {"distribution": "weibull",
                                               "mapping": {"x": "x", "c": "c", "mode": "mode"}})],
     "regression": [("model", LIFE, FIT, {"distribution": d, "mapping": {"x": "x", "c": "c"}, "covariates": ["z"]})
-                   for d in ("cox", "weibull_ph")],
+                   for d in ("cox", "weibull_ph")]
+    # Fine–Gray's record names its modes as strings where a by-mode fit lists objects (a page once failed on it)
+    + [("model", LIFE, FIT, {"distribution": "fine_gray", "mapping": {"x": "x", "c": "c", "mode": "mode"},
+                             "covariates": ["z"], "options": {"failure_mode": "wear"}})],
     "alt": [("model", ALT, FIT, {"distribution": "weibull_arrhenius",
                                  "mapping": {"x": "x", "c": "c", "stress": "temp"}})],
     "recurrent": [("recurrent_model", GROWTH, FIT, {"distribution": d, "mapping": {"t": "t"}})

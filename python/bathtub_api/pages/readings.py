@@ -19,6 +19,7 @@ LABELS = {
     "optimal_replacement": "optimal replacement", "no_measurements": "no measurements yet",
     "weibull_arrhenius": "Weibull–Arrhenius", "block": "block replacement", "age": "age replacement",
     "condition": "condition-based replacement", "crow_amsaa": "Crow-AMSAA", "mle": "MLE",
+    "fine_gray": "Fine–Gray", "mcf_power_law": "power-law MCF",
 }
 
 
