@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from bathtub import steps
 from bathtub.errors import InputError
 from bathtub.inference import z as z_of
 
@@ -122,12 +123,7 @@ def _bounds(f: np.ndarray, var: np.ndarray, z: float) -> tuple[np.ndarray, np.nd
 
 
 def _thin(entry: dict[str, Any]) -> dict[str, Any]:
-    size = len(entry["time"])
-    if size <= CIF_POINTS_MAX:
-        return entry
-    keep = np.unique(np.concatenate([np.linspace(0, size - 1, CIF_POINTS_MAX).astype(int), [size - 1]]))
-    out = {k: [v[i] for i in keep] if isinstance(v, list) and len(v) == size else v for k, v in entry.items()}
-    return {**out, "thinned_from": size}
+    return steps.thin(entry, CIF_POINTS_MAX)
 
 
 def label(value: Any) -> str:

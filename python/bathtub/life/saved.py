@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from bathtub import steps
 from bathtub.alt import columns as alt_columns
 from bathtub.alt.relationships import is_alt_model
 from bathtub.censoring import FAILURE, censoring_codes
@@ -97,11 +98,10 @@ def _thin(record: dict[str, Any]) -> dict[str, Any]:
     """Keep a stored step curve to CURVE_POINTS_MAX steps (every k-th step and the last), so a
     10^6-row Kaplan–Meier does not store 10^6 rows; metrics were computed on the full curve."""
     curve = record.get("curve") or {}
-    size = len(curve.get("time", []))
-    if size <= CURVE_POINTS_MAX:
+    thinned = steps.thin(curve, CURVE_POINTS_MAX)
+    if thinned is curve:
         return record
-    keep = np.unique(np.concatenate([np.linspace(0, size - 1, CURVE_POINTS_MAX).astype(int), [size - 1]]))
-    thinned = {k: [v[i] for i in keep] if isinstance(v, list) and len(v) == size else v for k, v in curve.items()}
+    size = thinned.pop("thinned_from")  # a life record marks it beside the curve
     return {**record, "curve": thinned, "curve_thinned_from": size}
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from bathtub import steps
 from bathtub.errors import InputError
 from bathtub.recurrent import bounds, covariates, gof, grp, mcf, mcf_parametric, nhpp, trend
 from bathtub.recurrent.data import EventData, GroupedData, from_columns
@@ -447,12 +448,7 @@ CURVE_POINTS_MAX = 5000  # a stored curve keeps at most this many steps (every k
 
 def _thin(curve: dict[str, Any]) -> dict[str, Any]:
     """Thin a step curve's per-time arrays for storage; figures were computed on the full curve."""
-    size = len(curve["time"])
-    if size <= CURVE_POINTS_MAX:
-        return curve
-    keep = np.unique(np.concatenate([np.linspace(0, size - 1, CURVE_POINTS_MAX).astype(int), [size - 1]]))
-    out = {k: [v[i] for i in keep] if isinstance(v, list) and len(v) == size else v for k, v in curve.items()}
-    return {**out, "thinned_from": size}
+    return steps.thin(curve, CURVE_POINTS_MAX)
 
 
 def _mcf(data: EventData, confidence: float, variance: str) -> dict[str, Any]:

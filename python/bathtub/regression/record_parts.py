@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from bathtub import inference
+from bathtub import inference, steps
 from bathtub.errors import InputError
 from bathtub.regression import design, validation
 from bathtub.validate import check_number
@@ -104,9 +104,9 @@ def validation_block(risk: np.ndarray, rows: Rows, strata: np.ndarray,
 
 
 def thin_baseline(time: list[float], cumhaz: list[float]) -> tuple[list[float], list[float], int | None]:
-    if len(time) <= BASELINE_MAX:
+    keep = steps.kept(len(time), BASELINE_MAX)
+    if keep is None:
         return time, cumhaz, None
-    keep = np.unique(np.concatenate([np.linspace(0, len(time) - 1, BASELINE_MAX).astype(int), [len(time) - 1]]))
     return [time[i] for i in keep], [cumhaz[i] for i in keep], len(time)
 
 
