@@ -41,6 +41,17 @@ def two_of_three() -> dict[str, Any]:
     return {"name": "2oo3 pumps", "unit": "hours", "repairable": True, "nodes": nodes, "edges": edges}
 
 
+async def finished(post: Post, job_id: str) -> dict[str, Any]:
+    """The job once it has run (asserted done), polled every 50 ms for up to 2 minutes."""
+    for _ in range(2400):
+        job = await ok(post, "/api/v1/get/job", {"id": job_id})
+        if job["status"] in ("done", "failed"):
+            break
+        await asyncio.sleep(0.05)
+    assert job["status"] == "done", job
+    return job
+
+
 async def seed(post: Post) -> dict[str, str]:
     """Kind -> id of one item each (recurrent_model is a model of kind recurrent)."""
     ids: dict[str, str] = {}
@@ -75,12 +86,7 @@ async def seed(post: Post) -> dict[str, str]:
     ids["rbd"] = rbd["id"]
     queued = await ok(post, "/api/v1/rbd_analysis/analyze", {"id": rbd["id"], "horizon": 200.0,
                                                               "replications": 20_000, "seed": 7, "grid": 21})
-    for _ in range(1200):
-        job = await ok(post, "/api/v1/get/job", {"id": queued["job_id"]})
-        if job["status"] in ("done", "failed"):
-            break
-        await asyncio.sleep(0.05)
-    assert job["status"] == "done", job
+    await finished(post, queued["job_id"])
     ids["rbd_run"] = queued["run_id"]
     life = await ok(post, "/api/import/models", {"name": "pump life", "distribution": "exponential", "unit": "hours",
                                                  "params": [{"name": "failure_rate", "value": 1e-3}]})
@@ -169,11 +175,6 @@ async def seed_more(post: Post) -> dict[str, str]:
     out["rbd_pm"] = rbd["id"]
     queued = await ok(post, "/api/v1/rbd_analysis/analyze", {"id": rbd["id"], "horizon": 1000.0,
                                                               "replications": 4000, "seed": 11, "grid": 41})
-    for _ in range(2400):
-        job = await ok(post, "/api/v1/get/job", {"id": queued["job_id"]})
-        if job["status"] in ("done", "failed"):
-            break
-        await asyncio.sleep(0.05)
-    assert job["status"] == "done", job
+    await finished(post, queued["job_id"])
     out["rbd_pm_run"] = queued["run_id"]
     return out

@@ -5,7 +5,6 @@ every page after the cover. The PDF is read back with pypdf."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import os
 import re
@@ -17,6 +16,7 @@ from pypdf import PdfReader
 
 from tests.conftest import Api
 from tests.pages.seed import CENSORED, LIVES, two_of_three
+from tests.service.test_rbd_service import poll
 
 pytestmark = pytest.mark.one_store  # rendering and printing depend on no store
 
@@ -33,11 +33,7 @@ async def _ok(api: Api, path: str, body: Any) -> dict[str, Any]:
 async def _run(api: Api, rbd_id: str, seed: int) -> str:
     queued = await _ok(api, "rbd_analysis/analyze", {"id": rbd_id, "horizon": 200.0, "replications": 2000,
                                                       "seed": seed, "grid": 11})
-    for _ in range(1200):
-        job = await _ok(api, "get/job", {"id": queued["job_id"]})
-        if job["status"] in ("done", "failed"):
-            break
-        await asyncio.sleep(0.05)
+    job = await poll(api, queued["job_id"])
     assert job["status"] == "done", job
     return str(queued["run_id"])
 
