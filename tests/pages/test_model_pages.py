@@ -33,7 +33,7 @@ CASES: dict[str, list[tuple[str, dict[str, Any] | None, str, dict[str, Any]]]] =
                                               "mapping": {"x": "x", "c": "c", "mode": "mode"}})],
     "regression": [("model", LIFE, FIT, {"distribution": d, "mapping": {"x": "x", "c": "c"}, "covariates": ["z"]})
                    for d in ("cox", "weibull_ph")]
-    # Fine–Gray's record names its modes as strings where a by-mode fit lists objects (a page once failed on it)
+    # Fine–Gray: its record carries the incidence block and mode_names (a page once failed on a modes clash)
     + [("model", LIFE, FIT, {"distribution": "fine_gray", "mapping": {"x": "x", "c": "c", "mode": "mode"},
                              "covariates": ["z"], "options": {"failure_mode": "wear"}})],
     "alt": [("model", ALT, FIT, {"distribution": "weibull_arrhenius",

@@ -80,7 +80,7 @@ def test_record_from_columns_with_a_factor_against_crr() -> None:
     assert at["cumulative_incidence"] == pytest.approx(ref["pf"][4], rel=1e-6)
     curves = evaluate_curves(rec, 200, {"x1": 0.3, "site": "west"})
     assert curves["ff"][1:] == pytest.approx(ref["pf"], rel=1e-6)
-    assert rec["failure_mode"] == "seal" and rec["modes"] == ["bearing", "seal"]
+    assert rec["failure_mode"] == "seal" and rec["mode_names"] == ["bearing", "seal"]
     assert {m["mode"] for m in rec["cumulative_incidence"]["modes"]} == {"bearing", "seal"}
 
 

@@ -110,7 +110,7 @@ def fit_record(columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str],
     wald = float(fit.beta @ np.linalg.solve(fit.var, fit.beta))
     return {
         "kind": "regression", "distribution": MODEL, "n": fit.n, "n_events": fit.n_events,
-        "failure_mode": target, "modes": names,
+        "failure_mode": target, "mode_names": names,
         "counts": {"failures_of_mode": fit.n_events, "competing_failures": fit.n_competing,
                    "censored": fit.n_censored},
         "params": [], "coefficients": coefficient_rows(d.names, fit, confidence), "metrics": None,
