@@ -19,7 +19,9 @@ from bathtub.models.registry import (
     from_record,
     is_regression,
     kind_of,
+    parameter_draws,
 )
 
 __all__ = ["FIT_DISTRIBUTIONS", "FIT_ROLES", "KINDS", "KIND_BLOCKS", "RECORD_SCHEMA", "FittedModel", "choose_kind",
-           "columns_read", "evaluate", "fit", "fit_source", "from_record", "is_regression", "kind_of", "upgrade"]
+           "columns_read", "evaluate", "fit", "fit_source", "from_record", "is_regression", "kind_of",
+           "parameter_draws", "upgrade"]

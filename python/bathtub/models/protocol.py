@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from bathtub.errors import InputError
+from bathtub.models import draws
 from bathtub.models.record import upgrade
 from bathtub.rbd.resolve import model_from_saved
 
@@ -157,6 +158,13 @@ class FittedModel:
             return self.lifetime(model_id, "model_id")
         except InputError as e:
             raise InputError("model_id", e.rule) from None
+
+    def parameter_draws(self, n: int, seed: int, *, first: int = 0, field: str = "id") -> list[dict[str, Any]]:
+        """Records whose params are draws `first` .. `first + n - 1` from the fit's sampling
+        distribution (`bathtub.models.draws`: normal on the fit's unconstrained scale with its
+        covariance; exact gamma for a complete-data exponential); draw i depends on (seed, i)
+        only. A kind with no sampling distribution to draw refuses on `field`."""
+        return draws.parameter_draws(self.record, n, seed, first=first, field=field)
 
     def block_life(self, model_id: str, field: str, unit: str | None) -> dict[str, Any]:
         """An inline diagram-block model ({distribution_id, params}) standing for this model."""

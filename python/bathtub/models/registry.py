@@ -98,6 +98,13 @@ def evaluate(record: Mapping[str, Any], model_id: str, t: float | None, points: 
     return from_record(record).evaluate(model_id, t, points, covariates, stress, stress2)
 
 
+def parameter_draws(record: Mapping[str, Any], n: int, seed: int, *, first: int = 0,
+                    field: str = "id") -> list[dict[str, Any]]:
+    """n records of `record`'s kind whose params are drawn from its fit's sampling distribution
+    (see `FittedModel.parameter_draws`); draw i depends on (seed, i) only."""
+    return from_record(record).parameter_draws(n, seed, first=first, field=field)
+
+
 def columns_read(columns: dict[str, Any], source: Mapping[str, Any]) -> dict[str, Any]:
     """Only the columns a fit of `source` reads, numeric ones as float arrays: what crosses to a
     worker process is pickled while holding the GIL, so it is kept small (a large dataset's

@@ -1,0 +1,162 @@
+"""Parameter sets drawn from a fit's sampling distribution: what a two-level Monte Carlo
+(diagram blocks, fleets, strategy optima) draws in its outer loop so that its intervals carry
+how little was observed, not only the simulation's noise.
+
+- A parametric life distribution: multivariate normal on the fit's own unconstrained scale
+  (log of a positive parameter, logit of a probability, additive log-ratios of mixture weights,
+  the value itself for a real-line location), with the fit's covariance carried there by the
+  Jacobian (the delta method the fit's own Fisher bounds use), then mapped back. A draw never
+  leaves the parameter's domain, and the Fisher intervals the record prints are the 95% ends of
+  the same normal on the same scale.
+- An exponential fitted from complete data (r failures, no censoring, no offset): the exact
+  distribution λ ~ Gamma(r, rate T) with T = r/λ̂ the total time, i.e. χ²(2r)/(2T): its 5% and
+  95% points are the classical chi-squared confidence limits of a failure-terminated test, so
+  the draws reproduce the textbook bounds rather than the normal approximation to them.
+
+Draw i is made from its own stream `SeedSequence(seed, spawn_key=(i,))` (the i-th child of
+`SeedSequence(seed).spawn`), so a draw depends only on (seed, i): the same draws however a run
+is split into parts, over threads or machines.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from bathtub.distributions import FAMILIES, MIXTURE
+from bathtub.errors import InputError
+from bathtub.life.model import LOC, POS, UNIT, WEIGHT, ModelSpec
+from bathtub.validate import check_integer
+
+MAX_DRAWS = 100_000
+
+
+def stream(seed: int, i: int) -> np.random.Generator:
+    """Draw i's own generator: the i-th child of `SeedSequence(seed)`."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(i,))))
+
+
+def _spec(record: Mapping[str, Any], field: str) -> ModelSpec:
+    dist = record.get("distribution")
+    opts = record.get("options") or {}
+    if dist == MIXTURE:
+        names = [p["name"] for p in record["params"]]
+        modes = sum(1 for n in names if n.startswith("weight"))
+        return ModelSpec(str(record.get("base_distribution")), modes=modes)
+    if dist not in FAMILIES:
+        raise InputError(field, f"a {dist!r} model has no parametric sampling distribution to draw from")
+    return ModelSpec(str(dist), offset=bool(opts.get("offset")), zi=bool(opts.get("zi")), lfp=bool(opts.get("lfp")))
+
+
+def _to_u(kinds: tuple[str, ...], theta: np.ndarray) -> np.ndarray:
+    """The unconstrained coordinates (mixture weights as log-ratios to the first weight). A
+    location offset is drawn on its log (kept >= 0): the fit's own upper end for it, the first
+    failure time, is not in the record."""
+    u, w = [], []
+    for k, x in zip(kinds, theta, strict=True):
+        if k == WEIGHT:
+            w.append(x)
+        elif k in (POS, LOC):
+            u.append(math.log(max(x, 1e-300)))
+        elif k == UNIT:
+            x = min(max(x, 1e-15), 1.0 - 1e-15)
+            u.append(math.log(x / (1.0 - x)))
+        else:
+            u.append(x)
+    u += [math.log(max(wi, 1e-300) / max(w[0], 1e-300)) for wi in w[1:]]
+    return np.array(u)
+
+
+def _from_u(kinds: tuple[str, ...], u: np.ndarray) -> np.ndarray:
+    theta = np.empty(len(kinds))
+    j = 0
+    widx = []
+    for i, k in enumerate(kinds):
+        if k == WEIGHT:
+            widx.append(i)
+            continue
+        x = float(u[j])
+        if k in (POS, LOC):
+            theta[i] = math.exp(min(max(x, -700.0), 700.0))
+        elif k == UNIT:
+            theta[i] = 1.0 / (1.0 + math.exp(-min(max(x, -700.0), 700.0)))
+        else:
+            theta[i] = x
+        j += 1
+    if widx:
+        logits = np.concatenate([[0.0], u[j:]])
+        e = np.exp(logits - logits.max())
+        theta[widx] = e / e.sum()
+    return theta
+
+
+def _jacobian(kinds: tuple[str, ...], u: np.ndarray) -> np.ndarray:
+    """d theta / d u by central differences, with a step relative to each coordinate."""
+    cols = []
+    for j in range(len(u)):
+        h = 1e-6 * max(1.0, abs(float(u[j])))
+        e = np.zeros(len(u))
+        e[j] = h
+        cols.append((_from_u(kinds, u + e) - _from_u(kinds, u - e)) / (2 * h))
+    return np.array(cols).T
+
+
+def sampling_form(record: Mapping[str, Any], field: str = "id") -> dict[str, Any]:
+    """How `record`'s parameters are drawn: {"law": "gamma", "shape", "scale"} for a complete-data
+    exponential, else {"law": "normal", "names", "kinds", "mean", "cov"} on the unconstrained scale.
+    Refuses (InputError on `field`) a record with no parametric sampling distribution."""
+    kind = record.get("kind") or "distribution"
+    if kind != "distribution":
+        raise InputError(field, f"a {kind} model's parameters cannot be drawn: its record holds no joint sampling "
+                                "distribution (a parametric life distribution's does)")
+    spec = _spec(record, field)
+    values = {p["name"]: p["value"] for p in record.get("params") or []}
+    if any(n not in values for n in spec.names):
+        raise InputError(field, f"the record lacks the parameters {', '.join(spec.names)}")
+    theta = np.array([float(values[n]) for n in spec.names])
+    n, r = record.get("n"), record.get("n_failures")
+    if (spec.distribution == "exponential" and spec.modes == 1 and spec.names == ("failure_rate",)
+            and isinstance(r, int) and r > 0 and n == r):
+        return {"law": "gamma", "names": spec.names, "shape": float(r), "scale": float(theta[0]) / r}
+    cov = record.get("covariance")
+    if not isinstance(cov, Mapping) or cov.get("matrix") is None:
+        raise InputError(field, "the fit has no covariance (its information matrix was singular): its parameters "
+                                "cannot be drawn")
+    order = [list(cov["names"]).index(nm) for nm in spec.names]
+    c = np.asarray(cov["matrix"], dtype=float)[np.ix_(order, order)]
+    u = _to_u(spec.kinds, theta)
+    jinv = np.linalg.pinv(_jacobian(spec.kinds, u))
+    cov_u = jinv @ c @ jinv.T
+    cov_u = (cov_u + cov_u.T) / 2
+    if not np.all(np.isfinite(cov_u)):
+        raise InputError(field, "the fit's covariance is not finite: its parameters cannot be drawn")
+    return {"law": "normal", "names": spec.names, "kinds": spec.kinds, "mean": u, "cov": cov_u}
+
+
+def draw_values(form: Mapping[str, Any], rng: np.random.Generator) -> dict[str, float]:
+    """One parameter set {name: value} from a `sampling_form`, using `rng`."""
+    if form["law"] == "gamma":
+        return {form["names"][0]: float(rng.gamma(form["shape"], form["scale"]))}
+    u = rng.multivariate_normal(form["mean"], form["cov"], method="eigh")
+    return dict(zip(form["names"], map(float, _from_u(form["kinds"], u)), strict=True))
+
+
+def with_values(record: Mapping[str, Any], values: Mapping[str, float]) -> dict[str, Any]:
+    """`record` with its parameter values replaced (se and ci cleared: a drawn set is a point)."""
+    out = dict(record)
+    out["params"] = [{"name": p["name"], "value": values.get(p["name"], p["value"]), "se": None, "ci": None}
+                     for p in record["params"]]
+    return out
+
+
+def parameter_draws(record: Mapping[str, Any], n: int, seed: int, *, first: int = 0,
+                    field: str = "id") -> list[dict[str, Any]]:
+    """Draws `first` .. `first + n - 1` of `record`'s parameters as records (params {name, value,
+    se: null, ci: null}); draw i from stream(seed, i) only."""
+    check_integer(n, "n", 1, MAX_DRAWS)
+    check_integer(first, "first", 0)
+    form = sampling_form(record, field)
+    return [with_values(record, draw_values(form, stream(seed, i))) for i in range(first, first + n)]
