@@ -144,6 +144,15 @@ def draw_values(form: Mapping[str, Any], rng: np.random.Generator) -> dict[str, 
     return dict(zip(form["names"], map(float, _from_u(form["kinds"], u)), strict=True))
 
 
+def coordinates(form: Mapping[str, Any], values: Mapping[str, float]) -> np.ndarray:
+    """A drawn set on the scale it was drawn on (log rate for the gamma law, else the
+    unconstrained coordinates): what a regression of an outcome on the draws reads."""
+    theta = np.array([float(values[n]) for n in form["names"]])
+    if form["law"] == "gamma":
+        return np.log(theta)
+    return _to_u(form["kinds"], theta)
+
+
 def with_values(record: Mapping[str, Any], values: Mapping[str, float]) -> dict[str, Any]:
     """`record` with its parameter values replaced (se and ci cleared: a drawn set is a point)."""
     out = dict(record)

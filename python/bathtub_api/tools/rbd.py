@@ -22,6 +22,7 @@ from bathtub.errors import InputError
 from bathtub.rbd import blocks as rbd_blocks
 from bathtub.rbd import diagram as rbd_diagram
 from bathtub.rbd import stages as rbd_stages
+from bathtub.rbd import uncertainty as rbd_uncertainty
 from bathtub.rbd.analysis import RunOptions
 from bathtub.rbd.resolve import check_saved
 from bathtub.rbd.states import MAX_STATES
@@ -168,6 +169,26 @@ class Analyze(Strict):
         "max_replications (default 1000000)"))] = "auto"
     recompute: bool = False
     initial_states: InitialStates | None = None
+    uncertainty: Annotated[Literal["none", "parameters"], Field(description=(
+        "none: the run at the fitted models' point estimates; parameters: also a two-level Monte Carlo that draws "
+        "every saved fitted model a block names from its fit's sampling distribution (`outer` draws, each analysed "
+        "with `inner` replications, or exactly where the diagram has a closed form) and reports each figure's "
+        "parameter-uncertainty interval (5th-95th percentile over draws) beside its Monte Carlo interval, the "
+        "share of variance due to parameters vs simulation, and which saved models contribute most. Blocks on "
+        "inline models add no parameter uncertainty; a saved model that cannot be drawn (regression, recurrent, "
+        "non-parametric, joint unit) is refused naming the block; not with precision or failure_biasing"))] = "none"
+    outer: Annotated[int, Field(ge=2, le=rbd_uncertainty.MAX_OUTER, strict=True, description=(
+        "uncertainty parameters only: parameter draws (default 100); the quote and plan limits count outer x "
+        "inner replications"))] | None = None
+    inner: Annotated[int, Field(ge=2, le=10_000_000, strict=True, description=(
+        "uncertainty parameters only: replications per parameter draw (default 200 repairable, 1000 "
+        "non-repairable; unused where the diagram answers in closed form); outer x inner at most 100,000,000"))] \
+        | None = None
+
+    cross_field = ("outer: only with uncertainty: parameters", "inner: only with uncertainty: parameters",
+                   "precision: not with uncertainty: parameters",
+                   "method: failure_biasing does not take uncertainty: parameters",
+                   "inner: outer x inner must be at most 100000000 replications")
 
 
 def rbd_url(ctx: Ctx, rbd_id: str) -> str:
@@ -323,6 +344,19 @@ async def resolve_diagram(store: Store, owner: str, body: dict[str, Any],
     return rbd.engine_form(body, models, diagrams, warnings=warnings)
 
 
+async def _uncertainty_inputs(store: Store, owner: str, body: dict[str, Any], req: Analyze) -> dict[str, Any] | None:
+    """The run's parameter-uncertainty inputs (what each draw resolves: the diagram, its saved
+    models cut to their parameters and covariance, its subsystems), refused at the door as the
+    draws would refuse them; None for uncertainty none."""
+    raw = req.model_dump(include={"uncertainty", "outer", "inner", "method", "precision"}, exclude_none=True)
+    unc = rbd_uncertainty.check_uncertainty(raw, body["repairable"])
+    if unc is None:
+        return None
+    models, diagrams = await _references(store, owner, body)
+    rbd_uncertainty.sources(body, models, diagrams)
+    return {**unc.to_dict(), "body": body, "models": rbd_uncertainty.slim_models(models), "diagrams": diagrams}
+
+
 async def _find_run(ctx: Ctx, rbd_id: str, key: str) -> dict[str, Any] | None:
     offset = 0
     found = None
@@ -341,7 +375,10 @@ def _run_summary(run_id: str, body: dict[str, Any]) -> dict[str, Any]:
     """What the job result and the at-once answers carry: the run without its curve."""
     keep = ("rbd_id", "method", "reason", "results", "precision", "quote", "duration_s", "engine_version",
             "placeholders", "warnings")
-    return {"run_id": run_id, "status": "done", **{k: body.get(k) for k in keep}}
+    out = {"run_id": run_id, "status": "done", **{k: body.get(k) for k in keep}}
+    if "uncertainty" in body:
+        out["uncertainty"] = body["uncertainty"]
+    return out
 
 
 async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
@@ -351,14 +388,18 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
     diagram = await resolve_diagram(ctx.store, ctx.user.id, body, warnings)
     states = states_of(req.initial_states)
     diagram = rbd.with_initial_states(diagram, states, repairable=body["repairable"])
-    raw = req.model_dump(exclude={"id", "recompute", "initial_states"}, exclude_none=True)
+    raw = req.model_dump(exclude={"id", "recompute", "initial_states", "uncertainty", "outer", "inner"},
+                         exclude_none=True)
     opts = rbd.check_options(body["repairable"], raw, phases_end=engine.phases_end(diagram))
+    uncertain = await _uncertainty_inputs(ctx.store, ctx.user.id, body, req)
     crews = int(body.get("repair_crews", 0))
     inputs = {"diagram": diagram, "repairable": body["repairable"], "unit": body.get("unit"),
               "options": opts.to_dict(), "crews": crews}
     if states:
         # Kept apart too: get rbd_run compares the diagram as it is now, with these states, to the run's.
         inputs["initial_states"] = states
+    if uncertain is not None:
+        inputs["uncertainty"] = uncertain  # absent without it: a plain run's inputs (and cache key) are as before
     key = _inputs_hash(inputs)
     if not req.recompute:
         cached = await _find_run(ctx, req.id, key)
@@ -371,12 +412,18 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
     args = {"run_id": run_id, "rbd_id": req.id, "rbd_name": item["name"], "inputs": inputs, "inputs_hash": key,
             "diagram_hash": rbd.content_hash(body), "plan": what, "placeholders": rbd.placeholders(body),
             "warnings": warnings}
-    if what["method"] == "closed_form":
+    if uncertain is not None:
+        unc = rbd_uncertainty.UncertaintyOptions(outer=uncertain["outer"], inner=uncertain["inner"])
+        what["quote"] = rbd_uncertainty.uncertainty_quote(diagram, opts, unc, what["quote"],
+                                                          exact=what["method"] == "closed_form")
+    elif what["method"] == "closed_form":
         run = await _execute(ctx.store, ctx.user.id, ctx.jobs, args)
         return {**run, "cached": False}
     # The quote is the run's cost on one core: a run over the per-job limit is refused here,
     # naming what to lower, before anything is queued.
-    if what["method"] == "failure_biasing":
+    if uncertain is not None:
+        ctx.jobs.check_quote(what["quote"], "outer", "inner")
+    elif what["method"] == "failure_biasing":
         ctx.jobs.check_quote(what["quote"], "replications" if opts.precision is None else "max_replications",
                              "precision")
     elif body["repairable"]:
@@ -395,9 +442,18 @@ def _compute(inputs: dict[str, Any], method: str, threads: int, control: engine.
              cluster: str | None = None) -> dict[str, Any]:
     opts = RunOptions(**inputs["options"])
     if method == "closed_form":
-        return rbd.closed_form(inputs["diagram"], opts)
-    return rbd.simulate(inputs["diagram"], inputs["repairable"], opts, crews=inputs["crews"], threads=threads,
-                        control=control, cluster=cluster)
+        out = rbd.closed_form(inputs["diagram"], opts)
+    else:
+        out = rbd.simulate(inputs["diagram"], inputs["repairable"], opts, crews=inputs["crews"], threads=threads,
+                           control=control, cluster=cluster)
+    u = inputs.get("uncertainty")
+    if u is not None:
+        unc = rbd_uncertainty.UncertaintyOptions(outer=u["outer"], inner=u["inner"])
+        out["uncertainty"] = rbd_uncertainty.parameter_section(
+            u["body"], u["models"], u["diagrams"], opts, unc, out["results"], exact=method == "closed_form",
+            crews=inputs["crews"], states=inputs.get("initial_states"), threads=threads, control=control,
+            cluster=cluster)
+    return out
 
 
 async def _execute(store: Store, owner: str, jobs: Any, args: dict[str, Any],
@@ -427,6 +483,8 @@ async def _execute(store: Store, owner: str, jobs: Any, args: dict[str, Any],
         "placeholders": args["placeholders"],
         "warnings": args.get("warnings", []) + out.get("warnings", []),
     }
+    if "uncertainty" in out:
+        body["uncertainty"] = out["uncertainty"]
     # Its room under the owner's plan was checked when the analysis was asked for (a queued run
     # must not fail at its end because the owner stored something meanwhile).
     await store.insert_item(owner, "rbd_run", args["run_id"], f"{args['rbd_name']} ({plan['method']})", body,
