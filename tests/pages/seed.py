@@ -177,4 +177,18 @@ async def seed_more(post: Post) -> dict[str, str]:
                                                               "replications": 4000, "seed": 11, "grid": 41})
     await finished(post, queued["job_id"])
     out["rbd_pm_run"] = queued["run_id"]
+    # a pump whose life was fitted from eight failures: the run carries the fit's uncertainty
+    ds = await ok(post, "/api/v1/datasets/create", {"name": "pump lives", "data": {
+        "t": [120.0, 340, 560, 700, 910, 1300, 1500, 1720]}})
+    fitted = await ok(post, "/api/v1/fit/life", {"name": "pump life (eight failures)", "dataset_id": ds["id"],
+                                                 "distribution": "weibull", "mapping": {"x": "t"}, "unit": "hours"})
+    d = two_of_three()
+    d["name"] = "2oo3 pumps, fitted"
+    d["nodes"][3]["model"] = {"saved_model_id": fitted["id"]}
+    rbd = await ok(post, "/api/v1/rbd/create", d)
+    queued = await ok(post, "/api/v1/rbd_analysis/analyze", {"id": rbd["id"], "horizon": 1000.0, "replications": 1000,
+                                                              "seed": 5, "grid": 21, "uncertainty": "parameters",
+                                                              "outer": 30, "inner": 200})
+    await finished(post, queued["job_id"])
+    out["rbd_unc_run"] = queued["run_id"]
     return out

@@ -34,6 +34,7 @@ SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "pages"
 PAGES = [("model", "model"), ("cox", "model"), ("alt", "model"), ("recurrent_model", "recurrent_model"),
          ("growth3", "recurrent_model"), ("degradation_model", "degradation_model"), ("dataset", "dataset"),
          ("rbd", "rbd"), ("rbd_pm", "rbd"), ("rbd_run", "rbd_run"), ("rbd_pm_run", "rbd_run"),
+         ("rbd_unc_run", "rbd_run"),
          ("strategy_analysis", "strategy_analysis"), ("failure_finding", "strategy_analysis"),
          ("rcm_study", "rcm_study"), ("fleet", "fleet"), ("report", "report")]
 BAD = re.compile(r"object at 0x|built-in method|\bNaN\b|\bNone\b|\bnull\b")
@@ -137,6 +138,13 @@ def key_figures(name: str, r: dict[str, Any]) -> list[str]:
                     number(res["expected_preventive_replacements"]), number(res["expected_planned_outages"]),
                     number(res["costs"]["total"]), *[number(c["total"]) for c in res["costs"]["by_block"].values()]]
         return out
+    if name == "rbd_unc_run":
+        u = r["uncertainty"]["figures"]
+        a, f = u["mean_availability"], u["expected_failures"]
+        return ["Monte Carlo interval (95%)", "parameter-uncertainty interval (90%", "pump life (eight failures)",
+                *[percent(v, 4) for v in (a["point"], *a["monte_carlo_interval"], *a["interval"])],
+                *[number(v) for v in f["interval"]], percent(a["parameter_share"]),
+                percent(r["uncertainty"]["sources"][0]["share_of_parameter_variance"]), "MTBF"]
     if name == "strategy_analysis":
         return [number(r["result"]["optimal_time"]), number(r["result"]["optimal_cost_rate"])]
     if name == "failure_finding":

@@ -75,7 +75,41 @@ async def _run(src: Source, item_id: str) -> Section:
     sec.extra["labels"] = labels
     sec.extra["unit"] = _run_unit(record)
     sec.figures = await asyncio.to_thread(_run_figures, record, labels)
+    if record.get("uncertainty"):
+        await _uncertainty_extra(src, sec, record["uncertainty"], labels)
     return sec
+
+
+UNCERTAIN_FIGURES = {"mean_availability": "Mean availability", "expected_failures": "Expected system failures",
+                     "mtbf": "MTBF", "mttr": "MTTR", "reliability": "Reliability over the mission", "mttf": "MTTF"}
+MODEL_ROLES = {"model": "life", "repair": "repair", "switch.life": "switch life"}
+
+
+def _block_field(field: str, labels: dict[str, str]) -> str:
+    """'nodes.p1.model' as 'Pump 1 (life)'; inside subsystems the innermost block, by its id."""
+    parts = field.split(".")
+    at = max(i for i, p in enumerate(parts) if p == "nodes")
+    block = parts[at + 1]
+    role = ".".join(parts[at + 2:])
+    role = MODEL_ROLES.get(role, role.replace("units[", "unit ").replace("].", " ").replace("model", "life"))
+    return f"{labels.get(block, block) if at == 0 else block} ({role})"
+
+
+async def _uncertainty_extra(src: Source, sec: Section, unc: dict[str, Any], labels: dict[str, str]) -> None:
+    """Names for the parameter-uncertainty table: each saved model's own name (never its id)
+    and the blocks drawing from it."""
+    names: dict[str, str] = {}
+    for row in unc.get("sources") or []:
+        try:
+            names[row["model_id"]] = str((await src.get("model", id=row["model_id"]))["name"])
+        except ApiError as e:
+            if e.status != 404:
+                raise
+    sec.extra["figure_labels"] = UNCERTAIN_FIGURES
+    sec.extra["model_names"] = names
+    sec.extra["unc_blocks"] = {row["model_id"]: ", ".join(_block_field(f, labels) for f in row["blocks"])
+                               for row in unc.get("sources") or []}
+    sec.extra["unc_fixed"] = ", ".join(_block_field(f, labels) for f in unc.get("fixed_blocks") or [])
 
 
 def _run_figures(record: dict[str, Any], labels: dict[str, str]) -> dict[str, str]:

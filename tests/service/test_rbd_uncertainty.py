@@ -1,0 +1,82 @@
+"""`rbd_analysis analyze` with `uncertainty: parameters` over HTTP (both stores): a job whose
+stored run carries the library's two-level numbers to the bit, and refusals (422) naming the
+field or the block."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bathtub import models
+from bathtub.rbd import uncertainty
+from tests.conftest import Api
+from tests.service.test_rbd_service import exp_model, poll
+
+TIMES = [120.0, 340, 560, 700, 910, 1300, 1500, 1720]
+
+
+async def saved_weibull(api: Api) -> tuple[str, dict[str, Any]]:
+    _, ds = await api.post("datasets/create", {"name": "lives", "data": {"t": TIMES}})
+    status, model = await api.post("fit/life", {"name": "w", "dataset_id": ds["id"], "distribution": "weibull",
+                                                "mapping": {"x": "t"}, "unit": "hours"})
+    assert status == 200, model
+    return model["id"], models.fit("weibull", {"t": TIMES}, {"x": "t"})
+
+
+def pump_and_valve(model_id: str) -> dict[str, Any]:
+    blocks = [{"id": "pump", "type": "component", "model": {"saved_model_id": model_id}, "repair": exp_model(0.1)},
+              {"id": "valve", "type": "component", "model": exp_model(1e-4), "repair": exp_model(0.2)}]
+    nodes = [{"id": "in", "type": "input"}, {"id": "out", "type": "output"}, *blocks]
+    edges = [{"source": "in", "target": "pump"}, {"source": "pump", "target": "valve"},
+             {"source": "valve", "target": "out"}]
+    return {"name": "line", "unit": "hours", "repairable": True, "nodes": nodes, "edges": edges}
+
+
+async def test_a_parameter_uncertainty_run_stores_the_librarys_numbers(api: Api) -> None:
+    model_id, record = await saved_weibull(api)
+    diagram = pump_and_valve(model_id)
+    status, created = await api.post("rbd/create", diagram)
+    assert status == 200, created
+    options = {"horizon": 5000.0, "replications": 300, "seed": 11, "grid": 11}
+    status, queued = await api.post("rbd_analysis/analyze", {"id": created["id"], **options,
+                                                             "uncertainty": "parameters", "outer": 20, "inner": 100})
+    assert status == 200 and queued["status"] == "queued", queued
+    assert queued["quote"]["replications"] == 300 + 20 * 100  # the point run and every draw's replications
+    job = await poll(api, queued["job_id"])
+    assert job["status"] == "done", job
+    status, run = await api.post("get/rbd_run", {"id": queued["run_id"]})
+    assert status == 200, run
+    local = uncertainty.analyze(diagram, models={model_id: record}, **options, uncertainty="parameters", outer=20,
+                                inner=100)
+    assert run["results"]["mean_availability"] == local["results"]["mean_availability"]
+    assert run["uncertainty"]["figures"] == local["uncertainty"]["figures"]
+    fig = run["uncertainty"]["figures"]["mean_availability"]
+    assert fig["unit"] == "fraction" and fig["monte_carlo_interval"] == run["results"]["mean_availability_interval"]
+    assert run["uncertainty"]["sources"][0]["blocks"] == ["nodes.pump.model"]
+    assert job["result"]["uncertainty"]["outer"] == 20
+    # the same request again finds the stored run; without uncertainty it is another run
+    status, again = await api.post("rbd_analysis/analyze", {"id": created["id"], **options,
+                                                            "uncertainty": "parameters", "outer": 20, "inner": 100})
+    assert status == 200 and again["cached"] is True and again["run_id"] == queued["run_id"]
+    status, plain = await api.post("rbd_analysis/analyze", {"id": created["id"], **options})
+    assert status == 200 and plain.get("cached") is False and "uncertainty" not in plain
+
+
+async def test_parameter_uncertainty_refusals_are_422_naming_the_field(api: Api) -> None:
+    model_id, _ = await saved_weibull(api)
+    _, made = await api.post("rbd/create", pump_and_valve(model_id))
+    inline = pump_and_valve(model_id)
+    inline["nodes"][2]["model"] = exp_model(1e-3)
+    _, fixed = await api.post("rbd/create", inline)
+    for rbd_id, body, detail in [
+        (made["id"], {"outer": 10}, "outer: only with uncertainty: parameters"),
+        (made["id"], {"uncertainty": "parameters", "precision": 0.1},
+         "precision: not with uncertainty: parameters (each parameter draw runs `inner` replications: give "
+         "replications and inner)"),
+        (made["id"], {"uncertainty": "parameters", "outer": 5000, "inner": 100_000},
+         "inner: outer x inner must be at most 100000000 replications (got 500000000)"),
+        (fixed["id"], {"uncertainty": "parameters"},
+         "uncertainty: no block's life or repair is a saved fitted model: there is no parameter uncertainty to "
+         "carry (save a fit and name it by saved_model_id)"),
+    ]:
+        status, out = await api.post("rbd_analysis/analyze", {"id": rbd_id, "horizon": 100.0, **body})
+        assert status == 422 and out["detail"] == detail, out
