@@ -183,7 +183,8 @@ async def seed_more(post: Post) -> dict[str, str]:
     fitted = await ok(post, "/api/v1/fit/life", {"name": "pump life (eight failures)", "dataset_id": ds["id"],
                                                  "distribution": "weibull", "mapping": {"x": "t"}, "unit": "hours"})
     d = two_of_three()
-    d["name"] = "2oo3 pumps, fitted"
+    d["name"] = "3oo3 pumps, fitted"
+    d["nodes"][2]["n"] = 3  # all three needed: pump 1's life moves the availability
     d["nodes"][3]["model"] = {"saved_model_id": fitted["id"]}
     rbd = await ok(post, "/api/v1/rbd/create", d)
     queued = await ok(post, "/api/v1/rbd_analysis/analyze", {"id": rbd["id"], "horizon": 1000.0, "replications": 1000,

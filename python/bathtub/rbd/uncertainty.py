@@ -26,7 +26,8 @@ What a figure reports over the draws (`summary`):
   due to each saved model, estimated from the same draws (no extra runs) by a linear
   regression of the figure on that model's drawn coordinates (the fit's unconstrained scale)
   with the adjusted R² (so chance fit to simulation noise is taken out): a linear first-order
-  (Sobol-like) share. Shares need not add to 1 (non-linear effects, interactions).
+  (Sobol-like) share. Shares need not add to 1 (non-linear effects, interactions); they are
+  null when no parameter variance is left once the simulation's is taken out (raise `inner`).
 
 Blocks on inline (not fitted) models have no parameter uncertainty: they are listed under
 `fixed_blocks` with share 0. A saved model whose kind has no sampling distribution to draw
@@ -320,10 +321,11 @@ def summary(rows: Sequence[Mapping[str, Any]], body: Mapping[str, Any], models: 
     for s in srcs:
         x = np.array([r["coordinates"][s.model_id] for r in keep], dtype=float)
         explained = max(0.0, _adjusted_r2(y, x)) * (total or 0.0) if len(keep) else 0.0
-        share = min(1.0, explained / par) if par else 0.0
+        # no parameter variance left after the simulation's is taken out: no share to give
+        share = min(1.0, explained / par) if par else None
         by_source.append({"model_id": s.model_id, "blocks": s.fields, "law": s.form["law"],
                           "share_of_parameter_variance": share})
-    by_source.sort(key=lambda r: -r["share_of_parameter_variance"])
+    by_source.sort(key=lambda r: -(r["share_of_parameter_variance"] or 0.0))
     return {
         "mode": "parameters", "outer": len(rows), "inner": None if exact else unc.inner,
         "inner_method": "closed_form" if exact else "simulation",

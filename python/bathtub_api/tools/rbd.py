@@ -177,13 +177,13 @@ class Analyze(Strict):
         "share of variance due to parameters vs simulation, and which saved models contribute most. Blocks on "
         "inline models add no parameter uncertainty; a saved model that cannot be drawn (regression, recurrent, "
         "non-parametric, joint unit) is refused naming the block; not with precision or failure_biasing"))] = "none"
-    outer: Annotated[int, Field(ge=2, le=rbd_uncertainty.MAX_OUTER, strict=True, description=(
+    outer: integer(ge=2, le=rbd_uncertainty.MAX_OUTER, description=(
         "uncertainty parameters only: parameter draws (default 100); the quote and plan limits count outer x "
-        "inner replications"))] | None = None
-    inner: Annotated[int, Field(ge=2, le=10_000_000, strict=True, description=(
+        "inner replications")) | None = None
+    inner: integer(ge=2, le=10_000_000, description=(
         "uncertainty parameters only: replications per parameter draw (default 200 repairable, 1000 "
-        "non-repairable; unused where the diagram answers in closed form); outer x inner at most 100,000,000"))] \
-        | None = None
+        "non-repairable; unused where the diagram answers in closed form); outer x inner at most "
+        "100,000,000")) | None = None
 
     cross_field = ("outer: only with uncertainty: parameters", "inner: only with uncertainty: parameters",
                    "precision: not with uncertainty: parameters",
