@@ -15,6 +15,7 @@ from bathtub import models
 from bathtub.errors import InputError
 from bathtub.life.data import LifeData
 from bathtub.life.fit import fit
+from bathtub.models import draws
 
 
 def weibull_record(n: int = 60, seed: int = 3) -> dict:
@@ -73,6 +74,15 @@ def test_complete_exponential_draws_the_gamma_law(r: int) -> None:
     # its 5% and 95% points are the classical failure-terminated chi-squared limits
     assert np.quantile(lam, 0.05) == pytest.approx(law.ppf(0.05), rel=0.03 + 0.3 / r)
     assert np.quantile(lam, 0.95) == pytest.approx(law.ppf(0.95), rel=0.03 + 0.3 / r)
+
+
+def test_interval_censored_exponential_is_not_taken_for_complete_data() -> None:
+    # every unit "failed", but inside an interval: lambda-hat is not r / T, so no gamma law
+    rec = models.fit("exponential", {"xl": [1.0, 2, 3, 4], "xr": [2.0, 3, 5, 6]}, {"xl": "xl", "xr": "xr"})
+    assert rec["n"] == rec["n_failures"] == 4
+    assert draws.sampling_form(rec)["law"] == "normal"
+    exact = models.fit("exponential", {"x": [1.0, 2, 3, 4]}, {"x": "x"})
+    assert draws.sampling_form(exact)["law"] == "gamma"
 
 
 def test_censored_exponential_draws_the_normal_on_log_scale() -> None:

@@ -104,6 +104,19 @@ def _jacobian(kinds: tuple[str, ...], u: np.ndarray) -> np.ndarray:
     return np.array(cols).T
 
 
+def _complete_exponential(record: Mapping[str, Any], spec: ModelSpec, theta: np.ndarray) -> bool:
+    """An exponential MLE from exact failure times only: every unit failed (n = n_failures), and
+    the information is r / lambda^2, which interval-censored data (also all "failures") do not
+    give. Only there is lambda-hat = r / T, with T the total time, and the chi-squared law exact."""
+    n, r = record.get("n"), record.get("n_failures")
+    cov = record.get("covariance") or {}
+    if (spec.distribution != "exponential" or spec.names != ("failure_rate",) or record.get("method") != "mle"
+            or not isinstance(r, int) or r <= 0 or n != r or cov.get("matrix") is None):
+        return False
+    var = float(np.asarray(cov["matrix"], dtype=float)[0, 0])
+    return math.isclose(var, float(theta[0]) ** 2 / r, rel_tol=1e-4)
+
+
 def sampling_form(record: Mapping[str, Any], field: str = "id") -> dict[str, Any]:
     """How `record`'s parameters are drawn: {"law": "gamma", "shape", "scale"} for a complete-data
     exponential, else {"law": "normal", "names", "kinds", "mean", "cov"} on the unconstrained scale.
@@ -117,11 +130,10 @@ def sampling_form(record: Mapping[str, Any], field: str = "id") -> dict[str, Any
     if any(n not in values for n in spec.names):
         raise InputError(field, f"the record lacks the parameters {', '.join(spec.names)}")
     theta = np.array([float(values[n]) for n in spec.names])
-    n, r = record.get("n"), record.get("n_failures")
-    if (spec.distribution == "exponential" and spec.modes == 1 and spec.names == ("failure_rate",)
-            and isinstance(r, int) and r > 0 and n == r):
-        return {"law": "gamma", "names": spec.names, "shape": float(r), "scale": float(theta[0]) / r}
     cov = record.get("covariance")
+    if _complete_exponential(record, spec, theta):
+        r = int(record["n_failures"])
+        return {"law": "gamma", "names": spec.names, "shape": float(r), "scale": float(theta[0]) / r}
     if not isinstance(cov, Mapping) or cov.get("matrix") is None:
         raise InputError(field, "the fit has no covariance (its information matrix was singular): its parameters "
                                 "cannot be drawn")
