@@ -30,6 +30,7 @@ ORDER = [
     "engine_peers",
     "scaleout",
     "decisions",
+    "rbd_uncertainty",
     "life_fit",
     "life_nonparametric",
     "regression_cox",
