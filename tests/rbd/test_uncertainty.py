@@ -6,13 +6,14 @@ its streams (threads, split-and-merge, a dask cluster) and its refusals."""
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from bathtub import models
+from bathtub import engine, models
 from bathtub.errors import InputError
 from bathtub.life.paper import cdf_band
 from bathtub.rbd import uncertainty as unc
@@ -208,6 +209,20 @@ def test_same_seed_same_numbers_on_one_and_two_threads_and_split_draws_merge_exa
     assert unc.summary(merged, d, ms, {}, unc.UncertaintyOptions(12, 300), exact=False) == whole
     with pytest.raises(InputError, match="adjacent"):
         unc.merge(rows(1, first=0, outer=3), rows(1, first=4, outer=3))
+
+
+def test_a_cancelled_run_stops_between_or_inside_draws_and_reports_progress() -> None:
+    d, ms = two_model_diagram()
+    opts = RunOptions(horizon=2000.0, mission_time=None, replications=100, precision=None, max_replications=100,
+                      seed=17, grid=2, method="auto")
+    ctl = engine.RunControl()
+    unc.draw_rows(d, ms, {}, opts, unc.UncertaintyOptions(outer=3, inner=50), exact=False, control=ctl)
+    assert (ctl.done, ctl.planned) == (150, 150)
+    ctl = engine.RunControl()
+    threading.Timer(0.3, ctl.cancel).start()
+    with pytest.raises(engine.Cancelled):
+        # far more work than 0.3 s: cancelled inside a draw's engine run or before the next draw
+        unc.draw_rows(d, ms, {}, opts, unc.UncertaintyOptions(outer=2000, inner=2000), exact=False, control=ctl)
 
 
 @pytest.mark.slow  # a dask LocalCluster of worker processes

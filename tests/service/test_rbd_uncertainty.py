@@ -42,7 +42,7 @@ async def test_a_parameter_uncertainty_run_stores_the_librarys_numbers(api: Api)
     assert status == 200 and queued["status"] == "queued", queued
     assert queued["quote"]["replications"] == 300 + 20 * 100  # the point run and every draw's replications
     job = await poll(api, queued["job_id"])
-    assert job["status"] == "done", job
+    assert job["status"] == "done" and job["progress"] == 1.0, job
     status, run = await api.post("get/rbd_run", {"id": queued["run_id"]})
     assert status == 200, run
     local = uncertainty.analyze(diagram, models={model_id: record}, **options, uncertainty="parameters", outer=20,
