@@ -88,7 +88,9 @@ def _plain(spec: ModelSpec) -> bool:
     return spec.modes == 1 and not (spec.zi or spec.lfp)
 
 
-def ad_test(spec: ModelSpec, theta: np.ndarray, data: LifeData, method: str, replicates: int = 0) -> dict[str, Any] | None:
+def ad_test(
+    spec: ModelSpec, theta: np.ndarray, data: LifeData, method: str, replicates: int = 0
+) -> dict[str, Any] | None:
     """The `ad_test` gof row, or None where no honest p-value exists (censored or rank-regression
     data, mixtures, zero inflation, limited populations, uniform/beta/discrete families, or a
     table-less family with `replicates` = 0)."""

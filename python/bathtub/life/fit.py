@@ -35,6 +35,7 @@ from scipy import integrate, optimize, special, stats
 
 from bathtub import inference
 from bathtub.errors import InputError
+from bathtub.life.ad_test import ad_test
 from bathtub.life.data import LifeData
 from bathtub.life.dists import Dist
 from bathtub.life.likelihood import data_scale, maximise, observed_information, polish, spec_loglik
@@ -51,7 +52,6 @@ from bathtub.life.model import (
     WEIGHT,
     ModelSpec,
 )
-from bathtub.life.ad_test import ad_test
 from bathtub.life.ranks import anderson_darling, rank_regression
 from bathtub.life.starts import starts
 from bathtub.life.weibull import weibull_mle
