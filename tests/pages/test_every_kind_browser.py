@@ -79,7 +79,7 @@ async def _seed(url: str, token: str) -> tuple[dict[str, str], dict[str, dict[st
         kinds = dict(PAGES)
         report = await s.ok(post, "/api/v1/reports/create", {"name": "Pump review", "items": [
             {"kind": "model", "id": ids["model"]}, {"kind": "fleet", "id": ids["fleet"]},
-            {"kind": "rbd", "id": ids["rbd_pm"]}]})
+            {"kind": "rbd", "id": ids["rbd_pm"]}, {"kind": "tracked_fleet", "id": ids["tracked_fleet"]}]})
         ids["report"] = report["id"]
         links, records = {}, {}
         for name, kind in PAGES:

@@ -155,7 +155,7 @@ class OptimalReplacementOut(Open):
     optimal_cost_rate: float | None
     planned_cost: float
     unplanned_cost: float
-    currency: str | None = None
+    currency: str | None = Field(None, description="the ISO 4217 code the costs were given in, when one was")
 
 
 class FailureFindingOut(Open):
@@ -200,7 +200,7 @@ class ShutPlanOut(Open):
     plan: list[dict[str, Any]]
     expected_cost: float
     expected_failures: float
-    currency: str | None = None
+    currency: str | None = Field(None, description="the ISO 4217 code the costs were given in, when one was")
 
 
 class AnalysisGet(Strict):

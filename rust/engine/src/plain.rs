@@ -347,7 +347,9 @@ impl<'a, Q: Queue> Plain<'a, Q> {
         let mut up = nodes[output].reach;
         let (mut down_start, mut down_total) = (0.0, 0.0);
         // the outages, for the availability over each curve interval (booked at the end)
-        let by_interval = !acc.interval_up.is_empty();
+        // (a caller reading no curve passes no grid: the searches, whose accumulators
+        // still size intervals for proof-test instants)
+        let by_interval = !acc.interval_up.is_empty() && grid.len() == acc.interval_up.len() + 1;
         let mut outages: Vec<(f64, f64)> = Vec::new();
         let mut failures = (!up) as u32;
         if !up {

@@ -70,7 +70,9 @@ pub(crate) fn replicate_observed(
     let mut next_grid = grid.first().copied().unwrap_or(f64::INFINITY);
     let mut events = 0u64;
     // the outages, for the availability over each curve interval (booked at the end)
-    let by_interval = !acc.interval_up.is_empty();
+    // (a caller reading no curve passes no grid: the searches, whose accumulators
+    // still size intervals for proof-test instants)
+    let by_interval = !acc.interval_up.is_empty() && grid.len() == acc.interval_up.len() + 1;
     let mut outages: Vec<(f64, f64)> = Vec::new();
     if !up {
         if !sim.begin_outage(0.0) {

@@ -139,6 +139,9 @@ impl AvailabilityAcc {
         let planned_down = unfx(self.planned_downtime) * horizon;
         let down_time = ((1.0 - a) * horizon * nf - planned_down).max(0.0);
         let rel = self.relative_half_width();
+        // interval means only where replications booked them (a search reads no curve)
+        let booked = self.interval_up.first().is_some_and(|m| m.n > 0);
+        let intervals: &[Moments] = if booked { &self.interval_up } else { &[] };
         AvailabilitySummary {
             mean_availability: a,
             mean_availability_std_error: se,
@@ -149,14 +152,12 @@ impl AvailabilityAcc {
             availability: self.point_up.iter().map(|&k| k as f64 / nf).collect(),
             lower: bands.iter().map(|b| b.0).collect(),
             upper: bands.iter().map(|b| b.1).collect(),
-            interval_availability: self.interval_up.iter().map(Moments::mean).collect(),
-            interval_lower: self
-                .interval_up
+            interval_availability: intervals.iter().map(Moments::mean).collect(),
+            interval_lower: intervals
                 .iter()
                 .map(|m| (m.mean() - Z95 * m.std_error()).max(0.0))
                 .collect(),
-            interval_upper: self
-                .interval_up
+            interval_upper: intervals
                 .iter()
                 .map(|m| (m.mean() + Z95 * m.std_error()).min(1.0))
                 .collect(),
