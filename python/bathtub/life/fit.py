@@ -55,6 +55,7 @@ from bathtub.life.model import (
 from bathtub.life.ranks import anderson_darling, rank_regression
 from bathtub.life.starts import starts
 from bathtub.life.weibull import weibull_mle
+from bathtub.validate import check_integer
 
 Z95 = float(stats.norm.ppf(0.975))
 CHI95 = float(stats.chi2.ppf(0.95, 1))
@@ -159,6 +160,7 @@ def fit(
         raise InputError("method", f"must be one of {', '.join(METHODS)}")
     if bounds not in BOUNDS:
         raise InputError("bounds", f"must be one of {', '.join(BOUNDS)}")
+    ad_replicates = check_integer(ad_replicates, "ad_replicates", 0, 100_000)
     opts = dict(options or {})
     for key in opts:
         if key not in ("offset", "zi", "lfp"):
