@@ -19,6 +19,9 @@ GROWTH = [2.7, 10.3, 12.5, 30.6, 57.0, 61.3, 80.0, 109.5, 125.0, 128.6, 143.8, 1
           366.2, 396.7, 421.1, 438.2, 501.2, 620.0]
 CRACK_SLOPES = [0.10, 0.13, 0.16, 0.19, 0.22]
 CRACK_TIMES = [0.0, 50.0, 100.0, 150.0, 200.0, 250.0]
+# Tracked items' crack lengths (item, hours, length): T1 and T2 each on a path of its own, T3 once.
+TRACKED = [("T1", 0.0, 1.0), ("T1", 100.0, 14.0), ("T1", 200.0, 27.5), ("T2", 0.0, 1.2), ("T2", 100.0, 21.0),
+           ("T2", 200.0, 40.0), ("T3", 120.0, 16.0)]
 
 
 async def ok(post: Post, path: str, body: Any) -> dict[str, Any]:
@@ -77,9 +80,23 @@ async def seed(post: Post) -> dict[str, str]:
         "path": "linear", "threshold": 50.0, "direction": "up", "model": "pseudo_failure",
         "life_distribution": "lognormal", "unit": "hours"})
     ids["degradation_model"] = deg["id"]
+    # a tracked fleet on that model: two items with paths of their own, one with one measurement
+    # (the population's life), one not measured yet
+    tracked = await ok(post, "/api/v1/tracked_fleets/create", {
+        "name": "crack watch", "model_id": deg["id"], "items": [{"name": n} for n in ("T1", "T2", "T3", "T4")]})
+    await ok(post, f"/api/ingest/tracking/{tracked['id']}/measurements", {"measurements": [
+        {"item": item, "time": t, "value": v} for item, t, v in TRACKED]})
+    ids["tracked_fleet"] = tracked["id"]
+    # the same bearing lives, all failures: a complete sample, so the fit carries the
+    # Anderson–Darling test with its p-value
+    exact = await ok(post, "/api/v1/datasets/create", {"name": "bearing lives, run to failure",
+                                                        "data": {"hours": LIVES}})
+    ids["model_exact"] = (await ok(post, "/api/v1/fit", {
+        "name": "bearing life (complete)", "dataset_id": exact["id"], "distribution": "lognormal",
+        "mapping": {"x": "hours"}, "unit": "hours"}))["id"]
     sa = await ok(post, "/api/v1/strategy/optimal_replacement", {
         "distribution_id": "weibull", "params": [{"name": "alpha", "value": 1000.0}, {"name": "beta", "value": 2.5}],
-        "planned_cost": 1.0, "unplanned_cost": 10.0, "unit": "hours", "save": True,
+        "planned_cost": 1.0, "unplanned_cost": 10.0, "currency": "EUR", "unit": "hours", "save": True,
         "name": "pump bearing replacement"})
     ids["strategy_analysis"] = sa["analysis_id"]
     rbd = await ok(post, "/api/v1/rbd/create", two_of_three())
@@ -121,6 +138,7 @@ def pm_two_of_three(life_id: str) -> dict[str, Any]:
     the saved model `life_id` (its page must name it, not show its id)."""
     d = two_of_three()
     d["name"] = "2oo3 pumps with PM"
+    d["currency"] = "EUR"
     for n in d["nodes"]:
         if n["id"] == "p1":
             n["model"] = {"saved_model_id": life_id}

@@ -31,12 +31,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.one_store]  # ~60 s: two runs, 17 pa
 WIDTHS = (400, 1300)
 SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "pages"
 # (name, share kind): every page kind, some in more than one shape
-PAGES = [("model", "model"), ("cox", "model"), ("alt", "model"), ("recurrent_model", "recurrent_model"),
+PAGES = [("model", "model"), ("model_exact", "model"), ("cox", "model"), ("alt", "model"),
+         ("recurrent_model", "recurrent_model"),
          ("growth3", "recurrent_model"), ("degradation_model", "degradation_model"), ("dataset", "dataset"),
          ("rbd", "rbd"), ("rbd_pm", "rbd"), ("rbd_run", "rbd_run"), ("rbd_pm_run", "rbd_run"),
          ("rbd_unc_run", "rbd_run"),
          ("strategy_analysis", "strategy_analysis"), ("failure_finding", "strategy_analysis"),
-         ("rcm_study", "rcm_study"), ("fleet", "fleet"), ("report", "report")]
+         ("rcm_study", "rcm_study"), ("fleet", "fleet"), ("tracked_fleet", "tracked_fleet"),
+         ("report", "report")]
 BAD = re.compile(r"object at 0x|built-in method|\bNaN\b|\bNone\b|\bnull\b")
 SMALLEST_TEXT = """
 let least = Infinity;
@@ -78,7 +80,7 @@ async def _seed(url: str, token: str) -> tuple[dict[str, str], dict[str, dict[st
         kinds = dict(PAGES)
         report = await s.ok(post, "/api/v1/reports/create", {"name": "Pump review", "items": [
             {"kind": "model", "id": ids["model"]}, {"kind": "fleet", "id": ids["fleet"]},
-            {"kind": "rbd", "id": ids["rbd_pm"]}]})
+            {"kind": "rbd", "id": ids["rbd_pm"]}, {"kind": "tracked_fleet", "id": ids["tracked_fleet"]}]})
         ids["report"] = report["id"]
         links, records = {}, {}
         for name, kind in PAGES:
@@ -101,9 +103,13 @@ def _ci(row: dict[str, Any]) -> list[str]:
 
 def key_figures(name: str, r: dict[str, Any]) -> list[str]:
     """What an engineer reads on each page, formatted as the page formats it."""
-    if name in ("model", "report"):
-        return [t for p in r["params"] for t in (number(p["value"]), number(p["se"]), *_ci(p))] + \
-               [t for m in r["life"] for t in (number(m["value"]), number(m["lower"]))]
+    if name in ("model", "report", "model_exact"):
+        out = [t for p in r["params"] for t in (number(p["value"]), number(p["se"]), *_ci(p))] + \
+              [t for m in r["life"] for t in (number(m["value"]), number(m["lower"]))]
+        if name == "model_exact":  # the Anderson–Darling test: statistic, A*, p and verdict
+            ad = next(g for g in r["gof"] if g["id"] == "ad_test")
+            out += [number(ad["value"]), number(ad["modified"]), number(ad["p"]), ad["verdict"]]
+        return out
     if name == "cox":
         ph = r["diagnostics"]["ph_test"]
         return [number(r["n_events"]), number(r["validation"]["concordance"]["value"]), number(ph["global"]["p"]),
@@ -127,16 +133,25 @@ def key_figures(name: str, r: dict[str, Any]) -> list[str]:
         return [cell(v) for row in r["rows"] for v in row.values()]
     if name in ("rbd", "rbd_pm"):
         out = [n["label"] for n in r["nodes"] if n.get("label")] + ["20 hours"]  # MTTR = 1 / 0.05 per hour
-        return out + (["pump 1 life (vendor data)"] if name == "rbd_pm" else [])
+        return out + (["pump 1 life (vendor data)", "cost 50 EUR", "repair 200 EUR"] if name == "rbd_pm" else [])
     if name in ("rbd_run", "rbd_pm_run"):
         res = r["results"]
         out = [percent(res["mean_availability"], 6), *[percent(v, 6) for v in res["mean_availability_interval"]],
                *[percent(b["share_of_system_downtime"]) for b in res["blocks"]],
                *[number(b["downtime"]) for b in res["blocks"]]]
+        means = r["curve"]["interval_mean"]
+        # the figure means what its name says: its time-average is the run's mean availability
+        spans = [b - a for a, b in zip(means["start"], means["end"], strict=True)]
+        average = sum(a * w for a, w in zip(means["availability"], spans, strict=True)) / sum(spans)
+        lo, hi = res["mean_availability_interval"]
+        assert lo <= average <= hi and abs(average - res["mean_availability"]) < 1e-9
+        out.append("Mean availability over each interval")
         if name == "rbd_pm_run":
+            assert r["currency"] == "EUR"
             out += [number(res["planned_downtime"]), number(res["unplanned_downtime"]),
                     number(res["expected_preventive_replacements"]), number(res["expected_planned_outages"]),
-                    number(res["costs"]["total"]), *[number(c["total"]) for c in res["costs"]["by_block"].values()]]
+                    f"{number(res['costs']['total'])} EUR",
+                    *[number(c["total"]) for c in res["costs"]["by_block"].values()]]
         return out
     if name == "rbd_unc_run":
         u = r["uncertainty"]["figures"]
@@ -146,7 +161,9 @@ def key_figures(name: str, r: dict[str, Any]) -> list[str]:
                 *[number(v) for v in f["interval"]], percent(a["parameter_share"]),
                 percent(r["uncertainty"]["sources"][0]["share_of_parameter_variance"]), "MTBF"]
     if name == "strategy_analysis":
-        return [number(r["result"]["optimal_time"]), number(r["result"]["optimal_cost_rate"])]
+        res = r["result"]
+        return [number(res["optimal_time"]), f"{number(res['optimal_cost_rate'])} EUR per hour",
+                f"{number(res['planned_cost'])} EUR", f"{number(res['unplanned_cost'])} EUR"]
     if name == "failure_finding":
         return [number(r["result"]["interval"]), number(r["result"]["approximate_interval"])]
     if name == "rcm_study":
@@ -155,6 +172,15 @@ def key_figures(name: str, r: dict[str, Any]) -> list[str]:
         fc = r["forecast"]
         return [number(fc["total_expected"]), *[number(v) for v in fc["expected_failures"]],
                 *[number(i["expected_failures"]) for i in r["per_item"]]]
+    if name == "tracked_fleet":
+        out = []
+        for i in r["items"]:
+            life = i["remaining_life"]
+            if i["measurements"]:
+                out += [number(i["last_time"]), number(i["last_value"]), number(life["median"]),
+                        number(life["interval"][0]), number(life["interval"][1]),
+                        number(life["as_of"] + life["median"])]
+        return out + [i["name"] for i in r["items"]]
     raise AssertionError(name)
 
 

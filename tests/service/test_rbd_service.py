@@ -81,10 +81,16 @@ async def test_create_edit_analyze_poll_run_with_curve(api: Api) -> None:
     assert lo <= exact_mean <= hi, (lo, exact_mean, hi)
     assert hi - lo < 0.002
     curve = run["curve"]
-    assert set(curve) == {"t", "availability", "lower", "upper"} and len(curve["t"]) == 21
+    assert set(curve) == {"t", "availability", "lower", "upper", "interval_mean"} and len(curve["t"]) == 21
     t = np.asarray(curve["t"])
     inside = (np.asarray(curve["lower"]) <= a_2oo3(t) + 1e-12) & (a_2oo3(t) - 1e-12 <= np.asarray(curve["upper"]))
     assert inside.mean() >= 0.85, inside  # pointwise 95% bands: a few misses are expected
+    # each interval's mean availability against the closed form's mean over that interval (quadrature)
+    means = curve["interval_mean"]
+    exact = np.array([integrate.quad(lambda x: float(a_2oo3(x)), a, b)[0] / (b - a)
+                      for a, b in zip(means["start"], means["end"], strict=True)])
+    inside = (np.asarray(means["lower"]) <= exact + 1e-12) & (exact - 1e-12 <= np.asarray(means["upper"]))
+    assert inside.mean() >= 0.85, inside
     assert run["diagram_changed"] is False and run["inputs_changed"] is False
     assert run["inputs"]["options"]["seed"] == 7 and run["precision"]["replications"] == 20_000
     assert run["engine_version"]["engine"] and run["quote"]["replications"] == 20_000

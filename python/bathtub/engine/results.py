@@ -108,7 +108,11 @@ def _safety(a: float, se: float, lo: float, hi: float, curve: np.ndarray, target
 class AvailabilityResult:
     """A repairable run over [0, horizon]. Intervals are 95%; `*_std_error` lets callers
     form others. Curves are numpy arrays at the times `t`: the grid's points and, with proof
-    tests, each test's instant; A(t) is read just before the events at t (the left limit).
+    tests, each test's instant; A(t) is read just before the events at t (the left limit), so
+    a short PM window between two reading times is not seen in it. `interval_availability`
+    (with `interval_lower`/`interval_upper`, 95%) is the mean availability over each interval
+    [t_k, t_k+1]: it does see every outage, and its length-weighted time-average is the mean
+    availability.
 
     Per replication on average: the system is down for a plan while it would work were
     every block that is stopped only for a plan (a replacement, or a proof test it entered
@@ -160,10 +164,14 @@ class AvailabilityResult:
     preventive: dict[str, float] | None = None
     production: dict[str, Any] | None = None
     coinciding_preventive: tuple[tuple[str, ...], ...] = ()
+    interval_availability: np.ndarray = field(default_factory=lambda: np.empty(0))
+    interval_lower: np.ndarray = field(default_factory=lambda: np.empty(0))
+    interval_upper: np.ndarray = field(default_factory=lambda: np.empty(0))
 
     def to_dict(self, include_curve: bool = True) -> dict[str, Any]:
         """JSON-ready: floats, lists and plain dicts (the accumulator state left out)."""
-        apart = ("state", "t", "availability", "lower", "upper", "safety", "costs", "preventive", "production")
+        apart = ("state", "t", "availability", "lower", "upper", "safety", "costs", "preventive", "production",
+                 "interval_availability", "interval_lower", "interval_upper")
         d = {k: v for k, v in asdict(self).items() if k not in apart}
         for key in ("costs", "preventive", "production"):
             if getattr(self, key) is not None:
@@ -184,6 +192,12 @@ class AvailabilityResult:
                 "lower": self.lower.tolist(),
                 "upper": self.upper.tolist(),
             }
+            if self.interval_availability.size:
+                d["curve"]["interval_mean"] = {
+                    "start": self.t[:-1].tolist(), "end": self.t[1:].tolist(),
+                    "availability": self.interval_availability.tolist(),
+                    "lower": self.interval_lower.tolist(), "upper": self.interval_upper.tolist(),
+                }
         return d
 
 
@@ -283,6 +297,9 @@ def availability_result(
         preventive=dict(s["preventive"]) if s.get("preventive") else None,
         production=_production_result(s["production"]) if s.get("production") else None,
         coinciding_preventive=tuple(tuple(ids) for ids in s.get("coinciding_preventive", ())),
+        interval_availability=np.asarray(s.get("interval_availability", ()), dtype=float),
+        interval_lower=np.asarray(s.get("interval_lower", ()), dtype=float),
+        interval_upper=np.asarray(s.get("interval_upper", ()), dtype=float),
     )
 
 

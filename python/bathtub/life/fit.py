@@ -35,6 +35,7 @@ from scipy import integrate, optimize, special, stats
 
 from bathtub import inference
 from bathtub.errors import InputError
+from bathtub.life.ad_test import ad_test
 from bathtub.life.data import LifeData
 from bathtub.life.dists import Dist
 from bathtub.life.likelihood import data_scale, maximise, observed_information, polish, spec_loglik
@@ -54,6 +55,7 @@ from bathtub.life.model import (
 from bathtub.life.ranks import anderson_darling, rank_regression
 from bathtub.life.starts import starts
 from bathtub.life.weibull import weibull_mle
+from bathtub.validate import check_integer
 
 Z95 = float(stats.norm.ppf(0.975))
 CHI95 = float(stats.chi2.ppf(0.95, 1))
@@ -142,11 +144,15 @@ def fit(
     modes: int = 2,
     base_distribution: str = "weibull",
     median_ranks: str = "bernard",
+    ad_replicates: int = 0,
 ) -> LifeFit:
     """Fit `distribution` (a family id, `mixture` of `modes` `base_distribution`s, or `best`).
 
     `method`: mle, rrx or rry; `median_ranks` for rank regression: bernard ((r - 0.3)/(n + 0.4))
-    or exact (the beta distribution's median); `bounds`: fisher or likelihood.
+    or exact (the beta distribution's median); `bounds`: fisher or likelihood. `ad_replicates`:
+    refits of the parametric bootstrap that gives the Anderson–Darling p-value of a complete
+    sample for families with no published table (gamma, log-logistic, exponentiated Weibull, a
+    location); 0 leaves those without a test row (see `ad_test`).
     """
     if median_ranks not in ("bernard", "exact"):
         raise InputError("median_ranks", "must be bernard or exact")
@@ -154,6 +160,7 @@ def fit(
         raise InputError("method", f"must be one of {', '.join(METHODS)}")
     if bounds not in BOUNDS:
         raise InputError("bounds", f"must be one of {', '.join(BOUNDS)}")
+    ad_replicates = check_integer(ad_replicates, "ad_replicates", 0, 100_000)
     opts = dict(options or {})
     for key in opts:
         if key not in ("offset", "zi", "lfp"):
@@ -161,7 +168,7 @@ def fit(
         if not isinstance(opts[key], bool):
             raise InputError(f"options.{key}", "must be true or false")
     if distribution == "best":
-        return fit_best(data, options=opts, method=method, bounds=bounds)
+        return _with_bootstrap(fit_best(data, options=opts, method=method, bounds=bounds), data, ad_replicates)
     if distribution == "mixture":
         if opts:
             raise InputError("options", "a mixture takes no offset, zi or lfp option")
@@ -179,7 +186,18 @@ def fit(
         spec = ModelSpec(distribution, **opts)
     if method != "mle" and (spec.offset or spec.zi or spec.lfp):
         raise InputError("method", "options offset, zi and lfp are fitted by maximum likelihood only")
-    return _fit_spec(data, spec, method, bounds, median_ranks)
+    return _with_bootstrap(_fit_spec(data, spec, method, bounds, median_ranks), data, ad_replicates)
+
+
+def _with_bootstrap(result: LifeFit, data: LifeData, replicates: int) -> LifeFit:
+    # only the returned fit is bootstrapped (never every family of a `best` ranking), and only
+    # where no table gave the row already
+    if replicates <= 0 or any(g["id"] == "ad_test" for g in result.gof):
+        return result
+    row = ad_test(result.spec, np.array(result.values), data, result.method, replicates)
+    if row is None:
+        return result
+    return LifeFit(**{**result.__dict__, "gof": (*result.gof, row)})
 
 
 def _check_data(data: LifeData, spec: ModelSpec) -> None:
@@ -297,6 +315,8 @@ def _fit_spec_inner(
     if bounds == "likelihood" and not nonregular:
         ci = _profile_bounds(spec, theta, ll, data, scale, tmin, ci)
     gof = _gof(spec, theta, ll, data, logsf_f)
+    if (row := ad_test(spec, theta, data, method)) is not None:
+        gof.append(row)  # the tables cost nothing; a bootstrap is asked for in fit(ad_replicates=...)
     life = life_items(spec, theta, cov_u, ll, data, scale, tmin, "fisher" if nonregular else bounds)
     if any(x["value"] is None for x in life):
         notes.append("life metrics that a limited failure population never reaches are null")

@@ -122,6 +122,31 @@ def cdf_band(record: Mapping[str, Any], t: np.ndarray, confidence: float = 0.95,
     return {**out, "lower": _finite(np.where(ok, lower, np.nan)), "upper": _finite(np.where(ok, upper, np.nan))}
 
 
+def hazard_band(record: Mapping[str, Any], t: np.ndarray, confidence: float = 0.95) -> dict[str, list[float | None]]:
+    """The fitted hazard rate h(t) at times `t` with its two-sided pointwise `confidence` band
+    ({t, h, lower, upper}): the delta method on ln h(t) from the record's covariance
+    (`inference.log_delta_band`); lower/upper null without a covariance or where h is 0 or not finite."""
+    if not 0 < confidence < 1:
+        raise InputError("confidence", "must be in (0, 1)")
+    t = np.asarray(t, dtype=float)
+    with np.errstate(all="ignore"):
+        h = model_dist(record).hazard(t)
+    cov = record.get("covariance")
+    if not cov or not cov.get("names"):
+        return {"t": t.tolist(), "h": _finite(h), "lower": [None] * t.size, "upper": [None] * t.size}
+    names = list(cov["names"])
+    values = {p["name"]: float(p["value"]) for p in record.get("params", [])}
+
+    def curve(theta: np.ndarray) -> np.ndarray:
+        moved = dict(zip(names, map(float, theta), strict=True))
+        params = [{**p, "value": moved.get(p["name"], p["value"])} for p in record["params"]]
+        return np.asarray(model_dist({**record, "params": params}).hazard(t), dtype=float)
+
+    _, lower, upper = inference.log_delta_band(curve, np.array([values[n] for n in names]),
+                                               np.asarray(cov["matrix"], dtype=float), confidence)
+    return {"t": t.tolist(), "h": _finite(h), "lower": _finite(lower), "upper": _finite(upper)}
+
+
 def _y_at(record: Mapping[str, Any], name: str, value: float, t: np.ndarray, scale: YScale) -> np.ndarray:
     params = [{**p, "value": value} if p["name"] == name else p for p in record["params"]]
     with np.errstate(all="ignore"):

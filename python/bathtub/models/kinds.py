@@ -19,7 +19,7 @@ from bathtub.errors import InputError
 from bathtub.life import saved
 from bathtub.life.demand import analyse_demands
 from bathtub.life.evaluate import reliability_at, reliability_curves
-from bathtub.life.paper import cdf_band
+from bathtub.life.paper import cdf_band, hazard_band
 from bathtub.models.protocol import FittedModel
 from bathtub.recurrent import record as recurrent
 from bathtub.recurrent.expected import cumulative_intensity
@@ -50,6 +50,10 @@ class LifeDistribution(FittedModel):
         """The CDF at times `t` with its pointwise `confidence` band ({t, F, lower, upper})."""
         return cdf_band(self.record, np.asarray(t, dtype=float), confidence)
 
+    def hazard_band(self, t: Any, confidence: float = 0.95) -> dict[str, Any]:
+        """h(t) at times `t` with its pointwise band: the delta method on ln h(t) ({t, h, lower, upper})."""
+        return hazard_band(self.record, np.asarray(t, dtype=float), confidence)
+
     def lifetime(self, model_id: str, field: str = "saved_model_id") -> Lifetime:
         dist = self.record.get("distribution")
         opts = self.record.get("options") or {}
@@ -72,6 +76,9 @@ class Nonparametric(LifeDistribution):
                 "lower": [None if u is None else 1.0 - u for u in curve.get("upper") or []],
                 "upper": [None if lo is None else 1.0 - lo for lo in curve.get("lower") or []]}
 
+    def hazard_band(self, t: Any, confidence: float = 0.95) -> dict[str, Any]:
+        raise InputError("id", "a step survival curve has no density, so no hazard rate to band")
+
     def lifetime(self, model_id: str, field: str = "saved_model_id") -> Lifetime:
         return FittedModel.lifetime(self, model_id, field)
 
@@ -82,6 +89,9 @@ class CompetingRisks(LifeDistribution):
     kind = "competing_risks"
 
     def band(self, t: Any, confidence: float = 0.95) -> dict[str, Any]:
+        raise InputError("id", "competing risks have no joint covariance: bands are per mode")
+
+    def hazard_band(self, t: Any, confidence: float = 0.95) -> dict[str, Any]:
         raise InputError("id", "competing risks have no joint covariance: bands are per mode")
 
     def lifetime(self, model_id: str, field: str = "saved_model_id") -> Lifetime:

@@ -70,6 +70,10 @@ class FittedModel:
         """The CDF at times `t` with its pointwise `confidence` band ({t, F, lower, upper})."""
         raise InputError("id", f"a {self.kind} model has no pointwise band of one distribution function")
 
+    def hazard_band(self, t: Any, confidence: float = 0.95) -> dict[str, Any]:
+        """The hazard rate at times `t` with its pointwise `confidence` band ({t, h, lower, upper})."""
+        raise InputError("id", f"a {self.kind} model has no pointwise band of one hazard rate")
+
     # ---- derived from `at` -------------------------------------------------------------------
     def sf(self, t: float, **where: Any) -> float | None:
         return self.at(t, **where)["reliability"]  # type: ignore[no-any-return]

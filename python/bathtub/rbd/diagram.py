@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bathtub.currency import CURRENCY
 from bathtub.errors import InputError
 from bathtub.rbd import schema as s
 from bathtub.rbd.blocks import BLOCK_TYPES, LIFE_TYPES, check_node, node_field, on_placeholder
@@ -28,6 +29,7 @@ SETTINGS: dict[str, s.Check] = {
     "production": s.PRODUCTION,
     "phases": s.PHASES,
     "network": s.NETWORK,
+    "currency": CURRENCY,
 }
 # A common-cause group: declared with the engine's lowering, which checks it the same way.
 CCF_GROUP = s.CCF_GROUP

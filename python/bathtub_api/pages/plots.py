@@ -240,10 +240,11 @@ def bars(labels: Sequence[str], values: Sequence[float], ylabel: str, title: str
 
 
 def cost_rate(t: Sequence[Any], rate: Sequence[Any], optimum_t: float | None, optimum_rate: float | None,
-              run_to_failure: float | None, unit: str | None, title: str) -> str:
+              run_to_failure: float | None, unit: str | None, title: str, currency: str | None = None) -> str:
     fig = figure()
     ax = fig.add_subplot()
-    ax.plot(clean(t), clean(rate), color=ACCENT, linewidth=1.8, label=f"cost {per_time(unit)}")
+    money = currency or "cost units"  # the ISO 4217 code given with the costs, or plainly none
+    ax.plot(clean(t), clean(rate), color=ACCENT, linewidth=1.8, label=f"{money} {per_time(unit)}")
     if run_to_failure is not None:
         ax.axhline(run_to_failure, color=MUTED, linestyle="--", linewidth=1, label="run to failure")
     if optimum_t is not None and optimum_rate is not None:
@@ -256,7 +257,7 @@ def cost_rate(t: Sequence[Any], rate: Sequence[Any], optimum_t: float | None, op
     if ceiling:
         ax.set_ylim(0, 2.0 * ceiling)
     ax.set_xlabel(f"replacement interval{unit_label(unit)}")
-    ax.set_ylabel(f"cost {per_time(unit)}")
+    ax.set_ylabel(f"cost ({money} {per_time(unit)})")
     ax.set_title(heading(title))
     ax.legend(loc="best")
     return svg(fig, title)

@@ -20,6 +20,7 @@ LABELS = {
     "weibull_arrhenius": "Weibull–Arrhenius", "block": "block replacement", "age": "age replacement",
     "condition": "condition-based replacement", "crow_amsaa": "Crow-AMSAA", "mle": "MLE",
     "fine_gray": "Fine–Gray", "mcf_power_law": "power-law MCF",
+    "own_line": "own path", "population": "population", "random_effects": "random effects",
 }
 
 

@@ -12,11 +12,12 @@ from bathtub_api.tables import by_column
 
 # The kinds a link or a report may show; a recurrent model is stored as a model.
 KINDS = ("model", "recurrent_model", "dataset", "rbd", "rbd_run", "strategy_analysis", "degradation_model",
-         "rcm_study", "fleet")
+         "rcm_study", "fleet", "tracked_fleet")
 KIND_TITLES = {"model": "Life model", "recurrent_model": "Recurrent-event model", "dataset": "Dataset",
                "rbd": "Reliability block diagram", "rbd_run": "Availability simulation",
                "strategy_analysis": "Maintenance strategy analysis", "degradation_model": "Degradation model",
-               "rcm_study": "RCM worksheet", "fleet": "Fleet forecast", "report": "Report",
+               "rcm_study": "RCM worksheet", "fleet": "Fleet forecast", "tracked_fleet": "Tracked fleet",
+               "report": "Report",
                "missing": "No longer available"}
 
 

@@ -17,6 +17,7 @@ from bathtub_api.pages import plots, plots_operations
 from bathtub_api.pages.readings import label, mean_of
 from bathtub_api.pages.section import KIND_TITLES, KINDS, Section, Source
 from bathtub_api.pages.views_models import degradation_view, model_view, recurrent_view
+from bathtub_api.pages.views_tracked import tracked_view
 
 __all__ = ["KINDS", "KIND_TITLES", "Section", "Source", "section"]
 # result fields that are times (shown with the analysis's unit)
@@ -117,7 +118,15 @@ def _run_figures(record: dict[str, Any], labels: dict[str, str]) -> dict[str, st
     curve = record.get("curve") or {}
     unit = _run_unit(record)
     name = record.get("rbd_name") or record["rbd_id"]
-    if "availability" in curve:
+    means = curve.get("interval_mean")
+    if means and means.get("availability"):
+        # interval means, not the point curve: a point read just before a PM start never sees
+        # the PM window, and the curve's time-average should be the mean availability
+        out["curve"] = plots_operations.interval_availability(
+            means["start"], means["end"], means["availability"], means.get("lower"), means.get("upper"),
+            (record.get("results") or {}).get("mean_availability"), unit,
+            f"{name}: mean availability over each interval")
+    elif "availability" in curve:
         out["curve"] = plots.curve_with_band(curve["t"], curve["availability"], curve.get("lower"), curve.get("upper"),
                                              "availability A(t)", unit, f"{name}: availability over time",
                                              mean=(record.get("results") or {}).get("mean_availability"))
@@ -136,8 +145,13 @@ def _run_figures(record: dict[str, Any], labels: dict[str, str]) -> dict[str, st
         ids = list(by_block)
         out["costs"] = plots_operations.cost_breakdown([labels.get(i, i) for i in ids], [label(k) for k in kinds],
                                                        [[by_block[i].get(k) or 0.0 for i in ids] for k in kinds],
-                                                       f"{name}: expected cost by block")
+                                                       f"{name}: expected cost by block", _currency(record))
     return out
+
+
+def _currency(record: dict[str, Any]) -> str | None:
+    """The ISO 4217 code a run's costs are in (runs before currencies carry none)."""
+    return record.get("currency") or (record.get("inputs") or {}).get("currency")
 
 
 def _run_unit(record: dict[str, Any]) -> str | None:
@@ -161,7 +175,7 @@ async def _strategy(src: Source, item_id: str) -> Section:
         sec.figures["cost"] = await asyncio.to_thread(
             plots.cost_rate, curve["t"], curve["cost_rate"], result.get("optimal_time"),
             result.get("optimal_cost_rate"), result.get("run_to_failure_cost_rate"), result.get("unit"),
-            f"{record['name']}: cost rate against the replacement interval")
+            f"{record['name']}: cost rate against the replacement interval", result.get("currency"))
     if record.get("calculator") == "failure_finding" and result.get("interval"):
         sec.figures["unavailability"] = await asyncio.to_thread(_unavailability_figure, record)
     sec.extra["scalars"] = [(k, v) for k, v in result.items()
@@ -169,6 +183,7 @@ async def _strategy(src: Source, item_id: str) -> Section:
     sec.extra["labels"] = RESULT_LABELS
     sec.extra["timed"] = TIMED
     sec.extra["rates"] = ("optimal_cost_rate", "run_to_failure_cost_rate")
+    sec.extra["costs"] = ("planned_cost", "unplanned_cost", "expected_cost", "failure_cost")
     sec.extra["shares"] = ("target_availability", "mean_unavailability")
     return sec
 
@@ -220,4 +235,5 @@ async def _fleet(src: Source, item_id: str) -> Section:
 VIEWS: dict[str, Callable[[Source, str], Awaitable[Section]]] = {
     "model": model_view, "recurrent_model": recurrent_view, "dataset": _dataset, "rbd": _rbd, "rbd_run": _run,
     "strategy_analysis": _strategy, "degradation_model": degradation_view, "rcm_study": _rcm, "fleet": _fleet,
+    "tracked_fleet": tracked_view,
 }

@@ -16,7 +16,7 @@ from bathtub.life import saved
 from bathtub.life.cumulative_incidence import step_value
 from bathtub.life.data import LifeData
 from bathtub.life.evaluate import model_dist
-from bathtub.life.paper import cdf_band, paper_of, plotting_positions
+from bathtub.life.paper import cdf_band, hazard_band, paper_of, plotting_positions
 from bathtub.recurrent import data as recurrent_data
 from bathtub.recurrent import mcf
 from bathtub.recurrent.expected import cumulative_intensity
@@ -81,6 +81,8 @@ def _life_figures(record: dict[str, Any], mapping: dict[str, str] | None,
     lin = np.linspace(0.0 if curves["x"][0] >= 0 else curves["x"][0], curves["x"][-1], 160)
     fb = cdf_band(record, lin)
     has_band = any(v is not None for v in fb["lower"])
+    hb = hazard_band(record, np.asarray(curves["x"], dtype=float))
+    h_band = any(v is not None for v in hb["lower"])
     unit, title = record.get("unit"), record["name"]
 
     def flip(v: list[Any]) -> list[Any]:
@@ -94,7 +96,8 @@ def _life_figures(record: dict[str, Any], mapping: dict[str, str] | None,
         "unreliability": plots.life_curve(lin, fb["F"], fb["lower"] if has_band else None,
                                           fb["upper"] if has_band else None, "unreliability F(t)", unit,
                                           f"{title}: unreliability F(t)"),
-        "hazard": plots.life_curve(curves["x"], curves["hf"], None, None, "hazard rate h(t)", unit,
+        "hazard": plots.life_curve(curves["x"], curves["hf"], hb["lower"] if h_band else None,
+                                   hb["upper"] if h_band else None, "hazard rate h(t)", unit,
                                    f"{title}: hazard rate h(t)", plots.WARN,
                                    ylabel=f"failures {per_time(unit)}"),
     }

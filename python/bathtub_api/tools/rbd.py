@@ -92,6 +92,7 @@ class RbdCreate(Strict):
     production: Annotated[dict[Text, Any] | None, _setting("production")] = None
     phases: Annotated[list[dict[Text, Any]] | None, _setting("phases")] = None
     network: Annotated[bool | dict[Text, Any] | None, _setting("network")] = None
+    currency: Annotated[str | None, _setting("currency")] = None
 
 
 class RbdEdit(Strict):
@@ -395,6 +396,8 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
     crews = int(body.get("repair_crews", 0))
     inputs = {"diagram": diagram, "repairable": body["repairable"], "unit": body.get("unit"),
               "options": opts.to_dict(), "crews": crews}
+    if body.get("currency"):
+        inputs["currency"] = body["currency"]  # only when set: runs of diagrams without one keep their hash
     if states:
         # Kept apart too: get rbd_run compares the diagram as it is now, with these states, to the run's.
         inputs["initial_states"] = states
@@ -475,6 +478,7 @@ async def _execute(store: Store, owner: str, jobs: Any, args: dict[str, Any],
         "precision": out["precision"],
         "curve": out["curve"],
         "inputs": args["inputs"],
+        "currency": args["inputs"].get("currency"),  # the unit of every cost in results.costs
         "inputs_hash": args["inputs_hash"],
         "diagram_hash": args["diagram_hash"],
         "engine_version": {"engine": engine.engine_version, "library": _library_version()},

@@ -24,7 +24,7 @@ from bathtub_api.tools.sharing import html_response, owner_source, pdf_response
 
 KIND = "report"
 ITEM_KINDS = ("model", "dataset", "rbd", "rbd_run", "degradation_model", "strategy_analysis", "rcm_study", "fleet",
-              "recurrent_model")
+              "recurrent_model", "tracked_fleet")
 NOTE_MAX = 3000
 AUTHOR_MAX = 200
 ITEMS_MAX = 50

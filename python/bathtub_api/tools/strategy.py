@@ -10,6 +10,8 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bathtub import strategy
+from bathtub.currency import DESCRIPTION as CURRENCY_DESCRIPTION
+from bathtub.currency import ISO_4217
 from bathtub.distributions import FAMILIES, MIXTURE, cross_field_rules, params_rules
 from bathtub.errors import InputError
 from bathtub.strategy import demonstration_schema
@@ -30,6 +32,7 @@ Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
 Probability = Annotated[float, Field(gt=0, lt=1)]
 Date = text(pattern=DATE_PATTERN, description="A calendar date, YYYY-MM-DD")
+Currency = Annotated[Literal[ISO_4217], Field(description=CURRENCY_DESCRIPTION)]  # type: ignore[valid-type]
 
 
 class LifeModelIn(Strict):
@@ -60,6 +63,7 @@ class LifeModelIn(Strict):
 class OptimalReplacementIn(LifeModelIn):
     planned_cost: NonNegative
     unplanned_cost: NonNegative
+    currency: Currency | None = None
     policy: Literal["age", "block", "minimal_repair"] = "age"
     curve_points: integer(ge=10, le=5000) = 200
 
@@ -95,6 +99,7 @@ class ShutPlanIn(LifeModelIn):
     horizon_days: Annotated[float, Field(ge=1, le=MAX_HORIZON_DAYS)]
     failure_cost: NonNegative
     shuts: Annotated[list[CalendarShut], Field(min_length=1)]
+    currency: Currency | None = None
     today: Date | None = None
 
 
@@ -150,6 +155,7 @@ class OptimalReplacementOut(Open):
     optimal_cost_rate: float | None
     planned_cost: float
     unplanned_cost: float
+    currency: str | None = Field(None, description="the ISO 4217 code the costs were given in, when one was")
 
 
 class FailureFindingOut(Open):
@@ -194,6 +200,7 @@ class ShutPlanOut(Open):
     plan: list[dict[str, Any]]
     expected_cost: float
     expected_failures: float
+    currency: str | None = Field(None, description="the ISO 4217 code the costs were given in, when one was")
 
 
 class AnalysisGet(Strict):
@@ -244,7 +251,7 @@ async def _saved(ctx: Ctx, calculator: str, req: BaseModel, result: dict[str, An
 def _calculator(name: str, run: Callable[..., dict[str, Any]], life: bool) -> Callable[[Ctx, Any], Any]:
     async def handler(ctx: Ctx, req: Any) -> dict[str, Any]:
         fields = req.model_dump(exclude={"save", "name", "distribution_id", "params", "base_distribution_id",
-                                         "saved_model_id", "unit"})
+                                         "saved_model_id", "unit", "currency"})
         kwargs = await _life_kwargs(ctx, req) if life else {"unit": req.unit}
         if name == "shut_plan":
             fields["shuts"] = [s.model_dump(exclude_none=True) for s in req.shuts]
@@ -254,6 +261,8 @@ def _calculator(name: str, run: Callable[..., dict[str, Any]], life: bool) -> Ca
         # budget that its loops check (a pool worker cannot be killed alone without breaking the
         # pool for every request sharing it): past it the answer is a 422 naming the inputs.
         result = await ctx.jobs.run_cpu(_call, run, {**fields, **kwargs}, ctx.config.strategy_cpu_limit_seconds)
+        if getattr(req, "currency", None) is not None:
+            result = {**result, "currency": req.currency}  # the costs' unit, carried beside them
         return await _saved(ctx, name, req, result)
 
     return handler

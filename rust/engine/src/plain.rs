@@ -346,6 +346,11 @@ impl<'a, Q: Queue> Plain<'a, Q> {
             (&mut units[..], &mut blocks[..], &mut nodes[..], &succ[..]);
         let mut up = nodes[output].reach;
         let (mut down_start, mut down_total) = (0.0, 0.0);
+        // the outages, for the availability over each curve interval (booked at the end)
+        // (a caller reading no curve passes no grid: the searches, whose accumulators
+        // still size intervals for proof-test instants)
+        let by_interval = !acc.interval_up.is_empty() && grid.len() == acc.interval_up.len() + 1;
+        let mut outages: Vec<(f64, f64)> = Vec::new();
         let mut failures = (!up) as u32;
         if !up {
             attribution.down_from(c, 0.0, |g| blocks[g].ok, &c.threshold);
@@ -410,6 +415,9 @@ impl<'a, Q: Queue> Plain<'a, Q> {
                     down_start = t;
                 } else if !up && now_up {
                     down_total += t - down_start;
+                    if by_interval {
+                        outages.push((down_start, t));
+                    }
                     attribution.close(t);
                 }
                 // A block changed state in an outage: who restores the system may change.
@@ -426,6 +434,9 @@ impl<'a, Q: Queue> Plain<'a, Q> {
         }
         if !up {
             down_total += horizon - down_start;
+            if by_interval {
+                outages.push((down_start, horizon));
+            }
             attribution.close(horizon);
         }
         acc.book_shares(&attribution.charge, horizon);
@@ -437,6 +448,9 @@ impl<'a, Q: Queue> Plain<'a, Q> {
             acc.block_downtime[g] += fx(b.downtime / horizon);
         }
         acc.availability.add(1.0 - down_total / horizon);
+        if by_interval {
+            acc.book_intervals(grid, &outages);
+        }
         acc.system_failures.add(failures as f64);
         acc.no_failure += (failures == 0) as u64;
         acc.events += events;

@@ -47,6 +47,11 @@ pub struct AvailabilityAcc {
     pub system_failures: Moments,
     pub no_failure: u64,
     pub point_up: Vec<u64>,
+    /// Per interval between consecutive curve times: each replication's availability over
+    /// it (the interval's uptime fraction), so the curve of interval means averages, over
+    /// time, to the mean availability — a PM window between two reading times shows.
+    #[serde(default)]
+    pub interval_up: Vec<Moments>,
     pub block_failures: Vec<u64>,
     pub block_downtime: Vec<i128>,
     /// Per block: its charge of system downtime (see `attribution`), summed over
@@ -186,6 +191,12 @@ impl AvailabilityAcc {
             system_failures: Moments::default(),
             no_failure: 0,
             point_up: vec![0; sample_times(options.horizon, options.grid, &tests).len()],
+            interval_up: vec![
+                Moments::default();
+                sample_times(options.horizon, options.grid, &tests)
+                    .len()
+                    .saturating_sub(1)
+            ],
             block_failures: vec![0; g],
             block_downtime: vec![0; g],
             block_caused_downtime: vec![0; g],
@@ -234,6 +245,9 @@ impl AvailabilityAcc {
         self.system_failures.merge(&o.system_failures);
         self.no_failure += o.no_failure;
         add_vec(&mut self.point_up, &o.point_up);
+        for (a, b) in self.interval_up.iter_mut().zip(&o.interval_up) {
+            a.merge(b);
+        }
         add_vec(&mut self.block_failures, &o.block_failures);
         add_vec(&mut self.block_downtime, &o.block_downtime);
         add_vec(&mut self.block_caused_downtime, &o.block_caused_downtime);
@@ -265,7 +279,8 @@ impl AvailabilityAcc {
         let same_run = self.options == other.options
             && self.blocks == other.blocks
             && self.test_times == other.test_times
-            && self.point_up.len() == other.point_up.len();
+            && self.point_up.len() == other.point_up.len()
+            && self.interval_up.len() == other.interval_up.len();
         crate::parallel::merge_adjacent(
             self,
             other,
@@ -290,6 +305,25 @@ impl AvailabilityAcc {
             }
         }
         self.charge_sq += fx(total * total);
+    }
+
+    /// One replication's system outages `[(start, end)]` (sorted, disjoint) as its
+    /// availability over each interval between consecutive curve times `grid`.
+    pub(crate) fn book_intervals(&mut self, grid: &[f64], outages: &[(f64, f64)]) {
+        let mut i = 0;
+        for (k, acc) in self.interval_up.iter_mut().enumerate() {
+            let (a, b) = (grid[k], grid[k + 1]);
+            while i < outages.len() && outages[i].1 <= a {
+                i += 1;
+            }
+            let mut down = 0.0;
+            let mut m = i;
+            while m < outages.len() && outages[m].0 < b {
+                down += outages[m].1.min(b) - outages[m].0.max(a);
+                m += 1;
+            }
+            acc.add((1.0 - down / (b - a)).clamp(0.0, 1.0));
+        }
     }
 
     /// Half-width of the 95% interval of unavailability, relative to it (inf while 0).

@@ -69,6 +69,11 @@ pub(crate) fn replicate_observed(
     let mut j = 0;
     let mut next_grid = grid.first().copied().unwrap_or(f64::INFINITY);
     let mut events = 0u64;
+    // the outages, for the availability over each curve interval (booked at the end)
+    // (a caller reading no curve passes no grid: the searches, whose accumulators
+    // still size intervals for proof-test instants)
+    let by_interval = !acc.interval_up.is_empty() && grid.len() == acc.interval_up.len() + 1;
+    let mut outages: Vec<(f64, f64)> = Vec::new();
     if !up {
         if !sim.begin_outage(0.0) {
             failures += 1;
@@ -112,6 +117,9 @@ pub(crate) fn replicate_observed(
         } else if !up && now_up {
             let d = s.time - down_start;
             down_total += d;
+            if by_interval {
+                outages.push((down_start, s.time));
+            }
             planned_down += sim.end_outage(s.time);
             if sys_rate > 0.0 {
                 sys_cost += sys_rate * sim.discounted_span(down_start, s.time);
@@ -132,6 +140,9 @@ pub(crate) fn replicate_observed(
     if !up {
         let d = horizon - down_start;
         down_total += d;
+        if by_interval {
+            outages.push((down_start, horizon));
+        }
         planned_down += sim.end_outage(horizon);
         if sys_rate > 0.0 {
             sys_cost += sys_rate * sim.discounted_span(down_start, horizon);
@@ -186,6 +197,9 @@ pub(crate) fn replicate_observed(
         add_vec(&mut acc.block_preventive, &sim.preventive);
     }
     acc.availability.add(1.0 - down_total / horizon);
+    if by_interval {
+        acc.book_intervals(grid, &outages);
+    }
     acc.system_failures.add(failures as f64);
     acc.no_failure += (failures == 0) as u64;
     acc.events += events;

@@ -38,6 +38,15 @@ pub struct AvailabilitySummary {
     pub availability: Vec<f64>,
     pub lower: Vec<f64>,
     pub upper: Vec<f64>,
+    /// Mean availability over each interval [t_k, t_k+1] of `t`, with its 95% interval
+    /// (normal, clipped to [0, 1]); weighted by the intervals' lengths they average to
+    /// `mean_availability`. Empty for a state from before they were kept.
+    #[serde(default)]
+    pub interval_availability: Vec<f64>,
+    #[serde(default)]
+    pub interval_lower: Vec<f64>,
+    #[serde(default)]
+    pub interval_upper: Vec<f64>,
     pub reliability: f64,
     pub reliability_lower: f64,
     pub reliability_upper: f64,
@@ -130,6 +139,9 @@ impl AvailabilityAcc {
         let planned_down = unfx(self.planned_downtime) * horizon;
         let down_time = ((1.0 - a) * horizon * nf - planned_down).max(0.0);
         let rel = self.relative_half_width();
+        // interval means only where replications booked them (a search reads no curve)
+        let booked = self.interval_up.first().is_some_and(|m| m.n > 0);
+        let intervals: &[Moments] = if booked { &self.interval_up } else { &[] };
         AvailabilitySummary {
             mean_availability: a,
             mean_availability_std_error: se,
@@ -140,6 +152,15 @@ impl AvailabilityAcc {
             availability: self.point_up.iter().map(|&k| k as f64 / nf).collect(),
             lower: bands.iter().map(|b| b.0).collect(),
             upper: bands.iter().map(|b| b.1).collect(),
+            interval_availability: intervals.iter().map(Moments::mean).collect(),
+            interval_lower: intervals
+                .iter()
+                .map(|m| (m.mean() - Z95 * m.std_error()).max(0.0))
+                .collect(),
+            interval_upper: intervals
+                .iter()
+                .map(|m| (m.mean() + Z95 * m.std_error()).min(1.0))
+                .collect(),
             reliability: self.no_failure as f64 / nf,
             reliability_lower: rl,
             reliability_upper: ru,
