@@ -301,14 +301,14 @@ def _calculator(name: str, run: Callable[..., dict[str, Any]], life: bool) -> Ca
         # the process pool. Extreme inputs can still make one slow, so each runs under a CPU
         # budget that its loops check (a pool worker cannot be killed alone without breaking the
         # pool for every request sharing it): past it the answer is a 422 naming the inputs.
-        budget = ctx.config.strategy_cpu_limit_seconds
+        budget, calculate = ctx.config.strategy_cpu_limit_seconds, run
         if getattr(req, "uncertainty", "none") == "parameters":
             # one calculation per draw: the budget grows with the draws asked for
             record = (await load_model(ctx, req.saved_model_id))["body"]
             budget *= max(1.0, req.draws / DRAWS_PER_BUDGET)
-            run, kwargs = UNCERTAIN[name], {**kwargs, "record": record, "draws": req.draws, "seed": req.seed,
+            calculate, kwargs = UNCERTAIN[name], {**kwargs, "record": record, "draws": req.draws, "seed": req.seed,
                                             "model_id": req.saved_model_id}
-        result = await ctx.jobs.run_cpu(_call, run, {**fields, **kwargs}, budget)
+        result = await ctx.jobs.run_cpu(_call, calculate, {**fields, **kwargs}, budget)
         return await _saved(ctx, name, req, result)
 
     return handler
