@@ -127,7 +127,7 @@ async def _strategy(src: Source, item_id: str) -> Section:
         sec.figures["cost"] = await asyncio.to_thread(
             plots.cost_rate, curve["t"], curve["cost_rate"], result.get("optimal_time"),
             result.get("optimal_cost_rate"), result.get("run_to_failure_cost_rate"), result.get("unit"),
-            f"{record['name']}: cost rate against the replacement interval")
+            f"{record['name']}: cost rate against the replacement interval", _optimum_range(result))
     if record.get("calculator") == "failure_finding" and result.get("interval"):
         sec.figures["unavailability"] = await asyncio.to_thread(_unavailability_figure, record)
     sec.extra["scalars"] = [(k, v) for k, v in result.items()
@@ -137,6 +137,14 @@ async def _strategy(src: Source, item_id: str) -> Section:
     sec.extra["rates"] = ("optimal_cost_rate", "run_to_failure_cost_rate")
     sec.extra["shares"] = ("target_availability", "mean_unavailability")
     return sec
+
+
+def _optimum_range(result: dict[str, Any]) -> tuple[float, float] | None:
+    """Where the optimal interval lies over the parameter draws (5th–95th percentiles), when the
+    analysis carried parameter uncertainty and both ends are finite."""
+    spread = (result.get("parameter_uncertainty") or {}).get("optimal_time") or {}
+    lo, hi = spread.get("lower"), spread.get("upper")
+    return (float(lo), float(hi)) if lo is not None and hi is not None else None
 
 
 def _unavailability_figure(record: dict[str, Any]) -> str | None:
@@ -176,10 +184,13 @@ async def _fleet(src: Source, item_id: str) -> Section:
     if fc.get("expected_failures"):
         interval = fc.get("interval") or {}
         label = record.get("period_label") or "period"
+        pct = round(100 * (interval.get("confidence") or 0.9))
+        wide = (fc.get("parameter_uncertainty") or {}).get("interval")
         sec.figures["forecast"] = await asyncio.to_thread(
             plots.bars, [str(k + 1) for k in range(len(fc["expected_failures"]))], fc["expected_failures"],
             "expected failures", f"{record['name']}: forecast failures by {label}", interval.get("lower"),
-            interval.get("upper"), f"{round(100 * (interval.get('confidence') or 0.9))}% interval", label)
+            interval.get("upper"), f"{pct}% interval, point model" if wide else f"{pct}% interval", label,
+            (wide["lower"], wide["upper"], f"{pct}% interval with parameter uncertainty") if wide else None)
     return sec
 
 
