@@ -102,7 +102,9 @@ class OptimalReplacementIn(UncertaintyIn):
 class FailureFindingIn(UncertaintyIn):
     # the interval a target needs depends on the life model: a bound on the pair, not on one field
     cross_field = (*UncertaintyIn.cross_field,
-                   "target_availability: needs a test interval outside floating-point range for this life model")
+                   "target_availability: needs a test interval outside floating-point range for this life model",
+                   "target_availability: cannot be met: this life model's mean availability is not resolvable in "
+                   "floating point near that target")
     target_availability: Probability
 
 
@@ -281,7 +283,9 @@ async def _saved(ctx: Ctx, calculator: str, req: BaseModel, result: dict[str, An
     """Store the analysis when asked; the answer then carries its id."""
     if not getattr(req, "save", False):
         return result
-    inputs = req.model_dump(exclude={"save", "name"}, exclude_none=True)
+    # an analysis without parameter uncertainty keeps the inputs it always had
+    plain = {"uncertainty", "draws", "seed"} if getattr(req, "uncertainty", "none") == "none" else set()
+    inputs = req.model_dump(exclude={"save", "name", *plain}, exclude_none=True)
     analysis_id = new_id("strategy_analysis")
     name = getattr(req, "name", None) or calculator.replace("_", " ")
     body = {"calculator": calculator, "inputs": inputs, "result": result}
