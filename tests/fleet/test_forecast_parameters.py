@@ -139,3 +139,28 @@ def test_refusals_name_the_field() -> None:
     with pytest.raises(InputError) as e:
         life_draws(km, body(renewal=False, draws=10))
     assert e.value.field == "uncertainty"
+
+
+@pytest.mark.slow  # 200 fits and forecasts of 100 draws
+def test_coverage_of_the_next_periods_count_over_many_datasets() -> None:
+    """Coverage check of the new estimator: 200 datasets of r = 5 exponential failures (true rate
+    1/200), each fitted and forecast (100 draws); the next period's actual count, Poisson(λ·8000),
+    falls in the interval with parameter uncertainty within binomial error of 90% (discreteness errs
+    on the safe side), while the point model's interval, blind to how little 5 failures say, covers
+    far less (measured 44%)."""
+    lam, use, n = 1 / 200, 8000.0, 200
+    items = [{"name": f"u{i}", "current_use": 0.0, "rate": use / 100} for i in range(100)]
+    b = {"model_id": "m", "items": items, "rate_source": "manual", "periods": 1, "replace_failed": True,
+         "confidence": 0.9, "period_label": "months", "uncertainty": "parameters", "draws": 100}
+    rng = np.random.default_rng(2026)
+    point = predictive = 0
+    for k in range(n):
+        rec = models.fit("exponential", {"x": rng.exponential(1 / lam, 5).tolist()}, {"x": "x"})
+        fc, _ = fleet_forecast(models.from_record(rec).fleet_life("m"), {**b, "seed": k}, rec)
+        actual = rng.poisson(lam * use)
+        point += fc["interval"]["lower"][0] <= actual <= fc["interval"]["upper"][0]
+        pu = fc["parameter_uncertainty"]["interval"]
+        predictive += pu["lower"][0] <= actual <= pu["upper"][0]
+    se = math.sqrt(0.9 * 0.1 / n)
+    assert predictive / n >= 0.9 - 3 * se
+    assert point / n < 0.7
