@@ -239,7 +239,7 @@ def bars(labels: Sequence[str], values: Sequence[float], ylabel: str, title: str
             ax.errorbar([x + 0.12 for x in xs], values, yerr=err2, fmt="none", ecolor=WARN, elinewidth=1.4,
                         capsize=4, label=label2)
         # below the axes: inside them the legend covered the last bars
-        fig.legend(loc="outside lower center", ncols=3 if wider else 2)
+        fig.legend(loc="outside lower center", ncols=2)
     ax.set_xticks(list(xs), list(labels))
     if xlabel:
         ax.set_xlabel(xlabel)
