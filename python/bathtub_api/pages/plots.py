@@ -257,8 +257,9 @@ def cost_rate(t: Sequence[Any], rate: Sequence[Any], optimum_t: float | None, op
     fig = figure()
     ax = fig.add_subplot()
     if optimum_range is not None:
-        ax.axvspan(optimum_range[0], optimum_range[1], color=BAND, alpha=0.6,
-                   label="optimum, 90% range over the parameters")
+        ends = clean(t)
+        right = min(optimum_range[1], max((x for x in ends if math.isfinite(x)), default=optimum_range[0]))
+        ax.axvspan(optimum_range[0], right, color=BAND, alpha=0.6, label="optimum, 90% range over the parameters")
     ax.plot(clean(t), clean(rate), color=ACCENT, linewidth=1.8, label=f"cost {per_time(unit)}")
     if run_to_failure is not None:
         ax.axhline(run_to_failure, color=MUTED, linestyle="--", linewidth=1, label="run to failure")

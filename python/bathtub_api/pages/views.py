@@ -6,6 +6,7 @@ Fitted models' sections are in `views_models`."""
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -144,10 +145,11 @@ async def _strategy(src: Source, item_id: str) -> Section:
 
 def _optimum_range(result: dict[str, Any]) -> tuple[float, float] | None:
     """Where the optimal interval lies over the parameter draws (5th–95th percentiles), when the
-    analysis carried parameter uncertainty and both ends are finite."""
+    analysis carried parameter uncertainty; an upper end of null (draws in which replacement does
+    not pay) reaches past the plot."""
     spread = (result.get("parameter_uncertainty") or {}).get("optimal_time") or {}
     lo, hi = spread.get("lower"), spread.get("upper")
-    return (float(lo), float(hi)) if lo is not None and hi is not None else None
+    return (float(lo), math.inf if hi is None else float(hi)) if lo is not None else None
 
 
 async def _saved_life(src: Source, inputs: dict[str, Any]) -> Lifetime | None:
