@@ -25,6 +25,7 @@ from bathtub_api.config import Config
 from bathtub_api.pages import cell, number, percent
 from bathtub_api.pages.readings import interval
 from tests.pages import seed as s
+from tests.pages.seed_uncertain import seed_uncertain
 from tests.session_browser import ServedApp
 
 pytestmark = [pytest.mark.slow, pytest.mark.one_store]  # ~60 s: two runs, 17 pages at two widths
@@ -38,7 +39,10 @@ PAGES = [("model", "model"), ("model_exact", "model"), ("cox", "model"), ("alt",
          ("rbd_unc_run", "rbd_run"),
          ("strategy_analysis", "strategy_analysis"), ("failure_finding", "strategy_analysis"),
          ("rcm_study", "rcm_study"), ("fleet", "fleet"), ("tracked_fleet", "tracked_fleet"),
-         ("report", "report")]
+         ("report", "report"),
+         # with the fitted model's parameter uncertainty: both intervals, plainly named
+         ("fleet_uncertain", "fleet"), ("replacement_uncertain", "strategy_analysis"),
+         ("ff_uncertain", "strategy_analysis")]
 BAD = re.compile(r"object at 0x|built-in method|\bNaN\b|\bNone\b|\bnull\b")
 SMALLEST_TEXT = """
 let least = Infinity;
@@ -77,6 +81,7 @@ async def _seed(url: str, token: str) -> tuple[dict[str, str], dict[str, dict[st
                 return r.status, await r.json()
 
         ids = {**await s.seed(post), **await s.seed_more(post)}
+        ids |= await seed_uncertain(post, ids["model"])
         kinds = dict(PAGES)
         report = await s.ok(post, "/api/v1/reports/create", {"name": "Pump review", "items": [
             {"kind": "model", "id": ids["model"]}, {"kind": "fleet", "id": ids["fleet"]},
@@ -168,6 +173,22 @@ def key_figures(name: str, r: dict[str, Any]) -> list[str]:
         return [number(r["result"]["interval"]), number(r["result"]["approximate_interval"])]
     if name == "rcm_study":
         return [m["text"] for f in r["functions"] for ff in f["failures"] for m in ff["modes"]]
+    if name == "fleet_uncertain":
+        pu = r["forecast"]["parameter_uncertainty"]
+        return ["interval, point model", "interval with parameter uncertainty", number(pu["total_expected"]),
+                number(pu["total_expected_range"]["lower"]), number(pu["total_expected_range"]["upper"]),
+                *[number(v) for v in pu["expected_failures"]]]
+    if name == "replacement_uncertain":
+        pu = r["result"]["parameter_uncertainty"]
+        return ["With parameter uncertainty", number(r["result"]["optimal_time"]),
+                # a draw in which replacement does not pay reads "run to failure"
+                *[number(v) if v is not None else "run to failure" for v in pu["optimal_time"].values()],
+                number(pu["expected_regret"]), percent(pu["expected_regret_share"])]
+    if name == "ff_uncertain":
+        pu = r["result"]["parameter_uncertainty"]
+        return ["With parameter uncertainty", number(r["result"]["interval"]),
+                *[number(pu["interval"][k]) for k in ("lower", "median", "upper")],
+                percent(pu["chance_target_missed"]), percent(pu["expected_shortfall"])]
     if name == "fleet":
         fc = r["forecast"]
         return [number(fc["total_expected"]), *[number(v) for v in fc["expected_failures"]],

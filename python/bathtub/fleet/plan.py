@@ -7,13 +7,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from bathtub import models
 from bathtub.errors import InputError, RowError
 from bathtub.fleet.forecast import MAX_RENEWAL_LAWS, failure_probability, forecast
 from bathtub.fleet.lives import CovariateLives
+from bathtub.fleet.uncertain import parameter_forecast
 from bathtub.fleet.usage import ItemUsage, apply_reading, rate_used
 from bathtub.regression import models as regression_models
 
 NOT_IN_FLEET = "must name an item of the fleet"
+DRAWS = 100  # parameter draws of a forecast with uncertainty: parameters, unless the fleet says
+MAX_DRAWS = 2000
+# the most cells (draws × items × periods) one forecast with parameter uncertainty evaluates
+MAX_DRAW_CELLS = 50_000_000
+DRAW_CELLS_RULE = f"draws × items × periods must be at most {MAX_DRAW_CELLS:,}"
 REPEATED_ITEM = "must not repeat an item of the request"
 
 
@@ -31,6 +38,31 @@ def item_lives(life: Any, body: dict[str, Any], items: list[dict[str, Any]]) -> 
         k = next(j for j, i in enumerate(body["items"]) if i["name"] == name)
         raise InputError(f"items[{k}].covariates{field}", f"item {name!r}: {e.row_rule} (or give it in "
                                                           "default_covariates)") from None
+
+
+def life_draws(record: dict[str, Any], body: dict[str, Any]) -> list[Any]:
+    """The life law of each of the fleet's parameter draws (`draws`, `seed` from the body): draw i
+    depends on (seed, i) only. A model with no sampling distribution is refused on `uncertainty`."""
+    n = _draw_count(body)
+    model = models.from_record(record)
+    return [models.from_record(d).fleet_life(body["model_id"])
+            for d in model.parameter_draws(n, int(body.get("seed") or 0), field="uncertainty")]
+
+
+def _draw_count(body: dict[str, Any]) -> int:
+    """The body's draws, within the work one forecast may do (refused on `draws` past it)."""
+    n = int(body.get("draws") or DRAWS)
+    cells = n * max(len(body["items"]), 1) * body["periods"]
+    if cells > MAX_DRAW_CELLS:
+        raise InputError("draws", f"{DRAW_CELLS_RULE} (here {cells:,}): fewer draws or a shorter horizon")
+    return n
+
+
+def check_uncertainty(record: dict[str, Any], body: dict[str, Any]) -> None:
+    """At the door: with uncertainty: parameters the model's parameters must be drawable."""
+    if body.get("uncertainty") == "parameters":
+        models.from_record(record).parameter_draws(1, int(body.get("seed") or 0), field="uncertainty")
+        _draw_count(body)
 
 
 def check_covariates(life: Any, body: dict[str, Any]) -> None:
@@ -51,8 +83,11 @@ def check_covariates(life: Any, body: dict[str, Any]) -> None:
                                                        "covariates (a regression model has)")
 
 
-def fleet_forecast(life: Any, body: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The spec's forecast block and the per-item rows, from a fleet body."""
+def fleet_forecast(life: Any, body: dict[str, Any], record: dict[str, Any] | None = None
+                   ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The spec's forecast block and the per-item rows, from a fleet body. With the body's
+    `uncertainty` "parameters" and the life model's `record`, the block adds
+    `parameter_uncertainty` (`bathtub.fleet.uncertain`) beside the point model's interval."""
     items = body["items"]
     rows, ages, rates, used = [], [], [], []
     for i in items:
@@ -71,6 +106,14 @@ def fleet_forecast(life: Any, body: dict[str, Any]) -> tuple[dict[str, Any], lis
     status = "ok" if missing == 0 else "partial"
     out = {"status": status, **fc.to_dict(), "period_label": body["period_label"],
            "items_forecast": len(used), "items_without_rate": missing}
+    out["interval"]["basis"] = "point model"
+    if body.get("uncertainty") == "parameters":
+        if record is None:
+            raise InputError("uncertainty", "needs the fleet's saved life model")
+        draws = life_draws(record, body)
+        out["parameter_uncertainty"] = parameter_forecast(
+            [item_lives(d, body, [items[j] for j in used]) for d in draws], ages, rates, body["periods"],
+            seed=int(body.get("seed") or 0), renewal=body["replace_failed"], confidence=body["confidence"]).to_dict()
     notes = []
     if missing:
         notes.append(f"{missing} item(s) have no usage rate (no manual rate, no estimate, no fleet default) and are "
@@ -114,13 +157,14 @@ def apply_readings(body: dict[str, Any], readings: list[dict[str, Any]]) -> tupl
     return {**body, "items": items}, updated
 
 
-def ingest_readings(body: dict[str, Any], readings: list[dict[str, Any]], life: Any
+def ingest_readings(body: dict[str, Any], readings: list[dict[str, Any]], life: Any,
+                    record: dict[str, Any] | None = None
                     ) -> tuple[dict[str, Any], int, dict[str, Any], list[dict[str, Any]]]:
     """Usage ingest in one step: (the fleet body after the readings with its alert rules' new
     state, how many items the readings changed, the forecast from then, the rule crossings to
-    mail). `life` as `fleet_forecast` takes it."""
+    mail). `life` and `record` as `fleet_forecast` takes them."""
     body, updated = apply_readings(body, readings)
-    fc, _ = fleet_forecast(life, body)
+    fc, _ = fleet_forecast(life, body, record)
     rules, fired = evaluate_rules(body["alert_rules"], fc, life, body)
     return {**body, "alert_rules": rules}, updated, fc, fired
 

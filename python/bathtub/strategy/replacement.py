@@ -147,6 +147,24 @@ def _age_rate(life: Lifetime, cp: float, cu: float, t: float) -> float:
     return (cp * r + cu * (1.0 - r)) / integral_sf(life, t)
 
 
+def cost_rate_at(life: Lifetime, policy: str, planned_cost: float, unplanned_cost: float, t: float | None) -> float:
+    """The long-run cost rate (cost per unit time) of replacing every `t` under `policy`, by the
+    formulas above; `t` None is never replacing preventively: Cu/MTTF for age and block (0 for a
+    life with no finite mean), and for minimal repair the limit of Cu·H(T)/T, refused here as it
+    is not a plan (a rising hazard makes it grow without bound)."""
+    cp, cu = planned_cost, unplanned_cost
+    if t is None:
+        if policy == "minimal_repair":
+            raise InputError("policy", "minimal repair has no cost rate without a renewal interval")
+        mttf = mean_life(life)
+        return cu / mttf if mttf is not None else 0.0
+    if policy == "age":
+        return _age_rate(life, cp, cu, t)
+    if policy == "block":
+        return (cp + cu * float(renewal_function(life, t, steps=4000)[1][-1])) / t
+    return (cp + cu * float(life.cumulative_hazard(t))) / t
+
+
 def _minimize_on_grid(rate, grid: np.ndarray, values: np.ndarray) -> tuple[float, float, int]:
     """Grid argmin, then bounded Brent refinement between its neighbours."""
     if not np.isfinite(values).any():
@@ -391,5 +409,6 @@ def minimal_repair_weibull_optimum(alpha: float, beta: float, planned_cost: floa
     return t, (planned_cost + unplanned_cost * (t / alpha) ** beta) / t
 
 
-__all__ = ["POLICIES", "integral_cdf", "integral_sf", "minimal_repair_weibull_optimum", "optimal_replacement"]
+__all__ = ["POLICIES", "cost_rate_at", "integral_cdf", "integral_sf", "minimal_repair_weibull_optimum",
+           "optimal_replacement"]
 

@@ -219,7 +219,10 @@ def step_survival(t: Sequence[Any], sf: Sequence[Any], lower: Sequence[Any] | No
 
 def bars(labels: Sequence[str], values: Sequence[float], ylabel: str, title: str,
          lower: Sequence[float] | None = None, upper: Sequence[float] | None = None,
-         interval_label: str | None = None, xlabel: str | None = None) -> str:
+         interval_label: str | None = None, xlabel: str | None = None,
+         wider: tuple[Sequence[float], Sequence[float], str] | None = None) -> str:
+    """Bars with an interval on each; `wider` (lower, upper, label) adds a second interval beside
+    the first (a forecast's interval with parameter uncertainty beside the point model's)."""
     fig = figure(WIDTH, 3.0)
     ax = fig.add_subplot()
     xs = range(len(labels))
@@ -227,7 +230,14 @@ def bars(labels: Sequence[str], values: Sequence[float], ylabel: str, title: str
     ax.bar(xs, values, color=ACCENT, width=0.6, label=ylabel)
     if lower is not None and upper is not None:
         err = [[max(v - lo, 0) for v, lo in zip(values, lower)], [max(hi - v, 0) for v, hi in zip(values, upper)]]
-        ax.errorbar(xs, values, yerr=err, fmt="none", ecolor=INK, elinewidth=1, capsize=4, label=interval_label)
+        shift = -0.12 if wider else 0.0
+        ax.errorbar([x + shift for x in xs], values, yerr=err, fmt="none", ecolor=INK, elinewidth=1, capsize=4,
+                    label=interval_label)
+        if wider:
+            lo2, hi2, label2 = wider
+            err2 = [[max(v - lo, 0) for v, lo in zip(values, lo2)], [max(hi - v, 0) for v, hi in zip(values, hi2)]]
+            ax.errorbar([x + 0.12 for x in xs], values, yerr=err2, fmt="none", ecolor=WARN, elinewidth=1.4,
+                        capsize=4, label=label2)
         # below the axes: inside them the legend covered the last bars
         fig.legend(loc="outside lower center", ncols=2)
     ax.set_xticks(list(xs), list(labels))
@@ -240,10 +250,17 @@ def bars(labels: Sequence[str], values: Sequence[float], ylabel: str, title: str
 
 
 def cost_rate(t: Sequence[Any], rate: Sequence[Any], optimum_t: float | None, optimum_rate: float | None,
-              run_to_failure: float | None, unit: str | None, title: str, currency: str | None = None) -> str:
+              run_to_failure: float | None, unit: str | None, title: str, currency: str | None = None,
+              optimum_range: tuple[float, float] | None = None) -> str:
+    """The cost rate against the interval; `optimum_range` shades where the optimum lies over the
+    parameter uncertainty (5th–95th percentiles)."""
     fig = figure()
     ax = fig.add_subplot()
     money = currency or "cost units"  # the ISO 4217 code given with the costs, or plainly none
+    if optimum_range is not None:
+        ends = clean(t)
+        right = min(optimum_range[1], max((x for x in ends if math.isfinite(x)), default=optimum_range[0]))
+        ax.axvspan(optimum_range[0], right, color=BAND, alpha=0.6, label="optimum, 90% range over the parameters")
     ax.plot(clean(t), clean(rate), color=ACCENT, linewidth=1.8, label=f"{money} {per_time(unit)}")
     if run_to_failure is not None:
         ax.axhline(run_to_failure, color=MUTED, linestyle="--", linewidth=1, label="run to failure")

@@ -6,12 +6,15 @@ Fitted models' sections are in `views_models`."""
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import numpy as np
 
+from bathtub import models
 from bathtub.distributions import Lifetime
+from bathtub.errors import InputError
 from bathtub_api.errors import ApiError
 from bathtub_api.pages import plots, plots_operations
 from bathtub_api.pages.readings import label, mean_of
@@ -175,9 +178,11 @@ async def _strategy(src: Source, item_id: str) -> Section:
         sec.figures["cost"] = await asyncio.to_thread(
             plots.cost_rate, curve["t"], curve["cost_rate"], result.get("optimal_time"),
             result.get("optimal_cost_rate"), result.get("run_to_failure_cost_rate"), result.get("unit"),
-            f"{record['name']}: cost rate against the replacement interval", result.get("currency"))
+            f"{record['name']}: cost rate against the replacement interval", result.get("currency"),
+            _optimum_range(result))
     if record.get("calculator") == "failure_finding" and result.get("interval"):
-        sec.figures["unavailability"] = await asyncio.to_thread(_unavailability_figure, record)
+        life = await _saved_life(src, record.get("inputs") or {})
+        sec.figures["unavailability"] = await asyncio.to_thread(_unavailability_figure, record, life)
     sec.extra["scalars"] = [(k, v) for k, v in result.items()
                             if isinstance(v, (int, float, str, bool)) and k not in ("reason", "note")]
     sec.extra["labels"] = RESULT_LABELS
@@ -188,15 +193,45 @@ async def _strategy(src: Source, item_id: str) -> Section:
     return sec
 
 
-def _unavailability_figure(record: dict[str, Any]) -> str | None:
+def _optimum_range(result: dict[str, Any]) -> tuple[float, float] | None:
+    """Where the optimal interval lies over the parameter draws (5th–95th percentiles), when the
+    analysis carried parameter uncertainty; an upper end of null (draws in which replacement does
+    not pay) reaches past the plot."""
+    spread = (result.get("parameter_uncertainty") or {}).get("optimal_time") or {}
+    lo, hi = spread.get("lower"), spread.get("upper")
+    return (float(lo), math.inf if hi is None else float(hi)) if lo is not None else None
+
+
+async def _saved_life(src: Source, inputs: dict[str, Any]) -> Lifetime | None:
+    """The saved model a calculation ran on, as it is now (a refit moves it), while it exists and is
+    parametric (else None: no figure)."""
+    model_id = inputs.get("saved_model_id")
+    if not model_id:
+        return None
+    try:
+        record = await src.get("model", id=model_id)
+    except ApiError as e:
+        if e.status != 404:
+            raise
+        return None
+    try:
+        return models.from_record(record).lifetime(model_id)  # type: ignore[no-any-return]
+    except InputError:
+        return None
+
+
+def _unavailability_figure(record: dict[str, Any], saved: Lifetime | None = None) -> str | None:
     """Mean unavailability against the test interval, by the library's own U(T), up to twice the
-    interval found (the saved inputs' life model; a saved-model input is not re-read here)."""
+    interval found (the inline inputs' life model, or the saved model it ran on)."""
     from bathtub.strategy.failure_finding import mean_unavailability
 
     inputs, result = record.get("inputs") or {}, record["result"]
-    if not inputs.get("distribution_id"):
+    if inputs.get("distribution_id"):
+        life = Lifetime.from_input(inputs["distribution_id"], inputs["params"], inputs.get("base_distribution_id"))
+    elif saved is not None:
+        life = saved
+    else:
         return None
-    life = Lifetime.from_input(inputs["distribution_id"], inputs["params"], inputs.get("base_distribution_id"))
     grid = np.linspace(0.0, 2.0 * float(result["interval"]), 120)
     q = [mean_unavailability(life, float(t)) for t in grid]
     return plots_operations.unavailability(grid.tolist(), q, float(result["interval"]),
@@ -225,10 +260,13 @@ async def _fleet(src: Source, item_id: str) -> Section:
     if fc.get("expected_failures"):
         interval = fc.get("interval") or {}
         label = record.get("period_label") or "period"
+        pct = round(100 * (interval.get("confidence") or 0.9))
+        wide = (fc.get("parameter_uncertainty") or {}).get("interval")
         sec.figures["forecast"] = await asyncio.to_thread(
             plots.bars, [str(k + 1) for k in range(len(fc["expected_failures"]))], fc["expected_failures"],
             "expected failures", f"{record['name']}: forecast failures by {label}", interval.get("lower"),
-            interval.get("upper"), f"{round(100 * (interval.get('confidence') or 0.9))}% interval", label)
+            interval.get("upper"), f"{pct}% interval, point model" if wide else f"{pct}% interval", label,
+            (wide["lower"], wide["upper"], f"{pct}% interval with parameter uncertainty") if wide else None)
     return sec
 
 

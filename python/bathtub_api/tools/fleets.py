@@ -19,7 +19,17 @@ from pydantic import ConfigDict, Field
 
 from bathtub import models
 from bathtub.errors import InputError
-from bathtub.fleet.plan import NOT_IN_FLEET, REPEATED_ITEM, check_covariates, fleet_forecast, ingest_readings
+from bathtub.fleet.plan import (
+    DRAW_CELLS_RULE,
+    DRAWS,
+    MAX_DRAWS,
+    NOT_IN_FLEET,
+    REPEATED_ITEM,
+    check_covariates,
+    check_uncertainty,
+    fleet_forecast,
+    ingest_readings,
+)
 from bathtub.fleet.readings import check_readings
 from bathtub_api import idempotency, mailer, tables
 from bathtub_api.errors import ApiError, not_found
@@ -34,6 +44,19 @@ NonNeg = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 MAX_ITEMS = 200_000
 Covariates = Annotated[dict[Text, float | str], Field(max_length=200)]
 RuleKind = Literal["expected_failures_next_period", "expected_failures_horizon", "item_failure_probability"]
+Uncertainty = Literal["none", "parameters"]
+Draws = integer(ge=10, le=MAX_DRAWS)
+Seed = integer(ge=0, le=2**63 - 1)
+UNCERTAINTY_TEXT = ("none: the forecast's interval is the point model's (the fitted parameters taken as exact); "
+                    "parameters: also `parameter_uncertainty`, the forecast over draws of the model's parameters "
+                    "from its fit's sampling distribution, with the predictive interval of each period's count "
+                    "(wider by what the data leave unknown). A new fleet's default is none.")
+DRAWS_TEXT = f"Parameter draws of a forecast with uncertainty: parameters (a new fleet's default {DRAWS})."
+SEED_TEXT = ("Seed of the parameter draws: draw i depends on (seed, i) only, so the same seed gives the same "
+             "forecast (a new fleet's default 0).")
+UNCERTAINTY_RULES = (f"draws: {DRAW_CELLS_RULE}",
+                     "uncertainty: parameters needs a saved parametric life model whose fit has a covariance (or "
+                     "a complete-data exponential)")
 
 
 class FleetItemIn(Strict):
@@ -59,6 +82,7 @@ class AlertRuleIn(Strict):
 
 
 class FleetCreate(Strict):
+    cross_field = UNCERTAINTY_RULES
     name: Name
     model_id: Annotated[str, Field(min_length=1, max_length=64)]
     # period_label, replace_failed, default_covariates: described once for create and update (glossary.toml)
@@ -69,6 +93,9 @@ class FleetCreate(Strict):
     replace_failed: bool = False
     default_covariates: Covariates | None = None
     confidence: Annotated[float, Field(gt=0.5, lt=1)] = 0.9
+    uncertainty: Uncertainty = Field("none", description=UNCERTAINTY_TEXT)
+    draws: Draws = Field(DRAWS, description=DRAWS_TEXT)
+    seed: Seed = Field(0, description=SEED_TEXT)
     items: Annotated[list[FleetItemIn], Field(max_length=MAX_ITEMS)] = Field(default_factory=list)
     alert_rules: Annotated[list[AlertRuleIn], Field(max_length=50)] = Field(default_factory=list)
 
@@ -77,6 +104,7 @@ class FleetUpdate(Strict):
     """Change settings; `items` adds or replaces items by name, `remove_items` removes by name;
     `alert_rules`, when given, replaces the rules."""
 
+    cross_field = UNCERTAINTY_RULES
     id: Annotated[str, Field(min_length=1, max_length=64)]
     name: Name | None = None
     model_id: Annotated[str, Field(min_length=1, max_length=64)] | None = None
@@ -87,6 +115,9 @@ class FleetUpdate(Strict):
     replace_failed: bool | None = None
     default_covariates: Covariates | None = None
     confidence: Annotated[float, Field(gt=0.5, lt=1)] | None = None
+    uncertainty: Uncertainty | None = Field(None, description=UNCERTAINTY_TEXT)
+    draws: Draws | None = Field(None, description=DRAWS_TEXT)
+    seed: Seed | None = Field(None, description=SEED_TEXT)
     items: Annotated[list[FleetItemIn], Field(max_length=MAX_ITEMS)] | None = None
     remove_items: Annotated[list[Name], Field(max_length=MAX_ITEMS)] | None = None
     alert_rules: Annotated[list[AlertRuleIn], Field(max_length=50)] | None = None
@@ -97,10 +128,19 @@ class FleetId(Strict):
 
 
 class FleetGet(FleetId):
+    cross_field = UNCERTAINTY_RULES
     items_offset: integer(ge=0, le=MAX_ITEMS) = 0
     items_limit: integer(ge=0, le=5000) = 500
     per_item: bool = Field(False, description="true: add `per_item`, the forecast's rows per item (expected "
                                               "failures over the horizon, failure probability next period)")
+    uncertainty: Uncertainty | None = Field(None, description="this forecast only: none or parameters (default: "
+                                                              "the fleet's own setting)")
+    draws: Draws | None = Field(None, description="this forecast only: parameter draws (default: the fleet's)")
+    seed: Seed | None = Field(None, description="this forecast only: the draws' seed (default: the fleet's)")
+
+    def settings(self) -> dict[str, Any]:
+        """The forecast settings this request overrides."""
+        return {k: v for k in ("uncertainty", "draws", "seed") if (v := getattr(self, k)) is not None}
 
 
 def fleet_url(ctx: Ctx, fleet_id: str) -> str:
@@ -123,10 +163,15 @@ def _unique(items: list[FleetItemIn], field: str) -> None:
         seen.add(i.name)
 
 
-async def _life(ctx: Ctx, model_id: str) -> tuple[Any, str | None]:
-    """(what the fleet's items draw their lives from, the model's unit), as the model's kind says."""
+async def _life(ctx: Ctx, model_id: str) -> tuple[Any, dict[str, Any]]:
+    """(what the fleet's items draw their lives from, as the model's kind says; the model's record)."""
     body = (await load_model(ctx, model_id))["body"]
-    return models.from_record(body).fleet_life(model_id), body.get("unit")
+    return models.from_record(body).fleet_life(model_id), body
+
+
+def _check(life: Any, record: dict[str, Any], body: dict[str, Any]) -> None:
+    check_covariates(life, body)
+    check_uncertainty(record, body)
 
 
 def _rules(rules: list[AlertRuleIn]) -> list[dict[str, Any]]:
@@ -134,12 +179,12 @@ def _rules(rules: list[AlertRuleIn]) -> list[dict[str, Any]]:
 
 
 async def create(ctx: Ctx, req: FleetCreate) -> dict[str, Any]:
-    life, _ = await _life(ctx, req.model_id)
+    life, record = await _life(ctx, req.model_id)
     _unique(req.items, "items")
     fleet_id = new_id("fleet")
     body = {**req.model_dump(exclude={"items", "alert_rules"}), "items": [_item(i) for i in req.items],
             "alert_rules": _rules(req.alert_rules)}
-    await ctx.jobs.run_cpu(check_covariates, life, body)
+    await ctx.jobs.run_cpu(_check, life, record, body)
     await ctx.store.insert_item(ctx.user.id, "fleet", fleet_id, req.name, body)
     return await _record(ctx, await load_item(ctx, "fleet", fleet_id), FleetGet(id=fleet_id))
 
@@ -150,7 +195,7 @@ async def update(ctx: Ctx, req: FleetUpdate) -> dict[str, Any]:
         body = dict(item["body"])
         changes = req.model_dump(exclude={"id", "items", "remove_items", "alert_rules"}, exclude_none=True)
         body.update(changes)
-        life, _ = await _life(ctx, body["model_id"])
+        life, record = await _life(ctx, body["model_id"])
         by_name = {i["name"]: i for i in body["items"]}
         for j, name in enumerate(req.remove_items or []):
             if name not in by_name:
@@ -165,16 +210,21 @@ async def update(ctx: Ctx, req: FleetUpdate) -> dict[str, Any]:
         body["items"] = list(by_name.values())
         if req.alert_rules is not None:
             body["alert_rules"] = _rules(req.alert_rules)
-        await ctx.jobs.run_cpu(check_covariates, life, body)
+        await ctx.jobs.run_cpu(_check, life, record, body)
         name = body["name"]
         if await ctx.store.update_item(ctx.user.id, "fleet", req.id, name, body, if_version=item["version"]):
             return await _record(ctx, await load_item(ctx, "fleet", req.id), FleetGet(id=req.id))
     raise ApiError(409, "id: the fleet is being changed by others too often; try again")
 
 
-async def _forecast(ctx: Ctx, item: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    life, _ = await _life(ctx, item["body"]["model_id"])
-    return await ctx.jobs.run_cpu(fleet_forecast, life, item["body"])
+async def _forecast(ctx: Ctx, item: dict[str, Any], settings: dict[str, Any] | None = None
+                    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The fleet's forecast, with `settings` (uncertainty, draws, seed) overriding the fleet's own."""
+    life, record = await _life(ctx, item["body"]["model_id"])
+    body = {**item["body"], **(settings or {})}
+    if settings:
+        await ctx.jobs.run_cpu(check_uncertainty, record, body)
+    return await ctx.jobs.run_cpu(fleet_forecast, life, body, record)
 
 
 async def _record(ctx: Ctx, item: dict[str, Any], req: FleetGet) -> dict[str, Any]:
@@ -183,7 +233,9 @@ async def _record(ctx: Ctx, item: dict[str, Any], req: FleetGet) -> dict[str, An
     end = req.items_offset + len(items)
     return {"id": item["id"], "name": item["name"], "model_id": b["model_id"], "period_label": b["period_label"],
             "periods": b["periods"], "default_rate": b.get("default_rate"), "rate_source": b["rate_source"],
-            "replace_failed": b["replace_failed"], "confidence": b["confidence"], "item_count": len(b["items"]),
+            "replace_failed": b["replace_failed"], "confidence": b["confidence"],
+            "uncertainty": b.get("uncertainty", "none"), "draws": b.get("draws", DRAWS), "seed": b.get("seed", 0),
+            "item_count": len(b["items"]),
             "default_covariates": b.get("default_covariates"),
             "items": items, "items_next_offset": end if end < len(b["items"]) else None,
             "alert_rules": b["alert_rules"], "created_at": iso(item["created_at"]),
@@ -259,8 +311,8 @@ async def ingest_usage(ctx: Ctx, request: web.Request) -> dict[str, Any]:
         item = await ctx.store.get_item(ctx.user.id, "fleet", fleet_id)
         if item is None:
             raise not_found("fleet", fleet_id)
-        life, _ = await _life(ctx, item["body"]["model_id"])
-        body, updated, fc, fired = await ctx.jobs.run_cpu(ingest_readings, item["body"], readings, life)
+        life, record = await _life(ctx, item["body"]["model_id"])
+        body, updated, fc, fired = await ctx.jobs.run_cpu(ingest_readings, item["body"], readings, life, record)
         mails = [mailer.alert_mail(item["name"], fleet_id, f, fc) for f in fired]
         answer = {"fleet": {"id": fleet_id, "name": item["name"]}, "updated_items": updated, "forecast": fc,
                   "alerts_fired": len(fired)}
@@ -270,6 +322,23 @@ async def ingest_usage(ctx: Ctx, request: web.Request) -> dict[str, Any]:
         if done is not None:
             return done
     raise ApiError(409, "fleet_id: the fleet is being changed by others too often; try again")
+
+
+def _query_settings(request: web.Request) -> dict[str, Any]:
+    """The forecast route's uncertainty, draws and seed, checked as the request models check them."""
+    q = request.query
+    out: dict[str, Any] = {}
+    if "uncertainty" in q:
+        if q["uncertainty"] not in ("none", "parameters"):
+            raise InputError("uncertainty", "must be none or parameters")
+        out["uncertainty"] = q["uncertainty"]
+    for name, low, high in (("draws", 10, MAX_DRAWS), ("seed", 0, 2**63 - 1)):
+        if name in q:
+            text = q[name]
+            if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
+                raise InputError(name, f"must be a whole number from {low} to {high}")
+            out[name] = int(text)
+    return out
 
 
 def register(reg: Registry) -> None:
@@ -289,7 +358,7 @@ def register(reg: Registry) -> None:
     async def get_fleet(ctx: Ctx, req: FleetGet) -> dict[str, Any]:
         item = await load_item(ctx, "fleet", req.id)
         record = await _record(ctx, item, req)
-        record["forecast"], rows = await _forecast(ctx, item)
+        record["forecast"], rows = await _forecast(ctx, item, req.settings())
         if req.per_item:
             record["per_item"] = rows
         return record
@@ -301,12 +370,18 @@ def register(reg: Registry) -> None:
                            "item_count": len(i["body"]["items"]), "created_at": iso(i["created_at"]),
                            "url": fleet_url(ctx, i["id"])} for i in items], "next_offset": next_offset}
 
-    @reg.route("GET", "/api/v1/fleets/{fleet_id}/forecast", query=(("per_item", False, "false: leave out the "
-                                                                                        "per-item rows"),),
+    @reg.route("GET", "/api/v1/fleets/{fleet_id}/forecast", query=(
+        ("per_item", False, "false: leave out the per-item rows"),
+        ("uncertainty", False, "none or parameters: this forecast only (default: the fleet's setting)",
+         {"type": "string", "enum": ["none", "parameters"]}),
+        ("draws", False, "parameter draws, this forecast only (default: the fleet's)",
+         {"type": "integer", "minimum": 10, "maximum": MAX_DRAWS}),
+        ("seed", False, "the draws' seed, this forecast only (default: the fleet's)",
+         {"type": "integer", "minimum": 0, "maximum": 2**63 - 1})),
                summary="The fleet's failure forecast: expected failures per period with intervals, per-item rows")
     async def forecast_route(ctx: Ctx, request: web.Request) -> dict[str, Any]:
         item = await load_item(ctx, "fleet", request.match_info["fleet_id"])
-        fc, rows = await _forecast(ctx, item)
+        fc, rows = await _forecast(ctx, item, _query_settings(request))
         return _forecast_answer(item, fc, None if request.query.get("per_item") == "false" else rows)
 
     reg.route("POST", "/api/ingest/fleets/{fleet_id}/usage", scope="write", request=UsageIngest,

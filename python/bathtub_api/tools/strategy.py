@@ -7,14 +7,14 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bathtub import strategy
 from bathtub.currency import DESCRIPTION as CURRENCY_DESCRIPTION
 from bathtub.currency import ISO_4217
 from bathtub.distributions import FAMILIES, MIXTURE, cross_field_rules, params_rules
 from bathtub.errors import InputError
-from bathtub.strategy import demonstration_schema
+from bathtub.strategy import demonstration_schema, uncertain
 from bathtub.strategy.demonstration import MAX_FAILURES
 from bathtub.strategy.guard import NON_FINITE_RULE, OVER_BUDGET_RULE, cpu_budget
 from bathtub.strategy.inputs import BELOW_ZERO_RULE, DEGENERATE_RULE
@@ -24,7 +24,7 @@ from bathtub_api.fields import DATE_PATTERN, Id, Name, Unit, integer, text
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
-from bathtub_api.tools.life import ParamIn, saved_lifetime
+from bathtub_api.tools.life import ParamIn, load_model, saved_lifetime
 
 LIFE_FAMILIES = (*FAMILIES, MIXTURE)  # a mixture names its base_distribution_id
 PARAM_NAMES = "; ".join(f"{k} ({', '.join(f.names)})" for k, f in FAMILIES.items())
@@ -60,7 +60,42 @@ class LifeModelIn(Strict):
     name: Name | None = None
 
 
-class OptimalReplacementIn(LifeModelIn):
+DRAWS = 100  # parameter draws of a calculation with uncertainty: parameters, unless asked
+MAX_DRAWS = 1000
+DRAWS_PER_BUDGET = 10  # a calculation with parameter uncertainty gets one CPU budget per this many draws
+NEEDS_SAVED_RULE = "parameters needs saved_model_id (an inline model has no sampling distribution to draw from)"
+UNCERTAINTY_CROSS = (f"uncertainty: {NEEDS_SAVED_RULE}",
+                     "uncertainty: parameters needs a saved parametric life model whose fit has a covariance (or a "
+                     "complete-data exponential)")
+# JSON Schema's form of the first rule, so a schema-valid request is never refused for it
+NEEDS_SAVED = {"if": {"required": ["uncertainty"], "properties": {"uncertainty": {"const": "parameters"}}},
+               "then": {"required": ["saved_model_id"], "properties": {"saved_model_id": {"type": "string"}}}}
+
+
+class UncertaintyIn(LifeModelIn):
+    """A calculator whose optimum can be read over a saved model's parameter uncertainty."""
+
+    model_config = ConfigDict(json_schema_extra={"allOf": [*params_rules(base_field="base_distribution_id",
+                                                                         lifetime=True), NEEDS_SAVED]})
+    cross_field = (*LifeModelIn.cross_field, *UNCERTAINTY_CROSS)
+    uncertainty: Literal["none", "parameters"] = Field(
+        "none", description="none: the optimum of the point estimate; parameters (with saved_model_id): also "
+                            "`parameter_uncertainty`, the optimum over draws of the model's parameters from its "
+                            "fit's sampling distribution (5th-95th percentiles) and what acting on the point "
+                            "estimate costs")
+    draws: integer(ge=10, le=MAX_DRAWS) = Field(DRAWS, description="Parameter draws with uncertainty: parameters "
+                                                                   f"(default {DRAWS}); each is one calculation")
+    seed: integer(ge=0, le=2**63 - 1) = Field(0, description="Seed of the parameter draws: draw i depends on (seed, "
+                                                             "i) only, so the same seed gives the same answer")
+
+    @model_validator(mode="after")
+    def _drawable(self) -> UncertaintyIn:
+        if self.uncertainty == "parameters" and self.saved_model_id is None:
+            raise InputError("uncertainty", NEEDS_SAVED_RULE)
+        return self
+
+
+class OptimalReplacementIn(UncertaintyIn):
     planned_cost: NonNegative
     unplanned_cost: NonNegative
     currency: Currency | None = None
@@ -68,10 +103,12 @@ class OptimalReplacementIn(LifeModelIn):
     curve_points: integer(ge=10, le=5000) = 200
 
 
-class FailureFindingIn(LifeModelIn):
+class FailureFindingIn(UncertaintyIn):
     # the interval a target needs depends on the life model: a bound on the pair, not on one field
-    cross_field = (*LifeModelIn.cross_field,
-                   "target_availability: needs a test interval outside floating-point range for this life model")
+    cross_field = (*UncertaintyIn.cross_field,
+                   "target_availability: needs a test interval outside floating-point range for this life model",
+                   "target_availability: cannot be met: this life model's mean availability is not resolvable in "
+                   "floating point near that target")
     target_availability: Probability
 
 
@@ -156,6 +193,13 @@ class OptimalReplacementOut(Open):
     planned_cost: float
     unplanned_cost: float
     currency: str | None = Field(None, description="the ISO 4217 code the costs were given in, when one was")
+    parameter_uncertainty: dict[str, Any] | None = Field(None, description=(
+        "With uncertainty: parameters only. Over the parameter draws (5th, 50th, 95th percentiles as {lower, "
+        "median, upper}): optimal_time (in the model's unit; null where a draw says run to failure) and "
+        "optimal_cost_rate (cost per unit time); beneficial_share (draws in which replacement pays); "
+        "cost_rate_at_point_optimum (the point estimate's interval priced under each draw); expected_regret (its "
+        "mean excess over each draw's own optimum, cost per unit time) and expected_regret_share (that over the "
+        "mean optimal cost rate); draws, seed, confidence."))
 
 
 class FailureFindingOut(Open):
@@ -166,6 +210,12 @@ class FailureFindingOut(Open):
     interval: float | None
     method: str
     note: str
+    parameter_uncertainty: dict[str, Any] | None = Field(None, description=(
+        "With uncertainty: parameters only. Over the parameter draws (5th, 50th, 95th percentiles as {lower, "
+        "median, upper}): interval, each draw's own test interval meeting the target (in the model's unit; testing "
+        "every `lower` meets it in 95% of draws); mean_unavailability_at_interval, the point estimate's interval's "
+        "mean unavailability under each draw; chance_target_missed and expected_shortfall (the mean of "
+        "max(0, U - (1 - target))); draws, seed, confidence."))
 
 
 class Tradeoff(Open):
@@ -240,7 +290,9 @@ async def _saved(ctx: Ctx, calculator: str, req: BaseModel, result: dict[str, An
     """Store the analysis when asked; the answer then carries its id."""
     if not getattr(req, "save", False):
         return result
-    inputs = req.model_dump(exclude={"save", "name"}, exclude_none=True)
+    # an analysis without parameter uncertainty keeps the inputs it always had
+    plain = {"uncertainty", "draws", "seed"} if getattr(req, "uncertainty", "none") == "none" else set()
+    inputs = req.model_dump(exclude={"save", "name", *plain}, exclude_none=True)
     analysis_id = new_id("strategy_analysis")
     name = getattr(req, "name", None) or calculator.replace("_", " ")
     body = {"calculator": calculator, "inputs": inputs, "result": result}
@@ -251,7 +303,7 @@ async def _saved(ctx: Ctx, calculator: str, req: BaseModel, result: dict[str, An
 def _calculator(name: str, run: Callable[..., dict[str, Any]], life: bool) -> Callable[[Ctx, Any], Any]:
     async def handler(ctx: Ctx, req: Any) -> dict[str, Any]:
         fields = req.model_dump(exclude={"save", "name", "distribution_id", "params", "base_distribution_id",
-                                         "saved_model_id", "unit", "currency"})
+                                         "saved_model_id", "unit", "currency", "uncertainty", "draws", "seed"})
         kwargs = await _life_kwargs(ctx, req) if life else {"unit": req.unit}
         if name == "shut_plan":
             fields["shuts"] = [s.model_dump(exclude_none=True) for s in req.shuts]
@@ -260,7 +312,14 @@ def _calculator(name: str, run: Callable[..., dict[str, Any]], life: bool) -> Ca
         # the process pool. Extreme inputs can still make one slow, so each runs under a CPU
         # budget that its loops check (a pool worker cannot be killed alone without breaking the
         # pool for every request sharing it): past it the answer is a 422 naming the inputs.
-        result = await ctx.jobs.run_cpu(_call, run, {**fields, **kwargs}, ctx.config.strategy_cpu_limit_seconds)
+        budget, calculate = ctx.config.strategy_cpu_limit_seconds, run
+        if getattr(req, "uncertainty", "none") == "parameters":
+            # one calculation per draw: the budget grows with the draws asked for
+            record = (await load_model(ctx, req.saved_model_id))["body"]
+            budget *= max(1.0, req.draws / DRAWS_PER_BUDGET)
+            calculate, kwargs = UNCERTAIN[name], {**kwargs, "record": record, "draws": req.draws, "seed": req.seed,
+                                            "model_id": req.saved_model_id}
+        result = await ctx.jobs.run_cpu(_call, calculate, {**fields, **kwargs}, budget)
         if getattr(req, "currency", None) is not None:
             result = {**result, "currency": req.currency}  # the costs' unit, carried beside them
         return await _saved(ctx, name, req, result)
@@ -302,6 +361,13 @@ CALCULATORS: list[Calculator] = [
     ("shut_plan", None, ShutPlanIn, ShutPlanOut, strategy.shut_plan, True,
      "At which planned shuts to replace a part so expected cost over the horizon is least"),
 ]
+
+
+# the calculators that can read their optimum over a saved model's parameter uncertainty
+UNCERTAIN: dict[str, Callable[..., dict[str, Any]]] = {
+    "optimal_replacement": uncertain.optimal_replacement_uncertain,
+    "failure_finding": uncertain.failure_finding_uncertain,
+}
 
 
 def _writes_if(req: Any) -> str | None:
