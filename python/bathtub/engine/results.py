@@ -160,12 +160,16 @@ class AvailabilityResult:
     preventive: dict[str, float] | None = None
     production: dict[str, Any] | None = None
     coinciding_preventive: tuple[tuple[str, ...], ...] = ()
+    # Variance reduction, when the run asked for it (`variance_reduction` of the engine's
+    # summary): method used for the mean availability, factor achieved, fallback, controls.
+    variance_reduction: dict[str, Any] | None = None
 
     def to_dict(self, include_curve: bool = True) -> dict[str, Any]:
         """JSON-ready: floats, lists and plain dicts (the accumulator state left out)."""
-        apart = ("state", "t", "availability", "lower", "upper", "safety", "costs", "preventive", "production")
+        apart = ("state", "t", "availability", "lower", "upper", "safety", "costs", "preventive", "production",
+                 "variance_reduction")
         d = {k: v for k, v in asdict(self).items() if k not in apart}
-        for key in ("costs", "preventive", "production"):
+        for key in ("costs", "preventive", "production", "variance_reduction"):
             if getattr(self, key) is not None:
                 d[key] = getattr(self, key)
         if self.safety is not None:
@@ -283,6 +287,7 @@ def availability_result(
         preventive=dict(s["preventive"]) if s.get("preventive") else None,
         production=_production_result(s["production"]) if s.get("production") else None,
         coinciding_preventive=tuple(tuple(ids) for ids in s.get("coinciding_preventive", ())),
+        variance_reduction=s.get("variance_reduction"),
     )
 
 
