@@ -293,7 +293,10 @@ mod tests {
             let (wall, process) = (t0.elapsed().as_secs_f64(), process_cpu() - p0);
             let cpu = ctl.cpu_seconds();
             assert!(cpu >= 0.064, "{cpu}");
-            assert!(cpu <= process + 1e-3 && cpu <= wall * 2.0 + 1e-3, "{cpu} {process} {wall}");
+            assert!(
+                cpu <= process + 1e-3 && cpu <= wall * 2.0 + 1e-3,
+                "{cpu} {process} {wall}"
+            );
         }
     }
 

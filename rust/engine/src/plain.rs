@@ -467,7 +467,9 @@ impl<'a, Q: Queue> Plain<'a, Q> {
         let conditional = track.map(|k| k.finish(horizon));
         if let Some(v) = variance.as_mut() {
             let blocks = &*blocks;
-            v.book(down_total / horizon, conditional, |g| blocks[g].downtime / horizon);
+            v.book(down_total / horizon, conditional, |g| {
+                blocks[g].downtime / horizon
+            });
         }
         acc.variance = variance;
         acc.availability.add(1.0 - down_total / horizon);

@@ -6,9 +6,7 @@ mod summary;
 mod tests;
 
 pub(crate) use replication::{replicate, replicate_observed};
-pub use runs::{
-    Precision, run, run_reduced, run_to_precision, run_to_precision_with, run_with,
-};
+pub use runs::{Precision, run, run_reduced, run_to_precision, run_to_precision_with, run_with};
 pub(crate) use runs::{check, to_precision};
 pub use summary::{
     AvailabilitySummary, BlockCost, BlockSummary, CostSummary, KindCost, ProductionSummary,
@@ -314,7 +312,11 @@ impl AvailabilityAcc {
     pub fn relative_half_width(&self) -> f64 {
         if let Some((e, _)) = self.reduced() {
             let u = e.unavailability;
-            return if u > 0.0 { e.t * e.std_error / u } else { f64::INFINITY };
+            return if u > 0.0 {
+                e.t * e.std_error / u
+            } else {
+                f64::INFINITY
+            };
         }
         let u = 1.0 - self.availability.mean();
         if u > 0.0 {

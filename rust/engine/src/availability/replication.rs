@@ -72,7 +72,13 @@ pub(crate) fn replicate_observed(
     let mut track = variance
         .as_ref()
         .and_then(|v| v.condition.as_ref())
-        .map(|k| Track::new(k, sim.output_inputs_but(k.root), sim.passes_but(k.root, &k.local)));
+        .map(|k| {
+            Track::new(
+                k,
+                sim.output_inputs_but(k.root),
+                sim.passes_but(k.root, &k.local),
+            )
+        });
     let root = track.as_ref().map_or(0, |k| k.root());
     let mut j = 0;
     let mut next_grid = grid.first().copied().unwrap_or(f64::INFINITY);
@@ -95,7 +101,11 @@ pub(crate) fn replicate_observed(
             flow.to(s.time, sim.throughput());
         }
         if let Some(k) = track.as_mut() {
-            k.at(s.time, sim.output_inputs_but(root), sim.passes_but(root, k.local()));
+            k.at(
+                s.time,
+                sim.output_inputs_but(root),
+                sim.passes_but(root, k.local()),
+            );
         }
         let now_up = sim.system_up();
         if now_up != up {
@@ -157,7 +167,9 @@ pub(crate) fn replicate_observed(
     }
     let conditional = track.map(|k| k.finish(horizon));
     if let Some(v) = variance.as_mut() {
-        v.book(down_total / horizon, conditional, |g| sim.downtime[g] / horizon);
+        v.book(down_total / horizon, conditional, |g| {
+            sim.downtime[g] / horizon
+        });
     }
     acc.variance = variance;
     // Planned stops happen only with planned replacements or proof tests.

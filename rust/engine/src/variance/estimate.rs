@@ -159,7 +159,7 @@ impl VarianceAcc {
         } else {
             f64::INFINITY
         };
-        if !(factor > 1.0) {
+        if factor <= 1.0 {
             return Err(format!(
                 "the reduced estimator's standard error ({:.3e}) is not below the plain one's \
                  ({plain_se:.3e}): the controls do not help on this diagram",
@@ -188,10 +188,7 @@ impl VarianceAcc {
             factor: est.as_ref().ok().map(|e| e.1).filter(|f| f.is_finite()),
             fallback: est.as_ref().err().cloned(),
             notes: self.notes.clone(),
-            conditioned_on: self
-                .condition
-                .as_ref()
-                .map_or(vec![], |k| k.blocks.clone()),
+            conditioned_on: self.condition.as_ref().map_or(vec![], |k| k.blocks.clone()),
             controls: self.controls.iter().map(|c| c.name.clone()).collect(),
             controls_used: kept,
             degrees_of_freedom: est.as_ref().ok().map(|e| e.0.degrees_of_freedom),

@@ -172,7 +172,11 @@ pub fn at_least<T: Ring>(p: &[T], k: u32) -> Option<T> {
             if dist[j].is_zero() {
                 continue;
             }
-            let stay = if j == k { dist[j].clone() } else { dist[j].mul(&qi)? };
+            let stay = if j == k {
+                dist[j].clone()
+            } else {
+                dist[j].mul(&qi)?
+            };
             next[j] = next[j].plus(&stay)?;
             if j < k {
                 let up = dist[j].mul(pi)?;

@@ -284,7 +284,10 @@ fn known(c: &Compiled, crews: u32, g: usize) -> Option<ExpSum> {
     let GroupKind::Plain { need } = grp.kind else {
         return None;
     };
-    if grp.instant_repair || grp.start.is_some() || grp.uncovered.is_some() || c.group_ccf[g] != NO_GROUP
+    if grp.instant_repair
+        || grp.start.is_some()
+        || grp.uncovered.is_some()
+        || c.group_ccf[g] != NO_GROUP
     {
         return None;
     }
@@ -304,7 +307,8 @@ impl VarianceAcc {
         }
         let horizon = o.horizon;
         let mut notes = vec![];
-        let works: Vec<Option<ExpSum>> = (0..c.groups.len()).map(|g| known(c, o.crews, g)).collect();
+        let works: Vec<Option<ExpSum>> =
+            (0..c.groups.len()).map(|g| known(c, o.crews, g)).collect();
         let mean_down = |p: &ExpSum| p.complement().map(|q| q.integral(0.0, horizon) / horizon);
         let output = c.output;
         let directed = c.network_source.is_none();
@@ -351,12 +355,7 @@ impl VarianceAcc {
                 let all = blocks.iter().all(|&g| works[g as usize].is_some());
                 let n = c.threshold.len();
                 let mean = all
-                    .then(|| {
-                        tree.works(
-                            |g| Some(1.0 - mean_down(works[g as usize].as_ref()?)?),
-                            n,
-                        )
-                    })
+                    .then(|| tree.works(|g| Some(1.0 - mean_down(works[g as usize].as_ref()?)?), n))
                     .flatten();
                 if let Some(m) = mean {
                     controls.push(ControlVariate {
@@ -414,7 +413,9 @@ impl VarianceAcc {
                 None => {
                     let tree = self.system.as_ref().expect("a system control has its tree");
                     let n = tree.nodes.iter().max().map_or(0, |&v| v as usize + 1);
-                    1.0 - tree.works(|g| Some(1.0 - down(g as usize)), n).unwrap_or(1.0)
+                    1.0 - tree
+                        .works(|g| Some(1.0 - down(g as usize)), n)
+                        .unwrap_or(1.0)
                 }
             };
         }

@@ -1,9 +1,7 @@
 //! Variance reduction against closed forms (independent references: Simpson's rule on the
 //! textbook point availability), thread counts and merges.
 use super::*;
-use crate::availability::{
-    AvailabilityAcc, Precision, run_reduced, run_to_precision, run_with,
-};
+use crate::availability::{AvailabilityAcc, Precision, run_reduced, run_to_precision, run_with};
 use crate::diagram::{DiagramSpec, NodeSpec};
 use crate::dist::DistSpec;
 use crate::fixtures::{edges, exp, node};
@@ -30,7 +28,10 @@ fn trains(k: usize, life: impl Fn(usize) -> DistSpec) -> Compiled {
         }
         pairs.push((prev, "out".into()));
     }
-    let pairs: Vec<(&str, &str)> = pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let pairs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
     Compiled::new(&DiagramSpec {
         nodes,
         edges: edges(&pairs),
@@ -65,8 +66,23 @@ fn options(horizon: f64, seed: u64) -> AvailabilityOptions {
     }
 }
 
-fn reduced(c: &Compiled, o: &AvailabilityOptions, m: Method, n: u64, threads: Option<usize>) -> AvailabilityAcc {
-    run_reduced(c, o, m, 0, Precision::Replications(n), threads, &RunControl::new()).unwrap()
+fn reduced(
+    c: &Compiled,
+    o: &AvailabilityOptions,
+    m: Method,
+    n: u64,
+    threads: Option<usize>,
+) -> AvailabilityAcc {
+    run_reduced(
+        c,
+        o,
+        m,
+        0,
+        Precision::Replications(n),
+        threads,
+        &RunControl::new(),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -131,8 +147,26 @@ fn the_same_seed_gives_the_same_numbers_on_any_thread_count_and_merge() {
     let ctl = RunControl::new();
     let plan = VarianceAcc::plan(&c, &o, Method::Auto);
     assert!(plan.is_some());
-    let a = run_reduced(&c, &o, Method::Auto, 0, Precision::Replications(123), Some(2), &ctl).unwrap();
-    let b = run_reduced(&c, &o, Method::Auto, 123, Precision::Replications(377), Some(1), &ctl).unwrap();
+    let a = run_reduced(
+        &c,
+        &o,
+        Method::Auto,
+        0,
+        Precision::Replications(123),
+        Some(2),
+        &ctl,
+    )
+    .unwrap();
+    let b = run_reduced(
+        &c,
+        &o,
+        Method::Auto,
+        123,
+        Precision::Replications(377),
+        Some(1),
+        &ctl,
+    )
+    .unwrap();
     assert_eq!(b.merge(&a).unwrap(), one);
     // A plain run's state does not merge with a reduced one's.
     let plain = run_with(&c, &o, 123, 377, Some(1), &ctl).unwrap();
@@ -200,7 +234,10 @@ fn blocks_of_unknown_mean_are_not_controls_and_a_useless_control_falls_back() {
     assert!(v.system.is_none());
     // Shared crews couple the blocks: no mean is known.
     let c = trains(2, |_| exp(LAM));
-    let o1 = AvailabilityOptions { crews: 1, ..o.clone() };
+    let o1 = AvailabilityOptions {
+        crews: 1,
+        ..o.clone()
+    };
     let v = VarianceAcc::plan(&c, &o1, Method::Auto).unwrap();
     assert!(v.controls.is_empty() && v.condition.is_none());
     // A control that explains nothing: the plain estimator stands, said on the record.
@@ -225,8 +262,16 @@ fn the_regression_matches_ordinary_least_squares_by_hand() {
     let c = trains(1, |_| exp(LAM));
     let mut v = VarianceAcc::plan(&c, &options(100.0, 1), Method::Control).unwrap();
     v.controls = vec![
-        ControlVariate { name: "x1".into(), group: Some(0), mean: 0.5 },
-        ControlVariate { name: "x2".into(), group: Some(1), mean: 0.25 },
+        ControlVariate {
+            name: "x1".into(),
+            group: Some(0),
+            mean: 0.5,
+        },
+        ControlVariate {
+            name: "x2".into(),
+            group: Some(1),
+            mean: 0.25,
+        },
     ];
     v.system = None;
     v.sum_x = vec![0; 2];
@@ -260,8 +305,16 @@ fn the_regression_matches_ordinary_least_squares_by_hand() {
     let mut plain = crate::stats::Moments::default();
     rows.iter().for_each(|r| plain.add(1.0 - r.2));
     let (e, _) = v.estimate(&plain).unwrap();
-    assert!((e.unavailability - want).abs() < 1e-12, "{} {want}", e.unavailability);
-    assert!((e.std_error / se - 1.0).abs() < 1e-8, "{} {se}", e.std_error);
+    assert!(
+        (e.unavailability - want).abs() < 1e-12,
+        "{} {want}",
+        e.unavailability
+    );
+    assert!(
+        (e.std_error / se - 1.0).abs() < 1e-8,
+        "{} {se}",
+        e.std_error
+    );
     assert_eq!(e.degrees_of_freedom, 47.0);
     // t(0.975, 47) = 2.011741 (R: qt(0.975, 47)).
     assert!((e.t - 2.011_741).abs() < 1e-6);
@@ -276,9 +329,20 @@ fn a_state_crosses_json_exactly_and_still_merges() {
     let a = reduced(&c, &o, Method::Auto, 200, Some(1));
     let back: AvailabilityAcc = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
     assert_eq!(back, a);
-    let b = run_reduced(&c, &o, Method::Auto, 200, Precision::Replications(100), Some(1), &RunControl::new())
-        .unwrap();
-    assert_eq!(back.merge(&b).unwrap(), reduced(&c, &o, Method::Auto, 300, Some(2)));
+    let b = run_reduced(
+        &c,
+        &o,
+        Method::Auto,
+        200,
+        Precision::Replications(100),
+        Some(1),
+        &RunControl::new(),
+    )
+    .unwrap();
+    assert_eq!(
+        back.merge(&b).unwrap(),
+        reduced(&c, &o, Method::Auto, 300, Some(2))
+    );
 }
 
 #[test]
@@ -289,8 +353,10 @@ fn a_train_with_one_unknown_block_is_conditioned_on_its_known_blocks() {
     // of a train are integrated out, on `Sim`'s path (costs leave the core path).
     let (k, horizon) = (3, 500.0);
     let mut spec: serde_json::Value = serde_json::json!({"nodes": [], "edges": []});
-    let mut nodes = vec![serde_json::json!({"id": "in", "type": "input"}),
-                         serde_json::json!({"id": "out", "type": "output"})];
+    let mut nodes = vec![
+        serde_json::json!({"id": "in", "type": "input"}),
+        serde_json::json!({"id": "out", "type": "output"}),
+    ];
     let mut edges = vec![];
     let exp = |r: f64| serde_json::json!({"distribution_id": "exponential", "params": {"failure_rate": r}});
     for t in ["a", "b"] {
@@ -312,9 +378,16 @@ fn a_train_with_one_unknown_block_is_conditioned_on_its_known_blocks() {
     let c = Compiled::new(&serde_json::from_value::<DiagramSpec>(spec).unwrap()).unwrap();
     let o = options(horizon, 17);
     let v = VarianceAcc::plan(&c, &o, Method::Auto).unwrap();
-    let cond = v.condition.as_ref().expect("a train's known blocks are integrated out");
+    let cond = v
+        .condition
+        .as_ref()
+        .expect("a train's known blocks are integrated out");
     assert_eq!(cond.local.len(), 2);
-    assert!(cond.blocks == ["a1", "a2"] || cond.blocks == ["b1", "b2"], "{:?}", cond.blocks);
+    assert!(
+        cond.blocks == ["a1", "a2"] || cond.blocks == ["b1", "b2"],
+        "{:?}",
+        cond.blocks
+    );
     let truth = exact(k, horizon);
     let a = reduced(&c, &o, Method::Auto, 4000, Some(2));
     let s = a.summary();
