@@ -4,7 +4,10 @@ it) where it does not apply."""
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 from scipy import integrate
@@ -54,7 +57,6 @@ async def test_a_reduced_run_records_its_method_and_factor(api: Api) -> None:
     for q in (plain_q, red_q):
         job = await poll(api, q["job_id"])
         assert job["status"] == "done", job
-        status, run = await api.post("get/rbd_run", {"id": q["run_id"]})
         assert status == 200, run
         runs.append(run)
     plain, red = (r["results"] for r in runs)
@@ -84,3 +86,19 @@ async def test_variance_reduction_is_refused_where_it_does_not_apply(api: Api) -
     status, body = await api.post("rbd_analysis/analyze", {"id": created["id"], "horizon": 100.0,
                                                            "variance_reduction": "antithetic"})
     assert status == 422 and "variance_reduction" in str(body["detail"]), body
+
+
+async def test_the_run_page_shows_the_reduction_and_the_cpu_time(api: Api) -> None:
+    status, created = await api.post("rbd/create", two_trains())
+    assert status == 200, created
+    status, q = await api.post("rbd_analysis/analyze", {"id": created["id"], "horizon": HORIZON,
+                                                        "replications": 1000, "seed": 5, "variance_reduction": "auto"})
+    assert status == 200, q
+    assert (await poll(api, q["job_id"]))["status"] == "done"
+    status, link = await api.post("sharing/create_link", {"kind": "rbd_run", "id": q["run_id"]})
+    assert status == 200, link
+    async with api.client.get(urlsplit(link["url"]).path) as resp:
+        assert resp.status == 200
+        page = html.unescape(re.sub(r"<[^>]+>", " ", await resp.text()))
+    assert "Variance reduction" in page and "conditional+control, factor" in page
+    assert "CPU-s of the engine's threads" in page and "None" not in page
