@@ -160,6 +160,41 @@ impl Tree {
         }
         p[*self.nodes.last()? as usize].clone()
     }
+
+    /// `works` on one replication's numbers without allocating (it runs per replication):
+    /// node ids and thresholds below `SMALL` on the stack, else the general path.
+    fn works_now(&self, block: impl Fn(u32) -> f64) -> f64 {
+        const SMALL: usize = 128;
+        let n = self.nodes.iter().max().map_or(0, |&v| v as usize + 1);
+        if n > SMALL || self.threshold.iter().any(|&t| t as usize >= SMALL) {
+            return self.works(|g| Some(block(g)), n).unwrap_or(0.0);
+        }
+        let mut p = [0.0f64; SMALL];
+        let mut dist = [0.0f64; SMALL + 1];
+        for (i, &v) in self.nodes.iter().enumerate() {
+            // Poisson-binomial tail as `at_least`: dist[j] = P(exactly j so far), j < k;
+            // dist[k] = P(at least k).
+            let k = self.threshold[i] as usize;
+            dist[..=k].iter_mut().for_each(|d| *d = 0.0);
+            dist[0] = 1.0;
+            for &w in &self.preds[i] {
+                let q = p[w as usize];
+                if k > 0 {
+                    dist[k] += dist[k - 1] * q;
+                    for j in (1..k).rev() {
+                        dist[j] = dist[j] * (1.0 - q) + dist[j - 1] * q;
+                    }
+                    dist[0] *= 1.0 - q;
+                }
+            }
+            let mut x = dist[k];
+            for &g in &self.groups[i] {
+                x *= block(g);
+            }
+            p[v as usize] = x;
+        }
+        self.nodes.last().map_or(0.0, |&v| p[v as usize])
+    }
 }
 
 /// Conditioning on subsystem S at `root`, one input of the output node: either the whole
@@ -412,10 +447,7 @@ impl VarianceAcc {
                 Some(g) => down(g as usize),
                 None => {
                     let tree = self.system.as_ref().expect("a system control has its tree");
-                    let n = tree.nodes.iter().max().map_or(0, |&v| v as usize + 1);
-                    1.0 - tree
-                        .works(|g| Some(1.0 - down(g as usize)), n)
-                        .unwrap_or(1.0)
+                    1.0 - tree.works_now(|g| 1.0 - down(g as usize))
                 }
             };
         }

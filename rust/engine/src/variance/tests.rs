@@ -400,3 +400,54 @@ fn a_train_with_one_unknown_block_is_conditioned_on_its_known_blocks() {
     // Same numbers on one thread as on two.
     assert_eq!(a, reduced(&c, &o, Method::Auto, 4000, Some(1)));
 }
+
+#[test]
+fn the_per_replication_structure_is_the_general_one() {
+    // A 2-of-3 vote of a train, a block and a parallel pair (a 1-of-2 knode), evaluated at
+    // random block probabilities both ways (the allocation-free path and the generic one).
+    let mut nodes = vec![node("in", "input"), node("out", "output")];
+    for id in ["a", "b", "c", "d", "e"] {
+        nodes.push(NodeSpec {
+            model: Some(exp(LAM)),
+            repair: Some(exp(MU)),
+            ..node(id, "component")
+        });
+    }
+    for (id, k) in [("v", 2), ("j", 1)] {
+        nodes.push(NodeSpec {
+            n: Some(k),
+            ..node(id, "knode")
+        });
+    }
+    let c = Compiled::new(&DiagramSpec {
+        nodes,
+        edges: edges(&[
+            ("in", "a"),
+            ("a", "b"),
+            ("b", "v"),
+            ("in", "c"),
+            ("c", "v"),
+            ("in", "d"),
+            ("in", "e"),
+            ("d", "j"),
+            ("e", "j"),
+            ("j", "v"),
+            ("v", "out"),
+        ]),
+        ..Default::default()
+    });
+    let c = c.unwrap();
+    let tree = Tree::new(&c, c.output, None).expect("a tree");
+    let n = c.threshold.len();
+    let mut rng = crate::rng::Stream::new(3, 0);
+    for _ in 0..100 {
+        let p: Vec<f64> = (0..c.groups.len()).map(|_| rng.uniform()).collect();
+        let fast = tree.works_now(|g| p[g as usize]);
+        let slow = tree.works(|g| Some(p[g as usize]), n).unwrap();
+        assert!((fast - slow).abs() < 1e-15, "{fast} {slow}");
+        // By hand: (a b), c, (d or e) 2-of-3.
+        let (x, y, z) = (p[0] * p[1], p[2], 1.0 - (1.0 - p[3]) * (1.0 - p[4]));
+        let want = x * y + x * z + y * z - 2.0 * x * y * z;
+        assert!((fast - want).abs() < 1e-15, "{fast} {want}");
+    }
+}
