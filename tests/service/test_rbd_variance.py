@@ -57,6 +57,7 @@ async def test_a_reduced_run_records_its_method_and_factor(api: Api) -> None:
     for q in (plain_q, red_q):
         job = await poll(api, q["job_id"])
         assert job["status"] == "done", job
+        status, run = await api.post("get/rbd_run", {"id": q["run_id"]})
         assert status == 200, run
         runs.append(run)
     plain, red = (r["results"] for r in runs)
