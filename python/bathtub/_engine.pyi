@@ -20,6 +20,9 @@ class RunControl:
     def done(self) -> int: ...
     @property
     def planned(self) -> int: ...
+    # CPU seconds the run's own threads spent (every call made with this control).
+    @property
+    def cpu_seconds(self) -> float: ...
     def report(self, done: int, planned: int) -> None: ...
 
 def dist_eval(
@@ -39,7 +42,8 @@ def dist_sample(
 ) -> list[float]: ...
 def compile_diagram(diagram_json: str) -> list[str]: ...
 # A run's `run`: seed, replication_start, replications or target_half_width (with
-# max_replications, default 100000), and optionally threads.
+# max_replications, default 100000), and optionally threads and variance_reduction
+# (none | control | auto; default none).
 def simulate_availability(
     diagram_json: str,
     horizon: float,

@@ -19,6 +19,7 @@ from bathtub.engine.scaleout import MIN_CHUNK, chunk_ranges
 
 from .engine_diagrams import block, exp_model, parallel, series
 from .test_features_reproducible import plant
+from .test_reproducible import plant as trains
 
 distributed = pytest.importorskip("distributed")
 
@@ -70,6 +71,22 @@ def test_precision_runs_take_the_same_batches_as_the_engine(client: Any) -> None
     assert local.replications > 200  # more than the first batch: the growth rule was used
     assert remote.replications == local.replications and remote.state == local.state
     assert remote.target_reached == local.target_reached
+
+
+@pytest.mark.parametrize("method", ["control", "auto"])
+def test_reduced_runs_on_the_cluster_are_the_local_run_to_the_bit(client: Any, method: str) -> None:
+    kw = {"horizon": 900.0, "seed": 9, "grid": 7, "replications": 1500, "variance_reduction": method}
+    local = simulate_availability(trains(), threads=1, **kw)
+    remote = simulate_availability(trains(), cluster=client, **kw)
+    assert remote.state == local.state and remote.to_dict() == local.to_dict()
+    assert local.variance_reduction["method"] != "none"
+    # To a target precision: the same batches, sized on the reduced estimator.
+    kw = {"horizon": 1000.0, "seed": 3, "target_half_width": 0.05, "max_replications": 60_000,
+          "variance_reduction": method}
+    local = simulate_availability(trains(), **kw)
+    remote = simulate_availability(trains(), cluster=client, **kw)
+    assert remote.replications == local.replications and remote.state == local.state
+    assert local.target_reached
 
 
 def test_mission_on_the_cluster_is_the_local_run_to_the_bit(client: Any) -> None:

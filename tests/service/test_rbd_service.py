@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 import numpy as np
@@ -95,6 +96,8 @@ async def test_create_edit_analyze_poll_run_with_curve(api: Api) -> None:
     assert run["inputs"]["options"]["seed"] == 7 and run["precision"]["replications"] == 20_000
     assert run["engine_version"]["engine"] and run["quote"]["replications"] == 20_000
     assert run["method"] == "simulation" and run["duration_s"] > 0
+    # CPU time of the engine's threads beside wall time: some, and at most every core's for the wall time.
+    assert 0 < run["cpu_s"] <= run["duration_s"] * (os.cpu_count() or 1) + 0.05
 
     # The same inputs answer from the stored run; recompute runs again, to the same numbers (same seed).
     status, again = await api.post("rbd_analysis/analyze", {"id": rbd_id, "horizon": horizon,

@@ -33,7 +33,15 @@ from bathtub.engine.results import (
     SafetyFigures,
     sil_of,
 )
-from bathtub.engine.runs import MAX_REPLICATIONS, MAX_U64, check_threads, merge, simulate_availability, simulate_mission
+from bathtub.engine.runs import (
+    MAX_REPLICATIONS,
+    MAX_U64,
+    VARIANCE_REDUCTION,
+    check_threads,
+    merge,
+    simulate_availability,
+    simulate_mission,
+)
 from bathtub.errors import EngineError
 
 # The version string under the name the library has always published it by.
@@ -46,6 +54,7 @@ __all__ = [
     "SIL_UPPER",
     "STEPS",
     "TABLE",
+    "VARIANCE_REDUCTION",
     "AvailabilityResult",
     "BlockFigures",
     "Cancelled",

@@ -66,10 +66,12 @@ def compile_diagram(diagram_json: str) -> list[str]:
 
 def simulate_availability(diagram_json: str, horizon: float, grid: int, crews: int, seed: int, replication_start: int,
                           *, replications: int | None, target_half_width: float | None, max_replications: int,
-                          threads: int | None, control: RunControl) -> tuple[str, str]:
+                          threads: int | None, control: RunControl,
+                          variance_reduction: str = "none") -> tuple[str, str]:
     """(mergeable state, summary) as JSON text: the state is kept whole to merge runs later."""
     run = {"seed": seed, "replication_start": replication_start, "replications": replications,
-           "target_half_width": target_half_width, "max_replications": max_replications, "threads": threads}
+           "target_half_width": target_half_width, "max_replications": max_replications, "threads": threads,
+           "variance_reduction": variance_reduction}
     return _engine.simulate_availability(diagram_json, horizon, grid, crews, run, control=control)
 
 

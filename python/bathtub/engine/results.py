@@ -167,13 +167,16 @@ class AvailabilityResult:
     interval_availability: np.ndarray = field(default_factory=lambda: np.empty(0))
     interval_lower: np.ndarray = field(default_factory=lambda: np.empty(0))
     interval_upper: np.ndarray = field(default_factory=lambda: np.empty(0))
+    # Variance reduction, when the run asked for it (`variance_reduction` of the engine's
+    # summary): method used for the mean availability, factor achieved, fallback, controls.
+    variance_reduction: dict[str, Any] | None = None
 
     def to_dict(self, include_curve: bool = True) -> dict[str, Any]:
         """JSON-ready: floats, lists and plain dicts (the accumulator state left out)."""
         apart = ("state", "t", "availability", "lower", "upper", "safety", "costs", "preventive", "production",
-                 "interval_availability", "interval_lower", "interval_upper")
+                 "interval_availability", "interval_lower", "interval_upper", "variance_reduction")
         d = {k: v for k, v in asdict(self).items() if k not in apart}
-        for key in ("costs", "preventive", "production"):
+        for key in ("costs", "preventive", "production", "variance_reduction"):
             if getattr(self, key) is not None:
                 d[key] = getattr(self, key)
         if self.safety is not None:
@@ -300,6 +303,7 @@ def availability_result(
         interval_availability=np.asarray(s.get("interval_availability", ()), dtype=float),
         interval_lower=np.asarray(s.get("interval_lower", ()), dtype=float),
         interval_upper=np.asarray(s.get("interval_upper", ()), dtype=float),
+        variance_reduction=s.get("variance_reduction"),
     )
 
 

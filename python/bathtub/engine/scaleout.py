@@ -79,15 +79,15 @@ def _stop_watch(event_name: str, control: RunControl) -> Callable[[], None]:
     return done.set
 
 
-def _availability_chunk(text: str, horizon: float, grid: int, crews: int, seed: int, start: int, count: int,
-                        event_name: str) -> tuple[str, str]:
+def _availability_chunk(text: str, horizon: float, grid: int, crews: int, seed: int, variance_reduction: str,
+                        start: int, count: int, event_name: str) -> tuple[str, str]:
     """One chunk of an availability run, on a worker: the engine's (mergeable state, summary)."""
     ctl = RunControl()
     end_watch = _stop_watch(event_name, ctl)
     try:
         return binding.simulate_availability(text, horizon, grid, crews, seed, start, replications=count,
                                              target_half_width=None, max_replications=max(count, 2), threads=1,
-                                             control=ctl)
+                                             control=ctl, variance_reduction=variance_reduction)
     finally:
         end_watch()
 
@@ -205,11 +205,11 @@ def _relative_half_width(summary: str) -> float:
 
 def availability(cluster: Any, text: str, horizon: float, grid: int, crews: int, seed: int, start: int,
                  replications: int | None, target: float | None, max_replications: int,
-                 control: RunControl) -> tuple[str, str]:
+                 control: RunControl, variance_reduction: str = "none") -> tuple[str, str]:
     """`binding.simulate_availability`'s (state, summary), computed on the cluster."""
     with _client(cluster) as client:
         run = _Run(client, control, binding.merge_availability)
-        submit = _submitter(client, _availability_chunk, run, text, horizon, grid, crews, seed)
+        submit = _submitter(client, _availability_chunk, run, text, horizon, grid, crews, seed, variance_reduction)
         if target is None:
             assert replications is not None
             return run.batch(submit, start, replications, replications)

@@ -24,7 +24,7 @@ from bathtub.rbd import exact, rare
 from bathtub.rbd.diagram import check_diagram
 from bathtub.rbd.quote import quote
 from bathtub.rbd.resolve import engine_form
-from bathtub.rbd.schema import integer, number
+from bathtub.rbd.schema import enum, integer, number
 
 METHODS = ("auto", "simulation", rare.METHOD)
 DEFAULT_REPLICATIONS = {True: 2000, False: 10_000}
@@ -47,9 +47,16 @@ class RunOptions:
     seed: int
     grid: int
     method: str
+    # Variance reduction of a repairable simulation (`engine.VARIANCE_REDUCTION`).
+    variance_reduction: str = "none"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # "none" is left out: the stored options (and so the inputs' hash) of every plain run
+        # stay what they were before the option existed.
+        d = asdict(self)
+        if d["variance_reduction"] == "none":
+            del d["variance_reduction"]
+        return d
 
 
 def check_options(repairable: bool, raw: Mapping[str, Any], phases_end: float | None = None) -> RunOptions:
@@ -60,6 +67,10 @@ def check_options(repairable: bool, raw: Mapping[str, Any], phases_end: float | 
     method = raw.get("method", "auto")
     if method not in METHODS:
         raise InputError("method", f"must be one of {', '.join(METHODS)}")
+    reduction = raw.get("variance_reduction")
+    if reduction is not None and (method == rare.METHOD or not repairable):
+        raise InputError("variance_reduction", "only for a repairable diagram's simulation (not failure_biasing, "
+                                               "not a mission)")
     if method == rare.METHOD:
         return _rare_options(repairable, raw)
     horizon = mission = None
@@ -101,6 +112,7 @@ def check_options(repairable: bool, raw: Mapping[str, Any], phases_end: float | 
         seed=integer(0, 2**63 - 1)(raw.get("seed", 1), "seed"),
         grid=integer(2, 2001)(raw.get("grid", 101), "grid"),
         method=method,
+        variance_reduction=enum(*engine.VARIANCE_REDUCTION)(reduction or "none", "variance_reduction"),
     )
 
 
@@ -211,7 +223,7 @@ def simulate(d: Mapping[str, Any], repairable: bool, opts: RunOptions, crews: in
             a = engine.simulate_availability(
                 d, horizon=opts.horizon, replications=opts.replications, target_half_width=opts.precision,
                 max_replications=opts.max_replications, seed=opts.seed, grid=opts.grid, crews=crews, threads=threads,
-                control=control, cluster=cluster,
+                control=control, cluster=cluster, variance_reduction=opts.variance_reduction,
             )
             body = a.to_dict(include_curve=True)
             curve = body.pop("curve")

@@ -6,7 +6,7 @@
 //! mergeable accumulators), `parallel` (rayon over replications), `rng` (streams),
 //! `decisions` (what to improve and interval search: candidate designs on common random numbers),
 //! `rare` (steady-state unavailability of Markovian diagrams by failure biasing),
-//! `sort` (life data's packed keys).
+//! `sort` (life data's packed keys), `variance` (variance reduction of availability runs).
 
 pub mod agenda;
 pub mod alt;
@@ -26,6 +26,7 @@ pub mod rng;
 pub mod sim;
 pub mod sort;
 pub mod stats;
+pub mod variance;
 
 /// Version of the engine, reported with every simulation result.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -22,6 +22,23 @@ pub struct Control {
     cancel: AtomicBool,
     done: AtomicU64,
     planned: AtomicU64,
+    /// CPU time of the run's threads (nanoseconds), added per piece of work.
+    cpu_ns: AtomicU64,
+}
+
+/// CPU time of the calling thread so far, in nanoseconds (CLOCK_THREAD_CPUTIME_ID): what a
+/// run's own threads spent, unlike the process's clock, which counts every other request too.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given; the clock exists on Linux and
+    // the BSDs (on failure the zeroed value reads as no time).
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts);
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 impl Control {
@@ -57,6 +74,16 @@ impl Control {
     pub fn report(&self, done: u64, planned: u64) {
         self.done.store(done, Ordering::Relaxed);
         self.planned.store(planned, Ordering::Relaxed);
+    }
+
+    /// CPU seconds the run's threads have spent so far (all its calls through this control).
+    pub fn cpu_seconds(&self) -> f64 {
+        self.cpu_ns.load(Ordering::Relaxed) as f64 * 1e-9
+    }
+
+    fn spent(&self, since: u64) {
+        self.cpu_ns
+            .fetch_add(thread_cpu_ns().saturating_sub(since), Ordering::Relaxed);
     }
 
     fn finished(&self, replications: u64) {
@@ -99,8 +126,10 @@ pub fn over_replications<W: Send, A: Send>(
             .into_par_iter()
             .with_min_len(CHUNK as usize)
             .fold(
-                || (make(), 0u64),
-                |(mut w, mut unreported), rep| {
+                // A fold piece runs on one thread: its CPU time is that thread's clock
+                // from the piece's start to its finish.
+                || (make(), 0u64, thread_cpu_ns()),
+                |(mut w, mut unreported, cpu), rep| {
                     if !ctl.is_cancelled() {
                         body(&mut w, rep as u64);
                         unreported += 1;
@@ -109,12 +138,14 @@ pub fn over_replications<W: Send, A: Send>(
                             unreported = 0;
                         }
                     }
-                    (w, unreported)
+                    (w, unreported, cpu)
                 },
             )
-            .map(|(w, unreported)| {
+            .map(|(w, unreported, cpu)| {
                 ctl.finished(unreported);
-                finish(w)
+                let a = finish(w);
+                ctl.spent(cpu);
+                a
             })
             .reduce(&empty, &merge)
     };
@@ -124,6 +155,7 @@ pub fn over_replications<W: Send, A: Send>(
         // costs a thread spawn and a hand-over per run, and rayon's splitting builds a
         // workspace per piece; the sums are exact, so the numbers are the same.
         Some(n) if n <= 1 => {
+            let cpu = thread_cpu_ns();
             let (mut w, mut unreported) = (make(), 0u64);
             for rep in lo..hi {
                 if ctl.is_cancelled() {
@@ -137,7 +169,9 @@ pub fn over_replications<W: Send, A: Send>(
                 }
             }
             ctl.finished(unreported);
-            merge(empty(), finish(w))
+            let a = merge(empty(), finish(w));
+            ctl.spent(cpu);
+            a
         }
         Some(n) => {
             let pool = rayon::ThreadPoolBuilder::new()
@@ -227,6 +261,55 @@ mod tests {
             assert_eq!(ctl.done(), 1000);
             assert_eq!(ran.load(Ordering::Relaxed), 1000);
         }
+    }
+
+    #[test]
+    fn the_runs_cpu_time_is_its_threads() {
+        // Work of known size on 1 and 2 threads: the control's CPU seconds are at least the
+        // work's and at most the process's over the same span (both from the kernel's clocks).
+        for threads in [Some(1), Some(2)] {
+            let ctl = Control::new();
+            let (t0, p0) = (std::time::Instant::now(), process_cpu());
+            let x = over_replications(
+                0,
+                64,
+                threads,
+                &ctl,
+                || 0u64,
+                |w, rep| {
+                    let t = thread_cpu_ns();
+                    let mut h = rep;
+                    while thread_cpu_ns() - t < 1_000_000 {
+                        h = h.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    }
+                    *w = w.wrapping_add(h);
+                },
+                |w| w,
+                |a, b| a.wrapping_add(b),
+                || 0,
+            )
+            .unwrap();
+            assert!(x > 0);
+            let (wall, process) = (t0.elapsed().as_secs_f64(), process_cpu() - p0);
+            let cpu = ctl.cpu_seconds();
+            assert!(cpu >= 0.064, "{cpu}");
+            assert!(
+                cpu <= process + 1e-3 && cpu <= wall * 2.0 + 1e-3,
+                "{cpu} {process} {wall}"
+            );
+        }
+    }
+
+    fn process_cpu() -> f64 {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: as in thread_cpu_ns.
+        unsafe {
+            libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts);
+        }
+        ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
     }
 
     #[test]

@@ -21,6 +21,7 @@ use crate::diagram::{Compiled, GroupKind};
 use crate::dist::{Dist, Exponential, Lifetime};
 use crate::rng::Stream;
 use crate::stats::fx;
+use crate::variance::Track;
 
 /// Units up to which the agenda is a scan (at 24 a scan and the tree's walk cost about
 /// the same; callgrind, `two_trains`).
@@ -227,6 +228,17 @@ fn propagate(nodes: &mut [Node], succ: &[u32], stack: &mut Vec<u32>, node: usize
     }
 }
 
+/// Whether `node` would pass were its blocks `local` all working (variance reduction's
+/// conditioning on them; true when none are named: a whole subtree is conditioned on).
+#[inline(always)]
+fn rest_passes(node: &Node, local: &[u32], blocks: &[Block]) -> bool {
+    if local.is_empty() {
+        return true;
+    }
+    let down = local.iter().filter(|&&g| !blocks[g as usize].ok).count() as u32;
+    node.bad == down && node.live >= node.threshold
+}
+
 /// Workspace of the core path; reset and reused for each replication.
 pub(crate) struct Plain<'a, Q> {
     c: &'a Compiled,
@@ -345,6 +357,18 @@ impl<'a, Q: Queue> Plain<'a, Q> {
         let (units, blocks, nodes, succ) =
             (&mut units[..], &mut blocks[..], &mut nodes[..], &succ[..]);
         let mut up = nodes[output].reach;
+        // Variance reduction (when asked): the replication's conditional downtime is
+        // followed beside it; no draw changes.
+        let mut variance = acc.variance.take();
+        let mut track = variance
+            .as_ref()
+            .and_then(|v| v.condition.as_ref())
+            .map(|k| {
+                let root = k.root as usize;
+                let rest = rest_passes(&nodes[root], &k.local, blocks);
+                Track::new(k, nodes[output].live - nodes[root].reach as u32, rest)
+            });
+        let root = track.as_ref().map_or(0, |k| k.root() as usize);
         let (mut down_start, mut down_total) = (0.0, 0.0);
         // the outages, for the availability over each curve interval (booked at the end)
         // (a caller reading no curve passes no grid: the searches, whose accumulators
@@ -399,6 +423,10 @@ impl<'a, Q: Queue> Plain<'a, Q> {
                     nodes[node].bad += 1;
                 }
                 propagate(nodes, succ, stack, node);
+                if let Some(k) = track.as_mut() {
+                    let rest = rest_passes(&nodes[root], k.local(), blocks);
+                    k.at(t, nodes[output].live - nodes[root].reach as u32, rest);
+                }
                 let now_up = nodes[output].reach;
                 if now_up != up {
                     // The grid points up to now read the state before the events at their
@@ -447,6 +475,14 @@ impl<'a, Q: Queue> Plain<'a, Q> {
             acc.block_failures[g] += b.failures;
             acc.block_downtime[g] += fx(b.downtime / horizon);
         }
+        let conditional = track.map(|k| k.finish(horizon));
+        if let Some(v) = variance.as_mut() {
+            let blocks = &*blocks;
+            v.book(down_total / horizon, conditional, |g| {
+                blocks[g].downtime / horizon
+            });
+        }
+        acc.variance = variance;
         acc.availability.add(1.0 - down_total / horizon);
         if by_interval {
             acc.book_intervals(grid, &outages);

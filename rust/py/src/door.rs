@@ -78,6 +78,12 @@ impl RunControl {
         self.inner.cancel();
     }
 
+    /// CPU seconds the run's own threads spent so far (every call made with this control).
+    #[getter]
+    fn cpu_seconds(&self) -> f64 {
+        self.inner.cpu_seconds()
+    }
+
     #[getter]
     fn cancelled(&self) -> bool {
         self.inner.is_cancelled()

@@ -6,6 +6,7 @@ use bathtub_engine::decisions::{self, Plan, PlanSpec, variants::Knob};
 use bathtub_engine::error::{EngineError as Refusal, Key};
 use bathtub_engine::mission::{self, MissionAcc, MissionOptions};
 use bathtub_engine::rare::{self, RareOptions};
+use bathtub_engine::variance::Method;
 use pyo3::prelude::*;
 
 /// Validate and compile a diagram (JSON); returns its block ids.
@@ -36,9 +37,11 @@ fn simulate_availability(
     enter(py, Call::Run(control), |ctl| {
         let precision = run.precision(100_000)?;
         let c = diagram(&diagram_json)?;
-        let acc = availability::run_to_precision_with(
+        let method = Method::parse(run.variance_reduction.as_deref().unwrap_or("none"))?;
+        let acc = availability::run_reduced(
             &c,
             &o,
+            method,
             run.replication_start,
             precision,
             run.threads,
@@ -60,7 +63,7 @@ fn rare_check(py: Python<'_>, diagram_json: String, crews: u32) -> PyResult<Opti
 
 /// Which replications a run makes, as Python hands them over: a dict with `seed`,
 /// `replication_start`, `replications` or `target_half_width` (with `max_replications`, else
-/// the run's own cap), and optional `threads`.
+/// the run's own cap), optional `threads` and (availability runs) `variance_reduction`.
 #[derive(FromPyObject)]
 #[pyo3(from_item_all)]
 struct Replications {
@@ -74,6 +77,8 @@ struct Replications {
     max_replications: Option<u64>,
     #[pyo3(default)]
     threads: Option<usize>,
+    #[pyo3(default)]
+    variance_reduction: Option<String>,
 }
 
 impl Replications {

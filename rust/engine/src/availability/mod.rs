@@ -6,7 +6,7 @@ mod summary;
 mod tests;
 
 pub(crate) use replication::{replicate, replicate_observed};
-pub use runs::{Precision, run, run_to_precision, run_to_precision_with, run_with};
+pub use runs::{Precision, run, run_reduced, run_to_precision, run_to_precision_with, run_with};
 pub(crate) use runs::{check, to_precision};
 pub use summary::{
     AvailabilitySummary, BlockCost, BlockSummary, CostSummary, KindCost, ProductionSummary,
@@ -19,6 +19,7 @@ use crate::plain::Workspace;
 use crate::rng::Stream;
 use crate::sim::{COST_KINDS, K_DOWNTIME, Sim, core_only};
 use crate::stats::{Moments, add_vec, fx, unfx, wilson};
+use crate::variance::{Estimate, Method, VarianceAcc, VarianceSummary};
 use serde::{Deserialize, Serialize};
 
 const Z95: f64 = 1.959_963_984_540_054;
@@ -121,6 +122,10 @@ pub struct AvailabilityAcc {
     /// saw-tooth peak), merged into the grid (see `sample_times`).
     #[serde(default)]
     pub test_times: Vec<f64>,
+    /// Variance reduction's plan and sums (`variance`), when the run asks for it; absent
+    /// from a plain run's state, which is then what it always was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variance: Option<VarianceAcc>,
 }
 
 pub(crate) fn cap_scale(c: &Compiled) -> f64 {
@@ -234,6 +239,7 @@ impl AvailabilityAcc {
             block_tests: vec![0; g],
             block_inspections: vec![0; g],
             test_times: tests,
+            variance: None,
         }
     }
 
@@ -270,6 +276,9 @@ impl AvailabilityAcc {
         add_vec(&mut self.block_planned_downtime, &o.block_planned_downtime);
         add_vec(&mut self.block_tests, &o.block_tests);
         add_vec(&mut self.block_inspections, &o.block_inspections);
+        if let (Some(a), Some(b)) = (self.variance.as_mut(), o.variance.as_ref()) {
+            a.absorb(b);
+        }
     }
 
     /// Two runs of the same model and options over adjacent replication ranges, as one.
@@ -280,7 +289,12 @@ impl AvailabilityAcc {
             && self.blocks == other.blocks
             && self.test_times == other.test_times
             && self.point_up.len() == other.point_up.len()
-            && self.interval_up.len() == other.interval_up.len();
+            && self.interval_up.len() == other.interval_up.len()
+            && match (&self.variance, &other.variance) {
+                (None, None) => true,
+                (Some(a), Some(b)) => a.same_plan(b),
+                _ => false,
+            };
         crate::parallel::merge_adjacent(
             self,
             other,
@@ -326,14 +340,30 @@ impl AvailabilityAcc {
         }
     }
 
-    /// Half-width of the 95% interval of unavailability, relative to it (inf while 0).
+    /// Half-width of the 95% interval of unavailability, relative to it (inf while 0):
+    /// the reduced-variance estimator's when the run uses one (so a run to a target
+    /// precision stops on it).
     pub fn relative_half_width(&self) -> f64 {
+        if let Some((e, _)) = self.reduced() {
+            let u = e.unavailability;
+            return if u > 0.0 {
+                e.t * e.std_error / u
+            } else {
+                f64::INFINITY
+            };
+        }
         let u = 1.0 - self.availability.mean();
         if u > 0.0 {
             Z95 * self.availability.std_error() / u
         } else {
             f64::INFINITY
         }
+    }
+
+    /// The reduced-variance estimate of unavailability and its factor, when the run asked
+    /// for one and it beats the plain estimator (else the plain one stands).
+    pub fn reduced(&self) -> Option<(Estimate, f64)> {
+        self.variance.as_ref()?.estimate(&self.availability).ok()
     }
 }
 

@@ -1,6 +1,7 @@
 //! One replication of an availability run: the event loop feeding the accumulator
 //! (downtime, outages, sample points, production, costs).
 use super::*;
+use crate::variance::Track;
 
 /// Throughput followed through a replication: integrals of the flow over the horizon
 /// and over the production period, and time below demand in the period.
@@ -66,6 +67,19 @@ pub(crate) fn replicate_observed(
     };
     let mut failures = 0u32;
     let (mut planned_outages, mut planned_down) = (0u64, 0.0);
+    // Variance reduction (when asked): the conditional downtime followed beside the run.
+    let mut variance = acc.variance.take();
+    let mut track = variance
+        .as_ref()
+        .and_then(|v| v.condition.as_ref())
+        .map(|k| {
+            Track::new(
+                k,
+                sim.output_inputs_but(k.root),
+                sim.passes_but(k.root, &k.local),
+            )
+        });
+    let root = track.as_ref().map_or(0, |k| k.root());
     let mut j = 0;
     let mut next_grid = grid.first().copied().unwrap_or(f64::INFINITY);
     let mut events = 0u64;
@@ -90,6 +104,13 @@ pub(crate) fn replicate_observed(
         events += 1;
         if cap {
             flow.to(s.time, sim.throughput());
+        }
+        if let Some(k) = track.as_mut() {
+            k.at(
+                s.time,
+                sim.output_inputs_but(root),
+                sim.passes_but(root, k.local()),
+            );
         }
         let now_up = sim.system_up();
         if now_up != up {
@@ -155,6 +176,13 @@ pub(crate) fn replicate_observed(
         acc.block_failures[g] += sim.failures[g];
         acc.block_downtime[g] += fx(sim.downtime[g] / horizon);
     }
+    let conditional = track.map(|k| k.finish(horizon));
+    if let Some(v) = variance.as_mut() {
+        v.book(down_total / horizon, conditional, |g| {
+            sim.downtime[g] / horizon
+        });
+    }
+    acc.variance = variance;
     // Planned stops happen only with planned replacements or proof tests.
     if !acc.block_preventive.is_empty() || !acc.test_times.is_empty() {
         for g in 0..acc.blocks.len() {

@@ -68,9 +68,52 @@ pub fn run_with(
     ctl: &Control,
 ) -> Result<AvailabilityAcc, EngineError> {
     check(c, o)?;
+    replications(c, o, start, count, threads, ctl, &None)
+}
+
+/// [`run_to_precision_with`] with variance reduction `method` (`variance`): the same
+/// replications (and the same plain figures) as a plain run of that seed, the mean
+/// availability from the reduced-variance estimator when it helps, and a target precision
+/// reached on that estimator.
+pub fn run_reduced(
+    c: &Compiled,
+    o: &AvailabilityOptions,
+    method: Method,
+    start: u64,
+    p: Precision,
+    threads: Option<usize>,
+    ctl: &Control,
+) -> Result<AvailabilityAcc, EngineError> {
+    check(c, o)?;
+    let plan = VarianceAcc::plan(c, o, method);
+    to_precision(
+        p,
+        200,
+        ctl,
+        |from, n| replications(c, o, start + from, n, threads, ctl, &plan),
+        |a| (a.replication_count, a.relative_half_width()),
+        |a, b| a.merge(b),
+    )
+}
+
+/// Replications [start, start + count) of a checked run, with the variance reduction
+/// `plan` (None: plain).
+fn replications(
+    c: &Compiled,
+    o: &AvailabilityOptions,
+    start: u64,
+    count: u64,
+    threads: Option<usize>,
+    ctl: &Control,
+    plan: &Option<VarianceAcc>,
+) -> Result<AvailabilityAcc, EngineError> {
     let blocks = c.block_ids();
     let grid = sample_times(o.horizon, o.grid, &test_times(c, o.horizon));
-    let empty = || AvailabilityAcc::empty(c, o, &blocks, start);
+    let empty = || {
+        let mut a = AvailabilityAcc::empty(c, o, &blocks, start);
+        a.variance = plan.clone();
+        a
+    };
     let merge = |mut a: AvailabilityAcc, b: AvailabilityAcc| {
         a.absorb(&b);
         a

@@ -79,6 +79,10 @@ pub struct AvailabilitySummary {
     /// Planned replacements per block, per replication on average.
     pub preventive: Option<Vec<(String, f64)>>,
     pub production: Option<ProductionSummary>,
+    /// Variance reduction (when asked): the method used for the mean availability, the
+    /// factor achieved, fallbacks and the plain estimate beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variance_reduction: Option<VarianceSummary>,
 }
 
 /// Throughput figures (capacity units per diagram time unit), per replication on average.
@@ -129,8 +133,13 @@ impl AvailabilityAcc {
         let n = self.replication_count;
         let nf = n.max(1) as f64;
         let horizon = self.options.horizon;
-        let a = self.availability.mean();
-        let se = self.availability.std_error();
+        // The reduced-variance estimate when the run has one (its interval on Student t
+        // with the regression's degrees of freedom), else the plain mean and normal interval.
+        let reduced = self.reduced();
+        let (a, se, z) = match reduced {
+            Some((e, _)) => (1.0 - e.unavailability, e.std_error, e.t),
+            None => (self.availability.mean(), self.availability.std_error(), Z95),
+        };
         let t = sample_times(horizon, self.options.grid, &self.test_times);
         let bands: Vec<(f64, f64)> = self.point_up.iter().map(|&k| wilson(k, n, Z95)).collect();
         let (rl, ru) = wilson(self.no_failure, n, Z95);
@@ -145,8 +154,8 @@ impl AvailabilityAcc {
         AvailabilitySummary {
             mean_availability: a,
             mean_availability_std_error: se,
-            mean_availability_lower: (a - Z95 * se).max(0.0),
-            mean_availability_upper: (a + Z95 * se).min(1.0),
+            mean_availability_lower: (a - z * se).max(0.0),
+            mean_availability_upper: (a + z * se).min(1.0),
             relative_half_width: rel.is_finite().then_some(rel),
             t,
             availability: self.point_up.iter().map(|&k| k as f64 / nf).collect(),
@@ -190,6 +199,10 @@ impl AvailabilityAcc {
                     .map(|(id, &k)| (id.clone(), k as f64 / nf))
                     .collect()
             }),
+            variance_reduction: self
+                .variance
+                .as_ref()
+                .map(|v| v.summary(&self.availability)),
         }
     }
 

@@ -35,6 +35,14 @@ impl Exponential {
             zig: tables(),
         })
     }
+
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    pub fn location(&self) -> f64 {
+        self.loc
+    }
 }
 
 impl Lifetime for Exponential {

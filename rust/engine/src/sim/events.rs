@@ -182,6 +182,23 @@ impl<'a> Sim<'a> {
         self.reach[self.c.output as usize]
     }
 
+    /// Inputs of the output node passing, but for node `v`'s (variance reduction's
+    /// conditioning on the subsystem feeding `v`).
+    pub(crate) fn output_inputs_but(&self, v: u32) -> u32 {
+        self.live[self.c.output as usize] - self.reach[v as usize] as u32
+    }
+
+    /// Whether node `v` would pass were its blocks `local` all working (true when none are
+    /// named: the conditioning is then on the whole subtree feeding `v`).
+    pub(crate) fn passes_but(&self, v: u32, local: &[u32]) -> bool {
+        if local.is_empty() {
+            return true;
+        }
+        let v = v as usize;
+        let down = local.iter().filter(|&&g| !self.ok[g as usize]).count() as u32;
+        self.bad[v] == down && self.live[v] >= self.c.threshold[v]
+    }
+
     /// The system is down from `t` in its present state: charge the outage's stretch so
     /// far and pick who the next one is charged to (see `attribution`).
     #[cold]

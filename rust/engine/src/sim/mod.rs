@@ -198,7 +198,7 @@ fn propagate(
 /// Whether group `i` fails and is repaired off the core path (`fail_special`,
 /// `repaired_special`): proof-tested, planned, imperfectly repaired, own repairer,
 /// maintenance group, costs, common cause.
-fn special(c: &Compiled, i: usize) -> bool {
+pub(crate) fn special(c: &Compiled, i: usize) -> bool {
     let grp = &c.groups[i];
     grp.test.is_some()
         || grp.pm.is_some()
