@@ -11,7 +11,7 @@ from bathtub.errors import InputError, RowError
 from bathtub.fleet.forecast import MAX_RENEWAL_LAWS, failure_probability, forecast
 from bathtub.fleet.lives import CovariateLives
 from bathtub.fleet.usage import ItemUsage, apply_reading, rate_used
-from bathtub.regression import models as regression_models
+from bathtub.regression import kinds as regression_kinds
 
 NOT_IN_FLEET = "must name an item of the fleet"
 REPEATED_ITEM = "must not repeat an item of the request"
@@ -77,7 +77,7 @@ def fleet_forecast(life: Any, body: dict[str, Any]) -> tuple[dict[str, Any], lis
                      "left out of the counts")
     if isinstance(life, dict):
         out["life"] = "each item's own curve from its covariates (regression model)"
-        end = regression_models.support_end(life)
+        end = regression_kinds.support_end(life)
         if end is not None and any(a + r * body["periods"] > end for a, r in zip(ages, rates)):
             notes.append(f"the Cox baseline ends at the last failure time in its data ({end:g}): no failures are "
                          "counted for use beyond it, so items used past it are under-forecast")
