@@ -189,7 +189,7 @@ def evaluate_curves(record: Mapping[str, Any], points: int = 200) -> dict[str, A
                 "Hf": [float(h) if math.isfinite(h) else None for h in hf], "df": nulls,
                 "null_reason": {"hf": NO_DENSITY, "df": NO_DENSITY}}
     if kind == "competing_risks":
-        x = reliability_curves(record["pooled"], points)["x"]
+        x = reliability_curves(record["pooled_fit"], points)["x"]
         rows = [_competing_at(record, float(t)) for t in x]
         return {"x": x, "sf": [r["reliability"] for r in rows], "ff": [r["failure"] for r in rows],
                 "hf": [r["hazard"] for r in rows], "Hf": [r["cumulative_hazard"] for r in rows],
