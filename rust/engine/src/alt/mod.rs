@@ -202,6 +202,18 @@ impl Standardised {
         }
     }
 
+    /// The likelihood of `data`'s units on this standardised scale.
+    pub fn problem<'a>(&'a self, data: &'a AltData, life: Life) -> Problem<'a> {
+        Problem {
+            y: &self.y,
+            failed: &data.failed,
+            x: &self.x,
+            offset: &self.offset,
+            p: self.p,
+            life,
+        }
+    }
+
     /// Natural coefficients from internal ones.
     pub fn to_natural(&self, b: &[f64; MAX_K]) -> [f64; MAX_K] {
         let mut out = *b;
@@ -241,14 +253,7 @@ pub fn fit_from(model: &Model, data: &AltData, start: &[f64; MAX_K]) -> Option<F
         return None;
     }
     let st = Standardised::new(model, data);
-    let pb = Problem {
-        y: &st.y,
-        failed: &data.failed,
-        x: &st.x,
-        offset: &st.offset,
-        p: st.p,
-        life: model.life,
-    };
+    let pb = st.problem(data, model.life);
     let (theta, ll) = newton(&pb, st.to_internal(start), MAX_ITER)?;
     let nf = data.failed.iter().filter(|&&f| f).count() as f64;
     Some(Fit {
@@ -283,14 +288,7 @@ impl Fit {
     #[allow(clippy::needless_range_loop)]
     pub fn covariance(&self, model: &Model, data: &AltData) -> Option<Vec<Vec<f64>>> {
         let st = Standardised::new(model, data);
-        let pb = Problem {
-            y: &st.y,
-            failed: &data.failed,
-            x: &st.x,
-            offset: &st.offset,
-            p: st.p,
-            life: model.life,
-        };
+        let pb = st.problem(data, model.life);
         let k = pb.k();
         let (_, _, h) = pb.eval(&st.to_internal(&self.theta));
         let mut info = [[0.0; MAX_K]; MAX_K];
