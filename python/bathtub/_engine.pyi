@@ -99,7 +99,7 @@ def alt_fit(
     failed: list[bool],
     stresses: list[list[float]],
     start: list[float],
-) -> tuple[list[float], float]: ...
+) -> tuple[list[float], float, list[list[float]] | None]: ...
 # `data`: t, failed, stresses (one list per stress); `resample`: kind (parametric |
 # nonparametric), seed, start, count, and optionally threads and jackknife.
 def alt_bootstrap(

@@ -45,10 +45,14 @@ def test_engine_refit_is_the_library_fit(model_id):
     theta = [v["value"] for v in rec["coefficients"]]
     spec = parse_model(model_id)
     start = [float(np.log(t).mean())] + [0.0] * (len(theta) - 1)
-    got, ll = _engine.alt_fit(spec.life, spec.relationship.id, t.tolist(), c.tolist(),
-                              [STRESS.tolist()] + ([] if s2 is None else [s2.tolist()]), start)
+    got, ll, cov = _engine.alt_fit(spec.life, spec.relationship.id, t.tolist(), c.tolist(),
+                                   [STRESS.tolist()] + ([] if s2 is None else [s2.tolist()]), start)
     np.testing.assert_allclose(got, theta, rtol=1e-7, atol=1e-9)
     assert ll == pytest.approx(rec["metrics"]["log_likelihood"], rel=1e-10)
+    # the refit's covariance is the record's, to the precision the two maxima agree (as correlations)
+    want = np.asarray(rec["covariance"])
+    sd = np.sqrt(np.diag(want))
+    np.testing.assert_allclose(np.asarray(cov) / np.outer(sd, sd), want / np.outer(sd, sd), atol=1e-6)
 
 
 @pytest.mark.parametrize("kind", ["parametric", "nonparametric"])

@@ -264,3 +264,24 @@ def test_stress_life_plot_data():
     m = AltModel.from_record(rec)
     assert line["life"][10] == pytest.approx(m.life(line["stress"][10]).value, rel=1e-12)
     assert all(lo < v < hi for lo, v, hi in zip(line["lower"], line["life"], line["upper"]))
+
+
+def test_engine_covariance_is_the_closed_form_information():
+    # Exponential lives at two Arrhenius levels are saturated: ln L_j = ln(TTT_j / r_j) and its
+    # variance is 1/r_j (the exponential's information on ln L), so the covariance of (a, b) with
+    # ln L_j = a + b / T_j is G^-1 diag(1/r) G^-T, G = [[1, 1/T1], [1, 1/T2]] (Nelson 1990, ch. 3)
+    from bathtub.alt.data import alt_data
+    from bathtub.alt.fit import fit_internal
+    from bathtub.alt.relationships import parse_model
+
+    t = [120.0, 340.0, 800.0, 1000.0, 1000.0, 30.0, 75.0, 160.0, 210.0, 400.0]
+    failed = [True, True, True, False, False, True, True, True, True, False]
+    temps = [350.0] * 5 + [400.0] * 5
+    spec = parse_model("exponential_arrhenius")
+    theta, cov, ll = fit_internal(spec, alt_data(spec, t, failed, temps))
+    g_inv = np.linalg.inv(np.array([[1.0, 1 / 350.0], [1.0, 1 / 400.0]]))
+    want = g_inv @ np.diag([1 / 3, 1 / 4]) @ g_inv.T
+    np.testing.assert_allclose(cov, want, rtol=1e-7)
+    l1, l2 = sum(t[:5]) / 3, sum(t[5:]) / 4
+    np.testing.assert_allclose(theta, g_inv @ np.log([l1, l2]), rtol=1e-9)
+    assert ll == pytest.approx(-3 * math.log(l1) - 3 - 4 * math.log(l2) - 4, rel=1e-12)

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from bathtub.degradation import build_model, crossing_times, pseudo_failures, readings_from_columns, unit_lines
+from bathtub.degradation import crossing_times, pseudo_failures, readings_from_columns, unit_lines
+from bathtub.degradation.model import build_model
 from bathtub.degradation.paths import Path
 from bathtub.errors import InputError, RowError
 from bathtub.life import LifeData, fit

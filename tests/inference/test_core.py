@@ -15,9 +15,9 @@ from bathtub.inference import (
     hessian,
     hessian_from_gradient,
     interval,
-    loglocscale,
     maximise,
     row,
+    standard_terms,
     z,
 )
 
@@ -58,41 +58,19 @@ def test_normal_mle_and_covariance(stages):
     assert m.method == "+".join(s.method for s in stages)
 
 
-def test_log_location_scale_fit_with_its_analytic_hessian():
-    # a normal sample with no censoring and no covariate: the lognormal fit is the normal MLE of ln t
-    y = Y
-    x = np.ones((y.size, 1))
-    fail = np.ones(y.size, bool)
-
-    def ll(th: np.ndarray) -> tuple[float, np.ndarray]:
-        v, g, _ = loglocscale.loglik(th, y, fail, x, np.zeros(y.size), "normal", False)
-        return v, g
-
-    m = maximise(ll, np.array([0.0, 0.0]), grad=True, stages=(Stage("BFGS", {"gtol": 1e-10}),),
-                 hessian=lambda th: loglocscale.loglik(th, y, fail, x, np.zeros(y.size), "normal", False)[2])
-    np.testing.assert_allclose(m.estimate, [y.mean(), math.log(y.std())], atol=1e-7)
-    # the analytic information at the MLE: var(mu) = s^2/n, var(ln s) = 1/(2n)
-    np.testing.assert_allclose(m.covariance, [[y.var() / y.size, 0], [0, 1 / (2 * y.size)]], rtol=1e-6, atol=1e-10)
-    # the log-likelihood of t = e^y is the normal one of y minus sum(y)
-    assert m.log_likelihood == pytest.approx(float(stats.norm.logpdf(y, y.mean(), y.std()).sum()) - y.sum(),
-                                             rel=1e-12)
-
-
-@pytest.mark.parametrize("kind", ["extreme", "normal", "logistic"])
-def test_loglocscale_derivatives_against_differences(kind):
-    rng = np.random.default_rng(3)
-    x = np.column_stack([np.ones(30), rng.normal(size=30)])
-    y = rng.normal(size=30)
-    fail = rng.random(30) < 0.7
-    th = np.array([0.2, -0.3, 0.1])
-
-    def f(t: np.ndarray) -> float:
-        return loglocscale.loglik(t, y, fail, x, np.zeros(30), kind, False)[0]
-
-    _, g, h = loglocscale.loglik(th, y, fail, x, np.zeros(30), kind, False)
-    num_g = np.array([(f(th + e) - f(th - e)) / 2e-6 for e in np.eye(3) * 1e-6])
-    np.testing.assert_allclose(g, num_g, rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(h, hessian(f, th, 1e-4), rtol=1e-5, atol=1e-5)
+@pytest.mark.parametrize("kind, law", [("extreme", stats.gumbel_l), ("normal", stats.norm),
+                                       ("logistic", stats.logistic)])
+def test_standard_laws_against_scipy_and_differences(kind, law):
+    # the log-location-scale laws' log density and log survival are scipy's (minimum extreme value:
+    # gumbel_l), and their z-derivatives match central differences, far into both tails
+    z = np.linspace(-8.0, 6.0, 57)
+    lf, ls, df, ds = standard_terms(kind, z)
+    np.testing.assert_allclose(lf, law.logpdf(z), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ls, law.logsf(z), rtol=1e-9, atol=1e-12)
+    h = 1e-6
+    up, down = standard_terms(kind, z + h), standard_terms(kind, z - h)
+    np.testing.assert_allclose(df, (up[0] - down[0]) / (2 * h), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(ds, (up[1] - down[1]) / (2 * h), rtol=1e-6, atol=1e-6)
 
 
 def _quadratic(p: np.ndarray) -> float:

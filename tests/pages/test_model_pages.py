@@ -21,7 +21,8 @@ from bathtub_api.keys import STORE
 from tests.conftest import Api
 from tests.models.reference import ALT, CRACKS, GROWTH, LIFE
 
-OLD_ALT = json.loads((Path(__file__).parents[1] / "service" / "data" / "old_model_records.json").read_text())["alt"]
+OLD = json.loads((Path(__file__).parents[1] / "service" / "data" / "old_model_records.json").read_text())
+OLD_ALT = OLD["alt"]
 BAD = re.compile(r"object at 0x|built-in method|bound method|\bNone\b|\bNaN\b|\bnan\b|Traceback")
 
 # kind -> (share kind, dataset columns, the fit's POST path, its body without dataset_id)
@@ -92,3 +93,10 @@ async def test_no_model_kind_page_shows_a_repr_none_or_nan(api: Api, client: Any
     assert not BAD.findall(text), sorted(set(BAD.findall(text)))
     beta = next(p for p in OLD_ALT["params"] if p["name"] == "beta")
     assert "–" in text and "old alt model" in text and f"{beta['value']:.4g}"[:4] in text
+    # a by-mode fit stored when its all-modes fit was `pooled` (a demand record's name): its page shows
+    # that fit as the all-modes row, and no demand table
+    await store.insert_item(owner, "model", "model_old_cr", "old by-mode model",
+                            {**OLD["competing_risks"], "unit": "h"})
+    text = page_text(await _shared_page(api, "model", "model_old_cr"))
+    assert "all modes as one" in text and "Probability of failure on demand" not in text
+    assert not BAD.findall(text), sorted(set(BAD.findall(text)))

@@ -19,7 +19,7 @@ from bathtub import engine
 from bathtub.errors import InputError
 from bathtub.rbd import analyze, check_diagram, engine_form
 from bathtub.rbd.schedules import compile_expression
-from bathtub.regression.models import evaluate_at
+from bathtub.regression.kinds import evaluate_at
 from bathtub.regression.records import fit_regression
 
 REPS = 40_000

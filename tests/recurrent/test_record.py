@@ -12,7 +12,8 @@ from scipy import stats
 from surpyval.recurrent import CrowAMSAA, ProportionalIntensityNHPP
 
 from bathtub.errors import InputError
-from bathtub.recurrent import events, fit_columns, fit_data, nhpp
+from bathtub.recurrent import events, fit_data, nhpp
+from bathtub.recurrent.record import fit_columns
 
 # surpyval's ProportionalIntensityNHPP example: four systems observed to 20, Z = 0, 0, 1, 1.
 X = [9, 14, 18, 20, 7, 12, 16, 19, 20, 5, 9, 13, 16, 18, 20, 6, 10, 13, 15, 17, 19, 20]

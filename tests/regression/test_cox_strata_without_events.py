@@ -22,7 +22,7 @@ from statsmodels.duration.hazard_regression import PHReg
 from bathtub import engine
 from bathtub.errors import InputError
 from bathtub.rbd import check_diagram, engine_form
-from bathtub.regression import lives, models, records, validation, zph
+from bathtub.regression import kinds, lives, models, records, validation, zph
 from bathtub.regression.cox import fit_cox
 from tests.regression.rref import run_r
 
@@ -154,10 +154,10 @@ def test_record_names_the_stratum_and_predicts_survival_one() -> None:
     assert record["baseline"][2] == {"stratum": EMPTY, "time": [], "cumhaz": []}
     assert record["validation"]["available"] and record["validation"]["brier"] is not None
     unit = {"fin": 1, "age": 30, "prio": 2, "cell": EMPTY}
-    assert models.evaluate_at(record, 40, unit)["reliability"] == 1.0
-    assert models.evaluate_curves(record, 10, unit)["sf"] == [1.0]
+    assert kinds.evaluate_at(record, 40, unit)["reliability"] == 1.0
+    assert kinds.evaluate_curves(record, 10, unit)["sf"] == [1.0]
     x, k = models.unit_rows(record, [unit, {**unit, "cell": "0/0"}])
-    logs = models.log_survival(record, x, k, np.array([[10.0, 52.0], [10.0, 52.0]]))
+    logs = kinds.log_survival(record, x, k, np.array([[10.0, 52.0], [10.0, 52.0]]))
     assert np.all(logs[0] == 0) and np.all(logs[1] < 0)
     # as a block's life: F = 0 at every age (a steps table the engine accepts with one knot)
     assert lives.life_at(record, 0.3, 2) == {"distribution_id": "steps", "table": [[0.0, 0.0]]}

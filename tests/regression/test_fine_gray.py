@@ -13,7 +13,7 @@ import pytest
 from bathtub.errors import InputError
 from bathtub.regression import fine_gray
 from bathtub.regression.fine_gray_records import evaluate_at, evaluate_curves, fit_record
-from bathtub.regression.records import evaluate_at as any_evaluate_at
+from bathtub.regression.kinds import evaluate_at as any_evaluate_at
 from bathtub.regression.records import fit_regression
 from tests.regression.rref import run_r
 

@@ -80,7 +80,7 @@ def test_no_interior_knots_record_equals_weibull_ph_record() -> None:
 
 
 def _weibull_at(record: dict, t: float, unit: dict) -> dict:
-    from bathtub.regression.models import evaluate_at
+    from bathtub.regression.kinds import evaluate_at
 
     return evaluate_at(record, t, unit)
 

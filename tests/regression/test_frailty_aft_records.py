@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from bathtub.errors import InputError
-from bathtub.regression.records import evaluate_at, evaluate_curves, fit_regression
+from bathtub.regression.kinds import evaluate_at, evaluate_curves
+from bathtub.regression.records import fit_regression
 
 
 def _columns(rng: np.random.Generator) -> dict[str, list]:

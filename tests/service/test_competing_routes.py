@@ -13,7 +13,7 @@ import pytest
 
 from bathtub.life.cumulative_incidence import incidence_block
 from bathtub.regression.fine_gray_records import fit_record
-from bathtub.regression.records import evaluate_at
+from bathtub.regression.kinds import evaluate_at
 from tests.conftest import Api
 from tests.service.test_errors import assert_refusal
 from tests.service.test_recurrent_routes import mcf1_fleet

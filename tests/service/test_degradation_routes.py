@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from bathtub.degradation import build_model
+from bathtub.degradation.model import build_model
 from tests.conftest import Api
 from tests.service.test_errors import assert_refusal
 

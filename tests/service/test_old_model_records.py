@@ -1,8 +1,9 @@
-"""Models saved before the one record shape keep loading and evaluating: an ALT record and a
-degradation record exactly as the previous release wrote them (data/old_model_records.json,
-written by that release's library on tests/models/reference.py's data: ALT rows
-{name, value, se, lower, upper}, a degradation record without params or gof), put in the store
-directly, then read and evaluated through the service."""
+"""Models saved before the one record shape keep loading and evaluating: an ALT record, a
+degradation record and a competing-risks record exactly as the previous releases wrote them
+(data/old_model_records.json, written by those releases' libraries on tests/models/reference.py's
+data: ALT rows {name, value, se, lower, upper}, a degradation record without params or gof, a
+by-mode fit whose all-modes fit is `pooled`), put in the store directly, then read and evaluated
+through the service."""
 
 from __future__ import annotations
 
@@ -62,3 +63,24 @@ async def test_an_old_degradation_record_answers_params_and_gof(api: Api, client
     assert status == 200, record
     assert record["params"] == old["life"]["params"] and record["gof"] == old["life"]["gof"]
     assert record["covariance"] == old["life"]["covariance"] and record["threshold"] == old["threshold"]
+
+
+@pytest.mark.one_store
+async def test_an_old_competing_record_answers_pooled_fit(api: Api, client: Any) -> None:
+    old = OLD["competing_risks"]
+    assert "pooled" in old and "pooled_fit" not in old  # as the release before the rename stored it
+    source = {"dataset_id": "ds_gone", "mapping": {"x": "x", "c": "c", "mode": "mode"}, "distribution": "weibull",
+              "options": {}}
+    await _store_old(api, client, "model", "model_old_cr", {**old, "unit": "h", "source": source})
+    status, record = await api.get("/api/v1/models/model_old_cr")
+    assert status == 200, record
+    assert "pooled" not in record and record["pooled_fit"] == old["pooled"]  # `pooled` is a demand record's
+    # the modes act in series: S(t) = product of each mode's Weibull survival
+    t = 900.0
+    want = math.prod(math.exp(-(t / p["alpha"]) ** p["beta"]) for p in (
+        {q["name"]: q["value"] for q in m["model"]["params"]} for m in old["modes"]))
+    status, at = await api.post("/api/v1/models/model_old_cr/reliability", {"t": t})
+    assert status == 200, at
+    assert math.isclose(at["at"]["reliability"], want, rel_tol=1e-10)
+    status, curves = await api.post("/api/v1/models/model_old_cr/reliability", {"points": 20})
+    assert status == 200 and len(curves["curves"]["x"]) == 20, curves

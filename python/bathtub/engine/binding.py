@@ -115,7 +115,7 @@ def simulate_rare(diagram_json: str, crews: int, run: Mapping[str, Any], *, cont
 
 
 def alt_fit(life: str, relationship: str, t: list[float], failed: list[bool], stresses: list[list[float]],
-            start: list[float]) -> tuple[list[float], float]:
+            start: list[float]) -> tuple[list[float], float, list[list[float]] | None]:
     return _engine.alt_fit(life, relationship, t, failed, stresses, start)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from bathtub.distributions import Lifetime
+from bathtub.regression import kinds as regression_kinds
 from bathtub.regression import models as regression_models
 
 
@@ -72,7 +73,7 @@ class _OneUnit:
 
     def logsf(self, t: np.ndarray) -> np.ndarray:
         t = np.asarray(t, dtype=float)
-        return regression_models.log_survival(self.record, self.x, self.stratum, t.reshape(1, -1))[0].reshape(t.shape)
+        return regression_kinds.log_survival(self.record, self.x, self.stratum, t.reshape(1, -1))[0].reshape(t.shape)
 
     def cdf(self, t: np.ndarray) -> np.ndarray:
         return -np.expm1(self.logsf(t))
@@ -94,7 +95,7 @@ class CovariateLives(ItemLives):
         return self.x.shape[0]
 
     def logsf(self, use: np.ndarray) -> np.ndarray:
-        return regression_models.log_survival(self.record, self.x, self.strata, use)
+        return regression_kinds.log_survival(self.record, self.x, self.strata, use)
 
     def take(self, idx: np.ndarray) -> CovariateLives:
         return CovariateLives(self.record, self.x[idx], self.strata[idx])

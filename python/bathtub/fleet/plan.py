@@ -13,7 +13,7 @@ from bathtub.fleet.forecast import MAX_RENEWAL_LAWS, failure_probability, foreca
 from bathtub.fleet.lives import CovariateLives
 from bathtub.fleet.uncertain import parameter_forecast
 from bathtub.fleet.usage import ItemUsage, apply_reading, rate_used
-from bathtub.regression import models as regression_models
+from bathtub.regression import kinds as regression_kinds
 
 NOT_IN_FLEET = "must name an item of the fleet"
 DRAWS = 100  # parameter draws of a forecast with uncertainty: parameters, unless the fleet says
@@ -120,7 +120,7 @@ def fleet_forecast(life: Any, body: dict[str, Any], record: dict[str, Any] | Non
                      "left out of the counts")
     if isinstance(life, dict):
         out["life"] = "each item's own curve from its covariates (regression model)"
-        end = regression_models.support_end(life)
+        end = regression_kinds.support_end(life)
         if end is not None and any(a + r * body["periods"] > end for a, r in zip(ages, rates)):
             notes.append(f"the Cox baseline ends at the last failure time in its data ({end:g}): no failures are "
                          "counted for use beyond it, so items used past it are under-forecast")

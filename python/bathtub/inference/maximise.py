@@ -4,7 +4,8 @@ information), the log-likelihood at the maximum and the convergence facts out.
 The method policy is the caller's, passed as data, so each model keeps the optimiser settings
 its pinned numbers were computed with: a sequence of scipy stages (BFGS, then Nelder-Mead from
 where BFGS stopped, L-BFGS-B with bounds, SLSQP with constraints, ...). ALT's damped Newton on
-the log-location-scale likelihood runs in the engine (`engine.binding.alt_fit`), which is faster."""
+the log-location-scale likelihood runs in the engine (`engine.binding.alt_fit`), which is faster.
+Models with an analytic Hessian take Newton steps through `newton.newton`."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class Maximum:
     method: str
     message: str = ""
     hessian: np.ndarray | None = field(default=None, repr=False)
+    state: Any = field(default=None, repr=False)  # a Newton model's own state at the estimate (newton.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {"estimate": self.estimate.tolist(),

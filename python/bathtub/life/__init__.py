@@ -1,5 +1,7 @@
 """Life-data analysis: data, parametric fitting with bounds, non-parametric estimates,
-demand data, competing risks, and saved-model records (fit and evaluate any kind)."""
+demand data, competing risks, and saved-model records. A record of any kind is fitted through
+the one entry `bathtub.models.fit` (`saved.fit_columns` is its life, non-parametric and
+competing-risks implementation)."""
 
 from bathtub.life.competing import fit_competing_risks
 from bathtub.life.data import LifeData
@@ -8,7 +10,7 @@ from bathtub.life.evaluate import model_from_params, reliability_at, reliability
 from bathtub.life.fit import LifeFit, fit, fit_best
 from bathtub.life.nonparametric import kaplan_meier, turnbull
 from bathtub.life.records import fit_dataset, import_model
-from bathtub.life.saved import evaluate_at, evaluate_curves, fit_columns
+from bathtub.life.saved import evaluate_at, evaluate_curves
 
 __all__ = [
     "LifeData",
@@ -18,7 +20,6 @@ __all__ = [
     "evaluate_curves",
     "fit",
     "fit_best",
-    "fit_columns",
     "fit_competing_risks",
     "fit_dataset",
     "import_model",

@@ -96,7 +96,7 @@ def fit_competing_risks(
         "kind": "competing_risks",
         "n": pooled.n,
         "modes": out_modes,
-        "pooled": pooled.to_record(),
+        "pooled_fit": pooled.to_record(),
         "test": {
             "statistic": lr, "df": df, "p": p if math.isfinite(p) else None,
             "meaning": "likelihood ratio of per-mode models against one distribution for all failures "

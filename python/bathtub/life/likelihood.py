@@ -169,6 +169,12 @@ def _gradient(fun: Callable[[np.ndarray], float], u: np.ndarray, h: np.ndarray) 
     return (4.0 * central(h / 2) - central(h)) / 3.0
 
 
+# Newton steps on the observed information, at most 4, never halved: a step that loses more than
+# 1e-12 max(1, |ℓ|) stops there; converged once a step is below 1e-9 of each coordinate's sd
+POLISH = inference.NewtonRule(max_iter=4, tries=1, accept=1e-12, accept_floor=1.0, exhausted="stop",
+                              value_tol=None, step_tol=1e-9, relative_step=False)
+
+
 def polish(fun: Callable[[np.ndarray], float], u: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """Newton steps on the observed information from a maximiser's end point u.
 
@@ -178,30 +184,28 @@ def polish(fun: Callable[[np.ndarray], float], u: np.ndarray) -> tuple[np.ndarra
     unit alike. A step longer than one standard error means the point is not near a regular
     maximum (a boundary, a ridge): u is then kept. Returns (u, information at u or None).
     """
-    u = np.asarray(u, dtype=float)
-    info = observed_information(fun, u)
-    f_u = fun(u)
-    for _ in range(4):
-        if info is None:
-            return u, None
+
+    def derivatives(v: np.ndarray, _: object) -> tuple[None, np.ndarray | None]:
+        info = observed_information(fun, v)
+        return None, None if info is None else -info
+
+    def direction(v: np.ndarray, _: None, hess: np.ndarray | None) -> inference.Direction:
+        if hess is None:
+            raise inference.Stop("the likelihood is not finite around the point")
         try:
-            cov = np.linalg.inv(info)
+            cov = np.linalg.inv(-hess)
         except np.linalg.LinAlgError:
-            return u, info
+            raise inference.Stop("the information is singular") from None
         sd2 = np.diag(cov)
         if not np.all(np.isfinite(cov)) or np.any(sd2 <= 0):
-            return u, info
+            raise inference.Stop("the information is not positive definite")
         sd = np.sqrt(sd2)
-        g = _gradient(fun, u, 1e-3 * sd)
-        du = cov @ g
+        du = cov @ _gradient(fun, v, 1e-3 * sd)
         size = float(np.max(np.abs(du) / sd)) if np.all(np.isfinite(du)) else math.inf
         if size > 1.0:
-            return u, info
-        f_new = fun(u + du)
-        if not math.isfinite(f_new) or f_new < f_u - 1e-12 * max(1.0, abs(f_u)):
-            return u, info
-        u, f_u = u + du, f_new
-        info = observed_information(fun, u)
-        if size < 1e-9:
-            break
-    return u, info
+            raise inference.Stop("a step longer than one standard error")
+        return inference.Direction(du, scale=sd)
+
+    m = inference.newton(lambda v: (fun(v), None), np.asarray(u, dtype=float), derivatives=derivatives,
+                         direction=direction, rule=POLISH)
+    return m.estimate, None if m.hessian is None else -m.hessian

@@ -1,7 +1,8 @@
-"""Saved life models of every kind, from a dataset's columns and back to numbers.
+"""Saved life models (a life distribution, non-parametric, competing risks), from a dataset's
+columns and back to numbers.
 
-`fit_columns` is what `POST /api/v1/fit` computes: by the `distribution` and the `mapping`
-it fits a parametric model (`records.fit_dataset`), a non-parametric one (`kaplan_meier`,
+`fit_columns` is the registry's fit of those kinds (`bathtub.models.fit`): by the `distribution`
+and the `mapping` it fits a parametric model (`records.fit_dataset`), a non-parametric one (`kaplan_meier`,
 `turnbull`) or competing risks (a `mode` role). `evaluate_at` / `evaluate_curves` answer
 `POST /api/v1/models/{id}/reliability` for any of those records.
 """
@@ -15,8 +16,6 @@ from typing import Any
 import numpy as np
 
 from bathtub import steps
-from bathtub.alt import columns as alt_columns
-from bathtub.alt.relationships import is_alt_model
 from bathtub.censoring import FAILURE, censoring_codes
 from bathtub.errors import InputError, RowError
 from bathtub.life.competing import fit_competing_risks
@@ -111,9 +110,9 @@ def fit_columns(
     distribution: str,
     options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The saved-model record of `distribution` fitted to a dataset's columns."""
-    if is_alt_model(distribution):  # accelerated life tests read stress roles: their own module
-        return alt_columns.fit_columns(columns, mapping, distribution, options)
+    """The saved-model record of `distribution` (a life family, mixture, best, kaplan_meier or turnbull;
+    competing risks with a `mode` role) fitted to a dataset's columns. Which kind a fit makes (ALT,
+    recurrent, regression or these) is the registry's choice (`bathtub.models.fit`), made once."""
     if distribution == "fine_gray":
         raise InputError("covariates", "fine_gray is a regression on failure modes: give covariates or formula, "
                                        "mapping.mode and options.failure_mode")
@@ -190,7 +189,7 @@ def evaluate_curves(record: Mapping[str, Any], points: int = 200) -> dict[str, A
                 "Hf": [float(h) if math.isfinite(h) else None for h in hf], "df": nulls,
                 "null_reason": {"hf": NO_DENSITY, "df": NO_DENSITY}}
     if kind == "competing_risks":
-        x = reliability_curves(record["pooled"], points)["x"]
+        x = reliability_curves(record["pooled_fit"], points)["x"]
         rows = [_competing_at(record, float(t)) for t in x]
         return {"x": x, "sf": [r["reliability"] for r in rows], "ff": [r["failure"] for r in rows],
                 "hf": [r["hazard"] for r in rows], "Hf": [r["cumulative_hazard"] for r in rows],

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bathtub import inference
 from bathtub.life.data import LifeData
 
 
@@ -58,6 +59,11 @@ def _moments(parts: tuple[_Part, ...], beta: float) -> tuple[float, float, float
     return acc[0], acc[1], acc[2]
 
 
+# Newton on the profile score inside a shrinking bracket, one step per pass, never halved; the last
+# step is the first inside the bracket below `tol` relative (the model's own test, Direction.last)
+PROFILE = inference.NewtonRule(max_iter=200, tries=1, exhausted="take", value_tol=None, step_tol=None)
+
+
 def _newton(
     parts: tuple[_Part, ...], r: float, sum_fc: float, beta: float, tol: float
 ) -> tuple[float, tuple[float, float, float]]:
@@ -65,28 +71,41 @@ def _newton(
 
     Returns the root and the moments at the last evaluated shape; once a step is below `tol`
     (relative) the error left after taking it is ~tol^2, so no further pass is needed.
-    """
-    lo, hi = 0.0, math.inf
-    mom = _moments(parts, beta)
-    for _ in range(200):
+    The maximised value is the profile log-likelihood up to a constant, r ln(beta) - r ln S0 +
+    beta sum_fc (its derivative is the score g)."""
+    bracket = [0.0, math.inf]
+    final: list[float] = []
+
+    def value(x: np.ndarray) -> tuple[float, tuple[float, float, float]]:
+        mom = _moments(parts, float(x[0]))
+        with np.errstate(divide="ignore"):
+            return r * math.log(x[0]) - r * float(np.log(mom[0])) + float(x[0]) * sum_fc, mom
+
+    def derivatives(x: np.ndarray, mom: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray]:
+        b = float(x[0])
         s0, s1, s2 = mom
         m1 = s1 / s0
-        g = r / beta + sum_fc - r * m1
-        dg = -r / beta**2 - r * (s2 / s0 - m1 * m1)
-        if g > 0:
-            lo = beta
-        else:
-            hi = beta
-        new = beta - g / dg
+        return np.array([r / b + sum_fc - r * m1]), np.array([[-r / b**2 - r * (s2 / s0 - m1 * m1)]])
+
+    def direction(x: np.ndarray, grad: np.ndarray, hess: np.ndarray) -> inference.Direction:
+        b, g, dg = float(x[0]), float(grad[0]), float(hess[0, 0])
+        bracket[0 if g > 0 else 1] = b
+        lo, hi = bracket
+        new = b - g / dg
         if not (lo < new < hi) or not math.isfinite(new):
-            new = 0.5 * (lo + hi) if math.isfinite(hi) else 2.0 * beta
-        elif abs(new - beta) <= tol * beta:
-            # first-order update of the moments to the final shape (error ~ step^2)
-            d = new - beta
-            return new, (s0 + d * s1, s1 + d * s2, s2)
-        beta = new
-        mom = _moments(parts, beta)
-    return beta, mom
+            new = 0.5 * (lo + hi) if math.isfinite(hi) else 2.0 * b
+            return inference.Direction(np.array([new - b]))
+        if abs(new - b) <= tol * b:
+            final.append(new - b)
+            return inference.Direction(np.array([-(g / dg)]), last=True)
+        return inference.Direction(np.array([-(g / dg)]))
+
+    m = inference.newton(value, np.array([beta]), derivatives=derivatives, direction=direction, rule=PROFILE)
+    s0, s1, s2 = m.state
+    if final:  # first-order update of the moments to the final shape (error ~ step^2)
+        d = final[0]
+        return float(m.estimate[0]), (s0 + d * s1, s1 + d * s2, s2)
+    return float(m.estimate[0]), m.state
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from bathtub.life.paper import cdf_band, hazard_band
 from bathtub.models.protocol import FittedModel
 from bathtub.recurrent import record as recurrent
 from bathtub.recurrent.expected import cumulative_intensity
+from bathtub.regression import kinds as regression_kinds
 from bathtub.regression import records as regression
-from bathtub.regression.models import PER_UNIT
 
 Columns = Mapping[str, Sequence[Any]]
 
@@ -112,17 +112,17 @@ class Regression(FittedModel):
 
     def at(self, t: float, covariates: Mapping[str, Any] | None = None, stress: float | None = None,
            stress2: float | None = None) -> dict[str, Any]:
-        return regression.evaluate_at(self.record, t, covariates)
+        return regression_kinds.evaluate_at(self.record, t, covariates)
 
     def curves(self, points: int = 200, covariates: Mapping[str, Any] | None = None, stress: float | None = None,
                stress2: float | None = None) -> dict[str, Any]:
-        return regression.evaluate_curves(self.record, points, covariates)
+        return regression_kinds.evaluate_curves(self.record, points, covariates)
 
     def fleet_life(self, model_id: str) -> dict[str, Any]:
         dist = self.record.get("distribution")
-        if dist not in PER_UNIT:
+        if dist not in regression_kinds.PER_UNIT:
             raise InputError("model_id", f"model {model_id} is a {dist} regression model; a fleet takes "
-                                         f"{', '.join(PER_UNIT)} (an item's curve for its covariates)")
+                                         f"{', '.join(regression_kinds.PER_UNIT)} (an item's curve for its covariates)")
         return self.record
 
 

@@ -108,13 +108,18 @@ def upgrade(record: Mapping[str, Any]) -> dict[str, Any]:
     """`record` in the one shape, whatever release stored it: rows with `lower`/`upper` get
     `ci`, a missing or null `params`/`coefficients`/`gof` is an empty list, a missing
     `metrics`/`life`/`unit` null, a record without `kind` a life distribution's (the
-    first releases wrote none). A record already in shape comes back equal."""
+    first releases wrote none), a by-mode fit's all-modes fit `pooled` is `pooled_fit` (`pooled` is
+    a demand record's pooled PFD). A record already in shape comes back equal."""
     out = dict(record)
     out.setdefault("kind", "distribution")
     if out["kind"] == "degradation":
         for key, value in _degradation_blocks(record).items():
             if out.get(key) is None:
                 out[key] = value
+    if out["kind"] == "competing_risks" and "pooled" in out and "pooled_fit" not in out:
+        # by-mode fits before this release named their all-modes-as-one fit `pooled`, which a demand
+        # record uses for its pooled PFD
+        out["pooled_fit"] = out.pop("pooled")
     if out["kind"] == "alt" and isinstance(out.get("life"), str):
         # ALT records before the one shape named their life family in `life`
         out["life_distribution"] = out.pop("life")

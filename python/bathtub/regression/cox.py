@@ -10,18 +10,22 @@ lifelines do.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.regression import exact_ties, risksets
 from bathtub.regression.risksets import Stratum
 
 TIES = ("efron", "breslow", "exact", "kalbfleisch-prentice")
 MAX_ITER = 60
+# Newton with step halving (30 halvings, then the step is taken); converged when the partial
+# likelihood moves by 1e-11 relative and no coefficient by 1e-6 of 1 + max|β|
+NEWTON = inference.NewtonRule(max_iter=MAX_ITER, tries=31, accept=1e-12, exhausted="take", value_tol=1e-11,
+                              step_tol=1e-6, relative_step=True)
 SEPARATION = 25.0  # |β|·sd beyond this: a hazard ratio above e^25 per standard deviation is a diverging fit
 SE_SEPARATION = 1e3  # se·sd beyond this: the likelihood is flat along that covariate (its β runs off)
 
@@ -78,6 +82,11 @@ def _evaluate(strata: list[Stratum], beta: np.ndarray, ties: str, hessian: bool 
     return ll, grad, hess, terms
 
 
+def _evaluate_state(strata: list[Stratum], beta: np.ndarray, ties: str) -> tuple[float, tuple]:
+    ll, grad, hess, terms = _evaluate(strata, beta, ties)
+    return ll, (grad, hess, terms)
+
+
 def fit_cox(
     x: np.ndarray,
     names: Sequence[str],
@@ -132,27 +141,10 @@ def fit_cox(
     except np.linalg.LinAlgError:
         raise InputError(fields["design"], "the information matrix is singular at β = 0 (a covariate with no "
                                            "variation within the risk sets?)") from None
-    ll, grad, hess = ll0, grad0, hess0
-    iterations = 0
-    converged = False
-    for iterations in range(1, MAX_ITER + 1):  # noqa: B007 (the count is reported)
-        try:
-            step = np.linalg.solve(-hess, grad)
-        except np.linalg.LinAlgError:
-            break
-        new = beta + step
-        ll_new, grad_new, hess_new, terms_new = _evaluate(prepared, new, ties)
-        halvings = 0
-        while not (math.isfinite(ll_new) and ll_new >= ll - 1e-12 * abs(ll)) and halvings < 30:
-            step = step / 2
-            new = beta + step
-            ll_new, grad_new, hess_new, terms_new = _evaluate(prepared, new, ties)
-            halvings += 1
-        change = ll_new - ll
-        beta, ll, grad, hess, terms = new, ll_new, grad_new, hess_new, terms_new
-        if abs(change) <= 1e-11 * (abs(ll) + 1.0) and float(np.max(np.abs(step))) < 1e-6 * (1 + np.max(np.abs(beta))):
-            converged = True
-            break
+    fit = inference.newton(lambda b: _evaluate_state(prepared, b, ties), beta, rule=NEWTON,
+                           start=(ll0, (grad0, hess0, terms)))
+    beta, ll, iterations, converged = fit.estimate, fit.log_likelihood, fit.iterations, fit.converged
+    hess, terms = fit.state[1], fit.state[2]
     sd = np.sqrt(np.einsum("ij,ij->j", xc, xc) / n)
     try:
         var = np.linalg.inv(-hess)

@@ -35,6 +35,7 @@ import numpy as np
 from scipy import optimize, stats
 from scipy.sparse import linalg as sparse_linalg
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.regression import cox, risksets
 from bathtub.regression.frailty import group_codes
@@ -197,35 +198,38 @@ def _newton_cg(dmat: np.ndarray, emat: np.ndarray, amat: np.ndarray, exact: Call
     return step[:q], step[q:]
 
 
+# Newton with step halving on PPL: a step that still loses after 40 halvings stops the fit; converged
+# when PPL moves by 1e-13 relative and no coefficient or log frailty by 1e-9
+NEWTON = inference.NewtonRule(max_iter=199, tries=41, accept=1e-13, exhausted="stop", value_tol=1e-13,
+                              step_tol=1e-9, relative_step=False)
+
+
 def _fit_fixed(pb: _Problem, theta: float, beta: np.ndarray, omega: np.ndarray,
                field: str) -> tuple[np.ndarray, np.ndarray, float, float, int]:
     """Maximise PPL at a fixed θ > 0: Newton with step halving, exact steps (dense up to 5 groups, by
-    conjugate gradients above)."""
+    conjugate gradients above). The coordinates are (ω, β), the order of the gradient."""
     full = pb.q <= SPARSE_ABOVE
-    ll, ppl, gw, gb, dmat, emat, amat, _, exact = _evaluate(pb, beta, omega, theta, full)
-    for it in range(1, 200):
+    q = pb.q
+
+    def value(wb: np.ndarray) -> tuple[float, tuple]:
+        ll, ppl, gw, gb, dmat, emat, amat, _, exact = _evaluate(pb, wb[q:], wb[:q], theta, full)
+        return ppl, (np.concatenate([gw, gb]), (dmat, emat, amat, exact), ll)
+
+    def direction(wb: np.ndarray, grad: np.ndarray, blocks: tuple) -> inference.Direction:
+        dmat, emat, amat, exact = blocks
+        gw, gb = grad[:q], grad[q:]
         try:
             sw, sb = _solve(dmat, emat, amat, gw, gb) if exact is None else _newton_cg(dmat, emat, amat, exact,
                                                                                        gw, gb)
         except np.linalg.LinAlgError:
             raise InputError(field, "the penalised information is singular (a covariate constant within the "
                                     "risk sets?)") from None
-        halvings = 0
-        while True:
-            nb, nw = beta + sb, omega + sw
-            nll, nppl, ngw, ngb, ndm, nem, nam, _, nex = _evaluate(pb, nb, nw, theta, full)
-            if math.isfinite(nppl) and nppl >= ppl - 1e-13 * abs(ppl):
-                break
-            halvings += 1
-            if halvings > 40:
-                raise InputError(field, f"the penalised partial likelihood did not converge at θ = {theta:.4g}")
-            sb, sw = sb / 2, sw / 2
-        change = nppl - ppl
-        beta, omega, ll, ppl, gw, gb, dmat, emat, amat, exact = nb, nw, nll, nppl, ngw, ngb, ndm, nem, nam, nex
-        size = max(float(np.max(np.abs(sb))) if sb.size else 0.0, float(np.max(np.abs(sw))))
-        if abs(change) <= 1e-13 * (abs(ppl) + 1) and size < 1e-9:
-            return beta, omega, ll, ppl, it
-    raise InputError(field, f"the penalised partial likelihood did not converge at θ = {theta:.4g}")
+        return inference.Direction(np.concatenate([sw, sb]))
+
+    fit = inference.newton(value, np.concatenate([omega, beta]), direction=direction, rule=NEWTON)
+    if not fit.converged:
+        raise InputError(field, f"the penalised partial likelihood did not converge at θ = {theta:.4g}")
+    return fit.estimate[q:], fit.estimate[:q], fit.state[2], fit.log_likelihood, fit.iterations
 
 
 def fit_cox_frailty(x: np.ndarray, names: list[str], stop: np.ndarray, event: np.ndarray,

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
+from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.validate import check_number
 
@@ -166,49 +167,40 @@ class _Problem:
         return grad, (hess + hess.T) / 2
 
 
+# Newton with step halving (60 tries) along a Levenberg-shifted direction; converged when an exact
+# step's predicted gain is below 1e-15 (1 + |ℓ|), or no step gains and the gain is below 1e-9 (1 + |ℓ|)
+NEWTON = inference.NewtonRule(max_iter=MAX_ITER, tries=60, accept=1e-12, exhausted="stop", value_tol=None,
+                              step_tol=None, gain_tol=1e-15, last_accept=1e-13, stall_gain=1e-9)
+
+
 def _newton(problem: _Problem, theta: np.ndarray, field_name: str) -> tuple[np.ndarray, float, np.ndarray, int]:
     """Maximise by Newton steps with halving (a Levenberg shift where the Hessian is not negative definite)."""
-    ll = problem.value(theta)
-    if not math.isfinite(ll):
-        raise InputError(field_name, "no valid starting point for the spline model")
-    for it in range(1, MAX_ITER + 1):
-        grad, hess = problem.derivatives(theta)
+
+    def direction(th: np.ndarray, grad: np.ndarray, hess: np.ndarray) -> inference.Direction:
         neg = -hess
         shift = 0.0
         while True:
             try:
-                chol = np.linalg.cholesky(neg + shift * np.eye(theta.size))
+                chol = np.linalg.cholesky(neg + shift * np.eye(th.size))
                 break
             except np.linalg.LinAlgError:
                 shift = max(2 * shift, 1e-8 * (1 + float(np.max(np.abs(np.diag(neg))))))
                 if shift > 1e12:
                     raise InputError(field_name, "the likelihood has no maximum (a covariate that separates "
                                                  "failures from survivors?)") from None
-        step = np.linalg.solve(chol.T, np.linalg.solve(chol, grad))
-        gain = float(grad @ step)
-        if gain < 1e-15 * (1 + abs(ll)) and shift == 0.0:
-            # converged to rounding in the log-likelihood; one last full step squares the parameter error
-            trial = theta + step
-            new = problem.value(trial)
-            if math.isfinite(new) and new >= ll - 1e-13 * (1 + abs(ll)):
-                theta, ll = trial, new
-                hess = problem.derivatives(theta)[1]
-            return theta, ll, hess, it
-        size = 1.0
-        for _ in range(60):
-            trial = theta + size * step
-            new = problem.value(trial)
-            if new >= ll - 1e-12 * abs(ll):
-                break
-            size /= 2
-        else:
-            # no step gains: at the maximum to rounding (accept), or stuck away from it (refuse)
-            if shift == 0.0 and gain < 1e-9 * (1 + abs(ll)):
-                return theta, ll, hess, it
-            raise InputError(field_name, "the likelihood did not converge")
-        theta, ll = trial, new
-    raise InputError(field_name, "the likelihood did not converge (a covariate that separates failures from "
-                                 "survivors, or too few failures for this many knots)")
+        return inference.Direction(np.linalg.solve(chol.T, np.linalg.solve(chol, grad)), exact=shift == 0.0)
+
+    fit = inference.newton(lambda th: (problem.value(th), None), theta,
+                           derivatives=lambda th, _: problem.derivatives(th), direction=direction, rule=NEWTON)
+    if fit.message == inference.NOT_FINITE:
+        raise InputError(field_name, "no valid starting point for the spline model")
+    if fit.message == inference.ITERATION_LIMIT:
+        raise InputError(field_name, "the likelihood did not converge (a covariate that separates failures from "
+                                     "survivors, or too few failures for this many knots)")
+    if not fit.converged:  # no step gains, away from the maximum
+        raise InputError(field_name, "the likelihood did not converge")
+    assert fit.hessian is not None
+    return fit.estimate, fit.log_likelihood, fit.hessian, fit.iterations
 
 
 def interior_knots(log_event_times: np.ndarray, m: int) -> np.ndarray:

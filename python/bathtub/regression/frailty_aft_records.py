@@ -11,16 +11,16 @@ curve of a unit of frailty 1 beside it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from bathtub import inference
-from bathtub.errors import InputError
 from bathtub.regression import buckley_james, cox_frailty, design, frailty
 from bathtub.regression.record_parts import (
     NO_HAZARD,
+    Request,
     Rows,
     check_time,
     chi2_test,
@@ -31,8 +31,6 @@ from bathtub.regression.record_parts import (
 )
 from bathtub.validate import check_integer
 
-GROUP_MODELS = ("weibull_frailty", "cox_frailty")
-MODELS = (*GROUP_MODELS, "buckley_james")
 MARGINAL = ("marginal: population-averaged over the gamma frailty, S(t|x) = (1 + θ·H(t|x))^(−1/θ) with H the "
             "cumulative hazard of a unit of frailty 1; `conditional` is that unit's own curve")
 NO_PH = {"available": False, "reason": "a frailty model's marginal hazards are not proportional even when its "
@@ -41,50 +39,21 @@ NO_PH = {"available": False, "reason": "a frailty model's marginal hazards are n
 MAX_FRAILTIES = 1000  # group frailty estimates listed in a record
 
 
-def check_request(distribution: str, mapping: Mapping[str, str], cox_options: Mapping[str, Any],
-                  options: Mapping[str, Any]) -> None:
-    """Refuse what the chosen model does not use, before any fitting."""
-    if "group" in mapping and distribution not in GROUP_MODELS:
-        raise InputError("mapping.group", f"is the shared-frailty group, used by {' and '.join(GROUP_MODELS)}; "
-                                          f"{distribution} has no frailty (for standard errors clustered by a "
-                                          "column use cox with cox_options.cluster_column)")
-    if distribution in GROUP_MODELS and "group" not in mapping:
-        raise InputError("mapping.group", f"required for {distribution}: the column naming each unit's group "
-                                          "(units of one group share a frailty)")
-    if distribution in MODELS and ("xl" in mapping or "xr" in mapping or "i" in mapping) \
-            and distribution != "cox_frailty":
-        role = "i" if "i" in mapping else ("xl" if "xl" in mapping else "xr")
-        raise InputError(f"mapping.{role}", f"{distribution} takes one row per unit (x, c); start/stop rows "
-                                            "(left truncation, time-varying covariates) are fitted by cox and "
-                                            "cox_frailty")
-    if cox_options:
-        if distribution not in ("cox", "cox_frailty"):
-            raise InputError("cox_options", "apply to distribution cox (and tie_method to cox_frailty)")
-        if distribution == "cox_frailty":
-            for k in ("strata_column", "cluster_column"):
-                if cox_options.get(k) is not None:
-                    raise InputError(f"cox_options.{k}", "not with cox_frailty: the frailty already models what "
-                                                         "the units of a group share; use cox for strata or "
-                                                         "clustered standard errors")
-    if options.get("bootstrap") is not None:
-        b = options["bootstrap"]
-        if distribution != "buckley_james":
-            raise InputError("options.bootstrap", "is for buckley_james (resampled standard errors)")
-        # resamples; checked, not cleaned (the fit reads options as they came)
-        check_integer(b, "options.bootstrap", 20, 2000, whole_floats=False)
+def bj_fit(req: Request) -> dict[str, Any]:
+    return _bj_record(req.d, req.rows, req.confidence, req.field, int(req.options.get("bootstrap") or 0))
 
 
-def fit_record(distribution: str, columns: Mapping[str, Sequence[Any]], mapping: Mapping[str, str],
-               d: design.Design, rows: Rows, confidence: float, formula: bool, cox_options: Mapping[str, Any],
-               options: Mapping[str, Any]) -> dict[str, Any]:
-    field = "formula" if formula else "covariates"
-    if distribution == "buckley_james":
-        return _bj_record(d, rows, confidence, field, int(options.get("bootstrap") or 0))
-    group = design.column_values(columns, mapping["group"], "mapping.group")
-    if distribution == "weibull_frailty":
-        return _weibull_record(d, rows, group, mapping["group"], confidence, field)
-    return _cox_record(d, rows, group, mapping["group"], confidence, field,
-                       cox_options.get("tie_method", "efron"))
+def _group(req: Request) -> list[Any]:
+    return design.column_values(req.columns, req.mapping["group"], "mapping.group")
+
+
+def weibull_frailty_fit(req: Request) -> dict[str, Any]:
+    return _weibull_record(req.d, req.rows, _group(req), req.mapping["group"], req.confidence, req.field)
+
+
+def cox_frailty_fit(req: Request) -> dict[str, Any]:
+    return _cox_record(req.d, req.rows, _group(req), req.mapping["group"], req.confidence, req.field,
+                       req.cox_options.get("tie_method", "efron"))
 
 
 def _theta_param(theta: float, se_log: float | None, confidence: float) -> dict[str, Any]:
@@ -298,36 +267,45 @@ def _marginal_cum(h: float, theta: float) -> float:
     return h if theta <= 0 else math.log1p(theta * h) / theta
 
 
-def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
+def bj_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
+    """{t, reliability, failure, hazard, cumulative_hazard, density} of a Buckley–James unit."""
     t = check_time(t)
-    dist = record["distribution"]
-    if dist == "buckley_james":
-        eta = _eta(record, covariates, "beta")
-        r = record["residuals"]
-        s = float(buckley_james.survival(np.asarray(r["residual"]), np.asarray(r["surv"]), record["intercept"], eta,
-                                          np.array([t]))[0])
-        reason = ("Buckley–James leaves the residual distribution a Kaplan–Meier step function: no hazard rate or "
-                  "density")
-        return {"t": t, "reliability": s, "failure": 1 - s, "hazard": None,
-                "cumulative_hazard": -math.log(s) if s > 0 else None, "density": None,
-                "null_reason": {"hazard": reason, "density": reason,
-                                **({} if s > 0 else {"cumulative_hazard": "reliability 0: past the largest "
-                                                                          "residual"})}}
+    eta = _eta(record, covariates, "beta")
+    r = record["residuals"]
+    s = float(buckley_james.survival(np.asarray(r["residual"]), np.asarray(r["surv"]), record["intercept"], eta,
+                                      np.array([t]))[0])
+    reason = ("Buckley–James leaves the residual distribution a Kaplan–Meier step function: no hazard rate or "
+              "density")
+    return {"t": t, "reliability": s, "failure": 1 - s, "hazard": None,
+            "cumulative_hazard": -math.log(s) if s > 0 else None, "density": None,
+            "null_reason": {"hazard": reason, "density": reason,
+                            **({} if s > 0 else {"cumulative_hazard": "reliability 0: past the largest "
+                                                                      "residual"})}}
+
+
+def weibull_frailty_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The same for a Weibull shared-frailty unit: marginal, with the frailty-1 unit beside it."""
+    t = check_time(t)
     theta = record["theta"]
-    if dist == "weibull_frailty":
-        eta = _eta(record, covariates, "b")
-        c, rho = record["c"], record["rho"]
-        tt = np.array([t if t > 0 else 1e-300])
-        s = float(frailty.marginal_survival(c, rho, theta, eta, np.array([t]))[0])
-        hz, dens = frailty.marginal_hazard_density(c, rho, theta, eta, tt)
-        hcond = float(np.exp(c + eta + rho * np.log(tt))[0]) if t > 0 else 0.0
-        cond_hz = float(rho / tt[0] * hcond) if t > 0 else float(frailty.marginal_hazard_density(c, rho, 0.0, eta,
-                                                                                                 tt)[0][0])
-        return {"t": t, "reliability": s, "failure": 1 - s, "hazard": float(hz[0]),
-                "cumulative_hazard": _marginal_cum(float(np.exp(c + eta + rho * np.log(tt))[0]) if t > 0 else 0.0,
-                                                   theta), "density": float(dens[0]),
-                "frailty": MARGINAL, "conditional": {"reliability": math.exp(-hcond), "hazard": cond_hz,
-                                                     "cumulative_hazard": hcond}}
+    eta = _eta(record, covariates, "b")
+    c, rho = record["c"], record["rho"]
+    tt = np.array([t if t > 0 else 1e-300])
+    s = float(frailty.marginal_survival(c, rho, theta, eta, np.array([t]))[0])
+    hz, dens = frailty.marginal_hazard_density(c, rho, theta, eta, tt)
+    hcond = float(np.exp(c + eta + rho * np.log(tt))[0]) if t > 0 else 0.0
+    cond_hz = float(rho / tt[0] * hcond) if t > 0 else float(frailty.marginal_hazard_density(c, rho, 0.0, eta,
+                                                                                             tt)[0][0])
+    return {"t": t, "reliability": s, "failure": 1 - s, "hazard": float(hz[0]),
+            "cumulative_hazard": _marginal_cum(float(np.exp(c + eta + rho * np.log(tt))[0]) if t > 0 else 0.0,
+                                               theta), "density": float(dens[0]),
+            "frailty": MARGINAL, "conditional": {"reliability": math.exp(-hcond), "hazard": cond_hz,
+                                                 "cumulative_hazard": hcond}}
+
+
+def cox_frailty_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The same for a Cox shared-frailty unit."""
+    t = check_time(t)
+    theta = record["theta"]
     eta = _eta(record, covariates, "means")
     h = float(_cox_cum(record, eta, np.array([t]))[0])
     s = float(cox_frailty.marginal_survival(np.array([h]), theta)[0])
@@ -336,37 +314,48 @@ def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any]
             "conditional": {"reliability": math.exp(-h), "cumulative_hazard": h}}
 
 
-def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
+def weibull_frailty_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None
+                           ) -> dict[str, Any]:
+    """Whole curves {x, sf, ff, hf, Hf, df} of a Weibull shared-frailty unit (marginal)."""
     points = check_integer(points, "points", 2, 10_000)
-    dist = record["distribution"]
     theta = record.get("theta", 0.0)
-    if dist == "weibull_frailty":
-        eta = _eta(record, covariates, "b")
-        c, rho = record["c"], record["rho"]
-        x = np.linspace(0.0, frailty.quantile(c, rho, theta, eta, 0.999), points)
-        s = frailty.marginal_survival(c, rho, theta, eta, x)
-        hz, dens = frailty.marginal_hazard_density(c, rho, theta, eta, np.where(x > 0, x, 1e-300))
-        hcond = np.exp(c + eta + rho * np.log(np.where(x > 0, x, 1e-300)))
-        cum = np.log1p(theta * hcond) / theta if theta > 0 else hcond
+    eta = _eta(record, covariates, "b")
+    c, rho = record["c"], record["rho"]
+    x = np.linspace(0.0, frailty.quantile(c, rho, theta, eta, 0.999), points)
+    s = frailty.marginal_survival(c, rho, theta, eta, x)
+    hz, dens = frailty.marginal_hazard_density(c, rho, theta, eta, np.where(x > 0, x, 1e-300))
+    hcond = np.exp(c + eta + rho * np.log(np.where(x > 0, x, 1e-300)))
+    cum = np.log1p(theta * hcond) / theta if theta > 0 else hcond
 
-        def clean(a: np.ndarray) -> list[float | None]:
-            return [float(v) if math.isfinite(v) else None for v in a]
+    def clean(a: np.ndarray) -> list[float | None]:
+        return [float(v) if math.isfinite(v) else None for v in a]
 
-        return {"x": x.tolist(), "sf": s.tolist(), "ff": (1 - s).tolist(), "hf": clean(hz), "Hf": clean(cum),
-                "df": clean(dens), "frailty": MARGINAL, "conditional": {"sf": np.exp(-hcond).tolist()}}
-    if dist == "buckley_james":
-        eta = _eta(record, covariates, "beta")
-        r = record["residuals"]
-        res = np.asarray(r["residual"], dtype=float)
-        x = np.concatenate([[0.0], np.exp(res + record["intercept"] + eta)])
-        s = buckley_james.survival(res, np.asarray(r["surv"]), record["intercept"], eta, x)
-        with np.errstate(divide="ignore"):
-            cum = -np.log(s) + 0.0
-        nulls = [None] * x.size
-        return {"step": "post", "x": x.tolist(), "sf": s.tolist(), "ff": (1 - s).tolist(), "hf": nulls,
-                "Hf": [float(v) if math.isfinite(v) else None for v in cum], "df": nulls,
-                "null_reason": {"hf": "a Kaplan–Meier step function has no hazard rate",
-                                "df": "a Kaplan–Meier step function has no density"}}
+    return {"x": x.tolist(), "sf": s.tolist(), "ff": (1 - s).tolist(), "hf": clean(hz), "Hf": clean(cum),
+            "df": clean(dens), "frailty": MARGINAL, "conditional": {"sf": np.exp(-hcond).tolist()}}
+
+
+def bj_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The same for a Buckley–James unit: the residuals' Kaplan–Meier steps on its time scale."""
+    check_integer(points, "points", 2, 10_000)
+    eta = _eta(record, covariates, "beta")
+    r = record["residuals"]
+    res = np.asarray(r["residual"], dtype=float)
+    x = np.concatenate([[0.0], np.exp(res + record["intercept"] + eta)])
+    s = buckley_james.survival(res, np.asarray(r["surv"]), record["intercept"], eta, x)
+    with np.errstate(divide="ignore"):
+        cum = -np.log(s) + 0.0
+    nulls = [None] * x.size
+    return {"step": "post", "x": x.tolist(), "sf": s.tolist(), "ff": (1 - s).tolist(), "hf": nulls,
+            "Hf": [float(v) if math.isfinite(v) else None for v in cum], "df": nulls,
+            "null_reason": {"hf": "a Kaplan–Meier step function has no hazard rate",
+                            "df": "a Kaplan–Meier step function has no density"}}
+
+
+def cox_frailty_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None
+                       ) -> dict[str, Any]:
+    """The same for a Cox shared-frailty unit (marginal steps)."""
+    check_integer(points, "points", 2, 10_000)
+    theta = record.get("theta", 0.0)
     eta = _eta(record, covariates, "means")
     times = np.asarray(record["baseline"]["time"], dtype=float)
     x = np.concatenate([[0.0], times]) if times.size == 0 or times[0] > 0 else times

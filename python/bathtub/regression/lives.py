@@ -18,22 +18,23 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from bathtub.errors import InputError
-from bathtub.regression import design
+from bathtub.regression import design, kinds
 
-LIFE_MODELS = ("cox", "weibull_ph", "lognormal_aft", "loglogistic_aft")
-SCALE = {"cox": "hazard", "weibull_ph": "hazard", "lognormal_aft": "time", "loglogistic_aft": "time"}
+LIFE_MODELS = kinds.LIFE_MODELS
+SCALE = {k: kinds.KINDS[k].clock for k in LIFE_MODELS}
+
+
+# why a kind without a block life has none, where the general reason would mislead
+NO_LIFE = {"additive_hazards": "its cumulative hazard can decrease for some covariates (an additive effect is not "
+                               "a life distribution)"}
 
 
 def check_life_model(record: Mapping[str, Any], model_id: str, field: str) -> None:
     dist = record.get("distribution")
     if dist not in LIFE_MODELS:
-        why = ("its cumulative hazard can decrease for some covariates (an additive effect is not a life "
-               "distribution)" if dist == "additive_hazards" else
-               "block lives are offered for the models whose life under a changing covariate the engine simulates "
-               "(proportional hazards or accelerated time)")
+        why = NO_LIFE.get(dist, "block lives are offered for the models whose life under a changing covariate the "
+                                "engine simulates (proportional hazards or accelerated time)")
         raise InputError(field, f"model {model_id} is a {dist!r} regression model: {why}; a block's life can be "
                                 f"a saved {', '.join(LIFE_MODELS)} model")
 
@@ -77,39 +78,21 @@ def linear_predictor(record: Mapping[str, Any], values: Mapping[str, Any], field
     AFT model x·γ on log time."""
     values, _ = _stratum(record, values, field)
     x = design.row(record["design"], values, field)
-    dist = record["distribution"]
-    if dist == "cox":
-        coef = np.array([c["coef"] for c in record["coefficients"]])
-        return float((x - np.asarray(record["means"])) @ coef)
-    if dist == "weibull_ph":
-        return float(x @ np.array([c["coef"] for c in record["coefficients"]]))
-    return float(x @ np.asarray(record["gamma"]))
+    predictor = kinds.KINDS[record["distribution"]].predictor
+    assert predictor is not None  # check_life_model refused a kind without a block life
+    return predictor(record, x)
 
 
 def path_factor(record: Mapping[str, Any], lp: float) -> float:
     """The segment factor of a linear predictor: e^{xb} on the hazard, e^{−xγ} on the clock."""
-    return math.exp(lp) if SCALE[record["distribution"]] == "hazard" else math.exp(-lp)
+    return math.exp(lp) if kinds.KINDS[record["distribution"]].clock == "hazard" else math.exp(-lp)
 
 
 def life_at(record: Mapping[str, Any], lp: float, stratum: int = 0) -> dict[str, Any]:
     """The unit's life at linear predictor `lp` (from `linear_predictor`), as an engine BlockModel."""
-    dist = record["distribution"]
-    if dist == "cox":
-        b = record["baseline"][stratum]
-        if not b["time"]:  # a stratum without failures: baseline 0, so F = 0 at every age (one knot [0, 0])
-            return {"distribution_id": "steps", "table": [[0.0, 0.0]]}
-        cum = np.asarray(b["cumhaz"], dtype=float) * math.exp(lp)
-        f = -np.expm1(-cum)
-        return {"distribution_id": "steps", "table": [[float(t), float(v)] for t, v in zip(b["time"], f)]}
-    mu, sigma = float(record["mu"]), float(record["sigma"])
-    if dist == "lognormal_aft":
-        return {"distribution_id": "lognormal", "params": [{"name": "mu", "value": mu + lp},
-                                                           {"name": "sigma", "value": sigma}]}
-    name = "weibull" if dist == "weibull_ph" else "loglogistic"
-    if dist == "weibull_ph":
-        lp = -lp * sigma  # the PH predictor x·b is −x·γ/σ: back to log-time location
-    return {"distribution_id": name, "params": [{"name": "alpha", "value": math.exp(mu + lp)},
-                                                {"name": "beta", "value": 1.0 / sigma}]}
+    life = kinds.KINDS[record["distribution"]].life
+    assert life is not None  # check_life_model refused a kind without a block life
+    return life(record, lp, stratum)
 
 
 def stratum_of(record: Mapping[str, Any], values: Mapping[str, Any], field: str) -> int:

@@ -21,6 +21,7 @@ from bathtub.regression import additive, cox, design, parametric, zph
 from bathtub.regression.record_parts import (
     BASELINE_MAX,
     NO_HAZARD,
+    Request,
     Rows,
     check_time,
     chi2_test,
@@ -110,14 +111,43 @@ def cox_record(fit: cox.CoxFit, d: design.Design, rows: Rows, confidence: float,
             "counting_process": rows.start is not None}
 
 
+def cox_fit(req: Request) -> dict[str, Any]:
+    """A Cox model of a request: ties, strata and clusters from its cox_options."""
+    columns, d, rows, cox_options = req.columns, req.d, req.rows, req.cox_options
+    ties = cox_options.get("tie_method", "efron")
+    strata = cluster = None
+    if cox_options.get("strata_column") is not None:
+        strata = [design.level_label(v) for v in design.column_values(columns, cox_options["strata_column"],
+                                                                      "cox_options.strata_column")]
+        used = d.spec.get("covariates") or [*d.spec.get("numeric", []), *d.spec.get("categorical", {})]
+        if cox_options["strata_column"] in used:
+            raise InputError("cox_options.strata_column", "is also a covariate; a stratum gets its own "
+                                                          "baseline and no coefficient")
+    if cox_options.get("cluster_column") is not None:
+        cluster = design.column_values(columns, cox_options["cluster_column"], "cox_options.cluster_column")
+        if ties not in ("efron", "breslow"):
+            raise InputError("cox_options.cluster_column", "robust standard errors are computed for efron and "
+                                                           "breslow ties (R's coxph refuses them for exact ties)")
+    fit = cox.fit_cox(d.x, d.names, rows.stop, rows.event, start=rows.start, strata=strata,
+                      cluster=cluster if cluster is not None else (rows.item if ties in ("efron", "breslow")
+                                                                   else None),
+                      ties=ties, field_names={"design": req.field, "time": rows.fields["time"], "event": "mapping.c"})
+    return cox_record(fit, d, rows, req.confidence, req.transform,
+                      {"tie_method": ties, "strata_column": cox_options.get("strata_column"),
+                       "cluster_column": cox_options.get("cluster_column")})
+
+
 def parametric_record(distribution: str, d: design.Design, rows: Rows, confidence: float, transform: str,
-                      formula: bool) -> dict[str, Any]:
+                      formula: bool, clock: str) -> dict[str, Any]:
+    """The record of a weibull_ph (`clock` "hazard": coefficients are log hazard ratios, tested for PH) or
+    AFT model (`clock` "time": log time ratios)."""
     field = "formula" if formula else "covariates"
+    ph_model = clock == "hazard"
     fit = parametric.fit_parametric(distribution, d.x, rows.stop, rows.event, rows.start, field)
     p = fit.gamma.size
     zq = inference.z(confidence)
     cov = fit.cov
-    if distribution == "weibull_ph":
+    if ph_model:
         coef, var = parametric.ph_coefficients(fit)
         kind = "hazard ratio"
         risk = d.x @ coef
@@ -127,7 +157,7 @@ def parametric_record(distribution: str, d: design.Design, rows: Rows, confidenc
         risk = -(d.x @ coef)
     coefficients = coefficient_rows(d.names, coef, var, None, confidence, kind)
     se_mu, se_ls = math.sqrt(cov[0, 0]), math.sqrt(cov[1, 1])
-    if distribution == "lognormal_aft":
+    if parametric.FAMILIES[distribution] == "normal":  # the lognormal's own parameters are log-time mu, sigma
         params = [inference.row("mu", fit.mu, se_mu, zq=zq),
                   inference.row("sigma", fit.sigma, se_ls, scale="log", zq=zq)]
     else:
@@ -142,10 +172,11 @@ def parametric_record(distribution: str, d: design.Design, rows: Rows, confidenc
     record = {"kind": "regression", "distribution": distribution, "n": fit.n, "n_events": fit.n_events,
               "params": params, "coefficients": coefficients, "metrics": None, "gof": gof,
               "validation": validation_block(risk, rows, strata,
-                                             lambda keep, t: parametric.survival(fit, eta[keep], t)),
+                                             lambda keep, t: parametric.survival(distribution, fit.mu, fit.sigma,
+                                                                                 eta[keep], t)),
               "design": d.spec, "mu": fit.mu, "sigma": fit.sigma, "gamma": fit.gamma.tolist(),
               "counting_process": rows.start is not None}
-    if distribution == "weibull_ph":
+    if ph_model:
         ph = cox_ph_test(d, rows, transform, field, "Weibull PH")
     else:
         ph = {"available": False, "reason": "an accelerated-failure-time model does not assume proportional hazards"}
@@ -218,42 +249,43 @@ def _additive_cum(record: Mapping[str, Any], covariates: Mapping[str, Any] | Non
     return base + float(xrow @ np.asarray(record["beta"])) * t
 
 
-def _param_fit(record: Mapping[str, Any]) -> parametric.ParametricFit:
-    return parametric.ParametricFit(record["distribution"], record["mu"], record["sigma"],
-                                    np.asarray(record["gamma"]), np.zeros((0, 0)), 0.0, 0.0, 0, 0, 0)
+def _no_hazard(t: float, h: float) -> dict[str, Any]:
+    s = math.exp(-h)
+    return {"t": t, "reliability": s, "failure": 1.0 - s, "hazard": None, "cumulative_hazard": h,
+            "density": None, "null_reason": {"hazard": NO_HAZARD, "density": NO_HAZARD}}
 
 
-def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
-    """{t, reliability, failure, hazard, cumulative_hazard, density} of a regression record for one unit."""
+def additive_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
+    """{t, reliability, failure, hazard, cumulative_hazard, density} of an additive-hazards unit."""
     t = check_time(t)
-    if record["distribution"] == "additive_hazards":
-        h = float(_additive_cum(record, covariates, np.array([t]))[0])
-        s = min(1.0, math.exp(-h))
-        out = {"t": t, "reliability": s, "failure": 1.0 - s, "hazard": None, "cumulative_hazard": h,
-               "density": None, "null_reason": {"hazard": NO_HAZARD, "density": NO_HAZARD}}
-        if h < 0:
-            out["warning"] = ("the fitted cumulative hazard is negative here for these covariates (an additive "
-                              "model can go below zero outside the data): reliability shown as 1")
-        return out
-    if record["distribution"] == "cox":
-        times, cum = _cox_curve(record, covariates)
-        idx = int(np.searchsorted(times, t, side="right")) - 1
-        h = float(cum[idx]) if idx >= 0 else 0.0
-        s = math.exp(-h)
-        return {"t": t, "reliability": s, "failure": 1.0 - s, "hazard": None, "cumulative_hazard": h,
-                "density": None, "null_reason": {"hazard": NO_HAZARD, "density": NO_HAZARD}}
+    h = float(_additive_cum(record, covariates, np.array([t]))[0])
+    s = min(1.0, math.exp(-h))
+    out = {"t": t, "reliability": s, "failure": 1.0 - s, "hazard": None, "cumulative_hazard": h,
+           "density": None, "null_reason": {"hazard": NO_HAZARD, "density": NO_HAZARD}}
+    if h < 0:
+        out["warning"] = ("the fitted cumulative hazard is negative here for these covariates (an additive "
+                          "model can go below zero outside the data): reliability shown as 1")
+    return out
+
+
+def cox_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The same for a Cox unit: its stratum's Breslow step survival."""
+    t = check_time(t)
+    times, cum = _cox_curve(record, covariates)
+    idx = int(np.searchsorted(times, t, side="right")) - 1
+    return _no_hazard(t, float(cum[idx]) if idx >= 0 else 0.0)
+
+
+def parametric_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The same for a weibull_ph or AFT unit (log-time location μ + xγ, scale σ)."""
+    t = check_time(t)
     xrow, _ = unit_design_row(record, covariates)
-    fit = _param_fit(record)
-    eta = float(xrow @ fit.gamma)
-    s = float(parametric.survival(fit, np.array([eta]), np.array([t]))[0, 0])
-    if t > 0:
-        hz, dens = parametric.hazard_density(fit, eta, np.array([t]))
-        hazard, density = float(hz[0]), float(dens[0])
-    else:
-        hz, dens = parametric.hazard_density(fit, eta, np.array([1e-300]))
-        hazard, density = float(hz[0]), float(dens[0])
-    return {"t": t, "reliability": s, "failure": 1.0 - s, "hazard": hazard,
-            "cumulative_hazard": -math.log(s) + 0.0 if s > 0 else math.inf, "density": density}
+    dist, mu, sigma = record["distribution"], record["mu"], record["sigma"]
+    eta = float(xrow @ np.asarray(record["gamma"]))
+    s = float(parametric.survival(dist, mu, sigma, np.array([eta]), np.array([t]))[0, 0])
+    hz, dens = parametric.hazard_density(dist, mu, sigma, eta, np.array([t if t > 0 else 1e-300]))
+    return {"t": t, "reliability": s, "failure": 1.0 - s, "hazard": float(hz[0]),
+            "cumulative_hazard": -math.log(s) + 0.0 if s > 0 else math.inf, "density": float(dens[0])}
 
 
 def _quantile(record: Mapping[str, Any], eta: float, q: float) -> float:
@@ -263,32 +295,41 @@ def _quantile(record: Mapping[str, Any], eta: float, q: float) -> float:
     return math.exp(record["mu"] + eta + record["sigma"] * z)
 
 
-def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Whole curves {x, sf, ff, hf, Hf, df} of a regression record for one unit."""
+def additive_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Whole curves {x, sf, ff, hf, Hf, df} of an additive-hazards unit."""
     points = check_integer(points, "points", 2, 10_000)
-    if record["distribution"] == "additive_hazards":
-        b = record["baseline"]
-        x = np.unique(np.concatenate([[0.0], b["time"], np.linspace(0.0, b["grid"][-1], points)]))
-        cum = _additive_cum(record, covariates, x)
-        s = np.clip(np.exp(-cum), 0.0, 1.0)
-        nulls = [None] * x.size
-        return {"x": x.tolist(), "sf": s.tolist(), "ff": (1 - s).tolist(), "hf": nulls, "Hf": cum.tolist(),
-                "df": nulls, "null_reason": {"hf": NO_HAZARD, "df": NO_HAZARD}}
-    if record["distribution"] == "cox":
-        times, cum = _cox_curve(record, covariates)
-        x = [0.0, *times.tolist()] if times.size == 0 or times[0] > 0 else times.tolist()
-        hx = np.concatenate([[0.0], cum]) if len(x) > times.size else cum
-        s = np.exp(-hx)
-        nulls = [None] * len(x)
-        return {"step": "post", "x": x, "sf": s.tolist(), "ff": (1 - s).tolist(), "hf": nulls, "Hf": hx.tolist(),
-                "df": nulls, "null_reason": {"hf": NO_HAZARD, "df": NO_HAZARD}}
+    b = record["baseline"]
+    x = np.unique(np.concatenate([[0.0], b["time"], np.linspace(0.0, b["grid"][-1], points)]))
+    cum = _additive_cum(record, covariates, x)
+    s = np.clip(np.exp(-cum), 0.0, 1.0)
+    nulls = [None] * x.size
+    return {"x": x.tolist(), "sf": s.tolist(), "ff": (1 - s).tolist(), "hf": nulls, "Hf": cum.tolist(),
+            "df": nulls, "null_reason": {"hf": NO_HAZARD, "df": NO_HAZARD}}
+
+
+def cox_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The same for a Cox unit (a step curve: `points` is checked, the steps are the baseline's)."""
+    check_integer(points, "points", 2, 10_000)
+    times, cum = _cox_curve(record, covariates)
+    x = [0.0, *times.tolist()] if times.size == 0 or times[0] > 0 else times.tolist()
+    hx = np.concatenate([[0.0], cum]) if len(x) > times.size else cum
+    s = np.exp(-hx)
+    nulls = [None] * len(x)
+    return {"step": "post", "x": x, "sf": s.tolist(), "ff": (1 - s).tolist(), "hf": nulls, "Hf": hx.tolist(),
+            "df": nulls, "null_reason": {"hf": NO_HAZARD, "df": NO_HAZARD}}
+
+
+def parametric_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None
+                      ) -> dict[str, Any]:
+    """The same for a weibull_ph or AFT unit, from 0 to its 99.9% life."""
+    points = check_integer(points, "points", 2, 10_000)
     xrow, _ = unit_design_row(record, covariates)
-    fit = _param_fit(record)
-    eta = float(xrow @ fit.gamma)
+    dist, mu, sigma = record["distribution"], record["mu"], record["sigma"]
+    eta = float(xrow @ np.asarray(record["gamma"]))
     x = np.linspace(0.0, _quantile(record, eta, 0.999), points)
-    s = parametric.survival(fit, np.array([eta]), x)[0]
+    s = parametric.survival(dist, mu, sigma, np.array([eta]), x)[0]
     with np.errstate(all="ignore"):
-        hz, dens = parametric.hazard_density(fit, eta, np.where(x > 0, x, 1e-300))
+        hz, dens = parametric.hazard_density(dist, mu, sigma, eta, np.where(x > 0, x, 1e-300))
         cum = -np.log(s) + 0.0
 
     def clean(a: np.ndarray) -> list[float | None]:
@@ -299,9 +340,6 @@ def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[
 
 
 # ---- many units at once (fleets) ----------------------------------------------------------------------
-
-PER_UNIT = ("cox", *parametric.FAMILIES)  # models whose survival for given covariates is a proper curve
-
 
 def unit_rows(record: Mapping[str, Any], covariates: list[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
     """(design rows (n, p), stratum numbers (n,)) of units from their {column: value}; units with the
@@ -322,35 +360,79 @@ def unit_rows(record: Mapping[str, Any], covariates: list[Mapping[str, Any]]) ->
     return (np.array(rows, dtype=float).reshape(len(rows), p), np.array(strata, dtype=np.int64))
 
 
-def log_survival(record: Mapping[str, Any], x: np.ndarray, strata: np.ndarray, use: np.ndarray) -> np.ndarray:
-    """log S(use | unit i) for the units' design rows `x` (n, p) at ages `use` (n, k), row by row.
-
-    Cox: −Λ0_s(t)·exp((x − x̄)β), Λ0 the stratum's Breslow step function (flat after its last
-    failure); parametric: log S0((ln t − μ − xγ)/σ) of the family's standard law."""
-    dist = record["distribution"]
-    if dist not in PER_UNIT:
-        raise InputError("model_id", f"per-unit forecasts are offered for cox and {', '.join(parametric.FAMILIES)} "
-                                     f"models (one vectorised survival per unit); not for {dist}")
+def cox_log_survival(record: Mapping[str, Any], x: np.ndarray, strata: np.ndarray, use: np.ndarray) -> np.ndarray:
+    """log S(use | unit i) for the units' design rows `x` (n, p) at ages `use` (n, k), row by row:
+    −Λ0_s(t)·exp((x − x̄)β), Λ0 the stratum's Breslow step function (flat after its last failure)."""
     use = np.asarray(use, dtype=float)
-    if dist == "cox":
-        coef = np.array([c["coef"] for c in record["coefficients"]])
-        lp = (x - np.asarray(record["means"])) @ coef if coef.size else np.zeros(x.shape[0])
-        out = np.empty(use.shape)
-        for s, base in enumerate(record["baseline"]):
-            sel = strata == s
-            if not np.any(sel):
-                continue
-            out[sel] = -step_cumhaz(base["time"], base["cumhaz"], use[sel]) * np.exp(lp[sel])[:, None]
-        return out
+    coef = np.array([c["coef"] for c in record["coefficients"]])
+    lp = (x - np.asarray(record["means"])) @ coef if coef.size else np.zeros(x.shape[0])
+    out = np.empty(use.shape)
+    for s, base in enumerate(record["baseline"]):
+        sel = strata == s
+        if not np.any(sel):
+            continue
+        out[sel] = -step_cumhaz(base["time"], base["cumhaz"], use[sel]) * np.exp(lp[sel])[:, None]
+    return out
+
+
+def parametric_log_survival(record: Mapping[str, Any], x: np.ndarray, strata: np.ndarray,
+                            use: np.ndarray) -> np.ndarray:
+    """The same for weibull_ph and the AFT models: log S0((ln t − μ − xγ)/σ) of the family's standard law."""
+    use = np.asarray(use, dtype=float)
     eta = x @ np.asarray(record["gamma"], dtype=float) if x.shape[1] else np.zeros(x.shape[0])
     with np.errstate(divide="ignore"):
         z = (np.log(np.maximum(use, 0.0)) - record["mu"] - eta[:, None]) / record["sigma"]
-    return standard_terms(parametric.FAMILIES[dist], z)[1]
+    return standard_terms(parametric.FAMILIES[record["distribution"]], z)[1]
 
 
-def support_end(record: Mapping[str, Any]) -> float | None:
+def cox_support_end(record: Mapping[str, Any]) -> float:
     """Where a Cox baseline ends (its last failure time: no failures are predicted beyond it)."""
-    if record["distribution"] != "cox":
-        return None
     ends = [b["time"][-1] for b in record["baseline"] if b["time"]]
     return float(min(ends)) if ends else 0.0
+
+
+# ---- one unit's life, for a diagram block (rbd.covariate_life reads these through regression.kinds) ----
+
+def cox_predictor(record: Mapping[str, Any], x: np.ndarray) -> float:
+    """x·β of a design row relative to the covariate means, where a Cox baseline is stored."""
+    coef = np.array([c["coef"] for c in record["coefficients"]])
+    return float((x - np.asarray(record["means"])) @ coef)
+
+
+def ph_predictor(record: Mapping[str, Any], x: np.ndarray) -> float:
+    """x·b of a weibull_ph design row (log hazard ratio)."""
+    return float(x @ np.array([c["coef"] for c in record["coefficients"]]))
+
+
+def aft_predictor(record: Mapping[str, Any], x: np.ndarray) -> float:
+    """x·γ of an AFT design row (log-time location shift)."""
+    return float(x @ np.asarray(record["gamma"]))
+
+
+def cox_life(record: Mapping[str, Any], lp: float, stratum: int) -> dict[str, Any]:
+    """The Breslow step life of a unit at linear predictor `lp`, as an engine step table."""
+    b = record["baseline"][stratum]
+    if not b["time"]:  # a stratum without failures: baseline 0, so F = 0 at every age (one knot [0, 0])
+        return {"distribution_id": "steps", "table": [[0.0, 0.0]]}
+    cum = np.asarray(b["cumhaz"], dtype=float) * math.exp(lp)
+    f = -np.expm1(-cum)
+    return {"distribution_id": "steps", "table": [[float(t), float(v)] for t, v in zip(b["time"], f)]}
+
+
+def weibull_ph_life(record: Mapping[str, Any], lp: float, stratum: int) -> dict[str, Any]:
+    """A Weibull of shape 1/σ and scale e^{μ − lp·σ}: the PH predictor x·b is −x·γ/σ on log time."""
+    mu, sigma = float(record["mu"]), float(record["sigma"])
+    return {"distribution_id": "weibull", "params": [{"name": "alpha", "value": math.exp(mu - lp * sigma)},
+                                                     {"name": "beta", "value": 1.0 / sigma}]}
+
+
+def lognormal_life(record: Mapping[str, Any], lp: float, stratum: int) -> dict[str, Any]:
+    mu, sigma = float(record["mu"]), float(record["sigma"])
+    return {"distribution_id": "lognormal", "params": [{"name": "mu", "value": mu + lp},
+                                                       {"name": "sigma", "value": sigma}]}
+
+
+def loglogistic_life(record: Mapping[str, Any], lp: float, stratum: int) -> dict[str, Any]:
+    mu, sigma = float(record["mu"]), float(record["sigma"])
+    return {"distribution_id": "loglogistic", "params": [{"name": "alpha", "value": math.exp(mu + lp)},
+                                                         {"name": "beta", "value": 1.0 / sigma}]}

@@ -158,19 +158,21 @@ def ph_coefficients(fit: ParametricFit) -> tuple[np.ndarray, np.ndarray]:
     return b, jac @ fit.cov @ jac.T
 
 
-def survival(fit: ParametricFit, eta_aft: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """S(t | x) for linear predictors xγ (rows) at times t (columns)."""
-    kind = FAMILIES[fit.distribution]
+def survival(distribution: str, mu: float, sigma: float, eta_aft: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """S(t | x) of the family with log-time location mu + xγ and scale sigma, for linear predictors xγ
+    (rows) at times t (columns)."""
+    kind = FAMILIES[distribution]
     with np.errstate(divide="ignore"):
-        z = (np.log(np.maximum(t, 0.0))[None, :] - fit.mu - eta_aft[:, None]) / fit.sigma
+        z = (np.log(np.maximum(t, 0.0))[None, :] - mu - eta_aft[:, None]) / sigma
     return np.exp(standard_terms(kind, z)[1])
 
 
-def hazard_density(fit: ParametricFit, eta_aft: float, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def hazard_density(distribution: str, mu: float, sigma: float, eta_aft: float,
+                   t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """h(t|x) and f(t|x) for one linear predictor."""
-    kind = FAMILIES[fit.distribution]
+    kind = FAMILIES[distribution]
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = (np.log(t) - fit.mu - eta_aft) / fit.sigma
+        z = (np.log(t) - mu - eta_aft) / sigma
         lf, ls, _, _ = standard_terms(kind, z)
-        log_density = lf - math.log(fit.sigma) - np.log(t)
+        log_density = lf - math.log(sigma) - np.log(t)
     return np.exp(log_density - ls), np.exp(log_density)

@@ -7,7 +7,8 @@ those imports them from here and none imports another's private helper."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,27 @@ class Rows:
     def __init__(self, start: np.ndarray | None, stop: np.ndarray, event: np.ndarray, item: np.ndarray | None,
                  fields: dict[str, str]) -> None:
         self.start, self.stop, self.event, self.item, self.fields = start, stop, event, item, fields
+
+
+@dataclass(frozen=True, eq=False)
+class Request:
+    """What every regression kind's fit reads: the dataset's columns and mapping, the design and rows
+    built from them, and the request's checked options. `formula`: the design came from a formula."""
+
+    columns: Mapping[str, Sequence[Any]]
+    mapping: Mapping[str, str]
+    d: design.Design
+    rows: Rows
+    confidence: float
+    transform: str
+    formula: bool
+    cox_options: Mapping[str, Any]
+    options: Mapping[str, Any]
+
+    @property
+    def field(self) -> str:
+        """The request field the design came from, named in refusals."""
+        return "formula" if self.formula else "covariates"
 
 
 BASELINE_MAX = 5000  # steps kept per stratum in a stored baseline

@@ -7,7 +7,7 @@ fits `cox`, `weibull_ph`, `lognormal_aft`, `loglogistic_aft`, `royston_parmar`, 
 full-likelihood ones by AIC for `best`), or the shared-frailty and
 Buckley–James models of `frailty_aft_records` (role `group`), and returns the record: coefficients,
 gof, validation and diagnostics. `evaluate_at` and `evaluate_curves` answer
-`POST /api/v1/models/{id}/reliability` with `covariates`.
+`POST /api/v1/models/{id}/reliability` with `covariates`; which kind does what is `kinds.KINDS`.
 """
 
 from __future__ import annotations
@@ -21,26 +21,16 @@ from bathtub.censoring import censoring_codes
 from bathtub.errors import InputError
 from bathtub.life.data import number_column
 from bathtub.regression import (
-    cox,
     design,
-    fine_gray_records,
-    flexible,
-    flexible_models,
-    frailty_aft_records,
-    models,
-    parametric,
+    kinds,
     zph,
 )
 from bathtub.regression.design import check_roles
-from bathtub.regression.models import additive_record, cox_record, parametric_record
-from bathtub.regression.record_parts import Rows
+from bathtub.regression.record_parts import Request, Rows
 from bathtub.validate import check_number
 
-MODELS = ("cox", *parametric.FAMILIES, *flexible.MODELS, "additive_hazards", *frailty_aft_records.MODELS,
-          fine_gray_records.MODEL)
-# Models with a full likelihood on the same rows, so AIC ranks them for `best` (Cox's partial likelihood
-# and the additive model's estimating equations are not comparable).
-RANKED = (*parametric.FAMILIES, *flexible.MODELS)
+MODELS = kinds.MODELS
+RANKED = kinds.RANKED  # ranked by AIC for `best` (the guide lists them)
 ROLES = ("x", "c", "i", "xl", "xr", "group")
 COX_OPTIONS = ("tie_method", "strata_column", "cluster_column")
 OPTIONS = ("reference", "confidence", "ph_transform", "knots", "bootstrap")
@@ -125,10 +115,9 @@ def fit_regression(
     options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The saved record of a regression life model fitted to a dataset's columns."""
-    if distribution == fine_gray_records.MODEL:  # competing modes: its own roles and options
-        return fine_gray_records.fit_record(columns, mapping, covariates, formula, cox_options, options)
-    if distribution not in (*MODELS, "best"):
-        raise InputError("distribution", f"with covariates or a formula, use one of {', '.join(MODELS)} or best")
+    model = kinds.kind(distribution)
+    if model.raw_fit is not None:  # competing modes (fine_gray): its own roles and options
+        return model.raw_fit(columns, mapping, covariates, formula, cox_options, options)
     options = dict(options or {})
     for k in options:
         if k not in OPTIONS:
@@ -142,11 +131,7 @@ def fit_regression(
     for k in cox_options:
         if k not in COX_OPTIONS:
             raise InputError(f"cox_options.{k}", f"unknown; known: {', '.join(COX_OPTIONS)}")
-    frailty_aft_records.check_request(distribution, mapping if isinstance(mapping, Mapping) else {}, cox_options,
-                                      options)
-    knots = options.get("knots")
-    if knots is not None and distribution not in flexible.MODELS:
-        raise InputError("options.knots", f"apply to {' and '.join(flexible.MODELS)} only")
+    kinds.check_request(model, mapping if isinstance(mapping, Mapping) else {}, cox_options, options)
     reference = options.get("reference")
     if reference is not None and not isinstance(reference, Mapping):
         raise InputError("options.reference", "must map a categorical covariate to its reference level")
@@ -154,91 +139,6 @@ def fit_regression(
     d = design.design(columns, covariates, formula, reference)
     if formula is not None:
         design.check_rebuild(d, columns)
-    if distribution == "cox":
-        ties = cox_options.get("tie_method", "efron")
-        strata = cluster = None
-        if cox_options.get("strata_column") is not None:
-            strata = [design.level_label(v) for v in design.column_values(columns, cox_options["strata_column"],
-                                                         "cox_options.strata_column")]
-            used = d.spec.get("covariates") or [*d.spec.get("numeric", []), *d.spec.get("categorical", {})]
-            if cox_options["strata_column"] in used:
-                raise InputError("cox_options.strata_column", "is also a covariate; a stratum gets its own "
-                                                              "baseline and no coefficient")
-        if cox_options.get("cluster_column") is not None:
-            cluster = design.column_values(columns, cox_options["cluster_column"], "cox_options.cluster_column")
-            if ties not in ("efron", "breslow"):
-                raise InputError("cox_options.cluster_column", "robust standard errors are computed for efron and "
-                                                               "breslow ties (R's coxph refuses them for exact ties)")
-        field = "covariates" if covariates is not None else "formula"
-        fit = cox.fit_cox(d.x, d.names, rows.stop, rows.event, start=rows.start, strata=strata,
-                          cluster=cluster if cluster is not None else (rows.item if ties in ("efron", "breslow")
-                                                                       else None),
-                          ties=ties, field_names={"design": field, "time": rows.fields["time"], "event": "mapping.c"})
-        return cox_record(fit, d, rows, confidence, transform,
-                          {"tie_method": ties, "strata_column": cox_options.get("strata_column"),
-                           "cluster_column": cox_options.get("cluster_column")})
-    if distribution in frailty_aft_records.MODELS:
-        return frailty_aft_records.fit_record(distribution, columns, mapping, d, rows, confidence, formula is not None,
-                                              cox_options, options)
-    if distribution == "best":
-        candidates = []
-        refusals = {}
-        for name in RANKED:
-            try:
-                candidates.append(flexible_models.spline_record(name, d, rows, confidence, transform,
-                                                                covariates is None) if name in flexible.MODELS
-                                  else parametric_record(name, d, rows, confidence, transform, covariates is None))
-            except InputError as exc:
-                refusals[name] = exc.rule
-        if not candidates:
-            raise InputError("distribution", "no parametric regression model could be fitted: "
-                                             + "; ".join(f"{k}: {v}" for k, v in refusals.items()))
-        candidates.sort(key=lambda r: _gof(r, "aic"))
-        best = candidates[0]
-        best["ranking"] = [{"distribution": r["distribution"], "aic": _gof(r, "aic"),
-                            "log_likelihood": _gof(r, "log_likelihood"), "parameters": _n_params(r)}
-                           for r in candidates]
-        best["ranking_note"] = ("parametric regression models ranked by AIC on the same rows (the same "
-                                "likelihood of the times, so comparable); cox and additive_hazards are not "
-                                "ranked: Cox's partial likelihood and the additive model's estimating equations "
-                                "are not likelihoods of the times, so no AIC compares them; fit them by name")
-        if refusals:
-            best["ranking_refused"] = refusals
-        return best
-    if distribution == "additive_hazards":
-        return additive_record(d, rows, confidence, covariates is None)
-    if distribution in flexible.MODELS:
-        return flexible_models.spline_record(distribution, d, rows, confidence, transform, covariates is None, knots)
-    return parametric_record(distribution, d, rows, confidence, transform, covariates is None)
-
-
-def _gof(record: Mapping[str, Any], key: str) -> float:
-    return float(next(g["value"] for g in record["gof"] if g["id"] == key))
-
-
-def _n_params(record: Mapping[str, Any]) -> int:
-    """The parameters AIC counted: coefficients plus the baseline's (μ, σ; or the spline's γ)."""
-    spline = record.get("spline")
-    return len(record["coefficients"]) + (len(spline["gamma"]) if spline else 2)
-
-
-def evaluate_at(record: Mapping[str, Any], t: Any, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
-    """{t, reliability, failure, hazard, cumulative_hazard, density} of a regression record for one unit."""
-    if record["distribution"] == fine_gray_records.MODEL:
-        return fine_gray_records.evaluate_at(record, t, covariates)
-    if record["distribution"] in flexible.MODELS:
-        return flexible_models.evaluate_at(record, t, covariates)
-    if record["distribution"] in frailty_aft_records.MODELS:
-        return frailty_aft_records.evaluate_at(record, t, covariates)
-    return models.evaluate_at(record, t, covariates)
-
-
-def evaluate_curves(record: Mapping[str, Any], points: int, covariates: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Whole curves {x, sf, ff, hf, Hf, df} of a regression record for one unit."""
-    if record["distribution"] == fine_gray_records.MODEL:
-        return fine_gray_records.evaluate_curves(record, points, covariates)
-    if record["distribution"] in flexible.MODELS:
-        return flexible_models.evaluate_curves(record, points, covariates)
-    if record["distribution"] in frailty_aft_records.MODELS:
-        return frailty_aft_records.evaluate_curves(record, points, covariates)
-    return models.evaluate_curves(record, points, covariates)
+    req = Request(columns, mapping, d, rows, confidence, transform, covariates is None, cox_options, options)
+    assert model.fit is not None
+    return model.fit(req)

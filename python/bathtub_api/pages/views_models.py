@@ -106,7 +106,10 @@ def _life_figures(record: dict[str, Any], mapping: dict[str, str] | None,
 def cox_figures(record: dict[str, Any]) -> dict[str, str]:
     """The forest plot of hazard ratios, and survival curves at the covariates' means with the most
     significant covariate set to its smallest and largest value in the data."""
-    from bathtub.regression.models import evaluate_curves  # regression records' curves, by the library
+    from bathtub.models import from_record  # a record's curves, by the library's registry
+
+    def evaluate_curves(rec: dict[str, Any], points: int, covariates: dict[str, Any]) -> dict[str, Any]:
+        return from_record(rec).curves(points, covariates)
 
     coefs = record.get("coefficients") or []
     out: dict[str, str] = {}

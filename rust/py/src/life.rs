@@ -28,7 +28,12 @@ fn alt_inputs(
     ))
 }
 
-/// ALT maximum-likelihood fit from natural coefficients `start`; (theta, log-likelihood).
+/// (natural coefficients, log-likelihood, their covariance or None when the information is
+/// not positive definite).
+type AltFit = (Vec<f64>, f64, Option<Vec<Vec<f64>>>);
+
+/// ALT maximum-likelihood fit from natural coefficients `start`; (theta, log-likelihood,
+/// covariance of theta: the inverse observed information, None where it is singular).
 #[pyfunction]
 fn alt_fit(
     py: Python<'_>,
@@ -38,11 +43,12 @@ fn alt_fit(
     failed: Vec<bool>,
     stresses: Vec<Vec<f64>>,
     start: Vec<f64>,
-) -> PyResult<(Vec<f64>, f64)> {
+) -> PyResult<AltFit> {
     enter(py, Call::Quick, |_| {
         let (model, data) = alt_inputs(life, relationship, t, failed, stresses)?;
         let f = alt_engine::fit(&model, &data, &start)?;
-        Ok((f.coefficients(&model).to_vec(), f.loglik))
+        let cov = f.covariance(&model, &data);
+        Ok((f.coefficients(&model).to_vec(), f.loglik, cov))
     })
 }
 

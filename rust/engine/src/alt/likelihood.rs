@@ -1,6 +1,6 @@
 //! Log-likelihood of a log-location-scale regression on log time, its gradient and Hessian,
 //! and a Levenberg-damped Newton maximiser. The same mathematics as Python's
-//! `bathtub.alt.likelihood` (Meeker & Escobar, app. B): y = ln t, z = (y - mu) / sigma; a
+//! `bathtub.inference.loglocscale` laws (Meeker & Escobar, app. B): y = ln t, z = (y - mu) / sigma; a
 //! failure adds ln f(z) - ln sigma - y, a right-censored unit ln S(z).
 
 // Small dense matrices read clearer indexed, as the formulas are written.

@@ -7,7 +7,7 @@ pub mod bootstrap;
 pub mod likelihood;
 
 use crate::error::EngineError;
-use likelihood::{Life, MAX_K, Problem, newton};
+use likelihood::{Life, MAX_K, Problem, cholesky_solve, newton};
 
 /// The transforms of a life–stress relationship (see `bathtub.alt.relationships`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,6 +202,18 @@ impl Standardised {
         }
     }
 
+    /// The likelihood of `data`'s units on this standardised scale.
+    pub fn problem<'a>(&'a self, data: &'a AltData, life: Life) -> Problem<'a> {
+        Problem {
+            y: &self.y,
+            failed: &data.failed,
+            x: &self.x,
+            offset: &self.offset,
+            p: self.p,
+            life,
+        }
+    }
+
     /// Natural coefficients from internal ones.
     pub fn to_natural(&self, b: &[f64; MAX_K]) -> [f64; MAX_K] {
         let mut out = *b;
@@ -241,14 +253,7 @@ pub fn fit_from(model: &Model, data: &AltData, start: &[f64; MAX_K]) -> Option<F
         return None;
     }
     let st = Standardised::new(model, data);
-    let pb = Problem {
-        y: &st.y,
-        failed: &data.failed,
-        x: &st.x,
-        offset: &st.offset,
-        p: st.p,
-        life: model.life,
-    };
+    let pb = st.problem(data, model.life);
     let (theta, ll) = newton(&pb, st.to_internal(start), MAX_ITER)?;
     let nf = data.failed.iter().filter(|&&f| f).count() as f64;
     Some(Fit {
@@ -272,6 +277,58 @@ impl Fit {
     /// The model's `k` fitted coefficients (the rest of `theta` is padding).
     pub fn coefficients(&self, model: &Model) -> &[f64] {
         &self.theta[..model.k()]
+    }
+
+    /// The covariance of the natural coefficients: the inverse observed information of the
+    /// likelihood at the fit, taken on the standardised problem the fit ran on (where it is
+    /// well conditioned) and carried to the natural coefficients by the linear map between
+    /// them, J C J'. None when the information is not positive definite (the data do not
+    /// identify the model).
+    // Small dense matrices read clearer indexed, as the formulas are written (as in likelihood.rs).
+    #[allow(clippy::needless_range_loop)]
+    pub fn covariance(&self, model: &Model, data: &AltData) -> Option<Vec<Vec<f64>>> {
+        let st = Standardised::new(model, data);
+        let pb = st.problem(data, model.life);
+        let k = pb.k();
+        let (_, _, h) = pb.eval(&st.to_internal(&self.theta));
+        let mut info = [[0.0; MAX_K]; MAX_K];
+        for i in 0..k {
+            for j in 0..k {
+                info[i][j] = -h[i][j];
+            }
+        }
+        // C = info^-1, a column per unit vector
+        let mut c = [[0.0; MAX_K]; MAX_K];
+        for j in 0..k {
+            let mut e = [0.0; MAX_K];
+            e[j] = 1.0;
+            let col = cholesky_solve(&info, &e, k)?;
+            for i in 0..k {
+                c[i][j] = col[i];
+            }
+        }
+        // J: natural[0] = b0 + shift - sum_j b_j m_j / s_j, natural[j] = b_j / s_j, ln sigma as is
+        let mut jac = [[0.0; MAX_K]; MAX_K];
+        for i in 0..k {
+            jac[i][i] = 1.0;
+        }
+        for j in 1..st.p {
+            jac[j][j] = 1.0 / st.s[j - 1];
+            jac[0][j] = -st.m[j - 1] / st.s[j - 1];
+        }
+        let mut out = vec![vec![0.0; k]; k];
+        for (a, row) in out.iter_mut().enumerate() {
+            for (b, v) in row.iter_mut().enumerate() {
+                let mut sum = 0.0;
+                for i in 0..k {
+                    for j in 0..k {
+                        sum += jac[a][i] * c[i][j] * jac[b][j];
+                    }
+                }
+                *v = sum;
+            }
+        }
+        Some(out)
     }
 }
 
@@ -317,6 +374,23 @@ mod tests {
         // ln L = sum over levels of r ln(1/L) - TTT/L
         let want = -3.0 * l1.ln() - 3.0 - 4.0 * l2.ln() - 4.0;
         assert!((fit.loglik - want).abs() < 1e-9);
+        // ln L at each level has variance 1/r (the exponential's information r on ln L), and
+        // (a, b) is G^-1 (ln L1, ln L2) with G = [[1, 1/350], [1, 1/400]]: cov = G^-1 D G^-T
+        let cov = fit.covariance(&model, &data).unwrap();
+        let (g1, g2) = (1.0 / 350.0, 1.0 / 400.0);
+        let det = g2 - g1;
+        let inv = [[g2 / det, -g1 / det], [-1.0 / det, 1.0 / det]];
+        let d = [1.0 / 3.0, 1.0 / 4.0];
+        for i in 0..2 {
+            for j in 0..2 {
+                let want = inv[i][0] * d[0] * inv[j][0] + inv[i][1] * d[1] * inv[j][1];
+                assert!(
+                    (cov[i][j] - want).abs() < 1e-7 * want.abs(),
+                    "{i} {j}: {} {want}",
+                    cov[i][j]
+                );
+            }
+        }
     }
 
     #[test]
@@ -337,5 +411,51 @@ mod tests {
             stresses: vec![vec![1.0, 2.0]],
         };
         assert!(fit(&model, &data, &[0.0; MAX_K]).is_err());
+    }
+
+    /// The analytic gradient and Hessian of the likelihood against central differences of the
+    /// value (and of the gradient), for each life and a censored sample with a covariate.
+    #[test]
+    fn derivatives_match_differences() {
+        let n = 30;
+        let y: Vec<f64> = (0..n).map(|i| ((i * 7 % 11) as f64 - 5.0) / 4.0).collect();
+        let failed: Vec<bool> = (0..n).map(|i| i % 3 != 0).collect();
+        let x: Vec<[f64; MAX_K]> = (0..n)
+            .map(|i| [1.0, ((i * 5 % 7) as f64 - 3.0) / 2.0, 0.0, 0.0])
+            .collect();
+        let offset = vec![0.0; n];
+        for life in [Life::Weibull, Life::Lognormal, Life::Exponential] {
+            let pb = Problem {
+                y: &y,
+                failed: &failed,
+                x: &x,
+                offset: &offset,
+                p: 2,
+                life,
+            };
+            let k = pb.k();
+            let th = [0.2, -0.3, 0.1, 0.0];
+            let (_, g, h) = pb.eval(&th);
+            let e = 1e-6;
+            for i in 0..k {
+                let (mut up, mut down) = (th, th);
+                up[i] += e;
+                down[i] -= e;
+                let (lu, gu, _) = pb.eval(&up);
+                let (ld, gd, _) = pb.eval(&down);
+                let num = (lu - ld) / (2.0 * e);
+                assert!(
+                    (g[i] - num).abs() < 1e-6 * (1.0 + num.abs()),
+                    "{life:?} g{i}"
+                );
+                for j in 0..k {
+                    let num = (gu[j] - gd[j]) / (2.0 * e);
+                    assert!(
+                        (h[i][j] - num).abs() < 1e-6 * (1.0 + num.abs()),
+                        "{life:?} h{i}{j}"
+                    );
+                }
+            }
+        }
     }
 }
