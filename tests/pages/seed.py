@@ -207,7 +207,7 @@ async def seed_more(post: Post) -> dict[str, str]:
     rbd = await ok(post, "/api/v1/rbd/create", d)
     queued = await ok(post, "/api/v1/rbd_analysis/analyze", {"id": rbd["id"], "horizon": 1000.0, "replications": 1000,
                                                               "seed": 5, "grid": 21, "uncertainty": "parameters",
-                                                              "outer": 30, "inner": 200})
+                                                              "draws": 30, "replications_per_draw": 200})
     await finished(post, queued["job_id"])
     out["rbd_unc_run"] = queued["run_id"]
     return out

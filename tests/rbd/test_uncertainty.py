@@ -45,9 +45,10 @@ def repairable_block() -> dict[str, Any]:
     return d
 
 
-def availability_run(rec: dict[str, Any], outer: int = 400, inner: int = 200, **kw: Any) -> dict[str, Any]:
+def availability_run(rec: dict[str, Any], draws: int = 400, replications_per_draw: int = 200,
+                     **kw: Any) -> dict[str, Any]:
     return unc.analyze(repairable_block(), models={"pump": rec}, horizon=HORIZON, replications=200, seed=3, grid=2,
-                       uncertainty="parameters", outer=outer, inner=inner, **kw)
+                       uncertainty="parameters", draws=draws, replications_per_draw=replications_per_draw, **kw)
 
 
 @pytest.mark.slow  # ~8 s: three two-level runs of 400 draws x 200 replications
@@ -82,12 +83,12 @@ def test_exponential_availability_interval_is_the_chi_squared_closed_form_and_sh
 
 def test_the_point_run_is_the_plain_run_and_the_quote_counts_every_draw() -> None:
     rec, _ = exp_fit(50)
-    out = availability_run(rec, outer=5, inner=50)
+    out = availability_run(rec, draws=5, replications_per_draw=50)
     plain = unc.analyze(repairable_block(), models={"pump": rec}, horizon=HORIZON, replications=200, seed=3, grid=2)
     assert out["results"] == plain["results"] and "uncertainty" not in plain
     assert out["quote"]["replications"] == 200 + 5 * 50 and out["quote"]["seconds"] > plain["quote"]["seconds"]
     u = out["uncertainty"]
-    assert u["outer"] == 5 and u["inner"] == 50 and u["fixed_blocks"] == ["nodes.b0.repair"]
+    assert u["draws"] == 5 and u["replications_per_draw"] == 50 and u["fixed_blocks"] == ["nodes.b0.repair"]
     assert [s["model_id"] for s in u["sources"]] == ["pump"] and u["sources"][0]["law"] == "gamma"
 
 
@@ -126,8 +127,8 @@ def test_weibull_reliability_interval_agrees_with_the_fits_delta_and_lr_bounds_a
     rec, d = weibull_mission(1000, 21)
     x = np.random.default_rng(21).weibull(2.0, 1000) * 1000.0
     out = unc.analyze(d, models={"w": rec}, mission_time=mission, seed=5, grid=2, uncertainty="parameters",
-                      outer=1500)
-    assert out["method"] == "closed_form" and out["uncertainty"]["inner_method"] == "closed_form"
+                      draws=1500)
+    assert out["method"] == "closed_form" and out["uncertainty"]["draw_method"] == "closed_form"
     fig = out["uncertainty"]["figures"]["reliability"]
     band = cdf_band(rec, np.array([mission]), 0.90)  # the fit's own pointwise delta-method band on F
     delta = (1 - band["upper"][0], 1 - band["lower"][0])
@@ -139,9 +140,9 @@ def test_weibull_reliability_interval_agrees_with_the_fits_delta_and_lr_bounds_a
     for got, a, b in zip(fig["interval"], delta, lr, strict=True):
         assert abs(got - a) < 0.08 * width and abs(got - b) < 0.08 * width, (fig["interval"], delta, lr)
     assert fig["simulation_variance"] == 0.0 and fig["parameter_share"] == 1.0
-    # the same through simulation (inner replications): wider only by the simulation's own noise
+    # the same through simulation (replications_per_draw replications): wider only by the simulation's own noise
     sim = unc.analyze(d, models={"w": rec}, mission_time=mission, seed=5, grid=2, method="simulation",
-                      replications=2000, uncertainty="parameters", outer=300, inner=4000)["uncertainty"]
+                      replications=2000, uncertainty="parameters", draws=300, replications_per_draw=4000)["uncertainty"]
     f = sim["figures"]["reliability"]
     assert f["parameter_variance"] == pytest.approx(fig["total_variance"], rel=0.35)
     assert abs(f["interval"][0] - delta[0]) < 0.25 * width and abs(f["interval"][1] - delta[1]) < 0.25 * width
@@ -160,7 +161,7 @@ def test_coverage_of_the_90_percent_interval_at_n_10() -> None:
         t = np.random.default_rng(1000 + k).weibull(beta, 10) * alpha
         rec = models.fit("weibull", {"x": t.tolist()}, {"x": "x"})
         out = unc.analyze(series({"saved_model_id": "w"}), models={"w": rec}, mission_time=mission, seed=k, grid=2,
-                          uncertainty="parameters", outer=100)
+                          uncertainty="parameters", draws=100)
         lo, hi = out["uncertainty"]["figures"]["reliability"]["interval"]
         hits += lo <= truth <= hi
     share = hits / 200
@@ -184,7 +185,7 @@ def two_model_diagram() -> tuple[dict[str, Any], dict[str, Any]]:
 def test_the_block_with_least_data_carries_most_of_the_uncertainty() -> None:
     d, ms = two_model_diagram()
     out = unc.analyze(d, models=ms, horizon=2000.0, replications=100, seed=4, grid=2, uncertainty="parameters",
-                      outer=200, inner=100)["uncertainty"]
+                      draws=200, replications_per_draw=100)["uncertainty"]
     first, second = out["sources"]
     assert first["model_id"] == "pump" and first["share_of_parameter_variance"] > 0.8
     assert second["share_of_parameter_variance"] < 0.2
@@ -211,7 +212,7 @@ def test_block_shares_against_the_exact_first_order_indices_of_two_exponentials(
              "valve": a["pump"] ** 2 * (b["valve"] - a["valve"] ** 2) / total}
     out = unc.analyze(series({"saved_model_id": "pump"}, {"saved_model_id": "valve"}),
                       models={"pump": pump, "valve": valve}, mission_time=mission, seed=2, grid=2,
-                      uncertainty="parameters", outer=800)["uncertainty"]
+                      uncertainty="parameters", draws=800)["uncertainty"]
     shares = {s["model_id"]: s["share_of_parameter_variance"] for s in out["sources"]}
     assert [s["model_id"] for s in out["sources"]] == ["pump", "valve"]  # the model with 5 failures first
     for k in ("pump", "valve"):
@@ -220,24 +221,24 @@ def test_block_shares_against_the_exact_first_order_indices_of_two_exponentials(
     assert out["figures"]["reliability"]["total_variance"] == pytest.approx(total, rel=0.15)
 
 
-def rows(threads: int | None, first: int = 0, outer: int = 12, cluster: Any = None) -> list[dict[str, Any]]:
+def rows(threads: int | None, first: int = 0, draws: int = 12, cluster: Any = None) -> list[dict[str, Any]]:
     d, ms = two_model_diagram()
     opts = RunOptions(horizon=2000.0, mission_time=None, replications=100, precision=None, max_replications=100,
                       seed=17, grid=2, method="auto")
-    return unc.draw_rows(d, ms, {}, opts, unc.UncertaintyOptions(outer=outer, inner=300), exact=False,
+    return unc.draw_rows(d, ms, {}, opts, unc.UncertaintyOptions(draws=draws, replications_per_draw=300), exact=False,
                          first=first, threads=threads, cluster=cluster)
 
 
 def test_same_seed_same_numbers_on_one_and_two_threads_and_split_draws_merge_exactly() -> None:
     one, two = rows(1), rows(2)
     assert one == two
-    merged = unc.merge(rows(2, first=5, outer=7), rows(1, first=0, outer=5))
+    merged = unc.merge(rows(2, first=5, draws=7), rows(1, first=0, draws=5))
     assert merged == one
     d, ms = two_model_diagram()
     whole = unc.summary(one, d, ms, {}, unc.UncertaintyOptions(12, 300), exact=False)
     assert unc.summary(merged, d, ms, {}, unc.UncertaintyOptions(12, 300), exact=False) == whole
     with pytest.raises(InputError, match="adjacent"):
-        unc.merge(rows(1, first=0, outer=3), rows(1, first=4, outer=3))
+        unc.merge(rows(1, first=0, draws=3), rows(1, first=4, draws=3))
 
 
 def test_a_cancelled_run_stops_between_or_inside_draws_and_reports_progress() -> None:
@@ -245,13 +246,14 @@ def test_a_cancelled_run_stops_between_or_inside_draws_and_reports_progress() ->
     opts = RunOptions(horizon=2000.0, mission_time=None, replications=100, precision=None, max_replications=100,
                       seed=17, grid=2, method="auto")
     ctl = engine.RunControl()
-    unc.draw_rows(d, ms, {}, opts, unc.UncertaintyOptions(outer=3, inner=50), exact=False, control=ctl)
+    unc.draw_rows(d, ms, {}, opts, unc.UncertaintyOptions(draws=3, replications_per_draw=50), exact=False, control=ctl)
     assert (ctl.done, ctl.planned) == (150, 150)
     ctl = engine.RunControl()
     threading.Timer(0.3, ctl.cancel).start()
     with pytest.raises(engine.Cancelled):
         # far more work than 0.3 s: cancelled inside a draw's engine run or before the next draw
-        unc.draw_rows(d, ms, {}, opts, unc.UncertaintyOptions(outer=2000, inner=2000), exact=False, control=ctl)
+        unc.draw_rows(d, ms, {}, opts, unc.UncertaintyOptions(draws=2000, replications_per_draw=2000), exact=False,
+                      control=ctl)
 
 
 @pytest.mark.slow  # a dask LocalCluster of worker processes
@@ -259,17 +261,18 @@ def test_same_seed_same_numbers_on_a_dask_cluster() -> None:
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                   silence_logs=40) as cluster:
-        assert rows(None, outer=4, cluster=cluster.scheduler_address) == rows(1, outer=4)
+        assert rows(None, draws=4, cluster=cluster.scheduler_address) == rows(1, draws=4)
 
 
 def test_refusals_name_the_field() -> None:
     d, ms = two_model_diagram()
     kw = {"horizon": 100.0, "replications": 10}
     cases = [
-        ({"outer": 5}, "outer", "only with uncertainty: parameters"),
+        ({"draws": 5}, "draws", "only with uncertainty: parameters"),
         ({"uncertainty": "parameters", "precision": 0.1, "replications": None}, "precision", "not with uncertainty"),
-        ({"uncertainty": "parameters", "outer": 1}, "outer", "from 2 to"),
-        ({"uncertainty": "parameters", "outer": 5000, "inner": 100_000}, "inner", "at most 100000000"),
+        ({"uncertainty": "parameters", "draws": 1}, "draws", "from 2 to"),
+        ({"uncertainty": "parameters", "draws": 5000, "replications_per_draw": 100_000}, "replications_per_draw",
+         "at most 100000000"),
         ({"uncertainty": "maybe"}, "uncertainty", "must be one of"),
     ]
     for extra, field, rule in cases:

@@ -38,24 +38,26 @@ async def test_a_parameter_uncertainty_run_stores_the_librarys_numbers(api: Api)
     assert status == 200, created
     options = {"horizon": 5000.0, "replications": 300, "seed": 11, "grid": 11}
     status, queued = await api.post("rbd_analysis/analyze", {"id": created["id"], **options,
-                                                             "uncertainty": "parameters", "outer": 20, "inner": 100})
+                                                             "uncertainty": "parameters", "draws": 20,
+                                                             "replications_per_draw": 100})
     assert status == 200 and queued["status"] == "queued", queued
     assert queued["quote"]["replications"] == 300 + 20 * 100  # the point run and every draw's replications
     job = await poll(api, queued["job_id"])
     assert job["status"] == "done" and job["progress"] == 1.0, job
     status, run = await api.post("get/rbd_run", {"id": queued["run_id"]})
     assert status == 200, run
-    local = uncertainty.analyze(diagram, models={model_id: record}, **options, uncertainty="parameters", outer=20,
-                                inner=100)
+    local = uncertainty.analyze(diagram, models={model_id: record}, **options, uncertainty="parameters", draws=20,
+                                replications_per_draw=100)
     assert run["results"]["mean_availability"] == local["results"]["mean_availability"]
     assert run["uncertainty"]["figures"] == local["uncertainty"]["figures"]
     fig = run["uncertainty"]["figures"]["mean_availability"]
     assert fig["unit"] == "fraction" and fig["monte_carlo_interval"] == run["results"]["mean_availability_interval"]
     assert run["uncertainty"]["sources"][0]["blocks"] == ["nodes.pump.model"]
-    assert job["result"]["uncertainty"]["outer"] == 20
+    assert job["result"]["uncertainty"]["draws"] == 20
     # the same request again finds the stored run; without uncertainty it is another run
     status, again = await api.post("rbd_analysis/analyze", {"id": created["id"], **options,
-                                                            "uncertainty": "parameters", "outer": 20, "inner": 100})
+                                                            "uncertainty": "parameters", "draws": 20,
+                                                            "replications_per_draw": 100})
     assert status == 200 and again["cached"] is True and again["run_id"] == queued["run_id"]
     status, plain = await api.post("rbd_analysis/analyze", {"id": created["id"], **options})
     assert status == 200 and plain.get("cached") is False and "uncertainty" not in plain
@@ -68,12 +70,12 @@ async def test_parameter_uncertainty_refusals_are_422_naming_the_field(api: Api)
     inline["nodes"][2]["model"] = exp_model(1e-3)
     _, fixed = await api.post("rbd/create", inline)
     for rbd_id, body, detail in [
-        (made["id"], {"outer": 10}, "outer: only with uncertainty: parameters"),
+        (made["id"], {"draws": 10}, "draws: only with uncertainty: parameters"),
         (made["id"], {"uncertainty": "parameters", "precision": 0.1},
-         "precision: not with uncertainty: parameters (each parameter draw runs `inner` replications: give "
-         "replications and inner)"),
-        (made["id"], {"uncertainty": "parameters", "outer": 5000, "inner": 100_000},
-         "inner: outer x inner must be at most 100000000 replications (got 500000000)"),
+         "precision: not with uncertainty: parameters (each parameter draw runs `replications_per_draw` "
+         "replications: give replications and replications_per_draw)"),
+        (made["id"], {"uncertainty": "parameters", "draws": 5000, "replications_per_draw": 100_000},
+         "replications_per_draw: draws x replications_per_draw must be at most 100000000 replications (got 500000000)"),
         (fixed["id"], {"uncertainty": "parameters"},
          "uncertainty: no block's life or repair is a saved fitted model: there is no parameter uncertainty to "
          "carry (save a fit and name it by saved_model_id)"),

@@ -3,19 +3,19 @@
 The outer loop draws a parameter set for every saved fitted model a block's life or repair
 names (`bathtub.models.draws`: normal on the fit's unconstrained scale with its covariance;
 the exact chi-squared law for a complete-data exponential); the inner loop analyses the
-diagram on that draw, by the engine's replications (`inner` of them) or, for a non-repairable
+diagram on that draw, by the engine's replications (`replications_per_draw` of them) or, for a non-repairable
 diagram that has a closed form, exactly. A model named by several blocks is one draw for all
 of them: they share the fitted parameters, so their uncertainty is shared too.
 
 Streams: model m's draw i comes from `SeedSequence([seed, crc32(m)])`'s child i and draw i's
 replications from the engine seed `SeedSequence([seed, 1, i])` gives, so draw i depends on
-(seed, i) only: the same numbers on any thread count, on a dask cluster (each inner run is
+(seed, i) only: the same numbers on any thread count, on a dask cluster (each draw's run is
 spread there in chunks, `bathtub.engine.scaleout`) and when draws [0, k) and [k, n) are run
 apart and merged (`merge`).
 
 What a figure reports over the draws (`summary`):
 - `interval`: the 5th and 95th percentiles of the per-draw figure (the parameter-uncertainty
-  interval, 90%); each per-draw figure carries its own simulation noise, so a small `inner`
+  interval, 90%); each per-draw figure carries its own simulation noise, so a small `replications_per_draw`
   widens it: the shares below say how much;
 - `parameter_variance` / `simulation_variance`: the law of total variance over draws,
   Var(Y_i) = Var(E[Y | theta]) + E[Var(Y_i | theta)], with the second term estimated by the
@@ -27,7 +27,7 @@ What a figure reports over the draws (`summary`):
   regression of the figure on that model's drawn coordinates (the fit's unconstrained scale)
   with the adjusted R² (so chance fit to simulation noise is taken out): a linear first-order
   (Sobol-like) share. Shares need not add to 1 (non-linear effects, interactions); they are
-  null when no parameter variance is left once the simulation's is taken out (raise `inner`).
+  null when no parameter variance is left once the simulation's is taken out (raise `replications_per_draw`).
 
 Blocks on inline (not fitted) models have no parameter uncertainty: they are listed under
 `fixed_blocks` with share 0. A saved model whose kind has no sampling distribution to draw
@@ -59,10 +59,10 @@ from bathtub.rbd.states import with_initial_states
 from bathtub.validate import check_enum
 
 MODES = ("none", "parameters")
-DEFAULT_OUTER = 100
-DEFAULT_INNER = {True: 200, False: 1000}
-MAX_OUTER = 5000
-MAX_WORK = 100_000_000  # outer x inner replications, the most one analysis runs
+DEFAULT_DRAWS = 100
+DEFAULT_REPLICATIONS_PER_DRAW = {True: 200, False: 1000}
+MAX_DRAWS = 5000
+MAX_WORK = 100_000_000  # draws x replications_per_draw replications, the most one analysis runs
 # What a saved model keeps in a run's inputs: what resolution and drawing read (not its curves).
 MODEL_KEYS = ("kind", "distribution", "base_distribution", "options", "params", "covariance", "n", "n_failures",
               "unit")
@@ -78,22 +78,22 @@ HEADLINE = {True: "mean_availability", False: "reliability"}
 
 @dataclass(frozen=True)
 class UncertaintyOptions:
-    """`outer` parameter draws, each analysed with `inner` replications (ignored where the
+    """`draws` parameter draws, each analysed with `replications_per_draw` replications (ignored where the
     diagram answers in closed form)."""
 
-    outer: int
-    inner: int
+    draws: int
+    replications_per_draw: int
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def check_uncertainty(raw: Mapping[str, Any], repairable: bool) -> UncertaintyOptions | None:
-    """The run's uncertainty options from `raw` (uncertainty, outer, inner, with the run's
+    """The run's uncertainty options from `raw` (uncertainty, draws, replications_per_draw, with the run's
     method and precision); None for `uncertainty: none`."""
     mode = check_enum(raw.get("uncertainty", "none"), "uncertainty", MODES)
     if mode == "none":
-        for key in ("outer", "inner"):
+        for key in ("draws", "replications_per_draw"):
             if raw.get(key) is not None:
                 raise InputError(key, "only with uncertainty: parameters")
         return None
@@ -101,13 +101,16 @@ def check_uncertainty(raw: Mapping[str, Any], repairable: bool) -> UncertaintyOp
         raise InputError("method", "failure_biasing does not take uncertainty: parameters (give method auto or "
                                    "simulation)")
     if raw.get("precision") is not None:
-        raise InputError("precision", "not with uncertainty: parameters (each parameter draw runs `inner` "
-                                      "replications: give replications and inner)")
-    outer = integer(2, MAX_OUTER)(raw.get("outer", DEFAULT_OUTER), "outer")
-    inner = integer(2, 10_000_000)(raw.get("inner", DEFAULT_INNER[repairable]), "inner")
-    if outer * inner > MAX_WORK:
-        raise InputError("inner", f"outer x inner must be at most {MAX_WORK} replications (got {outer * inner})")
-    return UncertaintyOptions(outer=outer, inner=inner)
+        raise InputError("precision", "not with uncertainty: parameters (each parameter draw runs "
+                                      "`replications_per_draw` replications: give replications and "
+                                      "replications_per_draw)")
+    draws = integer(2, MAX_DRAWS)(raw.get("draws", DEFAULT_DRAWS), "draws")
+    per_draw = integer(2, 10_000_000)(raw.get("replications_per_draw", DEFAULT_REPLICATIONS_PER_DRAW[repairable]),
+                                      "replications_per_draw")
+    if draws * per_draw > MAX_WORK:
+        raise InputError("replications_per_draw", f"draws x replications_per_draw must be at most {MAX_WORK} "
+                                                  f"replications (got {draws * per_draw})")
+    return UncertaintyOptions(draws=draws, replications_per_draw=per_draw)
 
 
 @dataclass
@@ -163,7 +166,7 @@ def model_stream_seed(seed: int, model_id: str) -> int:
     return int(np.random.SeedSequence([seed, zlib.crc32(model_id.encode())]).generate_state(1, np.uint64)[0])
 
 
-def inner_seed(seed: int, i: int) -> int:
+def draw_seed(seed: int, i: int) -> int:
     """The engine seed of draw i's replications (below 2**63, as the service's seeds)."""
     return int(np.random.SeedSequence([seed, 1, i]).generate_state(1, np.uint64)[0]) >> 1
 
@@ -224,15 +227,15 @@ def draw_rows(body: Mapping[str, Any], models: Mapping[str, Mapping[str, Any]],
               exact: bool, crews: int = 0, states: Mapping[str, Any] | None = None, first: int = 0,
               threads: int | None = None, control: engine.RunControl | None = None,
               cluster: Any = None) -> list[dict[str, Any]]:
-    """Draws `first` .. `first + outer - 1`: per draw {index, figures: {name: [value, se]},
+    """Draws `first` .. `first + draws - 1`: per draw {index, figures: {name: [value, se]},
     coordinates: {model_id: [unconstrained values]}}. `exact`: the diagram answers in closed
     form (non-repairable, method auto), so each draw is exact."""
     srcs, _ = sources(body, models, diagrams)
     repairable = bool(body.get("repairable"))
     rows = []
-    planned = unc.outer * (1 if exact else unc.inner)
+    planned = unc.draws * (1 if exact else unc.replications_per_draw)
     with _linked(control) as slot, _one_client(cluster) as client:
-        for i in range(first, first + unc.outer):
+        for i in range(first, first + unc.draws):
             if control is not None and control.cancelled:
                 raise engine.Cancelled("the run was cancelled")
             drawn = dict(models)
@@ -247,14 +250,14 @@ def draw_rows(body: Mapping[str, Any], models: Mapping[str, Mapping[str, Any]],
             if exact:
                 out = closed_form(d, opts)
             else:
-                o = RunOptions(**{**opts.to_dict(), "replications": unc.inner, "precision": None,
-                                  "seed": inner_seed(opts.seed, i)})
+                o = RunOptions(**{**opts.to_dict(), "replications": unc.replications_per_draw, "precision": None,
+                                  "seed": draw_seed(opts.seed, i)})
                 slot[0] = engine.RunControl()
                 out = simulate(d, repairable, o, crews=crews, threads=threads, control=slot[0], cluster=client)
-            rows.append({"index": i, "figures": _figures(out["results"], repairable, unc.inner),
+            rows.append({"index": i, "figures": _figures(out["results"], repairable, unc.replications_per_draw),
                          "coordinates": coords})
             if control is not None:
-                control.report(len(rows) * (1 if exact else unc.inner), planned)
+                control.report(len(rows) * (1 if exact else unc.replications_per_draw), planned)
     return rows
 
 
@@ -327,8 +330,8 @@ def summary(rows: Sequence[Mapping[str, Any]], body: Mapping[str, Any], models: 
                           "share_of_parameter_variance": share})
     by_source.sort(key=lambda r: -(r["share_of_parameter_variance"] or 0.0))
     return {
-        "mode": "parameters", "outer": len(rows), "inner": None if exact else unc.inner,
-        "inner_method": "closed_form" if exact else "simulation",
+        "mode": "parameters", "draws": len(rows), "replications_per_draw": None if exact else unc.replications_per_draw,
+        "draw_method": "closed_form" if exact else "simulation",
         "first_draw": rows[0]["index"] if rows else 0,
         "interval_level": 0.90,
         "figures": figures,
@@ -373,14 +376,14 @@ def parameter_section(body: Mapping[str, Any], models: Mapping[str, Mapping[str,
 
 def uncertainty_quote(d: Mapping[str, Any], opts: RunOptions, unc: UncertaintyOptions, point: Mapping[str, Any] | None,
                       *, exact: bool) -> dict[str, Any]:
-    """The plain run's quote plus the outer x inner work (a closed-form draw costs about one
+    """The plain run's quote plus the draws x replications_per_draw work (a closed-form draw costs about one
     engine compile: quoted as one replication)."""
-    reps = 1 if exact else unc.inner
+    reps = 1 if exact else unc.replications_per_draw
     q = quote(d, replications=reps, horizon=opts.horizon)
-    seconds = unc.outer * q.seconds + (float(point["seconds"]) if point else 0.0)
-    replications = unc.outer * reps + (int(point["replications"]) if point else 0)
+    seconds = unc.draws * q.seconds + (float(point["seconds"]) if point else 0.0)
+    replications = unc.draws * reps + (int(point["replications"]) if point else 0)
     return {"seconds": seconds, "replications": replications, "events_per_replication": q.events_per_replication,
-            "basis": f"{q.basis}: the point run plus {unc.outer} parameter draws x {reps} "
+            "basis": f"{q.basis}: the point run plus {unc.draws} parameter draws x {reps} "
                      f"{'closed-form evaluation' if exact else 'replications'}"}
 
 
@@ -399,10 +402,10 @@ def analyze(
     cluster: Any = None,
     **options: Any,
 ) -> dict[str, Any]:
-    """`bathtub.rbd.analyze` with `uncertainty` ("none" or "parameters"), `outer` and `inner`
+    """`bathtub.rbd.analyze` with `uncertainty` ("none" or "parameters"), `draws` and `replications_per_draw`
     among `options`: the plain analysis at the fits' point estimates (its numbers and Monte
     Carlo intervals as without uncertainty), and with parameters an `uncertainty` section
-    (`summary`) from `outer` draws; the quote counts the outer x inner work."""
+    (`summary`) from `draws` draws; the quote counts the draws x replications_per_draw work."""
     models = models or {}
     diagrams = diagrams or {}
     body = check_diagram(diagram)

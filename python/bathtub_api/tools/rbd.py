@@ -182,24 +182,26 @@ class Analyze(Strict):
     initial_states: InitialStates | None = None
     uncertainty: Annotated[Literal["none", "parameters"], Field(description=(
         "none: the run at the fitted models' point estimates; parameters: also a two-level Monte Carlo that draws "
-        "every saved fitted model a block names from its fit's sampling distribution (`outer` draws, each analysed "
-        "with `inner` replications, or exactly where the diagram has a closed form) and reports each figure's "
+        "every saved fitted model a block names from its fit's sampling distribution (`draws` parameter draws, each "
+        "analysed with `replications_per_draw` replications, or exactly where the diagram has a closed form) and "
+        "reports each figure's "
         "parameter-uncertainty interval (5th-95th percentile over draws) beside its Monte Carlo interval, the "
         "share of variance due to parameters vs simulation, and which saved models contribute most. Blocks on "
         "inline models add no parameter uncertainty; a saved model that cannot be drawn (regression, recurrent, "
         "non-parametric, joint unit) is refused naming the block; not with precision or failure_biasing"))] = "none"
-    outer: integer(ge=2, le=rbd_uncertainty.MAX_OUTER, description=(
-        "uncertainty parameters only: parameter draws (default 100); the quote and plan limits count outer x "
-        "inner replications")) | None = None
-    inner: integer(ge=2, le=10_000_000, description=(
+    draws: integer(ge=2, le=rbd_uncertainty.MAX_DRAWS, description=(
+        "uncertainty parameters only: parameter draws (default 100); the quote and plan limits count draws x "
+        "replications_per_draw replications")) | None = None
+    replications_per_draw: integer(ge=2, le=10_000_000, description=(
         "uncertainty parameters only: replications per parameter draw (default 200 repairable, 1000 "
-        "non-repairable; unused where the diagram answers in closed form); outer x inner at most "
+        "non-repairable; unused where the diagram answers in closed form); draws x replications_per_draw at most "
         "100,000,000")) | None = None
 
-    cross_field = ("outer: only with uncertainty: parameters", "inner: only with uncertainty: parameters",
+    cross_field = ("draws: only with uncertainty: parameters",
+                   "replications_per_draw: only with uncertainty: parameters",
                    "precision: not with uncertainty: parameters",
                    "method: failure_biasing does not take uncertainty: parameters",
-                   "inner: outer x inner must be at most 100000000 replications")
+                   "replications_per_draw: draws x replications_per_draw must be at most 100000000 replications")
 
 
 def rbd_url(ctx: Ctx, rbd_id: str) -> str:
@@ -359,7 +361,8 @@ async def _uncertainty_inputs(store: Store, owner: str, body: dict[str, Any], re
     """The run's parameter-uncertainty inputs (what each draw resolves: the diagram, its saved
     models cut to their parameters and covariance, its subsystems), refused at the door as the
     draws would refuse them; None for uncertainty none."""
-    raw = req.model_dump(include={"uncertainty", "outer", "inner", "method", "precision"}, exclude_none=True)
+    raw = req.model_dump(include={"uncertainty", "draws", "replications_per_draw", "method", "precision"},
+                         exclude_none=True)
     unc = rbd_uncertainty.check_uncertainty(raw, body["repairable"])
     if unc is None:
         return None
@@ -399,7 +402,7 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
     diagram = await resolve_diagram(ctx.store, ctx.user.id, body, warnings)
     states = states_of(req.initial_states)
     diagram = rbd.with_initial_states(diagram, states, repairable=body["repairable"])
-    raw = req.model_dump(exclude={"id", "recompute", "initial_states", "uncertainty", "outer", "inner"},
+    raw = req.model_dump(exclude={"id", "recompute", "initial_states", "uncertainty", "draws", "replications_per_draw"},
                          exclude_none=True)
     opts = rbd.check_options(body["repairable"], raw, phases_end=engine.phases_end(diagram))
     uncertain = await _uncertainty_inputs(ctx.store, ctx.user.id, body, req)
@@ -426,7 +429,8 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
             "diagram_hash": rbd.content_hash(body), "plan": what, "placeholders": rbd.placeholders(body),
             "warnings": warnings}
     if uncertain is not None:
-        unc = rbd_uncertainty.UncertaintyOptions(outer=uncertain["outer"], inner=uncertain["inner"])
+        unc = rbd_uncertainty.UncertaintyOptions(draws=uncertain["draws"],
+                                                 replications_per_draw=uncertain["replications_per_draw"])
         what["quote"] = rbd_uncertainty.uncertainty_quote(diagram, opts, unc, what["quote"],
                                                           exact=what["method"] == "closed_form")
     elif what["method"] == "closed_form":
@@ -435,7 +439,7 @@ async def analyze(ctx: Ctx, req: Analyze) -> dict[str, Any]:
     # The quote is the run's cost on one core: a run over the per-job limit is refused here,
     # naming what to lower, before anything is queued.
     if uncertain is not None:
-        ctx.jobs.check_quote(what["quote"], "outer", "inner")
+        ctx.jobs.check_quote(what["quote"], "draws", "replications_per_draw")
     elif what["method"] == "failure_biasing":
         ctx.jobs.check_quote(what["quote"], "replications" if opts.precision is None else "max_replications",
                              "precision")
@@ -461,7 +465,7 @@ def _compute(inputs: dict[str, Any], method: str, threads: int, control: engine.
                            control=control, cluster=cluster)
     u = inputs.get("uncertainty")
     if u is not None:
-        unc = rbd_uncertainty.UncertaintyOptions(outer=u["outer"], inner=u["inner"])
+        unc = rbd_uncertainty.UncertaintyOptions(draws=u["draws"], replications_per_draw=u["replications_per_draw"])
         out["uncertainty"] = rbd_uncertainty.parameter_section(
             u["body"], u["models"], u["diagrams"], opts, unc, out["results"], exact=method == "closed_form",
             crews=inputs["crews"], states=inputs.get("initial_states"), threads=threads, control=control,
