@@ -12,6 +12,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.source import parse
+
 ROOT = Path(__file__).resolve().parent.parent / "python"
 MAX_LINES = 620  # "split a file that passes ~600 lines by what it holds"
 # The compiled engine is private by name; who may import it is tests/engine/test_one_door.py's rule.
@@ -34,7 +36,7 @@ def _imports(name: str) -> Iterator[tuple[str, str | None, ast.AST]]:
     """(module imported, name taken from it or None, node) for every import in a module."""
     path, is_package = MODULES[name]
     package = name if is_package else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
@@ -143,7 +145,7 @@ def test_no_private_attributes_of_other_modules() -> None:
                 for alias in node.names:
                     if alias.name == target and alias.asname:
                         aliases[alias.asname] = target
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
                     and node.value.id in aliases and node.attr.startswith("_") and not node.attr.startswith("__"):
                 used.append(f"{name}:{node.lineno} uses {aliases[node.value.id]}.{node.attr}")

@@ -17,6 +17,7 @@ from bathtub.engine import normalize_diagram
 from bathtub.errors import InputError
 from bathtub.rbd import schema as s
 from bathtub.validate import check_integer, check_number, is_integer, is_number
+from tests.source import parse
 
 from .engine_diagrams import block, exp_model, series
 
@@ -24,7 +25,7 @@ LIBRARY = Path(__file__).resolve().parents[2] / "python" / "bathtub"
 
 
 def _imports_engine(path: Path) -> bool:
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parse(path.read_text(), str(path))):
         if isinstance(node, ast.ImportFrom) and node.module == "bathtub" and any(
                 a.name == "_engine" for a in node.names):
             return True

@@ -8,12 +8,13 @@ import inspect
 from pathlib import Path
 
 from bathtub import _engine
+from tests.source import parse
 
 STUB = Path(_engine.__file__).with_name("_engine.pyi")
 
 
 def test_stub_matches_module():
-    tree = ast.parse(STUB.read_text())
+    tree = parse(STUB.read_text())
     stubbed = {n.name: [a.arg for a in n.args.args] for n in tree.body if isinstance(n, ast.FunctionDef)}
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     # names the stub re-exports from the library (the engine raises the library's EngineError)

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from bathtub.alt import fit_alt
+from tests.source import parse
 
 LIBRARY = Path(__file__).resolve().parents[2] / "python" / "bathtub"
 INFERENCE = LIBRARY / "inference"
@@ -39,7 +40,7 @@ def _hits(pattern: re.Pattern[str]) -> list[str]:
 def _lower_upper_rows(source: str) -> list[int]:
     """Lines of dict literals with a `name` key and a `lower` or `upper` key (a parameter row)."""
     out = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse(source)):
         if isinstance(node, ast.Dict):
             keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
             if "name" in keys and keys & {"lower", "upper"}:

@@ -12,6 +12,7 @@ from pathlib import Path
 import bathtub.degradation
 import bathtub.life
 import bathtub.recurrent
+from tests.source import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 KIND_FITS = {"fit_columns", "fit_regression", "build_model"}
@@ -23,7 +24,7 @@ OLD_IMPORTS = ("from bathtub.regression.records import fit_regression",
 def _kind_fits(source: str) -> list[int]:
     """Lines that import or call a kind's own fit by name."""
     out = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse(source)):
         if isinstance(node, ast.ImportFrom) and any(a.name in KIND_FITS for a in node.names):
             out.append(node.lineno)
         elif isinstance(node, ast.Attribute) and node.attr in KIND_FITS:
