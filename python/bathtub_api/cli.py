@@ -23,7 +23,7 @@ from bathtub import engine_version
 from bathtub_api.auth import SCOPES, hash_token, new_token
 from bathtub_api.config import Config, default_db_path
 from bathtub_api.ids import iso
-from bathtub_api.listen import listen_refusal
+from bathtub_api.listen import address_refusal, listen_refusal
 from bathtub_api.plans import PLANS
 from bathtub_api.private import restrict_umask
 from bathtub_api.store import Store, open_store
@@ -216,6 +216,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _serve(config: Config) -> int:
     asyncio.run(_check_store(config))  # and migrate, once, before any worker starts
+    refusal = address_refusal(config)
+    if refusal is not None:
+        raise Refused(refusal)
 
     def bound(_: str = "") -> None:  # called once every site (every worker) listens, not before
         workers = f", {config.workers} worker processes" if config.workers > 1 else ""
