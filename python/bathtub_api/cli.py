@@ -23,7 +23,7 @@ from bathtub import engine_version
 from bathtub_api.auth import SCOPES, hash_token, new_token
 from bathtub_api.config import Config, default_db_path
 from bathtub_api.ids import iso
-from bathtub_api.listen import listen_refusal
+from bathtub_api.listen import address_refusal, listen_refusal
 from bathtub_api.plans import PLANS
 from bathtub_api.private import restrict_umask
 from bathtub_api.store import Store, open_store
@@ -149,6 +149,17 @@ def version() -> str:
     return f"bathtub {package} (engine {engine_version}, API {API_VERSION})"
 
 
+class _Version(argparse._VersionAction):
+    """--version, worked out only when asked: the API's version lives beside the OpenAPI document,
+    whose import brings the registry, the engine and scipy (~1.5 CPU-s), which every other
+    command (`token list`, a refusal at start) would otherwise pay before doing anything."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        self.version = version()
+        super().__call__(parser, namespace, values, option_string)
+
+
 def _parser() -> argparse.ArgumentParser:
     def store_options(p: argparse.ArgumentParser, top: bool) -> None:
         # Accepted before or after the subcommand: the subcommand's copy leaves the value alone
@@ -164,7 +175,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bathtub", description="Bathtub reliability analysis service",
                                      formatter_class=fmt,
                                      epilog=f"First steps: `bathtub serve`, then `{TOKEN_HINT}`.")
-    parser.add_argument("--version", action="version", version=version())
+    parser.add_argument("--version", action=_Version)
     store_options(parser, True)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -205,6 +216,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _serve(config: Config) -> int:
     asyncio.run(_check_store(config))  # and migrate, once, before any worker starts
+    refusal = address_refusal(config)
+    if refusal is not None:
+        raise Refused(refusal)
 
     def bound(_: str = "") -> None:  # called once every site (every worker) listens, not before
         workers = f", {config.workers} worker processes" if config.workers > 1 else ""

@@ -50,6 +50,7 @@ def test_chunk_ranges_cover_the_range_once_in_order(start: int, count: int, part
     assert len(r) <= parts and (len(r) == 1 or min(n for _, n in r) >= MIN_CHUNK)
 
 
+@pytest.mark.slow  # a dask LocalCluster of worker processes (as in tests/service/test_rbd_cluster.py)
 def test_availability_on_the_cluster_is_the_local_run_to_the_bit(client: Any) -> None:
     kw = {"horizon": 900.0, "seed": 9, "grid": 7, "replications": 1500}
     local = simulate_availability(plant(), threads=1, **kw)
@@ -63,6 +64,7 @@ def test_availability_on_the_cluster_is_the_local_run_to_the_bit(client: Any) ->
     assert shifted.state == simulate_availability(plant(), replication_start=300, **kw).state
 
 
+@pytest.mark.slow  # a dask LocalCluster of worker processes (as in tests/service/test_rbd_cluster.py)
 def test_precision_runs_take_the_same_batches_as_the_engine(client: Any) -> None:
     d = parallel(block("a", exp_model(0.01), exp_model(0.5)), block("b", exp_model(0.01), exp_model(0.5)))
     kw = {"horizon": 1000.0, "seed": 3, "target_half_width": 0.05, "max_replications": 60_000}
@@ -73,6 +75,7 @@ def test_precision_runs_take_the_same_batches_as_the_engine(client: Any) -> None
     assert remote.target_reached == local.target_reached
 
 
+@pytest.mark.slow  # a dask LocalCluster of worker processes (as in tests/service/test_rbd_cluster.py)
 @pytest.mark.parametrize("method", ["control", "auto"])
 def test_reduced_runs_on_the_cluster_are_the_local_run_to_the_bit(client: Any, method: str) -> None:
     kw = {"horizon": 900.0, "seed": 9, "grid": 7, "replications": 1500, "variance_reduction": method}
@@ -89,6 +92,7 @@ def test_reduced_runs_on_the_cluster_are_the_local_run_to_the_bit(client: Any, m
     assert local.target_reached
 
 
+@pytest.mark.slow  # a dask LocalCluster of worker processes (as in tests/service/test_rbd_cluster.py)
 def test_mission_on_the_cluster_is_the_local_run_to_the_bit(client: Any) -> None:
     d = parallel(block("a", exp_model(0.002)), block("b", exp_model(0.003)), block("c", exp_model(0.001)), need=2)
     d["phases"] = [{"name": "climb", "duration": 100.0}, {"name": "cruise", "duration": 300.0, "not_needed": ["c"]}]
@@ -97,6 +101,7 @@ def test_mission_on_the_cluster_is_the_local_run_to_the_bit(client: Any) -> None
     assert remote.state == local.state and remote.to_dict() == local.to_dict()
 
 
+@pytest.mark.slow  # a dask LocalCluster of worker processes (as in tests/service/test_rbd_cluster.py)
 def test_cancel_stops_the_chunks_and_the_cluster_serves_the_next_run(client: Any) -> None:
     ctl = RunControl()
     out: list[BaseException | None] = []
@@ -128,6 +133,7 @@ def test_cancel_stops_the_chunks_and_the_cluster_serves_the_next_run(client: Any
     assert small.state == simulate_availability(long_plant(), horizon=1e3, replications=300, seed=2).state
 
 
+@pytest.mark.slow  # a dask LocalCluster of worker processes (as in tests/service/test_rbd_cluster.py)
 def test_a_killed_worker_s_chunks_are_run_again_not_lost_or_doubled(client: Any) -> None:
     kw = {"horizon": 1e4, "replications": 24_000, "seed": 5}
     local = simulate_availability(long_plant(), threads=1, **kw)

@@ -71,6 +71,7 @@ def _script(url: str) -> str:
     return "\n".join(parts) + "\n"
 
 
+@pytest.mark.slow  # ~30 s: a real service, a python3 per block, and the README's dask LocalCluster
 async def test_every_readme_block_runs_as_written_in_order(config: Config, tmp_path: Any) -> None:
     """Issue 29: the curl walk-through, the client, the library and the cluster examples, as a newcomer
     would paste them, against a fresh service; the blocks share one shell, as they would in a terminal."""
