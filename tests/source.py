@@ -2,9 +2,10 @@
 
 CPython 3.11 keeps the AST converter's recursion depth in state shared by all threads, so an
 `ast.parse` in one thread can see another thread's depth and raise "SystemError: AST
-constructor recursion depth mismatch" (python/cpython#106905, fixed in later releases). In this suite the other thread is
-a test server formatting a traceback (3.11's traceback module parses the failing line to place
-its carets). The source is fine; parsing it again once the other thread has moved on succeeds.
+constructor recursion depth mismatch" (python/cpython#106905, fixed in later releases). In
+this suite the other thread is a test server formatting a traceback (3.11's traceback module
+parses the failing line to place its carets). The source is fine; parsing it again once the
+other thread has moved on succeeds.
 """
 
 from __future__ import annotations
