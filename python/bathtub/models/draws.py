@@ -28,7 +28,9 @@ import numpy as np
 
 from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.errors import InputError
-from bathtub.life.model import LOC, POS, UNIT, WEIGHT, ModelSpec
+from bathtub.life.model import LOC, POS, REAL, UNIT, WEIGHT, ModelSpec
+from bathtub.regression import kinds as regression_kinds
+from bathtub.regression.parametric import FAMILIES as REGRESSION_FAMILIES
 from bathtub.validate import check_integer
 
 MAX_DRAWS = 100_000
@@ -122,6 +124,8 @@ def sampling_form(record: Mapping[str, Any], field: str = "id") -> dict[str, Any
     exponential, else {"law": "normal", "names", "kinds", "mean", "cov"} on the unconstrained scale.
     Refuses (InputError on `field`) a record with no parametric sampling distribution."""
     kind = record.get("kind") or "distribution"
+    if kind == "regression":
+        return _regression_form(record, field)
     if kind != "distribution":
         raise InputError(field, f"a {kind} model's parameters cannot be drawn: its record holds no joint sampling "
                                 "distribution (a parametric life distribution's does)")
@@ -148,6 +152,47 @@ def sampling_form(record: Mapping[str, Any], field: str = "id") -> dict[str, Any
     return {"law": "normal", "names": spec.names, "kinds": spec.kinds, "mean": u, "cov": cov_u}
 
 
+GAMMA = "gamma:"  # a drawn coefficient's name: design names may be any string, "mu" too
+
+
+def _regression_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
+    """The normal law of a parametric regression's (μ, log σ, γ), from the covariance it stores."""
+    dist = record.get("distribution")
+    if dist not in REGRESSION_FAMILIES:
+        raise InputError(field, f"a {dist} regression's parameters cannot be drawn: only the parametric regressions "
+                                f"({', '.join(REGRESSION_FAMILIES)}) store a joint sampling distribution")
+    cov = record.get("covariance")
+    if not isinstance(cov, Mapping) or cov.get("matrix") is None:
+        raise InputError(field, f"this {dist} model was saved before its fit stored the joint covariance of "
+                                "(mu, log sigma, gamma): refit it and save the new fit to draw its parameters")
+    gamma = [float(g) for g in record["gamma"]]
+    names = ("mu", "sigma", *[GAMMA + str(n) for n in cov["names"][2:]])
+    c = np.asarray(cov["matrix"], dtype=float)
+    if c.shape != (len(names), len(names)) or len(gamma) != len(names) - 2 or not np.all(np.isfinite(c)):
+        raise InputError(field, "the record's covariance does not match its coefficients: refit the model")
+    mean = np.array([float(record["mu"]), math.log(float(record["sigma"])), *gamma])
+    return {"law": "normal", "names": names, "kinds": (REAL, POS, *[REAL] * len(gamma)), "mean": mean,
+            "cov": (c + c.T) / 2}
+
+
+def _with_regression_values(record: Mapping[str, Any], values: Mapping[str, float]) -> dict[str, Any]:
+    mu, sigma = float(values["mu"]), float(values["sigma"])
+    gamma = [float(values[GAMMA + str(n)]) for n in record["covariance"]["names"][2:]]
+    ph = regression_kinds.KINDS[record["distribution"]].clock == "hazard"  # PH: b = −γ/σ; AFT: γ itself
+    out = dict(record)
+    out.update(mu=mu, sigma=sigma, gamma=gamma)
+    if REGRESSION_FAMILIES[record["distribution"]] == "normal":
+        pts = {"mu": mu, "sigma": sigma}
+    else:
+        pts = {"alpha": math.exp(mu), "beta": 1.0 / sigma}
+    out["params"] = [{**p, "value": pts.get(p["name"], p["value"]), "se": None, "ci": None}
+                     for p in record["params"]]
+    coef = [-g / sigma for g in gamma] if ph else gamma
+    out["coefficients"] = [{**c, "coef": b, "exp_coef": math.exp(min(b, 700.0)), "se": None, "ci": None,
+                            "exp_ci": None} for c, b in zip(record["coefficients"], coef, strict=True)]
+    return out
+
+
 def draw_values(form: Mapping[str, Any], rng: np.random.Generator) -> dict[str, float]:
     """One parameter set {name: value} from a `sampling_form`, using `rng`."""
     if form["law"] == "gamma":
@@ -167,6 +212,8 @@ def coordinates(form: Mapping[str, Any], values: Mapping[str, float]) -> np.ndar
 
 def with_values(record: Mapping[str, Any], values: Mapping[str, float]) -> dict[str, Any]:
     """`record` with its parameter values replaced (se and ci cleared: a drawn set is a point)."""
+    if record.get("kind") == "regression":
+        return _with_regression_values(record, values)
     out = dict(record)
     out["params"] = [{"name": p["name"], "value": values.get(p["name"], p["value"]), "se": None, "ci": None}
                      for p in record["params"]]

@@ -149,9 +149,9 @@ def sources(body: Mapping[str, Any], models: Mapping[str, Mapping[str, Any]],
         if "joint_unit" in m:
             raise InputError(f"{f}.joint_unit", "a joint unit's conditional life is not drawn under uncertainty: "
                                                 "parameters (its record holds no sampling distribution to draw)")
-        if m.get("covariates") is not None or mid not in models:
-            raise InputError(f"{f}.saved_model_id", f"model {mid} is not a saved parametric life model; "
-                                                    "uncertainty: parameters draws those only")
+        if mid not in models:
+            raise InputError(f"{f}.saved_model_id", f"no saved model {mid}: uncertainty: parameters draws saved "
+                                                    "fitted models only")
         if mid not in found:
             found[mid] = Source(mid, form=draws.sampling_form(models[mid], f"{f}.saved_model_id"))
         found[mid].fields.append(f)

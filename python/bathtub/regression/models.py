@@ -175,7 +175,10 @@ def parametric_record(distribution: str, d: design.Design, rows: Rows, confidenc
                                              lambda keep, t: parametric.survival(distribution, fit.mu, fit.sigma,
                                                                                  eta[keep], t)),
               "design": d.spec, "mu": fit.mu, "sigma": fit.sigma, "gamma": fit.gamma.tolist(),
-              "counting_process": rows.start is not None}
+              "counting_process": rows.start is not None,
+              # the joint covariance on the fit's own scale (mu, log sigma, gamma): what a two-level run draws
+              "covariance": {"names": ["mu", "log_sigma", *d.names], "scale": "mu, log sigma, gamma",
+                             "matrix": np.asarray(cov, dtype=float).tolist()}}
     if ph_model:
         ph = cox_ph_test(d, rows, transform, field, "Weibull PH")
     else:
