@@ -126,6 +126,8 @@ def sampling_form(record: Mapping[str, Any], field: str = "id") -> dict[str, Any
     kind = record.get("kind") or "distribution"
     if kind == "regression":
         return _regression_form(record, field)
+    if kind == "recurrent":
+        return _recurrent_form(record, field)
     if kind != "distribution":
         raise InputError(field, f"a {kind} model's parameters cannot be drawn: its record holds no joint sampling "
                                 "distribution (a parametric life distribution's does)")
@@ -193,19 +195,54 @@ def _with_regression_values(record: Mapping[str, Any], values: Mapping[str, floa
     return out
 
 
+POWER_LAWS = ("crow_amsaa", "power_law")
+
+
+def _recurrent_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
+    """The law of a power-law NHPP's (beta, lambda): exact where the record holds Crow's pivot."""
+    dist = record.get("distribution")
+    if dist not in POWER_LAWS:
+        raise InputError(field, f"a {dist} recurrent model's parameters cannot be drawn: only the power law "
+                                f"({', '.join(POWER_LAWS)}) stores a joint sampling distribution")
+    if record.get("covariate_effects"):
+        raise InputError(field, "a power law with covariates is not one block's life: its parameters are not drawn")
+    samp = record.get("sampling")
+    if isinstance(samp, Mapping) and samp.get("law") == "crow_exact":
+        return {"law": "crow_exact", "names": ("beta", "lambda"), "shape": float(samp["informative_events"]),
+                "sum_log": float(samp["sum_log"]), "events": float(samp["events"]), "end": float(samp["end"]),
+                "systems": float(samp["systems"])}
+    cov = record.get("covariance")
+    if not isinstance(cov, Mapping) or "matrix" not in cov:
+        raise InputError(field, f"this {dist} model was saved before its fit stored the joint covariance of "
+                                "(beta, lambda): refit it and save the new fit to draw its parameters")
+    if cov["matrix"] is None:
+        raise InputError(field, "the fit has no covariance (its information matrix was singular): its parameters "
+                                "cannot be drawn")
+    values = {p["name"]: float(p["value"]) for p in record["params"]}
+    theta = np.array([values["beta"], values["lambda"]])
+    c = np.asarray(cov["matrix"], dtype=float)
+    jinv = np.diag(1.0 / theta)  # d log theta / d theta
+    return {"law": "normal", "names": ("beta", "lambda"), "kinds": (POS, POS), "mean": np.log(theta),
+            "cov": jinv @ c @ jinv}
+
+
 def draw_values(form: Mapping[str, Any], rng: np.random.Generator) -> dict[str, float]:
     """One parameter set {name: value} from a `sampling_form`, using `rng`."""
     if form["law"] == "gamma":
         return {form["names"][0]: float(rng.gamma(form["shape"], form["scale"]))}
+    if form["law"] == "crow_exact":
+        beta = float(rng.gamma(form["shape"], 1.0 / form["sum_log"]))
+        lam = float(rng.gamma(form["events"], 1.0)) / (form["systems"] * form["end"] ** beta)
+        return {"beta": beta, "lambda": lam}
     u = rng.multivariate_normal(form["mean"], form["cov"], method="eigh")
     return dict(zip(form["names"], map(float, _from_u(form["kinds"], u)), strict=True))
 
 
 def coordinates(form: Mapping[str, Any], values: Mapping[str, float]) -> np.ndarray:
-    """A drawn set on the scale it was drawn on (log rate for the gamma law, else the
+    """A drawn set on the scale it was drawn on (logs for the gamma and Crow laws, else the
     unconstrained coordinates): what a regression of an outcome on the draws reads."""
     theta = np.array([float(values[n]) for n in form["names"]])
-    if form["law"] == "gamma":
+    if form["law"] in ("gamma", "crow_exact"):
         return np.log(theta)
     return _to_u(form["kinds"], theta)
 

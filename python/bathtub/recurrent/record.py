@@ -212,7 +212,19 @@ def _power(data: EventData, confidence: float) -> dict[str, Any]:
     }
     if data.covariate_names:
         out["covariate_effects"] = covariates.fit(data, confidence)
+    out["covariance"] = _covariance(cov)
+    if single_ft or common_tt:
+        # what an outer Monte Carlo loop draws exactly: 2·S·beta ~ chi2(2m) (Crow's pivot, S = sum of
+        # ln(T/t) over the m informative events) and, given beta, k·lambda·T^beta ~ Gamma(n, 1)
+        out["sampling"] = {"law": "crow_exact", "informative_events": m, "sum_log": s_inf, "events": n,
+                           "end": t_end, "systems": k}
     return out
+
+
+def _covariance(cov: np.ndarray) -> dict[str, Any]:
+    """The (beta, lambda) covariance row of a power-law record (matrix null when singular)."""
+    ok = bool(np.all(np.isfinite(cov)))
+    return {"names": ["beta", "lambda"], "matrix": np.asarray(cov, dtype=float).tolist() if ok else None}
 
 
 def _vs_model(data: EventData, expected: Sequence[float]) -> list[dict[str, Any]]:
@@ -350,6 +362,7 @@ def _grouped(data: GroupedData, model: str, confidence: float) -> dict[str, Any]
     m_cum = t_end / float(pl.cumulative(t_end))
     p_lo, p_hi = bounds.poisson_mean(data.n_events, False, confidence)
     return {**base,
+            "covariance": _covariance(cov),
             "params": [_param("beta", pl.beta, _se(cov, 0), b_ci, "fisher"),
                        _param("lambda", pl.lam, _se(cov, 1),
                               bounds.fisher_log(pl.lam, np.array([0.0, 1.0 / pl.lam]), cov, confidence), "fisher")],
