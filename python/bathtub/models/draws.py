@@ -29,6 +29,7 @@ import numpy as np
 from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.errors import InputError
 from bathtub.life.model import LOC, POS, REAL, UNIT, WEIGHT, ModelSpec
+from bathtub.regression import cox_sampling
 from bathtub.regression import kinds as regression_kinds
 from bathtub.regression.parametric import FAMILIES as REGRESSION_FAMILIES
 from bathtub.validate import check_integer
@@ -157,12 +158,28 @@ def sampling_form(record: Mapping[str, Any], field: str = "id") -> dict[str, Any
 GAMMA = "gamma:"  # a drawn coefficient's name: design names may be any string, "mu" too
 
 
+def _cox_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
+    """A Cox model's law: β normal with its covariance, the baseline given β (`cox_sampling`)."""
+    cov = record.get("covariance")
+    if not isinstance(cov, Mapping) or cov.get("matrix") is None or record.get("breslow_terms") is None:
+        raise InputError(field, "this cox model was saved before its fit stored the coefficients' covariance and "
+                                "the Breslow terms: refit it and save the new fit to draw its parameters")
+    c = np.asarray(cov["matrix"], dtype=float)
+    beta = np.array([float(x["coef"]) for x in record["coefficients"]])
+    if c.shape != (beta.size, beta.size) or not np.all(np.isfinite(c)):
+        raise InputError(field, "the record's covariance does not match its coefficients: refit the model")
+    return {"law": "cox", "names": tuple(GAMMA + str(n) for n in cov["names"]), "mean": beta, "cov": (c + c.T) / 2,
+            "record": record}
+
+
 def _regression_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
     """The normal law of a parametric regression's (μ, log σ, γ), from the covariance it stores."""
     dist = record.get("distribution")
+    if dist == "cox":
+        return _cox_form(record, field)
     if dist not in REGRESSION_FAMILIES:
-        raise InputError(field, f"a {dist} regression's parameters cannot be drawn: only the parametric regressions "
-                                f"({', '.join(REGRESSION_FAMILIES)}) store a joint sampling distribution")
+        raise InputError(field, f"a {dist} regression's parameters cannot be drawn: only cox and the parametric "
+                                f"regressions ({', '.join(REGRESSION_FAMILIES)}) store a joint sampling distribution")
     cov = record.get("covariance")
     if not isinstance(cov, Mapping) or cov.get("matrix") is None:
         raise InputError(field, f"this {dist} model was saved before its fit stored the joint covariance of "
@@ -226,10 +243,15 @@ def _recurrent_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
             "cov": jinv @ c @ jinv}
 
 
-def draw_values(form: Mapping[str, Any], rng: np.random.Generator) -> dict[str, float]:
-    """One parameter set {name: value} from a `sampling_form`, using `rng`."""
+def draw_values(form: Mapping[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    """One parameter set {name: value} from a `sampling_form`, using `rng` (a Cox set also holds
+    `baseline`: each stratum's drawn cumulative hazard)."""
     if form["law"] == "gamma":
         return {form["names"][0]: float(rng.gamma(form["shape"], form["scale"]))}
+    if form["law"] == "cox":
+        b = rng.multivariate_normal(form["mean"], form["cov"], method="eigh") if form["mean"].size else form["mean"]
+        return {**dict(zip(form["names"], map(float, b), strict=True)),
+                "baseline": cox_sampling.draw_baseline(form["record"], b - form["mean"], rng)}
     if form["law"] == "crow_exact":
         beta = float(rng.gamma(form["shape"], 1.0 / form["sum_log"]))
         lam = float(rng.gamma(form["events"], 1.0)) / (form["systems"] * form["end"] ** beta)
@@ -242,6 +264,8 @@ def coordinates(form: Mapping[str, Any], values: Mapping[str, float]) -> np.ndar
     """A drawn set on the scale it was drawn on (logs for the gamma and Crow laws, else the
     unconstrained coordinates): what a regression of an outcome on the draws reads."""
     theta = np.array([float(values[n]) for n in form["names"]])
+    if form["law"] == "cox":
+        return theta
     if form["law"] in ("gamma", "crow_exact"):
         return np.log(theta)
     return _to_u(form["kinds"], theta)
@@ -249,6 +273,9 @@ def coordinates(form: Mapping[str, Any], values: Mapping[str, float]) -> np.ndar
 
 def with_values(record: Mapping[str, Any], values: Mapping[str, float]) -> dict[str, Any]:
     """`record` with its parameter values replaced (se and ci cleared: a drawn set is a point)."""
+    if record.get("kind") == "regression" and record.get("distribution") == "cox":
+        beta = [float(values[GAMMA + str(n)]) for n in record["covariance"]["names"]]
+        return cox_sampling.with_draw(record, beta, values["baseline"])
     if record.get("kind") == "regression":
         return _with_regression_values(record, values)
     out = dict(record)

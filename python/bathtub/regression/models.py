@@ -17,7 +17,7 @@ from scipy import special, stats
 from bathtub import inference
 from bathtub.errors import InputError, RowError
 from bathtub.inference import standard_terms
-from bathtub.regression import additive, cox, design, parametric, zph
+from bathtub.regression import additive, cox, cox_sampling, design, parametric, zph
 from bathtub.regression.record_parts import (
     BASELINE_MAX,
     NO_HAZARD,
@@ -107,6 +107,9 @@ def cox_record(fit: cox.CoxFit, d: design.Design, rows: Rows, confidence: float,
             "validation": validation_block(fit.linear_predictor, rows, fit.strata_index, surv_at),
             "diagnostics": diagnostics, "design": d.spec, "means": means.tolist(),
             "baseline": baseline, "baseline_estimator": "breslow", "cox_options": options,
+            # what an outer Monte Carlo loop draws: the coefficients' covariance and the Breslow terms
+            "covariance": {"names": list(fit.names), "matrix": np.asarray(fit.var, dtype=float).tolist()},
+            "breslow_terms": cox_sampling.breslow_terms(fit),
             "strata_column": options.get("strata_column"), "iterations": fit.iterations,
             "counting_process": rows.start is not None}
 
