@@ -78,9 +78,15 @@ def test_a_record_saved_without_covariance_is_refused_saying_refit(rossi: Any) -
         models.parameter_draws(models.upgrade(old), 2, 1)
     assert e.value.field == "id" and "refit" in e.value.rule
     cox = _fit(rossi, "cox")
+    old_cox = {k: v for k, v in cox.items() if k not in ("covariance", "breslow_terms")}
     with pytest.raises(InputError) as e:
-        models.parameter_draws(cox, 2, 1, field="nodes.b.model.saved_model_id")
-    assert e.value.field == "nodes.b.model.saved_model_id" and "cannot be drawn" in e.value.rule
+        models.parameter_draws(models.upgrade(old_cox), 2, 1, field="nodes.b.model.saved_model_id")
+    assert e.value.field == "nodes.b.model.saved_model_id" and "refit" in e.value.rule
+    cols = {k: rossi[k].astype(float).tolist() for k in ("week", "age", "prio")}
+    aalen = fit_regression(cols, {"x": "week"}, "additive_hazards", covariates=["age", "prio"])
+    with pytest.raises(InputError) as e:
+        models.parameter_draws(aalen, 2, 1)
+    assert "cannot be drawn" in e.value.rule
 
 
 def _block(covariates: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from bathtub import models
 from bathtub.rbd import uncertainty
 from tests.conftest import Api
@@ -82,3 +84,41 @@ async def test_parameter_uncertainty_refusals_are_422_naming_the_field(api: Api)
     ]:
         status, out = await api.post("rbd_analysis/analyze", {"id": rbd_id, "horizon": 100.0, **body})
         assert status == 422 and out["detail"] == detail, out
+
+
+async def test_a_cox_block_at_covariates_runs_under_parameter_uncertainty(api: Api) -> None:
+    """A saved Cox model (coefficients and Breslow baseline drawn) as a block's life at fixed covariates:
+    the stored run carries the library's two-level numbers to the bit."""
+    rng = np.random.default_rng(8)
+    n = 200
+    load = rng.uniform(0, 2, n)
+    t = 100 * rng.weibull(1.5, n) * np.exp(-0.7 * load / 1.5)
+    data = {"t": np.minimum(t, 150.0).tolist(), "c": (t > 150).astype(int).tolist(), "load": load.tolist()}
+    _, ds = await api.post("datasets/create", {"name": "loads", "data": data})
+    status, fitted = await api.post("/api/v1/fit", {"name": "cx", "dataset_id": ds["id"], "distribution": "cox",
+                                                    "mapping": {"x": "t", "c": "c"}, "covariates": ["load"],
+                                                    "unit": "hours"})
+    assert status == 200, fitted
+    status, record = await api.get(f"/api/v1/models/{fitted['id']}")
+    assert status == 200 and record["covariance"]["names"] == ["load"] and "breslow_terms" in record, sorted(record)
+    nodes = [{"id": "in", "type": "input"}, {"id": "out", "type": "output"},
+             {"id": "pump", "type": "component", "model": {"saved_model_id": fitted["id"],
+                                                           "covariates": {"load": 1.2}}}]
+    diagram = {"name": "cox", "unit": "hours", "repairable": False, "nodes": nodes,
+               "edges": [{"source": "in", "target": "pump"}, {"source": "pump", "target": "out"}]}
+    _, made = await api.post("rbd/create", diagram)
+    options = {"mission_time": 60.0, "replications": 2000, "seed": 5}
+    status, queued = await api.post("rbd_analysis/analyze", {"id": made["id"], **options, "uncertainty": "parameters",
+                                                             "draws": 20, "replications_per_draw": 200})
+    assert status == 200, queued
+    if queued.get("job_id"):
+        job = await poll(api, queued["job_id"])
+        assert job["status"] == "done", str(job)[:3000]
+    status, run = await api.post("get/rbd_run", {"id": queued["run_id"]})
+    assert status == 200, run
+    local = uncertainty.analyze(diagram, models={fitted["id"]: record}, **options, uncertainty="parameters", draws=20,
+                                replications_per_draw=200)
+    assert run["uncertainty"]["figures"] == local["uncertainty"]["figures"]
+    assert run["uncertainty"]["sources"][0]["law"] == "cox"
+    lo, hi = run["uncertainty"]["figures"]["reliability"]["interval"]
+    assert lo < run["results"]["reliability"] < hi

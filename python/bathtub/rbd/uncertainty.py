@@ -65,7 +65,11 @@ MAX_DRAWS = 5000
 MAX_WORK = 100_000_000  # draws x replications_per_draw replications, the most one analysis runs
 # What a saved model keeps in a run's inputs: what resolution and drawing read (not its curves).
 MODEL_KEYS = ("kind", "distribution", "base_distribution", "options", "params", "covariance", "n", "n_failures",
-              "unit")
+              "unit",
+              # a regression block's life at its covariates and its draw (Cox: baseline and Breslow terms)
+              "coefficients", "design", "means", "strata_column", "baseline", "breslow_terms", "mu", "sigma", "gamma",
+              # a power law's exact draw, and the covariates that keep it from being one block's life
+              "sampling", "covariate_effects")
 # figure -> (its standard-error key in the results or None, unit: "fraction", "count" or "time")
 FIGURES = {
     True: {"mean_availability": ("mean_availability_std_error", "fraction"),
