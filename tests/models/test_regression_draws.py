@@ -117,3 +117,34 @@ def test_two_level_run_of_a_weibull_ph_block_at_covariates_agrees_with_the_delta
     # within the Monte Carlo error of a 5% quantile of 2000 draws (~0.004 here)
     assert fig["interval"] == pytest.approx([lo, hi], abs=0.006)
     assert [s["model_id"] for s in out["uncertainty"]["sources"]] == ["w"]
+
+
+def test_fleet_forecast_of_weibull_ph_items_under_parameter_uncertainty(rossi: Any) -> None:
+    """Each item's life from its covariates under every draw: the first period's mean count over the
+    draws against an independent sample of the same normal law on (μ, log σ, γ) through the
+    Weibull PH item formula S_i(t) = exp(−(t/η_i)^{1/σ}), η_i = e^{μ + x_iγ}, written here."""
+    from bathtub.fleet.plan import fleet_forecast
+
+    rec = _fit(rossi, "weibull_ph")
+    rng = np.random.default_rng(2)
+    n = 30
+    cov = [{"age": float(a), "prio": float(p)} for a, p in zip(rng.uniform(18, 40, n), rng.integers(0, 8, n))]
+    ages, rates = rng.uniform(0, 20, n), rng.uniform(2, 6, n)
+    items = [{"name": f"u{i}", "current_use": float(ages[i]), "rate": float(rates[i]), "covariates": cov[i]}
+             for i in range(n)]
+    body = {"model_id": "mdl_w", "items": items, "rate_source": "manual", "periods": 3, "replace_failed": False,
+            "confidence": 0.9, "period_label": "weeks", "uncertainty": "parameters", "draws": 600, "seed": 5}
+    life = models.from_record(rec).fleet_life("mdl_w")
+    pu = fleet_forecast(life, body, rec)[0]["parameter_uncertainty"]
+    x = np.array([[c["age"], c["prio"]] for c in cov])
+    mean = np.array([rec["mu"], np.log(rec["sigma"]), *rec["gamma"]])
+    u = np.random.default_rng(99).multivariate_normal(mean, np.array(rec["covariance"]["matrix"]), 20_000)
+
+    def count(th: np.ndarray) -> float:
+        eta, shape = np.exp(th[0] + x @ th[2:]), np.exp(-th[1])
+        s0, s1 = np.exp(-(ages / eta) ** shape), np.exp(-((ages + rates) / eta) ** shape)
+        return float(np.sum((s0 - s1) / s0))
+
+    ref = np.array([count(th) for th in u])
+    assert pu["draws"] == 600
+    assert pu["expected_failures"][0] == pytest.approx(ref.mean(), abs=4 * ref.std() / np.sqrt(600))

@@ -187,8 +187,10 @@ class Analyze(Strict):
         "reports each figure's "
         "parameter-uncertainty interval (5th-95th percentile over draws) beside its Monte Carlo interval, the "
         "share of variance due to parameters vs simulation, and which saved models contribute most. Blocks on "
-        "inline models add no parameter uncertainty; a saved model that cannot be drawn (regression, recurrent, "
-        "non-parametric, joint unit) is refused naming the block; not with precision or failure_biasing"))] = "none"
+        "inline models add no parameter uncertainty; saved cox, weibull_ph, AFT and crow_amsaa models are drawn "
+        "too (guide rbd_analysis); a saved model that cannot be drawn (other regression and recurrent kinds, "
+        "non-parametric, joint unit, a record saved before its fit stored its covariance) is refused naming the "
+        "block; not with precision or failure_biasing"))] = "none"
     draws: integer(ge=2, le=rbd_uncertainty.MAX_DRAWS, description=(
         "uncertainty parameters only: parameter draws (default 100); the quote and plan limits count draws x "
         "replications_per_draw replications")) | None = None
