@@ -7,9 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 from bathtub import models
 from bathtub.rbd import uncertainty
+from bathtub_api.auth import hash_token
+from bathtub_api.keys import STORE
 from tests.conftest import Api
 from tests.service.test_rbd_service import exp_model, poll
 
@@ -122,3 +125,34 @@ async def test_a_cox_block_at_covariates_runs_under_parameter_uncertainty(api: A
     assert run["uncertainty"]["sources"][0]["law"] == "cox"
     lo, hi = run["uncertainty"]["figures"]["reliability"]["interval"]
     assert lo < run["results"]["reliability"] < hi
+
+
+@pytest.mark.one_store  # a stored body read back: no store-specific behaviour
+async def test_a_regression_record_saved_without_its_covariance_is_refused_saying_refit(api: Api, client: Any) -> None:
+    """A weibull_ph record as releases before this one stored it (no `covariance`) is still a block's life,
+    but under uncertainty: parameters the analyze request is refused at the door with 422 saying to refit."""
+    rng = np.random.default_rng(6)
+    load = rng.uniform(0, 2, 150)
+    t = 100 * rng.weibull(1.5, 150) * np.exp(-0.7 * load / 1.5)
+    _, ds = await api.post("datasets/create", {"name": "loads", "data": {"t": t.tolist(), "load": load.tolist()}})
+    status, fitted = await api.post("/api/v1/fit", {"name": "w", "dataset_id": ds["id"], "distribution": "weibull_ph",
+                                                    "mapping": {"x": "t"}, "covariates": ["load"], "unit": "hours"})
+    assert status == 200, fitted
+    store = client.app[STORE]
+    owner = (await store.token_owner(hash_token(api.token)))["user_id"]
+    item = await store.get_item(owner, "model", fitted["id"])
+    old = {k: v for k, v in item["body"].items() if k != "covariance"}
+    await store.insert_item(owner, "model", "model_old_wph", "old wph", old)
+    nodes = [{"id": "in", "type": "input"}, {"id": "out", "type": "output"},
+             {"id": "pump", "type": "component", "model": {"saved_model_id": "model_old_wph",
+                                                           "covariates": {"load": 1.0}}}]
+    _, made = await api.post("rbd/create", {"name": "old", "unit": "hours", "repairable": False, "nodes": nodes,
+                                            "edges": [{"source": "in", "target": "pump"},
+                                                      {"source": "pump", "target": "out"}]})
+    status, plain = await api.post("rbd_analysis/analyze", {"id": made["id"], "mission_time": 50.0})
+    assert status == 200, plain  # without uncertainty the old record still runs
+    status, out = await api.post("rbd_analysis/analyze", {"id": made["id"], "mission_time": 50.0,
+                                                          "uncertainty": "parameters"})
+    assert status == 422 and out["detail"] == (
+        "nodes.pump.model.saved_model_id: this weibull_ph model was saved before its fit stored the joint "
+        "covariance of (mu, log sigma, gamma): refit it and save the new fit to draw its parameters"), out
