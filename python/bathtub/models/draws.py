@@ -131,7 +131,8 @@ def sampling_form(record: Mapping[str, Any], field: str = "id") -> dict[str, Any
         return _recurrent_form(record, field)
     if kind != "distribution":
         raise InputError(field, f"a {kind} model's parameters cannot be drawn: its record holds no joint sampling "
-                                "distribution (a parametric life distribution's does)")
+                                "distribution (a parametric life distribution's, cox's, a parametric regression's "
+                                "and a power law's do)")
     spec = _spec(record, field)
     values = {p["name"]: p["value"] for p in record.get("params") or []}
     if any(n not in values for n in spec.names):

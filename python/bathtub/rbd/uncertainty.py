@@ -2,7 +2,9 @@
 
 The outer loop draws a parameter set for every saved fitted model a block's life or repair
 names (`bathtub.models.draws`: normal on the fit's unconstrained scale with its covariance;
-the exact chi-squared law for a complete-data exponential); the inner loop analyses the
+the exact chi-squared law for a complete-data exponential; a regression's coefficients, with
+a Cox model's Breslow baseline given them; Crow's exact law for a power law), and a block on a
+drawn regression record takes its life at its covariates as usual; the inner loop analyses the
 diagram on that draw, by the engine's replications (`replications_per_draw` of them) or, for a non-repairable
 diagram that has a closed form, exactly. A model named by several blocks is one draw for all
 of them: they share the fitted parameters, so their uncertainty is shared too.
