@@ -16,6 +16,7 @@ from scipy import optimize, stats
 from bathtub import engine, models
 from bathtub.errors import InputError
 from bathtub.life.paper import cdf_band
+from bathtub.models.draws import sampling_form
 from bathtub.rbd import uncertainty as unc
 from bathtub.rbd.analysis import RunOptions
 
@@ -288,3 +289,11 @@ def test_refusals_name_the_field() -> None:
     with pytest.raises(InputError) as e:
         unc.sources(series({"saved_model_id": "km"}), {"km": km}, {})
     assert e.value.field == "nodes.b0.model.saved_model_id"
+
+
+def test_a_stored_runs_models_keep_what_their_law_needs() -> None:
+    # A service run stores its models slimmed to MODEL_KEYS and draws from those: a complete-data
+    # exponential must still take its exact chi-squared law there, not the normal approximation.
+    rec, _ = exp_fit(5)
+    assert sampling_form(rec)["law"] == "gamma"
+    assert sampling_form(unc.slim_models({"m": rec})["m"])["law"] == "gamma"

@@ -67,7 +67,7 @@ MAX_DRAWS = 5000
 MAX_WORK = 100_000_000  # draws x replications_per_draw replications, the most one analysis runs
 # What a saved model keeps in a run's inputs: what resolution and drawing read (not its curves).
 MODEL_KEYS = ("kind", "distribution", "base_distribution", "options", "params", "covariance", "n", "n_failures",
-              "unit",
+              "unit", "method",  # method: only an MLE from exact failures takes the exponential's exact law
               # a regression block's life at its covariates and its draw (Cox: baseline and Breslow terms)
               "coefficients", "design", "means", "strata_column", "baseline", "breslow_terms", "mu", "sigma", "gamma",
               # a power law's exact draw, and the covariates that keep it from being one block's life
