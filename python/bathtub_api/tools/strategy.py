@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bathtub import strategy
 from bathtub.currency import DESCRIPTION as CURRENCY_DESCRIPTION
-from bathtub.currency import ISO_4217
+from bathtub.currency import PATTERN as CURRENCY_PATTERN
 from bathtub.distributions import FAMILIES, MIXTURE, cross_field_rules, params_rules
 from bathtub.errors import InputError
 from bathtub.strategy import demonstration_schema, uncertain
@@ -32,7 +32,7 @@ Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
 Probability = Annotated[float, Field(gt=0, lt=1)]
 Date = text(pattern=DATE_PATTERN, description="A calendar date, YYYY-MM-DD")
-Currency = Annotated[Literal[ISO_4217], Field(description=CURRENCY_DESCRIPTION)]  # type: ignore[valid-type]
+Currency = Annotated[str, Field(pattern=CURRENCY_PATTERN, description=CURRENCY_DESCRIPTION)]
 
 
 class LifeModelIn(Strict):
