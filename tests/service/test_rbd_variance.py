@@ -85,7 +85,7 @@ async def test_variance_reduction_is_refused_where_it_does_not_apply(api: Api) -
                                                            "variance_reduction": "control"})
     assert status == 422 and "variance_reduction" in str(body["detail"]), body
     status, body = await api.post("rbd_analysis/analyze", {"id": created["id"], "horizon": 100.0,
-                                                           "variance_reduction": "antithetic"})
+                                                           "variance_reduction": "stratified"})
     assert status == 422 and "variance_reduction" in str(body["detail"]), body
 
 
@@ -103,3 +103,27 @@ async def test_the_run_page_shows_the_reduction_and_the_cpu_time(api: Api) -> No
         page = html.unescape(re.sub(r"<[^>]+>", " ", await resp.text()))
     assert "Variance reduction" in page and "conditional+control, factor" in page
     assert "CPU-s of the engine's threads" in page and "None" not in page
+
+
+async def test_an_antithetic_run_records_its_pairs_and_factor(api: Api) -> None:
+    status, created = await api.post("rbd/create", two_trains())
+    assert status == 200, created
+    ask = {"id": created["id"], "horizon": HORIZON, "replications": 2000, "seed": 3, "grid": 11,
+           "variance_reduction": "antithetic"}
+    status, q = await api.post("rbd_analysis/analyze", ask)
+    assert status == 200, q
+    assert (await poll(api, q["job_id"]))["status"] == "done"
+    status, run = await api.post("get/rbd_run", {"id": q["run_id"]})
+    assert status == 200, run
+    res = run["results"]
+    vr = res["variance_reduction"]
+    assert vr["requested"] == "antithetic" and vr["method"] == "antithetic"
+    assert vr["pairs"] == 1000 and vr["degrees_of_freedom"] == 999
+    assert (vr["fallback"] is None) == (vr["factor"] > 1)
+    # factor = per-replication variance / (2 x variance of pair means), both from the run.
+    per_rep = vr["plain_std_error"] ** 2 * 2000
+    pair_var = res["mean_availability_std_error"] ** 2 * 1000
+    assert abs(vr["factor"] / (per_rep / (2 * pair_var)) - 1) < 1e-9
+    lo, hi = res["mean_availability_interval"]
+    assert lo <= exact_mean() <= hi
+    assert run["inputs"]["options"]["variance_reduction"] == "antithetic"

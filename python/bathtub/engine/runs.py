@@ -38,7 +38,7 @@ __all__ = ["MAX_REPLICATIONS", "MAX_U64", "VARIANCE_REDUCTION", "check_threads",
 MAX_U64 = 2**64 - 1
 MAX_REPLICATIONS = 100_000_000
 # Variance reduction of an availability run (the engine's `variance::Method`).
-VARIANCE_REDUCTION = ("none", "control", "auto")
+VARIANCE_REDUCTION = ("none", "control", "auto", "antithetic")
 
 
 def check_threads(threads: int | None) -> int | None:
@@ -80,6 +80,11 @@ def simulate_availability(
     the structure allows it). The same replications are drawn either way; the mean availability
     (and a target precision) then use the reduced-variance estimator when it beats the plain one,
     and `variance_reduction` on the result says which method was used and the factor achieved.
+    "antithetic" draws its own replications, in pairs (2k, 2k + 1) reading one stream as U and
+    1 - U, every life by inversion: the mean availability is the mean of the pairs' means with
+    a Student t interval on pairs - 1 degrees of freedom (a target precision stops on it), the
+    same numbers on any thread count, split or cluster; the factor is the per-replication
+    variance over twice the pair means' variance, and `fallback` says when it is not above 1.
     """
     if replications is not None and target_half_width is not None:
         raise InputError("replications", "give replications or target_half_width, not both")

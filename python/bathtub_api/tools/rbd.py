@@ -168,7 +168,7 @@ class Analyze(Strict):
         "interval, failure frequency, MTBF and mean down time; no horizon and no grid (no curve); replications "
         "count regenerative cycle pairs (default 10000), or give precision (relative half-width) up to "
         "max_replications (default 1000000)"))] = "auto"
-    variance_reduction: Annotated[Literal["none", "control", "auto"], Field(description=(
+    variance_reduction: Annotated[Literal["none", "control", "auto", "antithetic"], Field(description=(
         "Variance reduction of a repairable simulation's mean availability (not with failure_biasing or a "
         "non-repairable diagram, else 422 naming `variance_reduction`): none (default: the plain estimator, the "
         "numbers every earlier run of the same seed keeps); control (control variates with known means: each "
@@ -177,7 +177,11 @@ class Analyze(Strict):
         "where an input of the output node is a tree of such blocks, its downtime integrated exactly given the "
         "rest: conditional Monte Carlo). The same replications are drawn; results.variance_reduction gives the "
         "method used, the factor achieved (plain variance over reduced, both from the run) and why the plain "
-        "estimator stood when it did; precision is reached on the reduced estimator"))] | None = None
+        "estimator stood when it did; precision is reached on the reduced estimator. antithetic: replications "
+        "drawn in pairs from one stream read as U and 1 - U (every life by inversion: other numbers than a "
+        "plain run of the seed), the mean of the pairs' means with its t interval on pairs - 1 degrees of "
+        "freedom; factor = per-replication variance / (2 x variance of pair means), and a fallback note when "
+        "it is not above 1 (the pairs' estimate still stands)"))] | None = None
     recompute: bool = False
     initial_states: InitialStates | None = None
     uncertainty: Annotated[Literal["none", "parameters"], Field(description=(

@@ -340,7 +340,7 @@ impl<'a, Q: Queue> Plain<'a, Q> {
     fn replicate(&mut self, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
         let o = &acc.options;
         let horizon = o.horizon;
-        let mut rng = Stream::new(o.seed, rep);
+        let mut rng = Stream::for_replication(o.seed, rep, acc.antithetic());
         self.reset(&mut rng);
         let output = self.c.output as usize;
         let Plain {
@@ -478,7 +478,7 @@ impl<'a, Q: Queue> Plain<'a, Q> {
         let conditional = track.map(|k| k.finish(horizon));
         if let Some(v) = variance.as_mut() {
             let blocks = &*blocks;
-            v.book(down_total / horizon, conditional, |g| {
+            v.book(rep, down_total / horizon, conditional, |g| {
                 blocks[g].downtime / horizon
             });
         }

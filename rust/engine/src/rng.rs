@@ -17,6 +17,12 @@ const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 #[derive(Debug)]
 pub struct Stream {
     s: [u64; 4],
+    /// XOR-ed into a uniform's 53 bits: 0, or 2^53 - 1 to turn k into 2^53 - 1 - k, so the
+    /// uniform is exactly 1 - U (antithetic replications; see `for_replication`).
+    flip: u64,
+    /// Whether lives are drawn by inversion of the quantile (antithetic runs: monotone in
+    /// U, which the ziggurat and rejection samplers are not).
+    invert: bool,
 }
 
 impl Stream {
@@ -38,12 +44,41 @@ impl Stream {
         if s == [0; 4] {
             s[0] = GOLDEN; // the all-zero state is the one fixed point
         }
-        Stream { s }
+        Stream {
+            s,
+            flip: 0,
+            invert: false,
+        }
+    }
+
+    /// The stream of replication `rep`: `Stream::new(seed, rep)` for a plain run; for an
+    /// antithetic one, replications 2k and 2k + 1 share pair k's stream (of a seed of its
+    /// own, so no pair repeats a plain replication), the odd one reading every uniform as
+    /// 1 - U, and both draw lives by inversion. Keyed by the replication's index alone, so
+    /// any split over threads, chunks or a cluster draws the same numbers.
+    pub fn for_replication(seed: u64, rep: u64, antithetic: bool) -> Self {
+        if !antithetic {
+            return Stream::new(seed, rep);
+        }
+        let mut s = Stream::new(substream_seed(seed, ANTITHETIC), rep / 2);
+        s.flip = if rep % 2 == 1 { (1u64 << 53) - 1 } else { 0 };
+        s.invert = true;
+        s
     }
 
     /// A stream with an explicit state (for reference-vector tests).
     pub fn from_state(s: [u64; 4]) -> Self {
-        Stream { s }
+        Stream {
+            s,
+            flip: 0,
+            invert: false,
+        }
+    }
+
+    /// Whether lives are drawn by inversion (antithetic runs).
+    #[inline(always)]
+    pub fn inverts(&self) -> bool {
+        self.invert
     }
 
     #[inline]
@@ -64,9 +99,12 @@ impl Stream {
     /// `ln(u)` and quantiles at `u` are always finite.
     #[inline]
     pub fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
+        (((self.next_u64() >> 11) ^ self.flip) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
     }
 }
+
+/// The unit index no block reaches, whose substream seeds antithetic pairs' streams.
+const ANTITHETIC: u64 = u64::MAX - 1;
 
 /// The seed of unit `unit`'s own streams in a run seeded `seed` (common-random-numbers
 /// runs): a bijective mix, so units' streams differ from each other and from the run's.
@@ -110,5 +148,51 @@ mod tests {
         assert_eq!(x, z);
         let u = Stream::new(0, 0).uniform();
         assert!(u > 0.0 && u < 1.0);
+    }
+
+    #[test]
+    fn a_plain_replications_stream_is_unchanged() {
+        let (mut a, mut b) = (Stream::new(9, 5), Stream::for_replication(9, 5, false));
+        for _ in 0..100 {
+            assert_eq!(a.uniform().to_bits(), b.uniform().to_bits());
+        }
+        assert!(!b.inverts());
+    }
+
+    #[test]
+    fn antithetic_pairs_read_u_and_one_minus_u() {
+        for k in [0u64, 1, 17, 1 << 40] {
+            let mut a = Stream::for_replication(3, 2 * k, true);
+            let mut b = Stream::for_replication(3, 2 * k + 1, true);
+            assert!(a.inverts() && b.inverts());
+            for _ in 0..1000 {
+                let (u, v) = (a.uniform(), b.uniform());
+                // k + 0.5 and (2^53 - 1 - k) + 0.5 scaled by 2^-53: exactly 1 apart in
+                // reals, each rounded once.
+                assert!((u + v - 1.0).abs() <= f64::EPSILON, "{u} + {v}");
+                assert!(u > 0.0 && u < 1.0 && v > 0.0 && v < 1.0);
+            }
+        }
+        // Pairs differ from each other and from the plain replications of the seed.
+        let x = Stream::for_replication(3, 0, true).uniform();
+        assert_ne!(x, Stream::for_replication(3, 2, true).uniform());
+        assert_ne!(x, Stream::new(3, 0).uniform());
+    }
+
+    #[test]
+    fn mirrored_uniforms_are_uniform() {
+        // Mean and the fraction below 0.1 of the odd member of pairs, over many pairs:
+        // 1 - U is uniform when U is.
+        let n = 200_000;
+        let (mut sum, mut low) = (0.0, 0u32);
+        for k in 0..n {
+            let u = Stream::for_replication(11, 2 * k + 1, true).uniform();
+            sum += u;
+            low += u32::from(u < 0.1);
+        }
+        let mean = sum / n as f64;
+        // sd of the mean sqrt(1/12/n) = 6.5e-4; of the fraction sqrt(.09/n) = 6.7e-4.
+        assert!((mean - 0.5).abs() < 4.0 * 6.5e-4, "{mean}");
+        assert!((low as f64 / n as f64 - 0.1).abs() < 4.0 * 6.7e-4);
     }
 }

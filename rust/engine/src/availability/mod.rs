@@ -360,6 +360,12 @@ impl AvailabilityAcc {
         }
     }
 
+    /// Whether the run draws its replications in antithetic pairs.
+    #[inline]
+    pub fn antithetic(&self) -> bool {
+        self.variance.as_ref().is_some_and(|v| v.antithetic_pairs())
+    }
+
     /// The reduced-variance estimate of unavailability and its factor, when the run asked
     /// for one and it beats the plain estimator (else the plain one stands).
     pub fn reduced(&self) -> Option<(Estimate, f64)> {

@@ -48,7 +48,7 @@ pub(crate) fn replicate_observed(
 ) {
     let o = &acc.options;
     let horizon = o.horizon;
-    let mut rng = Stream::new(o.seed, rep);
+    let mut rng = Stream::for_replication(o.seed, rep, acc.antithetic());
     sim.reset(&mut rng);
     let mut up = sim.system_up();
     let (mut down_start, mut down_total) = (0.0, 0.0);
@@ -178,7 +178,7 @@ pub(crate) fn replicate_observed(
     }
     let conditional = track.map(|k| k.finish(horizon));
     if let Some(v) = variance.as_mut() {
-        v.book(down_total / horizon, conditional, |g| {
+        v.book(rep, down_total / horizon, conditional, |g| {
             sim.downtime[g] / horizon
         });
     }

@@ -84,12 +84,23 @@ impl Lifetime for Exponential {
     }
     #[inline(always)]
     fn sample(&self, rng: &mut Stream) -> f64 {
-        self.loc + self.zig.exp1(rng) * self.mean_life
+        // Antithetic runs invert (monotone in U); the ziggurat is not.
+        let e = if rng.inverts() {
+            -rng.uniform().ln()
+        } else {
+            self.zig.exp1(rng)
+        };
+        self.loc + e * self.mean_life
     }
     #[inline]
     fn sample_residual(&self, age: f64, rng: &mut Stream) -> f64 {
         // Memoryless past the failure-free time.
-        (self.loc - age).max(0.0) + self.zig.exp1(rng) * self.mean_life
+        let e = if rng.inverts() {
+            -rng.uniform().ln()
+        } else {
+            self.zig.exp1(rng)
+        };
+        (self.loc - age).max(0.0) + e * self.mean_life
     }
 }
 

@@ -9,6 +9,8 @@ mod exponential;
 pub mod function;
 mod gamma;
 mod gumbel;
+#[cfg(test)]
+mod inversion_tests;
 mod logistic;
 mod loglogistic;
 mod lognormal;
@@ -206,10 +208,22 @@ impl Lifetime for Dist {
     }
     #[inline]
     fn sample(&self, rng: &mut Stream) -> f64 {
+        // Antithetic runs draw every family by inversion, monotone in U (the families'
+        // own samplers, ziggurat or rejection, are not); `isf` as the trait's default.
+        if rng.inverts() {
+            return self.isf(rng.uniform());
+        }
         each!(self, d => d.sample(rng))
     }
     #[inline]
     fn sample_residual(&self, age: f64, rng: &mut Stream) -> f64 {
+        if rng.inverts() {
+            let s = self.sf(age);
+            if s <= 0.0 {
+                return 0.0;
+            }
+            return (self.isf(rng.uniform() * s) - age).max(0.0);
+        }
         each!(self, d => d.sample_residual(age, rng))
     }
 }

@@ -38,6 +38,9 @@ pub struct VarianceSummary {
     /// The plain estimate from the same replications, for comparison.
     pub plain_mean_availability: f64,
     pub plain_std_error: f64,
+    /// Antithetic runs: the complete pairs the estimate is the mean of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<u64>,
 }
 
 /// Cholesky factor L of the centred cross sums S = LL', leaving out a control whose
@@ -150,6 +153,14 @@ impl VarianceAcc {
         if !self.active() {
             return Err("nothing to reduce with (see notes)".into());
         }
+        if self.antithetic_pairs() {
+            // The pairs' estimate stands even where they did not help: the plain one's
+            // interval would treat a pair's correlated members as independent.
+            let Some(e) = self.pair_estimate() else {
+                return Err("too few antithetic pairs (3 needed)".into());
+            };
+            return Ok((e, self.pair_factor(&e, plain)));
+        }
         let Some(e) = self.regression() else {
             return Err("too few replications for the controls".into());
         };
@@ -174,6 +185,7 @@ impl VarianceAcc {
         let conditioned = self.condition.is_some();
         let method = match (&est, conditioned, self.controls.is_empty()) {
             (Err(_), _, _) => "none",
+            (Ok(_), _, _) if self.antithetic_pairs() => "antithetic",
             (Ok(_), true, true) => "conditional",
             (Ok(_), true, false) => "conditional+control",
             (Ok(_), false, _) => "control",
@@ -186,7 +198,15 @@ impl VarianceAcc {
                 .unwrap_or_default(),
             method: method.to_string(),
             factor: est.as_ref().ok().map(|e| e.1).filter(|f| f.is_finite()),
-            fallback: est.as_ref().err().cloned(),
+            fallback: match &est {
+                Err(why) => Some(why.clone()),
+                Ok((_, f)) if self.antithetic_pairs() && *f <= 1.0 => Some(format!(
+                    "the antithetic pairs did not help (factor {f:.3} <= 1): the estimate is \
+                     still the pairs' (unbiased, its interval honest), but plain replications \
+                     would have done as well or better on this diagram"
+                )),
+                Ok(_) => None,
+            },
             notes: self.notes.clone(),
             conditioned_on: self.condition.as_ref().map_or(vec![], |k| k.blocks.clone()),
             controls: self.controls.iter().map(|c| c.name.clone()).collect(),
@@ -194,11 +214,12 @@ impl VarianceAcc {
             degrees_of_freedom: est.as_ref().ok().map(|e| e.0.degrees_of_freedom),
             plain_mean_availability: plain.mean(),
             plain_std_error: plain.std_error(),
+            pairs: self.antithetic_pairs().then_some(self.pairs),
         }
     }
 
     fn regression_kept(&self) -> usize {
-        if self.n < 2 {
+        if self.n < 2 || self.antithetic_pairs() {
             return 0;
         }
         Factor::new(&self.centred().4).kept()

@@ -16,11 +16,17 @@
 //!   the same run (`estimate`): the regression-adjusted mean with its standard error and
 //!   n - k - 1 degrees of freedom.
 //!
+//! - **Antithetic pairs** (`Method::Antithetic`): replications 2k and 2k + 1 draw from one
+//!   stream, the second reading every uniform as 1 - U, every life by inversion (see
+//!   `Stream::for_replication`); the estimate is the mean of the pairs' means, its interval
+//!   from their spread on Student t with pairs - 1 degrees of freedom (`pairs`).
+//!
 //! Blocks whose mean is not known exactly (other families, planned replacement, proof
 //! tests, standby, shared crews, common cause, maintenance groups) are simply not used.
 //! The run's other figures (curve, per-block, failures) stay the plain estimates.
 mod estimate;
 pub mod expo;
+mod pairs;
 
 use crate::availability::AvailabilityOptions;
 use crate::diagram::{Compiled, GroupKind, NO_GROUP};
@@ -38,7 +44,8 @@ pub const MAX_CONTROLS: usize = 16;
 
 /// What a run asks for. `None` (the default) is the plain estimator, whose numbers for a
 /// seed every earlier run and stored record pins; `control` uses control variates alone;
-/// `auto` adds conditioning where the structure allows it.
+/// `auto` adds conditioning where the structure allows it; `antithetic` draws replications
+/// in antithetic pairs (its own sampling path: other numbers than a plain run's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
@@ -46,6 +53,7 @@ pub enum Method {
     None,
     Control,
     Auto,
+    Antithetic,
 }
 
 impl Method {
@@ -54,9 +62,10 @@ impl Method {
             "none" => Ok(Method::None),
             "control" => Ok(Method::Control),
             "auto" => Ok(Method::Auto),
+            "antithetic" => Ok(Method::Antithetic),
             other => Err(EngineError::at(
                 "variance_reduction",
-                format!("must be one of none, control, auto (got {other:?})"),
+                format!("must be one of none, control, auto, antithetic (got {other:?})"),
             )),
         }
     }
@@ -305,6 +314,17 @@ pub struct VarianceAcc {
     pub sum_x: Vec<i128>,
     pub sum_xz: Vec<i128>,
     pub sum_xx: Vec<i128>,
+    /// Antithetic runs: complete pairs, exact sums of each pair's y_2k + y_2k+1 and of its
+    /// square, and the replications whose partner is outside the range summed so far
+    /// (index, bits of y), so ranges split anywhere add up to the whole run's sums.
+    #[serde(default)]
+    pub pairs: u64,
+    #[serde(default)]
+    pub sum_pair: i128,
+    #[serde(default)]
+    pub sum_pair_sq: i128,
+    #[serde(default)]
+    pub ends: Vec<(u64, u64)>,
 }
 
 /// P(block g works at t) when it is known exactly: a plain block of exponential units
@@ -339,6 +359,9 @@ impl VarianceAcc {
     pub fn plan(c: &Compiled, o: &AvailabilityOptions, method: Method) -> Option<VarianceAcc> {
         if method == Method::None {
             return None;
+        }
+        if method == Method::Antithetic {
+            return Some(VarianceAcc::antithetic());
         }
         let horizon = o.horizon;
         let mut notes = vec![];
@@ -425,18 +448,35 @@ impl VarianceAcc {
             sum_x: vec![0; k],
             sum_xz: vec![0; k],
             sum_xx: vec![0; k * (k + 1) / 2],
+            pairs: 0,
+            sum_pair: 0,
+            sum_pair_sq: 0,
+            ends: vec![],
         })
     }
 
     /// Whether anything is collected per replication.
     pub(crate) fn active(&self) -> bool {
-        self.condition.is_some() || !self.controls.is_empty()
+        self.condition.is_some() || !self.controls.is_empty() || self.antithetic_pairs()
     }
 
-    /// One replication: its plain unavailability `y`, its conditional one when
+    /// Replication `rep`: its plain unavailability `y`, its conditional one when
     /// conditioning, and each block's downtime fraction.
-    pub(crate) fn book(&mut self, y: f64, conditional: Option<f64>, down: impl Fn(usize) -> f64) {
+    pub(crate) fn book(
+        &mut self,
+        rep: u64,
+        y: f64,
+        conditional: Option<f64>,
+        down: impl Fn(usize) -> f64,
+    ) {
         if !self.active() {
+            return;
+        }
+        if self.antithetic_pairs() {
+            self.n += 1;
+            self.sum_z += fx(y);
+            self.sum_zz += fx(y * y);
+            self.pair_end(rep, y.to_bits());
             return;
         }
         let z = conditional.unwrap_or(y);
@@ -480,6 +520,12 @@ impl VarianceAcc {
         crate::stats::add_vec(&mut self.sum_x, &o.sum_x);
         crate::stats::add_vec(&mut self.sum_xz, &o.sum_xz);
         crate::stats::add_vec(&mut self.sum_xx, &o.sum_xx);
+        self.pairs += o.pairs;
+        self.sum_pair += o.sum_pair;
+        self.sum_pair_sq += o.sum_pair_sq;
+        for &(rep, y) in &o.ends {
+            self.pair_end(rep, y);
+        }
     }
 }
 
@@ -546,5 +592,7 @@ fn best_condition(c: &Compiled, works: &[Option<ExpSum>], horizon: f64) -> Optio
     best.map(|b| b.1)
 }
 
+#[cfg(test)]
+mod pair_tests;
 #[cfg(test)]
 mod tests;

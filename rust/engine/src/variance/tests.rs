@@ -244,10 +244,10 @@ fn blocks_of_unknown_mean_are_not_controls_and_a_useless_control_falls_back() {
     let mut v = VarianceAcc::plan(&c, &o, Method::Control).unwrap();
     let mut plain = crate::stats::Moments::default();
     let mut rng = crate::rng::Stream::new(9, 0);
-    for _ in 0..400 {
+    for i in 0..400 {
         let (y, x) = (rng.uniform(), rng.uniform());
         plain.add(1.0 - y);
-        v.book(y, None, |_| x);
+        v.book(i, y, None, |_| x);
     }
     let s = v.summary(&plain);
     assert_eq!(s.method, "none");
@@ -279,10 +279,10 @@ fn the_regression_matches_ordinary_least_squares_by_hand() {
     v.sum_xx = vec![0; 3];
     let mut rng = crate::rng::Stream::new(4, 0);
     let mut rows = vec![];
-    for _ in 0..50 {
+    for i in 0..50 {
         let (x1, x2, e) = (rng.uniform(), rng.uniform() * 0.5, rng.uniform() - 0.5);
         let y = 0.02 + 0.03 * x1 - 0.01 * x2 + 0.01 * e;
-        v.book(y, None, |g| if g == 0 { x1 } else { x2 });
+        v.book(i, y, None, |g| if g == 0 { x1 } else { x2 });
         rows.push((x1, x2, y));
     }
     // Normal equations on centred data, by Cramer's rule.
