@@ -1,68 +1,16 @@
 //! Antithetic pairs against the closed form, thread counts, merges at any split (odd ones
 //! too: a pair's members in different pieces), the estimator by hand, and the fallback.
+use super::tests::{exact, options};
 use super::*;
 use crate::availability::{AvailabilityAcc, Precision, run_reduced, run_with};
-use crate::diagram::{DiagramSpec, NodeSpec};
-use crate::fixtures::{edges, exp, node};
+use crate::fixtures::exp;
 use crate::parallel::Control as RunControl;
 use crate::stats::Moments;
 
-const LAM: f64 = 1e-2;
-const MU: f64 = 0.2;
-
-/// Two parallel trains of `k` exponential blocks in series.
+/// The plant and its closed form are the control-variate tests' own (two trains of `k`
+/// exponential blocks), so both methods are checked against the same reference.
 fn trains(k: usize) -> Compiled {
-    let mut nodes = vec![node("in", "input"), node("out", "output")];
-    let mut pairs: Vec<(String, String)> = vec![];
-    for t in ["a", "b"] {
-        let mut prev = "in".to_string();
-        for i in 0..k {
-            let id = format!("{t}{i}");
-            nodes.push(NodeSpec {
-                model: Some(exp(LAM)),
-                repair: Some(exp(MU)),
-                ..node(&id, "component")
-            });
-            pairs.push((prev, id.clone()));
-            prev = id;
-        }
-        pairs.push((prev, "out".into()));
-    }
-    let pairs: Vec<(&str, &str)> = pairs
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    Compiled::new(&DiagramSpec {
-        nodes,
-        edges: edges(&pairs),
-        ..Default::default()
-    })
-    .unwrap()
-}
-
-/// Mean unavailability of `trains(k)` over [0, T]: Simpson on (1 - a(t)^k)^2.
-fn exact(k: usize, horizon: f64) -> f64 {
-    let s = LAM + MU;
-    let u = |t: f64| {
-        let a = MU / s + LAM / s * (-s * t).exp();
-        (1.0 - a.powi(k as i32)).powi(2)
-    };
-    let n = 1 << 16;
-    let h = horizon / n as f64;
-    let mut acc = u(0.0) + u(horizon);
-    for i in 1..n {
-        acc += u(i as f64 * h) * if i % 2 == 1 { 4.0 } else { 2.0 };
-    }
-    acc * h / 3.0 / horizon
-}
-
-fn options(horizon: f64, seed: u64) -> AvailabilityOptions {
-    AvailabilityOptions {
-        horizon,
-        grid: 5,
-        crews: 0,
-        seed,
-    }
+    super::tests::trains(k, |_| exp(super::tests::LAM))
 }
 
 fn run(

@@ -7,11 +7,11 @@ use crate::dist::DistSpec;
 use crate::fixtures::{edges, exp, node};
 use crate::parallel::Control as RunControl;
 
-const LAM: f64 = 1e-2;
+pub(super) const LAM: f64 = 1e-2;
 const MU: f64 = 0.2;
 
 /// Two parallel trains of `k` exponential blocks in series (the benchmark plant's shape).
-fn trains(k: usize, life: impl Fn(usize) -> DistSpec) -> Compiled {
+pub(super) fn trains(k: usize, life: impl Fn(usize) -> DistSpec) -> Compiled {
     let mut nodes = vec![node("in", "input"), node("out", "output")];
     let mut pairs: Vec<(String, String)> = vec![];
     for t in ["a", "b"] {
@@ -42,7 +42,7 @@ fn trains(k: usize, life: impl Fn(usize) -> DistSpec) -> Compiled {
 
 /// Mean unavailability of `trains(k, exp(LAM))` over [0, T]: Simpson on the point form
 /// (1 - a(t)^k)^2, a(t) = μ/(λ+μ) + λ/(λ+μ) e^{-(λ+μ)t}.
-fn exact(k: usize, horizon: f64) -> f64 {
+pub(super) fn exact(k: usize, horizon: f64) -> f64 {
     let s = LAM + MU;
     let u = |t: f64| {
         let a = MU / s + LAM / s * (-s * t).exp();
@@ -57,7 +57,7 @@ fn exact(k: usize, horizon: f64) -> f64 {
     acc * h / 3.0 / horizon
 }
 
-fn options(horizon: f64, seed: u64) -> AvailabilityOptions {
+pub(super) fn options(horizon: f64, seed: u64) -> AvailabilityOptions {
     AvailabilityOptions {
         horizon,
         grid: 5,
