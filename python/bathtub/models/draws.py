@@ -12,6 +12,10 @@ how little was observed, not only the simulation's noise.
   distribution λ ~ Gamma(r, rate T) with T = r/λ̂ the total time, i.e. χ²(2r)/(2T): its 5% and
   95% points are the classical chi-squared confidence limits of a failure-terminated test, so
   the draws reproduce the textbook bounds rather than the normal approximation to them.
+- Regressions (`_regression_form`: a parametric one's (μ, ln σ, γ); Cox's β and its Breslow
+  baseline given β) and recurrent processes (`_recurrent_form`: a power law by Crow's exact pivot
+  or its covariance; an HPP's rate by its chi-squared pivot; log-linear, Kijima GRP and a power
+  law with covariates by a normal with their covariance). A non-parametric MCF is refused.
 
 Draw i is made from its own stream `SeedSequence(seed, spawn_key=(i,))` (the i-th child of
 `SeedSequence(seed).spawn`), so a draw depends only on (seed, i): the same draws however a run
@@ -35,6 +39,7 @@ from bathtub.regression.parametric import FAMILIES as REGRESSION_FAMILIES
 from bathtub.validate import check_integer
 
 MAX_DRAWS = 100_000
+CLIPPED = "clipped"  # a coordinate drawn on its own scale and clipped to [0, 1] (a GRP's q)
 
 
 def stream(seed: int, i: int) -> np.random.Generator:
@@ -67,7 +72,7 @@ def _to_u(kinds: tuple[str, ...], theta: np.ndarray) -> np.ndarray:
         elif k == UNIT:
             x = min(max(x, 1e-15), 1.0 - 1e-15)
             u.append(math.log(x / (1.0 - x)))
-        else:
+        else:  # REAL, and CLIPPED drawn on its own scale
             u.append(x)
     u += [math.log(max(wi, 1e-300) / max(w[0], 1e-300)) for wi in w[1:]]
     return np.array(u)
@@ -86,6 +91,8 @@ def _from_u(kinds: tuple[str, ...], u: np.ndarray) -> np.ndarray:
             theta[i] = math.exp(min(max(x, -700.0), 700.0))
         elif k == UNIT:
             theta[i] = 1.0 / (1.0 + math.exp(-min(max(x, -700.0), 700.0)))
+        elif k == CLIPPED:
+            theta[i] = min(max(x, 0.0), 1.0)
         else:
             theta[i] = x
         j += 1
@@ -214,34 +221,103 @@ def _with_regression_values(record: Mapping[str, Any], values: Mapping[str, floa
 
 
 POWER_LAWS = ("crow_amsaa", "power_law")
+GRP = ("kijima1", "kijima2")
+# why a recurrent model has no parameters to draw, where the general reason would mislead
+NOT_DRAWN = {
+    "mcf": "a mean cumulative function is non-parametric: it is never a block's, a fleet's or a strategy "
+           "calculator's life (those take a fitted process), so it has nothing an outer loop could carry",
+    "mcf_power_law": "a power law fitted by least squares to the MCF stores no sampling distribution: fit "
+                     "crow_amsaa (maximum likelihood) to draw a power law",
+    "duane": "Duane's plot fit stores no sampling distribution: fit crow_amsaa (maximum likelihood) to draw a "
+             "power law",
+}
+
+
+def _natural_cov(record: Mapping[str, Any], names: tuple[str, ...], dist: str, field: str) -> np.ndarray:
+    """The record's covariance of `names` (natural scale), refused when missing or singular."""
+    cov = record.get("covariance")
+    if not isinstance(cov, Mapping) or "matrix" not in cov:
+        raise InputError(field, f"this {dist} model was saved before its fit stored the joint covariance of "
+                                f"({', '.join(names)}): refit it and save the new fit to draw its parameters")
+    if cov["matrix"] is None:
+        raise InputError(field, "the fit has no covariance (its information matrix was singular): its parameters "
+                                "cannot be drawn")
+    c = np.asarray(cov["matrix"], dtype=float)
+    if list(cov["names"]) != list(names) or c.shape != (len(names), len(names)) or not np.all(np.isfinite(c)):
+        raise InputError(field, "the record's covariance does not match its parameters: refit the model")
+    return (c + c.T) / 2
+
+
+def _hpp_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
+    """An HPP's rate λ̂ = n/T: given a failure-terminated test 2λT ~ χ²(2n) exactly, so λ is drawn from
+    Gamma(n, rate T); a time-terminated (or grouped) count has no exact continuous pivot (its classical
+    limits take 2n and 2n + 2 degrees of freedom), so λ is drawn from Gamma(n + ½, rate T), Jeffreys'
+    law, whose 90% interval lies inside the classical one."""
+    n = record.get("n")
+    lam = float(next(p["value"] for p in record["params"] if p["name"] == "lambda"))
+    if not isinstance(n, int) or n <= 0 or not lam > 0:
+        raise InputError(field, "an HPP fitted from no events has no rate to draw")
+    exact = record.get("termination") == "failure"
+    shape = float(n) if exact else n + 0.5
+    return {"law": "gamma", "names": ("lambda",), "shape": shape, "scale": lam / n,
+            "pivot": "failure_terminated" if exact else "time_terminated"}
+
+
+def _covariate_power_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
+    """A proportional-intensity power law's (ln beta, ln lambda, gamma): normal with the covariance its
+    fit stores in `covariate_effects` (drawn at the covariates a caller gives, as one unit's process)."""
+    eff = record["covariate_effects"]
+    names = ("beta", "lambda", *[GAMMA + str(c["name"]) for c in eff["coefficients"]])
+    c = _natural_cov(eff, ("beta", "lambda", *[str(c["name"]) for c in eff["coefficients"]]),
+                     "power law with covariates", field)
+    theta = np.array([float(eff["beta"]), float(eff["lambda"]), *[float(c["value"]) for c in eff["coefficients"]]])
+    jinv = np.diag([1.0 / theta[0], 1.0 / theta[1], *[1.0] * (theta.size - 2)])
+    return {"law": "normal", "names": names, "kinds": (POS, POS, *[REAL] * (theta.size - 2)),
+            "mean": _to_u((POS, POS, *[REAL] * (theta.size - 2)), theta), "cov": jinv @ c @ jinv}
 
 
 def _recurrent_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
-    """The law of a power-law NHPP's (beta, lambda): exact where the record holds Crow's pivot."""
-    dist = record.get("distribution")
-    if dist not in POWER_LAWS:
-        raise InputError(field, f"a {dist} recurrent model's parameters cannot be drawn: only the power law "
-                                f"({', '.join(POWER_LAWS)}) stores a joint sampling distribution")
+    """The law of a recurrent model's parameters: Crow's exact pivot for a power law where the record
+    holds it, the rate's chi-squared pivot for an HPP, else a normal on the fit's own scale with its
+    covariance (power law: ln beta, ln lambda; log-linear: g0, g1; Kijima: ln alpha, ln beta and q
+    itself, clipped to [0, 1] as the record's Wald interval of q is; with covariates: their gamma)."""
+    dist = str(record.get("distribution"))
+    if dist in NOT_DRAWN:
+        raise InputError(field, f"a {dist} model's parameters cannot be drawn: {NOT_DRAWN[dist]}")
+    if dist == "hpp":
+        return _hpp_form(record, field)
+    if dist not in (*POWER_LAWS, *GRP, "loglinear"):
+        raise InputError(field, f"a {dist} recurrent model's parameters cannot be drawn: it stores no joint "
+                                "sampling distribution")
     if record.get("covariate_effects"):
-        raise InputError(field, "a power law with covariates is not one block's life: its parameters are not drawn")
+        return _covariate_power_form(record, field)
     samp = record.get("sampling")
     if isinstance(samp, Mapping) and samp.get("law") == "crow_exact":
         return {"law": "crow_exact", "names": ("beta", "lambda"), "shape": float(samp["informative_events"]),
                 "sum_log": float(samp["sum_log"]), "events": float(samp["events"]), "end": float(samp["end"]),
                 "systems": float(samp["systems"])}
-    cov = record.get("covariance")
-    if not isinstance(cov, Mapping) or "matrix" not in cov:
-        raise InputError(field, f"this {dist} model was saved before its fit stored the joint covariance of "
-                                "(beta, lambda): refit it and save the new fit to draw its parameters")
-    if cov["matrix"] is None:
-        raise InputError(field, "the fit has no covariance (its information matrix was singular): its parameters "
-                                "cannot be drawn")
+    names, kinds = {"loglinear": (("g0", "g1"), (REAL, REAL)),
+                    **dict.fromkeys(GRP, (("alpha", "beta", "q"), (POS, POS, CLIPPED)))}.get(
+        dist, (("beta", "lambda"), (POS, POS)))
+    c = _natural_cov(record, names, dist, field)
     values = {p["name"]: float(p["value"]) for p in record["params"]}
-    theta = np.array([values["beta"], values["lambda"]])
-    c = np.asarray(cov["matrix"], dtype=float)
-    jinv = np.diag(1.0 / theta)  # d log theta / d theta
-    return {"law": "normal", "names": ("beta", "lambda"), "kinds": (POS, POS), "mean": np.log(theta),
-            "cov": jinv @ c @ jinv}
+    theta = np.array([values[n] for n in names])
+    jinv = np.diag([1.0 / x if k == POS else 1.0 for k, x in zip(kinds, theta, strict=True)])  # d u / d theta
+    return {"law": "normal", "names": names, "kinds": kinds, "mean": _to_u(kinds, theta), "cov": jinv @ c @ jinv}
+
+
+def _with_recurrent_values(record: Mapping[str, Any], values: Mapping[str, float]) -> dict[str, Any]:
+    """A recurrent record at drawn values; with covariates the drawn process sits in `covariate_effects`."""
+    out = dict(record)
+    if record.get("covariate_effects"):
+        eff = dict(record["covariate_effects"])
+        eff.update(beta=float(values["beta"]), **{"lambda": float(values["lambda"])})
+        eff["coefficients"] = [{**c, "value": float(values[GAMMA + str(c["name"])]), "se": None, "ci": None}
+                               for c in eff["coefficients"]]
+        out["covariate_effects"] = eff
+    out["params"] = [{"name": p["name"], "value": values.get(p["name"], p["value"]), "se": None, "ci": None}
+                     for p in record["params"]]
+    return out
 
 
 def draw_values(form: Mapping[str, Any], rng: np.random.Generator) -> dict[str, Any]:
@@ -279,6 +355,8 @@ def with_values(record: Mapping[str, Any], values: Mapping[str, float]) -> dict[
         return cox_sampling.with_draw(record, beta, values["baseline"])
     if record.get("kind") == "regression":
         return _with_regression_values(record, values)
+    if record.get("kind") == "recurrent":
+        return _with_recurrent_values(record, values)
     out = dict(record)
     out["params"] = [{"name": p["name"], "value": values.get(p["name"], p["value"]), "se": None, "ci": None}
                      for p in record["params"]]

@@ -3,7 +3,8 @@
 The outer loop draws a parameter set for every saved fitted model a block's life or repair
 names (`bathtub.models.draws`: normal on the fit's unconstrained scale with its covariance;
 the exact chi-squared law for a complete-data exponential; a regression's coefficients, with
-a Cox model's Breslow baseline given them; Crow's exact law for a power law), and a block on a
+a Cox model's Breslow baseline given them; Crow's exact law for a power law, the rate's
+chi-squared pivot for an HPP, the covariance of a Kijima GRP's (alpha, beta, q)), and a block on a
 drawn regression record takes its life at its covariates as usual; the inner loop analyses the
 diagram on that draw, by the engine's replications (`replications_per_draw` of them) or, for a non-repairable
 diagram that has a closed form, exactly. A model named by several blocks is one draw for all
@@ -33,7 +34,8 @@ What a figure reports over the draws (`summary`):
 
 Blocks on inline (not fitted) models have no parameter uncertainty: they are listed under
 `fixed_blocks` with share 0. A saved model whose kind has no sampling distribution to draw
-(regression, recurrent, non-parametric, degradation) is refused naming the block's field.
+(`bathtub.models.draws` says which: non-parametric, degradation, a record saved before its fit
+stored a covariance) is refused naming the block's field.
 """
 
 from __future__ import annotations
@@ -70,8 +72,9 @@ MODEL_KEYS = ("kind", "distribution", "base_distribution", "options", "params", 
               "unit", "method",  # method: only an MLE from exact failures takes the exponential's exact law
               # a regression block's life at its covariates and its draw (Cox: baseline and Breslow terms)
               "coefficients", "design", "means", "strata_column", "baseline", "breslow_terms", "mu", "sigma", "gamma",
-              # a power law's exact draw, and the covariates that keep it from being one block's life
-              "sampling", "covariate_effects")
+              # a power law's exact draw, the covariates that keep it from being one block's life, and
+              # an HPP's stopping rule (failure-terminated: the exact pivot)
+              "sampling", "covariate_effects", "termination")
 # figure -> (its standard-error key in the results or None, unit: "fraction", "count" or "time")
 FIGURES = {
     True: {"mean_availability": ("mean_availability_std_error", "fraction"),

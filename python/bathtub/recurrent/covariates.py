@@ -70,8 +70,16 @@ def fit(data: EventData, confidence: float) -> dict[str, Any]:
         lo, hi = r["ci"]
         rows.append({**r, "intensity_ratio": math.exp(g[k]), "intensity_ratio_ci": [math.exp(lo), math.exp(hi)],
                      "p_value": float(2 * stats.norm.sf(abs(g[k] / se))) if se > 0 else None})
+    lam = math.exp(log_l) * scale ** (-b)
+    # the covariance of (beta, lambda, gamma) in the data's unit, from that of (ln lambda_scaled,
+    # ln beta, gamma) by the Jacobian: lambda = e^{ln lambda_scaled}·scale^(−beta)
+    jac = np.eye(p_hat.size)
+    jac[:2, :2] = [[0.0, b], [lam, -lam * b * math.log(scale)]]
+    natural = jac @ cov @ jac.T
+    ok = bool(np.all(np.isfinite(natural)))
     return {"model": "proportional-intensity power law", "beta": b,
-            "lambda": math.exp(log_l) * scale ** (-b), "coefficients": rows,
+            "lambda": lam, "coefficients": rows,
+            "covariance": {"names": ["beta", "lambda", *names], "matrix": natural.tolist() if ok else None},
             "likelihood_ratio": {"statistic": float(lr), "dof": int(g.size),
                                  "p_value": float(stats.chi2.sf(lr, g.size))},
             "reading": "exp(coefficient) multiplies the failure intensity per unit of the covariate"}

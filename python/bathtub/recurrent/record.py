@@ -221,10 +221,11 @@ def _power(data: EventData, confidence: float) -> dict[str, Any]:
     return out
 
 
-def _covariance(cov: np.ndarray) -> dict[str, Any]:
-    """The (beta, lambda) covariance row of a power-law record (matrix null when singular)."""
+def _covariance(cov: np.ndarray, names: Sequence[str] = ("beta", "lambda")) -> dict[str, Any]:
+    """The covariance of a record's parameters `names` on their natural scale (matrix null when
+    singular): what an outer Monte Carlo loop draws them from (`bathtub.models.draws`)."""
     ok = bool(np.all(np.isfinite(cov)))
-    return {"names": ["beta", "lambda"], "matrix": np.asarray(cov, dtype=float).tolist() if ok else None}
+    return {"names": list(names), "matrix": np.asarray(cov, dtype=float).tolist() if ok else None}
 
 
 def _vs_model(data: EventData, expected: Sequence[float]) -> list[dict[str, Any]]:
@@ -296,6 +297,7 @@ def _loglinear(data: EventData, confidence: float) -> dict[str, Any]:
         "mtbf": {"instantaneous": {"t": t_end, "value": 1 / rho, "lower": 1 / r_hi, "upper": 1 / r_lo,
                                    "method": "fisher"}},
         "gof": _aic(ll.log_likelihood, 2),
+        "covariance": _covariance(ll.cov, ("g0", "g1")),
         "systems_vs_model": _vs_model(data, [float(ll.cumulative(s.end)) for s in data.systems]),
         "next_failure_by_system": rows,
     }
@@ -419,6 +421,7 @@ def _grp(data: EventData, kind: str, confidence: float) -> dict[str, Any]:
         "growth": {"verdict": "not available", "on": "beta",
                    "reading": "with imperfect repair the trend mixes ageing (beta) and repair (q); read both"},
         "gof": _aic(g.log_likelihood, 3),
+        "covariance": _covariance(cov, ("alpha", "beta", "q")),
         "systems_vs_model": _vs_model(data, comp.tolist()),
         "next_failure_by_system": rows,
         "rocof": {"available": False,
