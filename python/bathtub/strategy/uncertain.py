@@ -29,6 +29,7 @@ from bathtub.errors import InputError
 from bathtub.strategy.failure_finding import failure_finding_interval, mean_unavailability
 from bathtub.strategy.guard import OVER_BUDGET_RULE, OverBudget, answered
 from bathtub.strategy.replacement import cost_rate_at, optimal_replacement
+from bathtub.strategy.saved_life import saved_life
 
 CONFIDENCE = 0.9  # the ranges are the 5th and 95th percentiles over draws
 _NOISE = 1e-7  # a regret below this share of the draw's own optimum is the optimisers' tolerance
@@ -39,10 +40,12 @@ _replacement = optimal_replacement.__wrapped__  # type: ignore[attr-defined]
 _failure_finding = failure_finding_interval.__wrapped__  # type: ignore[attr-defined]
 
 
-def draw_lives(record: Mapping[str, Any], draws: int, seed: int, model_id: str = "") -> list[Lifetime]:
+def draw_lives(record: Mapping[str, Any], draws: int, seed: int, model_id: str = "", *,
+               covariates: Mapping[str, Any] | None = None, policy: str | None = None) -> list[Lifetime]:
     """The life law of each parameter draw of a saved model's `record` (refused on `uncertainty`
-    when the model has no sampling distribution to draw from)."""
-    return [models.from_record(d).lifetime(model_id, "uncertainty")
+    when the model has no sampling distribution to draw from), read as `saved_life` reads the
+    point estimate: a regression's at `covariates`, a process's new unit's."""
+    return [saved_life(d, model_id, covariates=covariates, policy=policy, field="uncertainty")
             for d in models.parameter_draws(record, draws, seed, field="uncertainty")]
 
 
@@ -142,21 +145,22 @@ def failure_finding_over_draws(point: Mapping[str, Any], lives: Sequence[Lifetim
 
 
 def optimal_replacement_uncertain(record: Mapping[str, Any], draws: int, seed: int, *, model_id: str = "",
-                                  **calculator: Any) -> dict[str, Any]:
+                                  covariates: Mapping[str, Any] | None = None, **calculator: Any) -> dict[str, Any]:
     """`optimal_replacement(**calculator)` on the saved model's point estimate (its `lifetime`),
-    with `parameter_uncertainty` over `draws` parameter draws of its `record` made from `seed`."""
+    with `parameter_uncertainty` over `draws` parameter draws of its `record` made from `seed`
+    (a regression's at the unit's `covariates`)."""
     point = optimal_replacement(**calculator)
-    lives = draw_lives(record, draws, seed, model_id)
+    lives = draw_lives(record, draws, seed, model_id, covariates=covariates, policy=point["policy"])
     return {**point, "parameter_uncertainty": replacement_over_draws(
         point, lives, planned_cost=point["planned_cost"], unplanned_cost=point["unplanned_cost"],
         policy=point["policy"], seed=seed)}
 
 
 def failure_finding_uncertain(record: Mapping[str, Any], draws: int, seed: int, *, model_id: str = "",
-                              **calculator: Any) -> dict[str, Any]:
+                              covariates: Mapping[str, Any] | None = None, **calculator: Any) -> dict[str, Any]:
     """`failure_finding_interval(**calculator)` on the saved model's point estimate, with
     `parameter_uncertainty` over `draws` parameter draws of its `record` made from `seed`."""
     point = failure_finding_interval(**calculator)
-    lives = draw_lives(record, draws, seed, model_id)
+    lives = draw_lives(record, draws, seed, model_id, covariates=covariates)
     return {**point, "parameter_uncertainty": failure_finding_over_draws(
         point, lives, target_availability=point["target_availability"], seed=seed)}

@@ -10,7 +10,6 @@ from aiohttp import web
 from pydantic import ConfigDict, Field, WithJsonSchema
 
 from bathtub import distributions, models
-from bathtub.distributions import Lifetime
 from bathtub.life import names, records, saved
 from bathtub_api.errors import ApiError
 from bathtub_api.fields import Id, Name, Text, Unit, integer, text
@@ -251,12 +250,6 @@ def model_record(ctx: Ctx, item: dict[str, Any]) -> dict[str, Any]:
     return {"id": item["id"], "name": item["name"], **body, "created_at": iso(item["created_at"]),
             "updated_at": iso(item["updated_at"]), "url": model_url(ctx, item["id"]),
             "dataset_id": (item["body"].get("source") or {}).get("dataset_id")}
-
-
-async def saved_lifetime(ctx: Ctx, model_id: str) -> tuple[Lifetime, str | None]:
-    """A saved parametric model as a `Lifetime` for the calculators and the engine."""
-    body = (await load_model(ctx, model_id))["body"]
-    return models.from_record(body).lifetime(model_id), body.get("unit")
 
 
 async def _fit_record(ctx: Ctx, source: dict[str, Any], columns: dict[str, list[Any]]) -> dict[str, Any]:

@@ -18,13 +18,14 @@ from bathtub.strategy import demonstration_schema, uncertain
 from bathtub.strategy.demonstration import MAX_FAILURES
 from bathtub.strategy.guard import NON_FINITE_RULE, OVER_BUDGET_RULE, cpu_budget
 from bathtub.strategy.inputs import BELOW_ZERO_RULE, DEGENERATE_RULE
+from bathtub.strategy.saved_life import COX_RULE, KIJIMA_MINIMAL_RULE, NO_COVARIATES_RULE, saved_life
 from bathtub.strategy.shuts import MAX_HORIZON_DAYS, TOO_MANY_SHUTS
 from bathtub.units import units_clash
-from bathtub_api.fields import DATE_PATTERN, Id, Name, Unit, integer, text
+from bathtub_api.fields import DATE_PATTERN, Id, Name, Text, Unit, integer, text
 from bathtub_api.ids import iso, new_id
 from bathtub_api.registry import Ctx, Registry
 from bathtub_api.tools.common import ListRequest, Open, Strict, load_item, page
-from bathtub_api.tools.life import ParamIn, load_model, saved_lifetime
+from bathtub_api.tools.life import ParamIn, load_model
 
 LIFE_FAMILIES = (*FAMILIES, MIXTURE)  # a mixture names its base_distribution_id
 PARAM_NAMES = "; ".join(f"{k} ({', '.join(f.names)})" for k, f in FAMILIES.items())
@@ -33,19 +34,31 @@ NonNegative = Annotated[float, Field(ge=0)]
 Probability = Annotated[float, Field(gt=0, lt=1)]
 Date = text(pattern=DATE_PATTERN, description="A calendar date, YYYY-MM-DD")
 Currency = Annotated[str, Field(pattern=CURRENCY_PATTERN, description=CURRENCY_DESCRIPTION)]
+Covariates = Annotated[dict[Text, float | str], Field(max_length=200, description=(
+    "With a saved regression model (weibull_ph, lognormal_aft, loglogistic_aft) or a power law fitted with "
+    "covariates: the unit's value of every covariate the model has, {column: number or level}; the calculator "
+    "reads the unit's own life at those values"))]
 
 
 class LifeModelIn(Strict):
-    """The part's life model: inline `distribution_id` + `params`, or a `saved_model_id`
-    (a parametric model of yours; the model's unit is used unless `unit` is given)."""
+    """The part's life model: inline `distribution_id` + `params`, or a `saved_model_id` (the
+    model's unit is used unless `unit` is given): a parametric life model; a regression model
+    (weibull_ph, lognormal_aft, loglogistic_aft) at the unit's `covariates`; or a repairable
+    system's process (crow_amsaa or power_law, with `covariates` if fitted with them; kijima1 or
+    kijima2; hpp) read as a new unit's life (guide strategy)."""
 
     model_config = ConfigDict(json_schema_extra={"allOf": params_rules(base_field="base_distribution_id",
                                                                        lifetime=True)})
     cross_field = (*cross_field_rules(mixture=True), f"params: {BELOW_ZERO_RULE}", f"params: {DEGENERATE_RULE}",
-                   f"*: {NON_FINITE_RULE}", f"*: {OVER_BUDGET_RULE}")
+                   f"*: {NON_FINITE_RULE}", f"*: {OVER_BUDGET_RULE}",
+                   "saved_model_id: a parametric life, a weibull_ph, lognormal_aft or loglogistic_aft regression, or "
+                   "a crow_amsaa, power_law, kijima1, kijima2 or hpp process", f"saved_model_id: {COX_RULE}",
+                   "covariates.*: every covariate of the saved model is required, and only those",
+                   f"covariates: a model that {NO_COVARIATES_RULE} takes none")
 
     exactly_one = ("distribution_id", "saved_model_id")
-    companions: ClassVar[dict[str, tuple[str, ...]]] = {"distribution_id": ("params", "base_distribution_id")}
+    companions: ClassVar[dict[str, tuple[str, ...]]] = {"distribution_id": ("params", "base_distribution_id"),
+                                                        "saved_model_id": ("covariates",)}
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"distribution_id": ("params",)}
     distribution_id: Literal[LIFE_FAMILIES] | None = None
     params: Annotated[list[ParamIn] | list[float], Field(
@@ -55,6 +68,7 @@ class LifeModelIn(Strict):
         None, description="A mixture's family (only with distribution_id mixture; its params are alpha1, beta1, "
                           "weight1, alpha2, ..., weights adding to 1). A uniform's b must exceed its a.")
     saved_model_id: Id | None = None
+    covariates: Covariates | None = None
     unit: Unit | None = None
     save: bool = False
     name: Name | None = None
@@ -65,8 +79,9 @@ MAX_DRAWS = 1000
 DRAWS_PER_BUDGET = 10  # a calculation with parameter uncertainty gets one CPU budget per this many draws
 NEEDS_SAVED_RULE = "parameters needs saved_model_id (an inline model has no sampling distribution to draw from)"
 UNCERTAINTY_CROSS = (f"uncertainty: {NEEDS_SAVED_RULE}",
-                     "uncertainty: parameters needs a saved parametric life model whose fit has a covariance (or a "
-                     "complete-data exponential)")
+                     "uncertainty: parameters needs a saved model whose fit stores its sampling distribution (a "
+                     "covariance, or an exact pivot: complete-data exponential, power law, hpp); a record saved "
+                     "before its fit stored one is refused: refit it")
 # JSON Schema's form of the first rule, so a schema-valid request is never refused for it
 NEEDS_SAVED = {"if": {"required": ["uncertainty"], "properties": {"uncertainty": {"const": "parameters"}}},
                "then": {"required": ["saved_model_id"], "properties": {"saved_model_id": {"type": "string"}}}}
@@ -96,6 +111,7 @@ class UncertaintyIn(LifeModelIn):
 
 
 class OptimalReplacementIn(UncertaintyIn):
+    cross_field = (*UncertaintyIn.cross_field, f"policy: {KIJIMA_MINIMAL_RULE}")
     planned_cost: NonNegative
     unplanned_cost: NonNegative
     currency: Currency | None = None
@@ -271,11 +287,14 @@ class AnalysisList(Open):
     next_offset: int | None
 
 
-async def _life_kwargs(ctx: Ctx, req: LifeModelIn) -> dict[str, Any]:
-    if req.saved_model_id is not None:
+async def _life_kwargs(ctx: Ctx, req: LifeModelIn, record: dict[str, Any] | None) -> dict[str, Any]:
+    """The calculator's life arguments; `record`: the saved model's, loaded by the caller."""
+    if req.saved_model_id is not None and record is not None:
         if req.distribution_id is not None or req.params is not None:
             raise InputError("saved_model_id", "give saved_model_id or distribution_id with params, not both")
-        lifetime, unit = await saved_lifetime(ctx, req.saved_model_id)
+        lifetime = saved_life(record, req.saved_model_id, covariates=req.covariates,
+                              policy=getattr(req, "policy", None))
+        unit = record.get("unit")
         if units_clash(req.unit, unit):
             # The saved model's times are in its unit; another label would mislabel every figure.
             raise InputError("unit", f"model {req.saved_model_id} is in {unit!r}, not {req.unit!r}: omit unit or "
@@ -303,8 +322,11 @@ async def _saved(ctx: Ctx, calculator: str, req: BaseModel, result: dict[str, An
 def _calculator(name: str, run: Callable[..., dict[str, Any]], life: bool) -> Callable[[Ctx, Any], Any]:
     async def handler(ctx: Ctx, req: Any) -> dict[str, Any]:
         fields = req.model_dump(exclude={"save", "name", "distribution_id", "params", "base_distribution_id",
-                                         "saved_model_id", "unit", "currency", "uncertainty", "draws", "seed"})
-        kwargs = await _life_kwargs(ctx, req) if life else {"unit": req.unit}
+                                         "saved_model_id", "covariates", "unit", "currency", "uncertainty", "draws",
+                                         "seed"})
+        saved = getattr(req, "saved_model_id", None)
+        record = (await load_model(ctx, saved))["body"] if life and saved is not None else None
+        kwargs = await _life_kwargs(ctx, req, record) if life else {"unit": req.unit}
         if name == "shut_plan":
             fields["shuts"] = [s.model_dump(exclude_none=True) for s in req.shuts]
             fields["today"] = req.today or dt.date.today().isoformat()
@@ -315,10 +337,9 @@ def _calculator(name: str, run: Callable[..., dict[str, Any]], life: bool) -> Ca
         budget, calculate = ctx.config.strategy_cpu_limit_seconds, run
         if getattr(req, "uncertainty", "none") == "parameters":
             # one calculation per draw: the budget grows with the draws asked for
-            record = (await load_model(ctx, req.saved_model_id))["body"]
             budget *= max(1.0, req.draws / DRAWS_PER_BUDGET)
             calculate, kwargs = UNCERTAIN[name], {**kwargs, "record": record, "draws": req.draws, "seed": req.seed,
-                                            "model_id": req.saved_model_id}
+                                            "model_id": req.saved_model_id, "covariates": req.covariates}
         result = await ctx.jobs.run_cpu(_call, calculate, {**fields, **kwargs}, budget)
         if getattr(req, "currency", None) is not None:
             result = {**result, "currency": req.currency}  # the costs' unit, carried beside them
