@@ -25,6 +25,7 @@ from bathtub import models
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
 from bathtub.regression import lives
+from bathtub.validate import check_number
 
 GRP = ("kijima1", "kijima2")
 POWER_LAWS = ("crow_amsaa", "power_law")
@@ -75,11 +76,7 @@ def _power_law_at(record: Mapping[str, Any], model_id: str, covariates: Mapping[
     values = _covariates_of(record, covariates, [str(c["name"]) for c in rows], model_id)
     eta = 0.0
     for c in rows:
-        z = values[str(c["name"])]
-        if isinstance(z, bool) or not isinstance(z, (int, float)) or not math.isfinite(z):
-            raise InputError(f"covariates.{c['name']}", "must be a finite number (the process's covariates are "
-                                                        "numeric)")
-        eta += float(c["value"]) * float(z)
+        eta += float(c["value"]) * check_number(values[str(c["name"])], f"covariates.{c['name']}")
     lam, beta = float(eff["lambda"]) * math.exp(eta), float(eff["beta"])
     return Lifetime("weibull", {"alpha": lam ** (-1.0 / beta), "beta": beta})
 
