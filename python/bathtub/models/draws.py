@@ -33,7 +33,7 @@ import numpy as np
 from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.errors import InputError
 from bathtub.life.model import LOC, POS, REAL, UNIT, WEIGHT, ModelSpec
-from bathtub.regression import cox_sampling
+from bathtub.regression import cox_sampling, flexible
 from bathtub.regression import kinds as regression_kinds
 from bathtub.regression.parametric import FAMILIES as REGRESSION_FAMILIES
 from bathtub.validate import check_integer
@@ -164,6 +164,19 @@ def sampling_form(record: Mapping[str, Any], field: str = "id") -> dict[str, Any
 
 
 GAMMA = "gamma:"  # a drawn coefficient's name: design names may be any string, "mu" too
+# why a regression kind is not drawn (guide rbd_analysis says the same)
+NOT_DRAWN_REGRESSION = {
+    "additive_hazards": "an additive model is no unit's life (its cumulative hazard can fall for some covariates), "
+                        "so no block, fleet or calculator takes it and an outer loop has nothing to carry",
+    "fine_gray": "a subdistribution hazard gives one mode's cumulative incidence beside the others, not a unit's "
+                 "life, so no block, fleet or calculator takes it",
+    "weibull_frailty": "no block, fleet or calculator takes a frailty model as a life (a unit's life is its "
+                       "group's, given a frailty nobody observed), so an outer loop has nothing to carry",
+    "cox_frailty": "no block, fleet or calculator takes a frailty model as a life (a unit's life is its group's, "
+                   "given a frailty nobody observed), so an outer loop has nothing to carry",
+    "buckley_james": "a Buckley–James fit has no likelihood and no baseline law to draw (its errors are "
+                     "bootstrapped)",
+}
 
 
 def _cox_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
@@ -180,14 +193,64 @@ def _cox_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
             "record": record}
 
 
+SPLINE = "spline:"  # a drawn spline coefficient's name (position j of the record's spline gamma)
+SPLINE_TRIES = 1000  # normal draws tried per parameter set for one whose spline increases
+
+
+def _spline_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
+    """A Royston–Parmar model's (spline γ, β): normal with the covariance its fit stores, restricted
+    to increasing splines (a log cumulative hazard or odds must rise with log t)."""
+    dist = record.get("distribution")
+    cov = record.get("covariance")
+    if not isinstance(cov, Mapping) or "matrix" not in cov:
+        raise InputError(field, f"this {dist} model was saved before its fit stored the joint covariance of "
+                                "(spline gamma, beta): refit it and save the new fit to draw its parameters")
+    gamma = [float(g) for g in record["spline"]["gamma"]]
+    beta = [float(b) for b in record["beta"]]
+    k = len(gamma) + len(beta)
+    c = np.asarray(cov["matrix"] if cov["matrix"] is not None else np.nan, dtype=float)
+    if c.shape != (k, k) or not np.all(np.isfinite(c)):
+        raise InputError(field, "the fit has no covariance of its spline and coefficients (its information "
+                                "matrix was singular): its parameters cannot be drawn")
+    names = (*(f"{SPLINE}{j}" for j in range(len(gamma))), *(GAMMA + str(n) for n in cov["names"][len(gamma):]))
+    return {"law": "spline", "names": names, "mean": np.array([*gamma, *beta]), "cov": (c + c.T) / 2,
+            "splines": len(gamma), "knots": np.asarray(record["spline"]["knots"]["log_time"], dtype=float)}
+
+
+def _draw_spline(form: Mapping[str, Any], rng: np.random.Generator) -> np.ndarray:
+    """The first normal draw whose spline increases (the normal truncated to valid models, by rejection
+    on the draw's own stream, so draw i still depends on (seed, i) only)."""
+    m = form["splines"]
+    for _ in range(SPLINE_TRIES):
+        x = rng.multivariate_normal(form["mean"], form["cov"], method="eigh")
+        if flexible.spline_slope_ok(x[:m], form["knots"]):
+            return np.asarray(x)
+    raise InputError("uncertainty", f"none of {SPLINE_TRIES} draws from the fit's normal law gave an increasing "
+                                    "spline: the fit is too uncertain to draw (fewer knots, or more data)")
+
+
+def _with_spline_values(record: Mapping[str, Any], values: Mapping[str, float]) -> dict[str, Any]:
+    m = len(record["spline"]["gamma"])
+    beta = [float(values[n]) for n in (GAMMA + str(c) for c in record["covariance"]["names"][m:])]
+    out = dict(record)
+    out["spline"] = {**record["spline"], "gamma": [float(values[f"{SPLINE}{j}"]) for j in range(m)]}
+    out["beta"] = beta
+    out["coefficients"] = [{**c, "coef": b, "exp_coef": math.exp(min(b, 700.0)), "se": None, "ci": None,
+                            "exp_ci": None} for c, b in zip(record["coefficients"], beta, strict=True)]
+    return out
+
+
 def _regression_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
     """The normal law of a parametric regression's (μ, log σ, γ), from the covariance it stores."""
     dist = record.get("distribution")
     if dist == "cox":
         return _cox_form(record, field)
+    if dist in flexible.MODELS:
+        return _spline_form(record, field)
     if dist not in REGRESSION_FAMILIES:
-        raise InputError(field, f"a {dist} regression's parameters cannot be drawn: only cox and the parametric "
-                                f"regressions ({', '.join(REGRESSION_FAMILIES)}) store a joint sampling distribution")
+        why = NOT_DRAWN_REGRESSION.get(str(dist), "it stores no joint sampling distribution")
+        raise InputError(field, f"a {dist} regression's parameters cannot be drawn: {why} (cox, the Royston–Parmar "
+                                f"splines and the parametric regressions ({', '.join(REGRESSION_FAMILIES)}) are)")
     cov = record.get("covariance")
     if not isinstance(cov, Mapping) or cov.get("matrix") is None:
         raise InputError(field, f"this {dist} model was saved before its fit stored the joint covariance of "
@@ -329,6 +392,8 @@ def draw_values(form: Mapping[str, Any], rng: np.random.Generator) -> dict[str, 
         b = rng.multivariate_normal(form["mean"], form["cov"], method="eigh") if form["mean"].size else form["mean"]
         return {**dict(zip(form["names"], map(float, b), strict=True)),
                 "baseline": cox_sampling.draw_baseline(form["record"], b - form["mean"], rng)}
+    if form["law"] == "spline":
+        return dict(zip(form["names"], map(float, _draw_spline(form, rng)), strict=True))
     if form["law"] == "crow_exact":
         beta = float(rng.gamma(form["shape"], 1.0 / form["sum_log"]))
         lam = float(rng.gamma(form["events"], 1.0)) / (form["systems"] * form["end"] ** beta)
@@ -341,7 +406,7 @@ def coordinates(form: Mapping[str, Any], values: Mapping[str, float]) -> np.ndar
     """A drawn set on the scale it was drawn on (logs for the gamma and Crow laws, else the
     unconstrained coordinates): what a regression of an outcome on the draws reads."""
     theta = np.array([float(values[n]) for n in form["names"]])
-    if form["law"] == "cox":
+    if form["law"] in ("cox", "spline"):
         return theta
     if form["law"] in ("gamma", "crow_exact"):
         return np.log(theta)
@@ -353,6 +418,8 @@ def with_values(record: Mapping[str, Any], values: Mapping[str, float]) -> dict[
     if record.get("kind") == "regression" and record.get("distribution") == "cox":
         beta = [float(values[GAMMA + str(n)]) for n in record["covariance"]["names"]]
         return cox_sampling.with_draw(record, beta, values["baseline"])
+    if record.get("kind") == "regression" and record.get("distribution") in flexible.MODELS:
+        return _with_spline_values(record, values)
     if record.get("kind") == "regression":
         return _with_regression_values(record, values)
     if record.get("kind") == "recurrent":

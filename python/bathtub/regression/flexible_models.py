@@ -100,6 +100,10 @@ def spline_record(distribution: str, d: design.Design, rows: Rows, confidence: f
             "validation": validation_block(xb, rows, strata, lambda keep, t: flexible.survival(
                 fit.scale, fit.gamma, fit.knots, xb[keep], t)),
             "diagnostics": {"ph_test": ph}, "design": d.spec, "spline": spline, "beta": fit.beta.tolist(),
+            # the joint covariance of (spline gamma, beta), the inverse observed information: what an
+            # outer Monte Carlo loop draws them from (bathtub.models.draws)
+            "covariance": {"names": [*(f"spline_gamma_{j}" for j in range(m)), *d.names],
+                           "matrix": fit.cov.tolist() if bool(np.all(np.isfinite(fit.cov))) else None},
             "iterations": fit.iterations, "counting_process": rows.start is not None}
 
 

@@ -29,6 +29,9 @@ from bathtub.strategy.renewal import delayed_renewal_function, renewal_function
 
 EVERY_UNITS = ("days", "weeks", "months", "years")
 MAX_OCCURRENCES = 5000
+# the overflows a finite request can still reach (stated in the tool's schema)
+USAGE_OVERFLOW_RULE = "usage over the horizon is beyond floating point for this life model"
+COST_OVERFLOW_RULE = "the plan's costs add up past floating point (about 1.8e308); give costs in a larger currency unit"
 TOO_MANY_SHUTS = f"at most {MAX_OCCURRENCES} shut dates within the horizon"
 MAX_HORIZON_DAYS = 36_525.0  # a century: plans beyond it mean nothing, and dates end in 9999
 
@@ -246,11 +249,9 @@ def shut_plan(
     # Each input is finite, but a usage or a sum of costs can still leave floating point; a
     # figure of inf or NaN is no answer, so the request is refused naming what overflowed.
     if not (math.isfinite(failures) and math.isfinite(rtf_failures)):
-        raise InputError("usage_rate", f"usage over the horizon ({usage_max:g} life units) is beyond floating point "
-                                       "for this life model")
+        raise InputError("usage_rate", f"{USAGE_OVERFLOW_RULE} ({usage_max:g} life units)")
     if not all(math.isfinite(v) for v in (best[k_end], planned, cf * failures, cf * rtf_failures)):
-        raise InputError("shuts.cost", "the plan's costs add up past floating point (about 1.8e308); "
-                                       "give costs in a larger currency unit")
+        raise InputError("shuts.cost", COST_OVERFLOW_RULE)
     return {
         "distribution": life.distribution_id,
         "unit": unit,

@@ -19,7 +19,7 @@ from bathtub.strategy.demonstration import MAX_FAILURES
 from bathtub.strategy.guard import NON_FINITE_RULE, OVER_BUDGET_RULE, cpu_budget
 from bathtub.strategy.inputs import BELOW_ZERO_RULE, DEGENERATE_RULE
 from bathtub.strategy.saved_life import COX_RULE, KIJIMA_MINIMAL_RULE, NO_COVARIATES_RULE, saved_life
-from bathtub.strategy.shuts import MAX_HORIZON_DAYS, TOO_MANY_SHUTS
+from bathtub.strategy.shuts import COST_OVERFLOW_RULE, MAX_HORIZON_DAYS, TOO_MANY_SHUTS, USAGE_OVERFLOW_RULE
 from bathtub.units import units_clash
 from bathtub_api.fields import DATE_PATTERN, Id, Name, Text, Unit, integer, text
 from bathtub_api.ids import iso, new_id
@@ -146,7 +146,8 @@ class CalendarShut(Strict):
 
 class ShutPlanIn(LifeModelIn):
     # how many dates the shuts give depends on every, start, dates and horizon_days together
-    cross_field = (*LifeModelIn.cross_field, f"shuts: {TOO_MANY_SHUTS}")
+    cross_field = (*LifeModelIn.cross_field, f"shuts: {TOO_MANY_SHUTS}", f"usage_rate: {USAGE_OVERFLOW_RULE}",
+                   f"shuts.cost: {COST_OVERFLOW_RULE}")
     current_age: NonNegative
     usage_rate: Positive
     horizon_days: Annotated[float, Field(ge=1, le=MAX_HORIZON_DAYS)]
