@@ -1,6 +1,7 @@
 """Two-level runs of blocks on saved repairable-system processes: an HPP block's reliability over
-its rate's exact pivot against the closed form, and a Kijima GRP block that keeps its drawn
-repair quality (a stored run's slimmed models keep what both laws need)."""
+its rate's exact pivot against the closed form, a Kijima GRP block that keeps its drawn repair
+quality (a stored run's slimmed models keep what both laws need), and a power law fitted with
+covariates living at the block's covariates."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from bathtub import models
+from bathtub.errors import InputError
 from bathtub.models.draws import sampling_form
 from bathtub.rbd import uncertainty as unc
 from bathtub.rbd.analysis import check_options
@@ -60,3 +62,34 @@ def test_grp_block_draws_its_repair_quality_with_its_life() -> None:
     # the expected failures over the draws bracket the point run's (the draws centre on the estimate)
     fig = out["uncertainty"]["figures"]["expected_failures"]
     assert fig["interval"][0] < out["results"]["expected_failures"] < fig["interval"][1]
+
+
+def _power_law_with_covariates() -> dict:
+    ts = [[9.0, 14.0, 18.0], [7.0, 12.0, 16.0, 19.0], [5.0, 9.0, 13.0, 16.0, 18.0], [6.0, 10.0, 13.0, 15.0, 17.0]]
+    z = [0.0, 0.0, 1.0, 1.0]
+    cols = {"t": [v for s in ts for v in s], "s": [k for k, s in enumerate(ts) for _ in s],
+            "e": [20.0] * 17, "z": [z[k] for k, s in enumerate(ts) for _ in s]}
+    rec = models.fit("crow_amsaa", cols, {"t": "t", "system": "s", "end": "e"}, options={"covariates": ["z"]})
+    rec["unit"] = "hours"
+    return rec
+
+
+def test_a_power_law_with_covariates_is_a_block_life_at_the_blocks_covariates_and_is_drawn() -> None:
+    rec = _power_law_with_covariates()
+    eff = rec["covariate_effects"]
+    mission, z = 4.0, 0.5
+    d = series({"saved_model_id": "p", "covariates": {"z": z}})
+    out = unc.analyze(d, models={"p": rec}, mission_time=mission, seed=6, uncertainty="parameters", draws=50)
+    # a new system's first failure: R(t) = exp(−lambda·e^{z·gamma}·t^beta) (Lawless 1987 at z)
+    lam_z = eff["lambda"] * np.exp(eff["coefficients"][0]["value"] * z)
+    assert out["results"]["reliability"] == pytest.approx(np.exp(-lam_z * mission ** eff["beta"]), rel=1e-9)
+    # each draw is exact (closed form): the mean over draws is the mean of the same draws' R, computed here
+    seed = unc.model_stream_seed(6, "p")
+    drawn = [models.parameter_draws(rec, 1, seed, first=i)[0]["covariate_effects"] for i in range(50)]
+    want = [np.exp(-e["lambda"] * np.exp(e["coefficients"][0]["value"] * z) * mission ** e["beta"]) for e in drawn]
+    assert out["uncertainty"]["figures"]["reliability"]["mean"] == pytest.approx(np.mean(want), rel=1e-9)
+    for bad, field in (({"saved_model_id": "p"}, "nodes.b0.model.covariates"),
+                       ({"saved_model_id": "p", "covariates": {"w": 1.0, "z": 0.0}}, "nodes.b0.model.covariates.w")):
+        with pytest.raises(InputError) as e:
+            unc.analyze(series(bad), models={"p": rec}, mission_time=mission)
+        assert e.value.field == field

@@ -123,3 +123,27 @@ async def test_refusals_name_the_field_and_store_nothing(api: Api) -> None:
         422, "nodes.pump.covariate_schedules.load.expression")
     status, now = await api.post("get/rbd", {"id": made["id"]})
     assert status == 200 and now["revision"] == made["revision"]
+
+
+async def test_a_power_law_fitted_with_covariates_lives_at_the_blocks_values(api: Api) -> None:
+    ts = [[9.0, 14.0, 18.0], [7.0, 12.0, 16.0, 19.0], [5.0, 9.0, 13.0, 16.0, 18.0], [6.0, 10.0, 13.0, 15.0, 17.0]]
+    z = [0.0, 0.0, 1.0, 1.0]
+    data = {"t": [v for s in ts for v in s], "s": [k for k, s in enumerate(ts) for _ in s], "e": [20.0] * 17,
+            "z": [z[k] for k, s in enumerate(ts) for _ in s]}
+    status, ds = await api.post("/api/v1/datasets", {"name": "systems", "data": data})
+    assert status == 200, ds
+    status, fitted = await api.post("/api/v1/fit", {"name": "pl", "dataset_id": ds["id"], "distribution": "crow_amsaa",
+                                                    "mapping": {"t": "t", "system": "s", "end": "e"},
+                                                    "options": {"covariates": ["z"]}, "unit": "hours"})
+    assert status == 200, fitted
+    status, record = await api.get(f"/api/v1/models/{fitted['id']}")
+    eff = record["covariate_effects"]
+    # without the system's covariates the block has no life: refused at the door, naming the field
+    assert_refusal(*await api.post("rbd/create", _diagram({"saved_model_id": fitted["id"]})), 422,
+                   "nodes.pump.model.covariates", "fitted with covariates")
+    status, made = await api.post("rbd/create", _diagram({"saved_model_id": fitted["id"], "covariates": {"z": 0.5}}))
+    assert status == 200, made
+    run = await _analyze(api, made["id"], 4.0)
+    # a new system's first failure under the process at z: exp(−lambda·e^{z·gamma}·t^beta)
+    lam_z = eff["lambda"] * math.exp(eff["coefficients"][0]["value"] * 0.5)
+    assert math.isclose(run["results"]["reliability"], math.exp(-lam_z * 4.0 ** eff["beta"]), rel_tol=1e-9)

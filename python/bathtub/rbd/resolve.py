@@ -15,6 +15,7 @@ from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.errors import InputError
 from bathtub.rbd.blocks import node_models
 from bathtub.rbd.covariate_life import block_life
+from bathtub.recurrent.covariates import weibull_at
 from bathtub.regression.lives import check_life_model
 from bathtub.units import units_clash
 
@@ -62,16 +63,27 @@ def check_no_cycle(root_id: str, d: Mapping[str, Any], diagrams: Mapping[str, Ma
     walk(d, (root_id,), "")
 
 
-def recurrent_life(body: Mapping[str, Any], model_id: str, field: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def recurrent_life(body: Mapping[str, Any], model_id: str, field: str, covariates: Mapping[str, Any] | None = None,
+                   ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """A saved recurrent model as a block's life and repair quality: a power-law NHPP is a
-    Weibull(alpha = lambda^(-1/beta), beta) life under minimal repair (Kijima q = 1); a Kijima
-    GRP is its Weibull baseline with its q; an HPP an exponential life (any repair). Other
-    recurrent models have no such life and are refused."""
+    Weibull(alpha = lambda^(-1/beta), beta) life under minimal repair (Kijima q = 1), with
+    covariates z (the block's `model.covariates`) lambda·e^{z·gamma}; a Kijima GRP is its Weibull
+    baseline with its q; an HPP an exponential life (any repair). Other recurrent models have no
+    such life and are refused. `field` names the block's saved_model_id."""
     dist = body.get("distribution")
     params = {p["name"]: p["value"] for p in body.get("params") or []}
+    cov_field = field.removesuffix("saved_model_id") + "covariates"
     if body.get("covariate_effects"):
-        raise InputError(field, f"model {model_id} has covariates: its intensity depends on them, so it is not one "
-                                "block's life")
+        if not covariates:
+            raise InputError(cov_field, f"required: model {model_id} was fitted with covariates, so its intensity "
+                                        "depends on them: give the system's value of each")
+        alpha, beta = weibull_at(body["covariate_effects"], covariates, cov_field)
+        life = {"distribution_id": "weibull", "params": [{"name": "alpha", "value": alpha},
+                                                          {"name": "beta", "value": beta}]}
+        return life, {"model": "kijima1", "q": 1.0}
+    if covariates:
+        raise InputError(cov_field, f"model {model_id} has no covariates (a regression model or a power law fitted "
+                                    "with covariates has)")
     if dist in ("crow_amsaa", "power_law"):
         alpha = params["lambda"] ** (-1.0 / params["beta"])
         life = {"distribution_id": "weibull", "params": [{"name": "alpha", "value": alpha},
@@ -111,9 +123,15 @@ def model_from_saved(body: Mapping[str, Any], model_id: str, field: str, unit: s
     return out
 
 
-def check_saved(body: Mapping[str, Any], model_id: str, field: str, unit: str | None) -> None:
-    """Refuse a saved model that cannot be a block's life (what `engine_form` would refuse
-    without the node's covariates)."""
+def check_saved(body: Mapping[str, Any], model_id: str, field: str, unit: str | None,
+                covariates: Mapping[str, Any] | None = None) -> None:
+    """Refuse a saved model that cannot be a block's life (what `engine_form` would refuse;
+    `covariates`: the naming block's, which a power law fitted with covariates needs)."""
+    if body.get("kind") == "recurrent" and body.get("covariate_effects"):
+        if units_clash(body.get("unit"), unit):
+            raise InputError(field, f"model {model_id} is in {body.get('unit')!r} but the diagram is in {unit!r}")
+        recurrent_life(body, model_id, field, covariates)
+        return
     if body.get("kind") == "regression":
         check_life_model(body, model_id, field)
         if units_clash(body.get("unit"), unit):
@@ -133,8 +151,18 @@ def _regression_block(n: Mapping[str, Any], f: str, models: Mapping[str, Mapping
     body = models.get(mid) if mid else None
     if body is not None and body.get("kind") == "regression" and "joint_unit" not in m:
         return block_life(body, mid, m.get("covariates"), n.get("covariate_schedules"), f, unit, warnings)
+    if body is not None and body.get("kind") == "recurrent" and body.get("covariate_effects"):
+        if n.get("covariate_schedules"):
+            raise InputError(f"{f}.covariate_schedules", f"model {mid} is a power law with covariates: give fixed "
+                                                         "values in model.covariates (schedules need a saved "
+                                                         "regression model)")
+        if units_clash(body.get("unit"), unit):
+            raise InputError(f"{f}.model.saved_model_id", f"model {mid} is in {body.get('unit')!r} but the diagram "
+                                                          f"is in {unit!r}")
+        return recurrent_life(body, mid, f"{f}.model.saved_model_id", m.get("covariates"))[0]
     if m.get("covariates"):
-        raise InputError(f"{f}.model.covariates", "only with a saved regression model (model.saved_model_id)")
+        raise InputError(f"{f}.model.covariates", "only with a saved regression model or a power law fitted with "
+                                                  "covariates (model.saved_model_id)")
     if n.get("covariate_schedules"):
         what = f"model {mid} is not a regression model" if mid else "the block's life is not a saved model"
         raise InputError(f"{f}.covariate_schedules", f"needs a saved regression model (cox, weibull_ph, "
@@ -234,7 +262,7 @@ def _recurrent_quality(n: Mapping[str, Any], field: str, models: Mapping[str, Ma
     mid = (n.get("model") or {}).get("saved_model_id")
     if not repairable or mid not in models or models[mid].get("kind") != "recurrent":
         return None
-    _, quality = recurrent_life(models[mid], mid, f"{field}.model.saved_model_id")
+    _, quality = recurrent_life(models[mid], mid, f"{field}.model.saved_model_id", n["model"].get("covariates"))
     if quality is None:
         return None
     if n.get("repair_quality") is not None:

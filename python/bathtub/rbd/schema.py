@@ -117,7 +117,8 @@ SCHEDULE = obj(
           "increase.",
 )
 COVARIATE_SCHEDULES = mapping(SCHEDULE, 100)
-# A block's fixed covariate values (with a saved regression model): numbers, or levels.
+# A block's fixed covariate values (with a saved regression model or a power law fitted with
+# covariates): numbers, or levels.
 BLOCK_COVARIATES = mapping(_PHASE_VALUE, 100)
 
 JOINT_UNIT = obj(

@@ -5,6 +5,7 @@ ratio of failure intensities per unit of covariate k, whatever the age."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ from bathtub import inference
 from bathtub.errors import InputError
 from bathtub.recurrent.data import EventData
 from bathtub.recurrent.nhpp import covariance_from_information, power_law
+from bathtub.validate import check_number
 
 
 def _design(data: EventData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -83,3 +85,23 @@ def fit(data: EventData, confidence: float) -> dict[str, Any]:
             "likelihood_ratio": {"statistic": float(lr), "dof": int(g.size),
                                  "p_value": float(stats.chi2.sf(lr, g.size))},
             "reading": "exp(coefficient) multiplies the failure intensity per unit of the covariate"}
+
+
+def weibull_at(effects: Mapping[str, Any], values: Mapping[str, Any] | None, field: str) -> tuple[float, float]:
+    """(alpha, beta) of the Weibull life whose minimal repair is the fitted process (`fit`'s record,
+    `effects`) at covariates z = `values`: intensity lambda·e^{z·gamma}·beta·t^(beta−1), so alpha =
+    (lambda·e^{z·gamma})^(−1/beta). Every covariate is required and no other taken; refusals name
+    `field` (`field.<name>` for one value)."""
+    names = [str(c["name"]) for c in effects["coefficients"]]
+    given = dict(values or {})
+    for name in given:
+        if name not in names:
+            raise InputError(f"{field}.{name}", f"not a covariate of the process (covariates: {', '.join(names)})")
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise InputError(f"{field}.{missing[0]}", f"required: the process was fitted with covariates "
+                                                  f"({', '.join(names)}); give the system's value of each")
+    eta = sum(float(c["value"]) * check_number(given[str(c["name"])], f"{field}.{c['name']}")
+              for c in effects["coefficients"])
+    beta = float(effects["beta"])
+    return (float(effects["lambda"]) * math.exp(eta)) ** (-1.0 / beta), beta

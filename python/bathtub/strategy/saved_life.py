@@ -17,15 +17,14 @@ model at a unit's covariates, a repairable system's fitted process as the life o
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from bathtub import models
 from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
+from bathtub.recurrent.covariates import weibull_at
 from bathtub.regression import lives
-from bathtub.validate import check_number
 
 GRP = ("kijima1", "kijima2")
 POWER_LAWS = ("crow_amsaa", "power_law")
@@ -69,25 +68,14 @@ def _regression(record: Mapping[str, Any], model_id: str, covariates: Mapping[st
     return _life(lives.life_at(record, lives.linear_predictor(record, values, "covariates")))
 
 
-def _power_law_at(record: Mapping[str, Any], model_id: str, covariates: Mapping[str, Any] | None) -> Lifetime:
-    """A proportional-intensity power law at covariates z: λ·e^{z·γ} with the fit's β."""
-    eff = record["covariate_effects"]
-    rows = eff["coefficients"]
-    values = _covariates_of(record, covariates, [str(c["name"]) for c in rows], model_id)
-    eta = 0.0
-    for c in rows:
-        eta += float(c["value"]) * check_number(values[str(c["name"])], f"covariates.{c['name']}")
-    lam, beta = float(eff["lambda"]) * math.exp(eta), float(eff["beta"])
-    return Lifetime("weibull", {"alpha": lam ** (-1.0 / beta), "beta": beta})
-
-
 def _recurrent(record: Mapping[str, Any], model_id: str, covariates: Mapping[str, Any] | None, policy: str | None,
                field: str) -> Lifetime:
     dist = record.get("distribution")
     if dist in GRP and policy == "minimal_repair":
         raise InputError("policy", f"model {model_id}: {KIJIMA_MINIMAL_RULE}")
     if record.get("covariate_effects") and dist in POWER_LAWS:
-        return _power_law_at(record, model_id, covariates)
+        alpha, beta = weibull_at(record["covariate_effects"], covariates, "covariates")
+        return Lifetime("weibull", {"alpha": alpha, "beta": beta})
     if covariates:
         raise InputError("covariates", f"model {model_id} {NO_COVARIATES_RULE}")
     if dist == "loglinear":

@@ -240,7 +240,7 @@ async def _references(store: Store, owner: str, body: dict[str, Any]) -> tuple[d
                         raise InputError(f"{f}.{key}.saved_model_id", f"degradation model {mid} is "
                                          f"{item['body'].get('model')}; a joint unit needs a random_effects one")
                     if not joint:
-                        check_saved(item["body"], mid, f"{f}.{key}.saved_model_id", d.get("unit"))
+                        check_saved(item["body"], mid, f"{f}.{key}.saved_model_id", d.get("unit"), m.get("covariates"))
                     models[mid] = item["body"]
             sub = n.get("subsystem_rbd_id")
             if sub and sub not in diagrams:
