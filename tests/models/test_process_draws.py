@@ -162,6 +162,11 @@ def test_power_law_with_covariates_draws_its_gamma_with_the_stored_covariance() 
     np.testing.assert_allclose(u.mean(axis=0), [math.log(theta[0]), math.log(theta[1]), theta[2]],
                                atol=4 * float(np.sqrt(np.diag(cov_u).max() / k)))
     np.testing.assert_allclose(np.cov(u.T), cov_u, rtol=8 * math.sqrt(2 / k), atol=1e-3 * np.abs(cov_u).max())
+    # a record saved before the covariate fit stored its covariance is refused, saying to refit
+    old = {**rec, "covariate_effects": {k: v for k, v in eff.items() if k != "covariance"}}
+    with pytest.raises(InputError) as e:
+        models.parameter_draws(old, 2, 1)
+    assert "refit" in e.value.rule
 
 
 def test_models_without_a_sampling_distribution_and_old_records_are_refused() -> None:

@@ -166,8 +166,9 @@ class FittedModel:
     def parameter_draws(self, n: int, seed: int, *, first: int = 0, field: str = "id") -> list[dict[str, Any]]:
         """Records whose params are draws `first` .. `first + n - 1` from the fit's sampling
         distribution (`bathtub.models.draws`: normal on the fit's unconstrained scale with its
-        covariance; exact gamma for a complete-data exponential); draw i depends on (seed, i)
-        only. A kind with no sampling distribution to draw refuses on `field`."""
+        covariance; exact pivots where they exist: a complete-data exponential, a power law, an
+        HPP; Cox's baseline given its coefficients); draw i depends on (seed, i) only. A kind
+        with no sampling distribution to draw refuses on `field`."""
         return draws.parameter_draws(self.record, n, seed, first=first, field=field)
 
     def block_life(self, model_id: str, field: str, unit: str | None) -> dict[str, Any]:
