@@ -72,3 +72,19 @@ async def test_fleet_and_strategy_pages_show_both_intervals(api: Api) -> None:
     assert "Chance the point estimate's interval misses the target" in text
     assert f"Interval meeting the target in 95% of draws {number(pf['interval']['lower'])} hours" in text
     assert not BAD.findall(text)
+
+
+async def test_a_strategy_page_on_a_regression_names_the_units_covariates(api: Api) -> None:
+    rng = np.random.default_rng(5)
+    load = rng.uniform(0, 2, 120)
+    t = 100 * rng.weibull(1.5, 120) * np.exp(-0.7 * load / 1.5)
+    ds = await ok(api, "/api/v1/datasets/create", {"name": "loads", "data": {"t": t.tolist(), "load": load.tolist()}})
+    model = await ok(api, "/api/v1/fit", {"name": "wph", "dataset_id": ds["id"], "distribution": "weibull_ph",
+                                          "mapping": {"x": "t"}, "covariates": ["load"], "unit": "hours"})
+    sa = await ok(api, "strategy/optimal_replacement", {
+        "saved_model_id": model["id"], "covariates": {"load": 1.25}, "planned_cost": 100.0, "unplanned_cost": 900.0,
+        "policy": "minimal_repair", "uncertainty": "parameters", "draws": 10, "save": True, "name": "at load"})
+    text = await shared(api, "strategy_analysis", sa["analysis_id"])
+    assert f"Saved model {model['id']}, read at the unit's covariates load = {number(1.25)}" in text
+    assert f"{number(sa['parameter_uncertainty']['optimal_time']['upper'])} hours" in text
+    assert not BAD.findall(text)
