@@ -2,7 +2,7 @@
 with the covariance its fit stores, restricted to increasing splines. With no interior knots the
 odds-scale model is the log-logistic AFT read as odds (γ0 = −μ/σ, γ1 = 1/σ, β = −γ_AFT/σ), so its
 covariance is the AFT fit's (pinned to R's survreg in tests/regression) carried by the delta method;
-the other regressions keep their refusal, each with its reason."""
+additive hazards, Fine–Gray and Cox frailty keep their refusal, each with its reason."""
 
 from __future__ import annotations
 
@@ -63,9 +63,12 @@ def test_other_regressions_are_refused_with_their_reason_and_old_splines_say_ref
     with pytest.raises(InputError) as e:
         models.parameter_draws(old, 2, 1)
     assert "refit" in e.value.rule
+    with pytest.raises(InputError) as e:  # a weibull_frailty record saved before its covariance was stored
+        models.parameter_draws({"kind": "regression", "distribution": "weibull_frailty", "b": [0.1]}, 2, 1)
+    assert "refit" in e.value.rule
     additive = models.fit("additive_hazards", LIFE, {"x": "x", "c": "c"}, covariates=["z"])
     for rec, word in ((additive, "no unit's life"), ({"kind": "regression", "distribution": "fine_gray"}, "mode"),
-                      ({"kind": "regression", "distribution": "weibull_frailty"}, "frailty")):
+                      ({"kind": "regression", "distribution": "cox_frailty"}, "integrated likelihood")):
         with pytest.raises(InputError) as e:
             models.parameter_draws(rec, 2, 1, field="uncertainty")
         assert e.value.field == "uncertainty" and "cannot be drawn" in e.value.rule and word in e.value.rule

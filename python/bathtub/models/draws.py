@@ -170,10 +170,9 @@ NOT_DRAWN_REGRESSION = {
                         "so no block, fleet or calculator takes it and an outer loop has nothing to carry",
     "fine_gray": "a subdistribution hazard gives one mode's cumulative incidence beside the others, not a unit's "
                  "life, so no block, fleet or calculator takes it",
-    "weibull_frailty": "no block, fleet or calculator takes a frailty model as a life (a unit's life is its "
-                       "group's, given a frailty nobody observed), so an outer loop has nothing to carry",
-    "cox_frailty": "no block, fleet or calculator takes a frailty model as a life (a unit's life is its group's, "
-                   "given a frailty nobody observed), so an outer loop has nothing to carry",
+    "cox_frailty": "its frailty variance is chosen by the integrated likelihood with a profile interval, so the "
+                   "fit holds no joint law of (coefficients, frailty variance, baseline) to draw; fit "
+                   "weibull_frailty to draw a shared-frailty model",
     "buckley_james": "a Buckley–James fit has no likelihood and no baseline law to draw (its errors are "
                      "bootstrapped)",
 }
@@ -240,6 +239,41 @@ def _with_spline_values(record: Mapping[str, Any], values: Mapping[str, float]) 
     return out
 
 
+def _frailty_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
+    """A Weibull shared-frailty model's (c, log rho, b, log theta): normal with the covariance its fit
+    stores on that scale. A drawn record answers, as the fit does, for a unit of a new group (marginal
+    over the gamma frailty); at the boundary theta = 0 the fit has no log-theta coordinate and every
+    draw keeps theta = 0 (conditioned on no frailty)."""
+    cov = record.get("covariance")
+    if not isinstance(cov, Mapping) or "matrix" not in cov:
+        raise InputError(field, "this weibull_frailty model was saved before its fit stored the joint covariance "
+                                "of (c, log rho, b, log theta): refit it and save the new fit to draw its parameters")
+    b = [float(v) for v in record["b"]]
+    drawn_theta = cov["names"][-1] == "log_theta"
+    k = 2 + len(b) + drawn_theta
+    c = np.asarray(cov["matrix"] if cov["matrix"] is not None else np.nan, dtype=float)
+    if c.shape != (k, k) or not np.all(np.isfinite(c)):
+        raise InputError(field, "the fit has no covariance (its information matrix was singular): its parameters "
+                                "cannot be drawn")
+    kinds = (REAL, POS, *[REAL] * len(b), *[POS] * drawn_theta)
+    theta = [float(record["c"]), float(record["rho"]), *b, *[float(record["theta"])] * drawn_theta]
+    names = ("c", "rho", *(GAMMA + str(n) for n in cov["names"][2:2 + len(b)]), *["theta"] * drawn_theta)
+    return {"law": "normal", "names": names, "kinds": kinds, "mean": _to_u(kinds, np.array(theta)),
+            "cov": (c + c.T) / 2}
+
+
+def _with_frailty_values(record: Mapping[str, Any], values: Mapping[str, float]) -> dict[str, Any]:
+    b = [float(values[GAMMA + str(n)]) for n in record["covariance"]["names"][2:2 + len(record["b"])]]
+    c, rho, theta = float(values["c"]), float(values["rho"]), float(values.get("theta", record["theta"]))
+    out = dict(record)
+    out.update(c=c, rho=rho, b=b, theta=theta)
+    pts = {"alpha": math.exp(-c / rho), "beta": rho, "theta": theta}
+    out["params"] = [{**p, "value": pts.get(p["name"], p["value"]), "se": None, "ci": None} for p in record["params"]]
+    out["coefficients"] = [{**row, "coef": v, "exp_coef": math.exp(min(v, 700.0)), "se": None, "ci": None,
+                            "exp_ci": None} for row, v in zip(record["coefficients"], b, strict=True)]
+    return out
+
+
 def _regression_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
     """The normal law of a parametric regression's (μ, log σ, γ), from the covariance it stores."""
     dist = record.get("distribution")
@@ -247,10 +281,12 @@ def _regression_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
         return _cox_form(record, field)
     if dist in flexible.MODELS:
         return _spline_form(record, field)
+    if dist == "weibull_frailty":
+        return _frailty_form(record, field)
     if dist not in REGRESSION_FAMILIES:
         why = NOT_DRAWN_REGRESSION.get(str(dist), "it stores no joint sampling distribution")
-        raise InputError(field, f"a {dist} regression's parameters cannot be drawn: {why} (cox, the Royston–Parmar "
-                                f"splines and the parametric regressions ({', '.join(REGRESSION_FAMILIES)}) are)")
+        drawn = ", ".join(("cox", "weibull_frailty", *flexible.MODELS, *REGRESSION_FAMILIES))
+        raise InputError(field, f"a {dist} regression's parameters cannot be drawn: {why} (drawn: {drawn})")
     cov = record.get("covariance")
     if not isinstance(cov, Mapping) or cov.get("matrix") is None:
         raise InputError(field, f"this {dist} model was saved before its fit stored the joint covariance of "
@@ -420,6 +456,8 @@ def with_values(record: Mapping[str, Any], values: Mapping[str, float]) -> dict[
         return cox_sampling.with_draw(record, beta, values["baseline"])
     if record.get("kind") == "regression" and record.get("distribution") in flexible.MODELS:
         return _with_spline_values(record, values)
+    if record.get("kind") == "regression" and record.get("distribution") == "weibull_frailty":
+        return _with_frailty_values(record, values)
     if record.get("kind") == "regression":
         return _with_regression_values(record, values)
     if record.get("kind") == "recurrent":

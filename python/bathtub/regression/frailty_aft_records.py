@@ -126,6 +126,10 @@ def _weibull_record(d: design.Design, rows: Rows, group: list[Any], group_column
             "diagnostics": {"ph_test": NO_PH, "convergence": {"iterations": fit.iterations,
                                                               "boundary": fit.boundary}},
             "frailty": block, "design": d.spec, "c": fit.c, "rho": fit.rho, "b": fit.b.tolist(), "theta": theta,
+            # the fit's own scale (c, log rho, b, log theta; no log theta at the boundary theta = 0): what an
+            # outer Monte Carlo loop draws (bathtub.models.draws)
+            "covariance": {"names": ["c", "log_rho", *d.names, *([] if fit.boundary else ["log_theta"])],
+                           "matrix": cov.tolist() if bool(np.all(np.isfinite(cov))) else None},
             "counting_process": False}
 
 
