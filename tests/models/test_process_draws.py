@@ -109,12 +109,12 @@ def test_grp_covariance_is_the_inverse_information_and_q_is_drawn_clipped() -> N
         a, b, q = p
         total = 0.0
         for ts, end in zip(sims, ends, strict=True):
-            v, prev = 0.0, 0.0
-            for x, d in [(s - pr, 1) for s, pr in zip(ts, [0.0, *ts[:-1]], strict=True)] + [(end - (
-                    ts[-1] if ts.size else 0.0), 0)]:
+            v = 0.0
+            gaps = np.diff(np.concatenate([[0.0], ts, [end]]))  # each failure's running time, then the censored run
+            for j, x in enumerate(gaps):
+                d = 1 if j < ts.size else 0
                 total += d * (math.log(b / a) + (b - 1) * math.log((v + x) / a)) - ((v + x) / a) ** b + (v / a) ** b
                 v = q * (v + x)
-            del prev
         return total
 
     np.testing.assert_allclose(np.array(rec["covariance"]["matrix"]), np.linalg.inv(_information(ll, theta)),
