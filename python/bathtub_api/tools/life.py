@@ -83,13 +83,22 @@ class FitOut(Strict):
     url: str
 
 
-class ParamRow(Open):
-    """One estimated parameter, the same shape in every model kind's record."""
+class Row(Open):
+    """One estimate, the same shape in every model kind's record: a parameter, a regression or ALT
+    coefficient, an ALT use-level figure, a bootstrap interval ({name, value, se, ci} and the
+    row's documented extras)."""
 
     name: str
     value: float | None
     se: float | None = None
     ci: Annotated[list[float | None], Field(min_length=2, max_length=2)] | None = None
+
+
+class Covariance(Strict):
+    """A fit's covariance: the matrix of the estimates `names`, on the scale the names say."""
+
+    names: list[str]
+    matrix: list[list[float | None]] | None
 
 
 class GofRow(Open):
@@ -107,11 +116,12 @@ class ModelRecord(Open):
     kind: str
     unit: str | None
     n: int | None
-    params: list[ParamRow]
-    coefficients: list[Any]
+    params: list[Row]
+    coefficients: list[Row]
     metrics: dict[str, Any] | None
     gof: list[GofRow]
     life: list[dict[str, Any]] | dict[str, Any] | None
+    covariance: Covariance | None = None
 
 
 class ModelSummary(Strict):
