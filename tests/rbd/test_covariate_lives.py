@@ -84,7 +84,7 @@ def test_fixed_covariates_give_the_models_own_life(records: dict, dist: str) -> 
     rec = records[dist]
     life = _life(_form(rec, {"covariates": {"load": 1.3}}))
     assert "path" not in life
-    d = engine.Distribution.from_input(life["distribution_id"], life["params"])
+    d = engine.EngineLifetime.from_input(life["distribution_id"], life["params"])
     for t in (5.0, 40.0, 120.0, 300.0):
         want = evaluate_at(rec, t, {"load": 1.3})["reliability"]
         assert math.isclose(float(d.sf(t)), want, rel_tol=1e-10, abs_tol=1e-300), (t, float(d.sf(t)), want)

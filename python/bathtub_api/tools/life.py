@@ -9,7 +9,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from aiohttp import web
 from pydantic import ConfigDict, Field, WithJsonSchema
 
-from bathtub import distributions, models
+from bathtub import distribution_schema, models
 from bathtub.distributions import Lifetime
 from bathtub.life import names, records, saved
 from bathtub_api.errors import ApiError
@@ -193,7 +193,7 @@ class ImportIn(Strict):
     """A model from `data` (refitted; `options` as for fits) or from `params` (params-only;
     `extras` such as metrics go with params)."""
 
-    model_config = ConfigDict(json_schema_extra={"allOf": distributions.params_rules("distribution", "params")})
+    model_config = ConfigDict(json_schema_extra={"allOf": distribution_schema.params_rules("distribution", "params")})
     exactly_one = ("data", "params")
     # another tool's names (Weibull_3P, WeibullFitter, ...) map to a family and its parameters only
     # after the name is resolved, and whether any family fits a sample depends on the sample
