@@ -151,3 +151,15 @@ def test_an_old_power_law_record_upgrades_to_todays_record() -> None:
     assert shape_faults(up) == [] and up == models.upgrade(new)
     assert up["rocof"]["ci"] == [old["rocof"]["lower"], old["rocof"]["upper"]]
     assert models.parameter_draws(old, 3, 11) == models.parameter_draws(new, 3, 11)
+
+
+def test_an_old_mcf_comparison_upgrades_to_a_ci() -> None:
+    """Two groups' MCF difference at the last time was {time, difference, lower, upper}; the
+    previous release's record is today's with the pair as `ci` (the fit's own numbers, unchanged)."""
+    columns = {"t": GROWTH["t"], "s": ["s1", "s2", "s3", "s4"] * 3, "g": ["a", "a", "b", "b"] * 3}
+    new = models.fit("mcf", columns, {"t": "t", "system": "s", "group": "g"})
+    final = new["comparison"]["final"]
+    old = {**new, "comparison": {**new["comparison"], "final": {
+        "time": final["time"], "difference": final["difference"], "lower": final["ci"][0], "upper": final["ci"][1]}}}
+    assert "interval as lower and upper" in " ".join(shape_faults(old))
+    assert models.upgrade(old) == models.upgrade(new) and shape_faults(new) == []

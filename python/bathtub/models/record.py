@@ -185,12 +185,20 @@ def _alt_blocks(record: dict[str, Any]) -> None:
 
 def _recurrent_blocks(record: dict[str, Any]) -> None:
     """A recurrent model's ROCOF and MTBF figures stored as {t, value, lower, upper, method}, as
-    {t, value, ci, method}, in place."""
+    {t, value, ci, method}, and an MCF comparison's last difference {time, difference, lower,
+    upper} as {time, difference, ci}, in place."""
     if isinstance(record.get("rocof"), Mapping):
         record["rocof"] = param_row(record["rocof"])
     mtbf = record.get("mtbf")
     if isinstance(mtbf, Mapping):
         record["mtbf"] = {k: param_row(v) if isinstance(v, Mapping) else v for k, v in mtbf.items()}
+    comparison = record.get("comparison")  # two groups' MCFs: the difference at the last time
+    if isinstance(comparison, Mapping) and isinstance(comparison.get("final"), Mapping):
+        final = {k: v for k, v in comparison["final"].items() if k not in ("lower", "upper")}
+        if "ci" not in final and ("lower" in comparison["final"] or "upper" in comparison["final"]):
+            lo, hi = comparison["final"].get("lower"), comparison["final"].get("upper")
+            final["ci"] = None if lo is None or hi is None else [lo, hi]
+        record["comparison"] = {**comparison, "final": final}
 
 
 def _degradation_blocks(record: Mapping[str, Any]) -> dict[str, Any]:
