@@ -119,7 +119,7 @@ async def test_old_records_pages_show_their_rows(api: Api, client: Any) -> None:
     text = page_text(await _shared_page(api, "model", "model_old_cox"))
     assert not BAD.findall(text), sorted(set(BAD.findall(text)))
     row = cox["coefficients"][0]
-    for v in (row["coef"], row["exp_coef"], *row["exp_ci"]):
+    for v in (row["coef"], *row["ci"], row["exp_coef"], *row["exp_ci"]):
         assert fmt(v) in text, (v, text[:2000])
     assert "hazard ratio" in text
 
