@@ -71,7 +71,7 @@ def main() -> None:
     repeats = 2 if args.quick else args.repeats
     bench = Bench("fleet")
     rng = np.random.default_rng(1)
-    life = Lifetime("weibull", {"alpha": ALPHA, "beta": BETA})
+    life = Lifetime.of("weibull", {"alpha": ALPHA, "beta": BETA})
     n, m = 100_000, 10_000
     ages, rates = rng.uniform(0, 4000, n), rng.uniform(50, 150, n)
 

@@ -1,4 +1,5 @@
-"""Life distributions by the service's ids and parameter names, evaluated through scipy.
+"""Life distributions by the service's ids and parameter names, and `Lifetime`, the one class every
+life model is (a family by id evaluates through scipy).
 
 One declaration per family (scipy's `_new_distributions` idea): parameter names and
 domains as data, so validation, documentation and the JSON Schema come from one place.
@@ -27,6 +28,7 @@ The gamma family's `alpha` is the shape and `beta` the scale (mean = alpha * bet
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -189,26 +191,6 @@ def _as_mapping(params: Any, names: tuple[str, ...], field: str) -> dict[str, fl
     return out
 
 
-def _param_schema(p: Param) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "number"}
-    if math.isfinite(p.low):
-        out["minimum" if p.low_inclusive else "exclusiveMinimum"] = p.low
-    if math.isfinite(p.high):
-        out["maximum"] = p.high
-    return out
-
-
-def _named_item(name: str, value: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "required": ["name", "value"], "additionalProperties": False,
-            "properties": {"name": {"const": name}, "value": value}}
-
-
-def _once(name: str, required: bool = True) -> dict[str, Any]:
-    """An array holding the {name, value} object of `name` exactly once (at most once if optional)."""
-    return {"contains": {"properties": {"name": {"const": name}}}, "maxContains": 1,
-            **({} if required else {"minContains": 0})}
-
-
 WEIGHT = Param("weight", "the mode's share of the population", 0.0, 1.0)
 MIXTURE_RULE = "mixture weights must add to 1"
 
@@ -216,101 +198,6 @@ MIXTURE_RULE = "mixture weights must add to 1"
 # Families over the whole real line whose location must be above 0 for a life model: at mu <= 0
 # at least half the lives (normal, logistic; 63% for the smallest extreme value) are below 0.
 REAL_LINE_LOCATION = {"normal": "mu", "logistic": "mu", "gumbel": "mu"}
-
-
-def _family_params(fam: Family, lifetime: bool = False) -> dict[str, Any]:
-    named = [*fam.params, *((LOCATION,) if fam.location else ())]
-    if lifetime and fam.id in REAL_LINE_LOCATION:
-        named = [Param(p.name, p.meaning, 0.0) if p.name == REAL_LINE_LOCATION[fam.id] else p for p in named]
-    objects = {"type": "array", "minItems": len(fam.params), "maxItems": len(named),
-               "items": {"oneOf": [_named_item(p.name, _param_schema(p)) for p in named]},
-               "allOf": [_once(p.name, p is not LOCATION) for p in named]}
-    positional = {"type": "array", "prefixItems": [_param_schema(p) for p in named[:len(fam.params)]],
-                  "minItems": len(fam.params), "maxItems": len(fam.params)}
-    # the title names the schema where the service publishes it once and refers to it
-    return {"title": f"params: {', '.join(p.name for p in named)}", "anyOf": [positional, objects, {"type": "null"}]}
-
-
-def _mixture_params(fam: Family) -> dict[str, Any]:
-    """A `fam` mixture's params: 2..MAX_MIXTURE_MODES whole modes, numbered from 1 (alpha1, beta1,
-    weight1, alpha2, ...), as positional numbers in that order or {name, value} objects."""
-    per_mode = [*fam.params, WEIGHT]
-    modes = range(1, MAX_MIXTURE_MODES + 1)
-    numbered = [(f"{p.name}{i}", _param_schema(p)) for i in modes for p in per_mode]
-    positional = {"type": "array", "prefixItems": [schema for _, schema in numbered], "items": False,
-                  "anyOf": [{"minItems": k * len(per_mode), "maxItems": k * len(per_mode)} for k in modes[1:]]}
-    # a mode is whole or absent, and mode i needs modes 1..i-1 (names are counted from 1)
-    whole = [{"if": {"contains": {"properties": {"name": {"enum": [f"{p.name}{i}" for p in per_mode]}}}},
-              "then": {"allOf": [_once(f"{p.name}{j}") for j in range(1, i + 1) for p in per_mode]}}
-             for i in modes[2:]]
-    objects = {"type": "array", "minItems": 2 * len(per_mode), "maxItems": len(numbered),
-               "items": {"oneOf": [_named_item(name, schema) for name, schema in numbered]},
-               "allOf": [*(_once(f"{p.name}{i}") for i in (1, 2) for p in per_mode),
-                         *(_once(name, False) for name, _ in numbered), *whole]}
-    return {"title": f"mixture params: {', '.join(p.name for p in per_mode)} per mode", "anyOf": [positional, objects]}
-
-
-def params_rules(id_field: str = "distribution_id", params_field: str = "params",
-                 base_field: str | None = None, mean: bool = False,
-                 lifetime: bool = False) -> list[dict[str, Any]]:
-    """JSON Schema rules for an object naming its family in `id_field`: the family's parameters
-    in `params_field`, from this declaration, as positional numbers in order or {name, value}
-    objects, each name once (a location family also takes `gamma`), within bounds. With
-    `base_field`, a mixture needs its base family there (not null) and its numbered modes'
-    parameters. With `mean`, a `mean` goes only with the families of MEAN_GIVEN, each with
-    exactly its known shape in `given`. With `lifetime`, the model must be a life distribution:
-    a family over the whole real line needs its location above 0 (the rest of "almost no lives
-    below 0" is a rule between values). That the weights add to 1 and a uniform's b exceeds its a
-    are rules between values JSON Schema cannot state (`cross_field_rules`).
-
-    One `anyOf` with a branch per family (and per mixture base), never one if/then per family:
-    independent conditionals multiply into more cases than schema tools (the fuzz's generator)
-    will combine."""
-    null: dict[str, Any] = {"type": "null"}
-    covered = [*FAMILIES, *((MIXTURE,) if base_field else ())]
-    other: dict[str, Any] = {"properties": {id_field: {"not": {"enum": covered}}}}
-    branches = [other]
-    for fid, fam in FAMILIES.items():
-        props: dict[str, Any] = {id_field: {"const": fid}, params_field: _family_params(fam, lifetime)}
-        branch: dict[str, Any] = {"required": [id_field], "properties": props}
-        if base_field:
-            props[base_field] = null
-        if mean:
-            branch.update(_mean_given(fid, fam))
-            props.update(branch.pop("properties"))
-        branches.append(branch)
-    if base_field:
-        # one branch for mixtures (a mixture is one choice among the families), split by base inside
-        by_base = [{"title": f"{fid} mixture", "properties": {base_field: {"const": fid},
-                                                               params_field: _mixture_params(fam)}}
-                   for fid, fam in FAMILIES.items()]
-        branches.append({"required": [id_field, base_field], "anyOf": by_base,
-                         "properties": {id_field: {"const": MIXTURE}, base_field: {"enum": list(FAMILIES)},
-                                        **({"mean": null} if mean else {})}})
-    return [{"title": f"{params_field} of the family in {id_field}", "anyOf": branches}]
-
-
-def _mean_given(fid: str, fam: Family) -> dict[str, Any]:
-    """A family's part of the `mean` + `given` rule (merged into its branch of `params_rules`)."""
-    null: dict[str, Any] = {"type": "null"}
-    if fid not in MEAN_GIVEN:
-        return {"properties": {"mean": null}}
-    needed = MEAN_GIVEN[fid]
-    bounds = {p.name: _param_schema(p) for p in fam.params if p.name in needed}
-    if fid == "loglogistic":  # its mean exists only for beta > 1
-        bounds["beta"] = {"type": "number", "exclusiveMinimum": 1.0}
-    given = {"type": "object", "required": list(needed), "additionalProperties": False, "properties": bounds}
-    return {"properties": {"given": {"anyOf": [null, given]}},
-            **({"dependentRequired": {"mean": ["given"]}} if needed else {})}
-
-
-def cross_field_rules(params_field: str = "params", mixture: bool = False) -> list[str]:
-    """The rules between parameter values that `params_rules` cannot state, as `field: rule`
-    (the refusal's own words), for the published schema's description."""
-    out = [f"{params_field}.b: must be greater than a"]
-    if mixture:
-        out.append(f"{params_field}.weight: {MIXTURE_RULE}")
-    return out
 
 
 def parse_params(
@@ -372,12 +259,125 @@ def _parse_mixture(base: str | None, params: Any, field: str) -> dict[str, float
     return values
 
 
-class Lifetime:
-    """A life distribution with the reliability engineer's functions, vectorised over t.
+def log1mexp(a: ArrayLike) -> np.ndarray:
+    """log(1 - exp(a)) for a <= 0, accurate at both ends (Mächler's rule)."""
+    a = np.asarray(a, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(a > -math.log(2.0), np.log(-np.expm1(a)), np.log1p(-np.exp(a)))
 
-    `sf`, `cdf`, `pdf`, `hazard`, `cumulative_hazard`, `mean`, `ppf` (quantile) and `isf`.
-    Survival and hazard are computed on the log scale so that deep tails stay accurate.
+
+class Lifetime(ABC):
+    """A life distribution: the one class every life model is, whatever evaluates it.
+
+    A representation states the three log pieces (`logpdf`, `logsf`, `logcdf`: what a likelihood
+    reads), `quantile` and `mean`; the base derives `sf`, `cdf`, `pdf`, `hazard`,
+    `cumulative_hazard`, `isf`, `support_low` and `sample` from them, and a representation
+    overrides one where it has a better way. Representations: a family or mixture by the
+    service's ids through scipy (`Lifetime.of`, `Lifetime.from_input`), closed forms and their
+    wrappers for fitting (`bathtub.life.dists`, `bathtub.life.wrappers`), the engine's own
+    evaluation and sampler (`bathtub.engine.EngineLifetime`). Times are in the model's unit;
+    functions of t take floats or arrays.
     """
+
+    @classmethod
+    def of(cls, distribution_id: str, params: Mapping[str, float],
+           base_distribution_id: str | None = None) -> Lifetime:
+        """A family (or a `base_distribution_id` mixture) by the service's id and already checked
+        parameters {name: value}, evaluated through scipy."""
+        return ScipyLifetime(distribution_id, params, base_distribution_id)
+
+    @classmethod
+    def from_input(cls, distribution_id: str, params: Any, base_distribution_id: str | None = None,
+                   field: str = "params") -> Lifetime:
+        """Validate then build (`parse_params`): the door for user input."""
+        values = parse_params(distribution_id, params, base_distribution_id=base_distribution_id, field=field)
+        return cls.of(distribution_id, values, base_distribution_id)
+
+    @abstractmethod
+    def logpdf(self, t: ArrayLike) -> np.ndarray: ...
+
+    @abstractmethod
+    def logsf(self, t: ArrayLike) -> np.ndarray: ...
+
+    @abstractmethod
+    def logcdf(self, t: ArrayLike) -> np.ndarray: ...
+
+    @abstractmethod
+    def quantile(self, q: ArrayLike) -> Any:
+        """The least t with cdf(t) >= q (a float for a float q)."""
+
+    @abstractmethod
+    def mean(self) -> float: ...
+
+    def quantile_real(self, q: float) -> float:
+        """The quantile as a smooth function of the parameters (what bounds differentiate):
+        `quantile` itself except for a discrete family, whose quantile is a whole cycle."""
+        return float(self.quantile(q))
+
+    def sf(self, t: ArrayLike) -> Any:
+        return np.exp(self.logsf(t))
+
+    def cdf(self, t: ArrayLike) -> Any:
+        return np.exp(self.logcdf(t))
+
+    def pdf(self, t: ArrayLike) -> Any:
+        return np.exp(self.logpdf(t))
+
+    def hazard(self, t: ArrayLike) -> Any:
+        with np.errstate(invalid="ignore", over="ignore"):
+            return np.exp(self.logpdf(t) - self.logsf(t))
+
+    def cumulative_hazard(self, t: ArrayLike) -> Any:
+        return -self.logsf(t)
+
+    def isf(self, q: ArrayLike) -> Any:
+        """The t with sf(t) = q."""
+        return self.quantile(1.0 - np.asarray(q, dtype=float))
+
+    def support_low(self) -> float:
+        """Lowest time at which failures can occur (0 for most life distributions)."""
+        return float(self.quantile(0.0))
+
+    def sample(self, n: int, *, seed: int = 0, stream: int = 0, age: float | None = None) -> np.ndarray:
+        """n lives by inversion of uniforms from numpy's stream (seed, stream); with `age`, the
+        remaining lives of units that have survived to `age` (sf(age + x) = u sf(age)). The
+        engine's representation draws from the engine's own streams instead."""
+        u = np.random.default_rng([int(seed), int(stream)]).random(int(n))
+        if age is None:
+            return np.array([float(self.quantile(float(x))) for x in u])
+        s_age = float(self.sf(age))
+        return np.array([float(self.isf(float(x) * s_age)) - age for x in u])
+
+    def log_interval(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """log P(lo < T <= hi), from whichever tail keeps the subtraction accurate."""
+        slo, shi = self.logsf(lo), self.logsf(hi)
+        clo, chi = self.logcdf(lo), self.logcdf(hi)
+        with np.errstate(invalid="ignore"):
+            upper = slo + log1mexp(shi - slo)
+            lower = chi + log1mexp(clo - chi)
+        return np.where(slo < math.log(0.5), upper, lower)
+
+    def invert(self, q: float, lo: float, hi: float) -> float:
+        """Root of cdf(t) = q by bracketing (for a representation without a closed quantile).
+
+        lo must be at or below the quantile (as the smallest component quantile is for a
+        mixture); if rounding puts cdf(lo) at q already, lo is the answer. A cdf that is flat or
+        stepped in floating point may keep Brent from its tolerance: its last iterate, inside
+        the bracket, is then as good as the arithmetic allows.
+        """
+        if float(self.cdf(lo)) >= q:
+            return lo
+        while float(self.cdf(hi)) < q:
+            hi = hi * 2.0 + 1.0
+            if hi > 1e300:
+                return math.inf
+        return float(optimize.brentq(lambda t: float(self.cdf(t)) - q, lo, hi, xtol=1e-300, rtol=1e-13,
+                                     maxiter=500, disp=False))
+
+
+class ScipyLifetime(Lifetime):
+    """A family or a mixture by the service's ids, through scipy, vectorised over t: sf, cdf and
+    pdf are scipy's own; survival and hazard on the log scale so that deep tails stay accurate."""
 
     def __init__(self, distribution_id: str, params: Mapping[str, float], base_distribution_id: str | None = None):
         self.distribution_id = distribution_id
@@ -394,14 +394,6 @@ class Lifetime:
         else:
             self._dist = family(distribution_id).build(params)
 
-    @classmethod
-    def from_input(
-        cls, distribution_id: str, params: Any, base_distribution_id: str | None = None, field: str = "params"
-    ) -> Lifetime:
-        """Validate then build: the door for user input."""
-        values = parse_params(distribution_id, params, base_distribution_id=base_distribution_id, field=field)
-        return cls(distribution_id, values, base_distribution_id)
-
     def sf(self, t: ArrayLike) -> ArrayLike:
         if self._dist is not None:
             return self._dist.sf(t)
@@ -417,10 +409,22 @@ class Lifetime:
             return self._dist.pdf(t)
         return sum(w * c.pdf(t) for w, c in zip(self.weights, self.components))
 
-    def logsf(self, t: ArrayLike) -> ArrayLike:
+    def logpdf(self, t: ArrayLike) -> np.ndarray:
+        if self._dist is not None:
+            return self._dist.logpdf(t)
+        logs = np.array([np.log(w) + c.logpdf(t) for w, c in zip(self.weights, self.components)])
+        return special.logsumexp(logs, axis=0)
+
+    def logsf(self, t: ArrayLike) -> np.ndarray:
         if self._dist is not None:
             return self._dist.logsf(t)
         logs = np.array([np.log(w) + c.logsf(t) for w, c in zip(self.weights, self.components)])
+        return special.logsumexp(logs, axis=0)
+
+    def logcdf(self, t: ArrayLike) -> np.ndarray:
+        if self._dist is not None:
+            return self._dist.logcdf(t)
+        logs = np.array([np.log(w) + c.logcdf(t) for w, c in zip(self.weights, self.components)])
         return special.logsumexp(logs, axis=0)
 
     def hazard(self, t: ArrayLike) -> ArrayLike:
@@ -430,15 +434,12 @@ class Lifetime:
         with np.errstate(divide="ignore", invalid="ignore"):
             return self.pdf(t) / self.sf(t)
 
-    def cumulative_hazard(self, t: ArrayLike) -> ArrayLike:
-        return -self.logsf(t)
-
     def mean(self) -> float:
         if self._dist is not None:
             return float(self._dist.mean())
         return float(sum(w * c.mean() for w, c in zip(self.weights, self.components)))
 
-    def ppf(self, q: ArrayLike) -> ArrayLike:
+    def quantile(self, q: ArrayLike) -> ArrayLike:
         if self._dist is not None:
             return self._dist.ppf(q)
         qs = np.atleast_1d(np.asarray(q, dtype=float))
@@ -448,7 +449,7 @@ class Lifetime:
     def isf(self, q: ArrayLike) -> ArrayLike:
         if self._dist is not None:
             return self._dist.isf(q)
-        return self.ppf(1.0 - np.asarray(q, dtype=float))
+        return self.quantile(1.0 - np.asarray(q, dtype=float))
 
     def _mixture_quantile(self, q: float) -> float:
         if q <= 0.0:
@@ -462,7 +463,6 @@ class Lifetime:
         return float(optimize.brentq(lambda t: float(self.cdf(t)) - q, lo, hi, xtol=1e-14, rtol=1e-14))
 
     def support_low(self) -> float:
-        """Lowest time at which failures can occur (0 for most life distributions)."""
         if self._dist is not None:
             return float(self._dist.support()[0])
         return float(min(c.support()[0] for c in self.components))

@@ -1,7 +1,7 @@
 """Shared definitions said once: a schema that appears in several places (a distribution's
 parameters, a block's model) is moved into the definitions and referred to with `$ref`.
 
-The request models' schemas embed hand-built library schemas (`bathtub.distributions.params_rules`,
+The request models' schemas embed hand-built library schemas (`bathtub.distribution_schema.params_rules`,
 the diagram's node and model schemas) wherever a field takes them, so the same subtree used to be
 inlined dozens of times: 1.2 MB of OpenAPI and 1.9 MB of MCP tool list. `hoist` finds repeated
 subtrees by their canonical JSON and keeps one copy; `outline` is the tool protocol's lighter view.

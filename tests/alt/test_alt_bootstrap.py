@@ -50,7 +50,8 @@ def test_engine_refit_is_the_library_fit(model_id):
     np.testing.assert_allclose(got, theta, rtol=1e-7, atol=1e-9)
     assert ll == pytest.approx(rec["metrics"]["log_likelihood"], rel=1e-10)
     # the refit's covariance is the record's, to the precision the two maxima agree (as correlations)
-    want = np.asarray(rec["covariance"])
+    assert rec["covariance"]["names"] == [c["name"] for c in rec["coefficients"]]
+    want = np.asarray(rec["covariance"]["matrix"])
     sd = np.sqrt(np.diag(want))
     np.testing.assert_allclose(np.asarray(cov) / np.outer(sd, sd), want / np.outer(sd, sd), atol=1e-6)
 
@@ -98,6 +99,9 @@ def test_bounds_report_everything_named():
     assert out["converged"] + out["failed"] == 400
     b10 = next(r for r in out["intervals"] if r["name"] == "b10")
     assert b10["value"] == pytest.approx(model.percentile(0.1, 320.0).value, rel=1e-12)
+    for r in out["intervals"]:  # the one row shape: ci the percentile interval, BCa beside it
+        assert set(r) == {"name", "value", "se", "ci", "ci_method", "bca_ci"} and r["ci_method"] == "percentile"
+        assert r["ci"][0] < r["value"] < r["ci"][1] and r["se"] > 0
     with pytest.raises(InputError) as e:
         bootstrap_bounds(model, data, count=400, use=(-1.0, None))
     assert e.value.field == "use_stress"

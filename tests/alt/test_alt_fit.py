@@ -157,7 +157,8 @@ def test_use_level_against_reliability_and_closed_forms():
     for lv in rec["levels"]:  # Arrhenius AF = exp(B (1/T_use - 1/T))
         af = next(a for a in use["acceleration_factors"] if a["stress"] == lv["stress"])
         assert af["value"] == pytest.approx(math.exp(p["B"] * (1 / 300.0 - 1 / lv["stress"])), rel=1e-10)
-        assert af["lower"] < af["value"] < af["upper"]
+        assert af["ci"][0] < af["value"] < af["ci"][1] and af["name"] == f"af_{lv['stress']:g}"
+    assert [b["name"] for b in use["b_lives"]] == [f"b{100 * b['p']:g}" for b in use["b_lives"]]
 
 
 @pytest.mark.parametrize("model_id,expect", [
@@ -212,7 +213,7 @@ def test_fisher_bounds_from_the_information_of_reliabilitys_likelihood():
             ei, ej = np.eye(3)[i] * eps[i], np.eye(3)[j] * eps[j]
             h[i, j] = (nll(theta + ei + ej) - nll(theta + ei - ej) - nll(theta - ei + ej) + nll(theta - ei - ej)) \
                 / (4 * eps[i] * eps[j])
-    np.testing.assert_allclose(np.asarray(rec["covariance"]), np.linalg.inv(h), rtol=1e-4)
+    np.testing.assert_allclose(np.asarray(rec["covariance"]["matrix"]), np.linalg.inv(h), rtol=1e-4)
 
 
 def test_model_from_record_round_trips():

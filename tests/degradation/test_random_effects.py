@@ -104,8 +104,8 @@ def test_fixed_intercept_life_is_the_closed_form_and_matches_simulation() -> Non
     crossing = np.where(b > 0, (d - a) / np.where(b > 0, b, 1.0), np.inf)
     _binomial_ok(life.cdf(t), (crossing[:, None] <= t).sum(0), b.size)
     assert life.p_never == pytest.approx(norm.cdf(-mu_b / sd_b), rel=1e-12)
-    assert life.ppf(life.cdf(t)) == pytest.approx(t, rel=1e-9)
-    assert math.isinf(life.mean()) and math.isinf(float(life.ppf(1.0 - life.p_never / 2)))
+    assert life.quantile(life.cdf(t)) == pytest.approx(t, rel=1e-9)
+    assert math.isinf(life.mean()) and math.isinf(float(life.quantile(1.0 - life.p_never / 2)))
 
 
 @pytest.mark.parametrize("direction", [1, -1])
@@ -172,7 +172,7 @@ def test_readings_update_the_slope_in_closed_form() -> None:
     assert mu == pytest.approx(m, rel=1e-10) and cov == pytest.approx(np.linalg.inv(P), rel=1e-10)
     # a unit reading fast wears out sooner than the population at the same age
     fast = conditional_life(rec, 8.0, list(zip(ts, ys + 0.5)))
-    assert float(fast.ppf(0.5)) < float(conditional_life(rec, 8.0, []).ppf(0.5))
+    assert float(fast.quantile(0.5)) < float(conditional_life(rec, 8.0, []).quantile(0.5))
 
 
 def test_exponential_path_is_the_log_linear_case() -> None:

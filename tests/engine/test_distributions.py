@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bathtub.engine import Distribution, EngineError
+from bathtub.engine import EngineError, EngineLifetime
 
 # (id, params, scipy frozen distribution) — parameterisation as bathtub.distributions documents.
 CASES = [
@@ -37,7 +37,7 @@ def close(got: np.ndarray, want: np.ndarray, rtol: float = 1e-10) -> None:
 
 @pytest.mark.parametrize(("dist_id", "params", "ref"), CASES, ids=IDS)
 def test_functions_match_scipy(dist_id, params, ref):
-    d = Distribution.from_input(dist_id, params)
+    d = EngineLifetime.from_input(dist_id, params)
     t = ref.ppf(PROBS)
     close(d.sf(t), ref.sf(t))
     close(d.cdf(t), ref.cdf(t))
@@ -51,7 +51,7 @@ def test_functions_match_scipy(dist_id, params, ref):
 
 def test_mixture_matches_weighted_scipy():
     params = {"alpha1": 100.0, "beta1": 0.8, "weight1": 0.3, "alpha2": 1000.0, "beta2": 3.0, "weight2": 0.7}
-    d = Distribution.from_input("mixture", params, "weibull")
+    d = EngineLifetime.from_input("mixture", params, "weibull")
     a, b = stats.weibull_min(0.8, scale=100.0), stats.weibull_min(3.0, scale=1000.0)
     t = np.array([1.0, 10.0, 50.0, 200.0, 700.0, 1000.0, 1500.0])
     close(d.sf(t), 0.3 * a.sf(t) + 0.7 * b.sf(t))
@@ -65,7 +65,7 @@ def test_mixture_matches_weighted_scipy():
 
 @pytest.mark.parametrize(("dist_id", "params", "ref"), CASES, ids=IDS)
 def test_sampling_passes_ks(dist_id, params, ref):
-    d = Distribution.from_input(dist_id, params)
+    d = EngineLifetime.from_input(dist_id, params)
     x = d.sample(20_000, seed=2026)
     assert stats.kstest(x, ref.cdf).pvalue > 1e-3
 
@@ -73,7 +73,7 @@ def test_sampling_passes_ks(dist_id, params, ref):
 @pytest.mark.parametrize(("dist_id", "params", "ref"), [CASES[2], CASES[5], CASES[8], CASES[10]], ids=IDS[:4])
 def test_residual_life_passes_ks(dist_id, params, ref):
     # Remaining life of a unit aged a: P(X > x) = S(a + x) / S(a).
-    d = Distribution.from_input(dist_id, params)
+    d = EngineLifetime.from_input(dist_id, params)
     age = float(ref.median())
     x = d.sample(20_000, seed=7, age=age)
     assert stats.kstest(x, lambda y: 1.0 - ref.sf(age + y) / ref.sf(age)).pvalue > 1e-3
@@ -81,24 +81,24 @@ def test_residual_life_passes_ks(dist_id, params, ref):
 
 def test_mixture_sampling_passes_ks():
     params = {"mu1": 2.0, "sigma1": 0.3, "weight1": 0.4, "mu2": 4.0, "sigma2": 0.5, "weight2": 0.6}
-    d = Distribution.from_input("mixture", params, "lognormal")
+    d = EngineLifetime.from_input("mixture", params, "lognormal")
     a, b = stats.lognorm(0.3, scale=np.exp(2.0)), stats.lognorm(0.5, scale=np.exp(4.0))
     x = d.sample(20_000, seed=11)
     assert stats.kstest(x, lambda y: 0.4 * a.cdf(y) + 0.6 * b.cdf(y)).pvalue > 1e-3
 
 
 def test_same_seed_same_draws_and_streams_differ():
-    d = Distribution.from_input("weibull", {"alpha": 10.0, "beta": 2.0})
+    d = EngineLifetime.from_input("weibull", {"alpha": 10.0, "beta": 2.0})
     np.testing.assert_array_equal(d.sample(5, seed=1), d.sample(5, seed=1))
     assert not np.array_equal(d.sample(5, seed=1, stream=0), d.sample(5, seed=1, stream=1))
 
 
 def test_engine_refuses_out_of_domain_params():
-    # Distribution() skips the Python validation, so the engine's own checks are seen.
+    # EngineLifetime() skips the Python validation, so the engine's own checks are seen.
     with pytest.raises(EngineError, match="beta"):
-        Distribution("weibull", {"alpha": 1.0, "beta": float("nan")}).sf([1.0])
+        EngineLifetime("weibull", {"alpha": 1.0, "beta": float("nan")}).sf([1.0])
     with pytest.raises(EngineError, match="weights"):
-        Distribution("mixture", {"alpha1": 1.0, "beta1": 1.0, "weight1": 0.5, "alpha2": 2.0, "beta2": 1.0,
+        EngineLifetime("mixture", {"alpha1": 1.0, "beta1": 1.0, "weight1": 0.5, "alpha2": 2.0, "beta2": 1.0,
                                  "weight2": 0.6}, "weibull").sf([1.0])
     with pytest.raises(ValueError):
-        Distribution.from_input("gamma", {"alpha": -1.0, "beta": 1.0})
+        EngineLifetime.from_input("gamma", {"alpha": -1.0, "beta": 1.0})

@@ -76,8 +76,8 @@ def test_renewal_per_item_equals_each_items_plain_weibull() -> None:
     cov, ages, rates = fleet(6)
     cov[3] = dict(cov[1])  # two items share a covariate row: one renewal function serves both
     fc = forecast(CovariateLives.from_covariates(record(), cov), ages, rates, 8, renewal=True)
-    lone = [forecast(Lifetime("weibull", {"alpha": eta(c), "beta": BETA}), [a], [r], 8, renewal=True).item_expected[0]
-            for c, a, r in zip(cov, ages, rates)]
+    lone = [forecast(Lifetime.of("weibull", {"alpha": eta(c), "beta": BETA}), [a], [r], 8,
+                     renewal=True).item_expected[0] for c, a, r in zip(cov, ages, rates)]
     # the renewal function is solved on a grid spanning the fleet's largest use, a lone item's on its own:
     # the two discretisations agree to their grid error (about 1e-6 here), not to rounding
     assert fc.item_expected.tolist() == pytest.approx(lone, rel=1e-5)

@@ -15,8 +15,8 @@ from bathtub.distributions import Lifetime
 from bathtub.fleet import forecast
 from bathtub.fleet.forecast import _quantiles, poisson_binomial_pmf, rna_quantile
 
-EXP = Lifetime("exponential", {"failure_rate": 1e-3})
-WEIBULL = Lifetime("weibull", {"alpha": 5000.0, "beta": 2.5})
+EXP = Lifetime.of("exponential", {"failure_rate": 1e-3})
+WEIBULL = Lifetime.of("weibull", {"alpha": 5000.0, "beta": 2.5})
 
 
 def fleet(n: int, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
@@ -113,6 +113,6 @@ def test_renewal_matches_a_simulation() -> None:
 def test_forecast_does_not_depend_on_the_use_unit(scale: float) -> None:
     ages, rates = fleet(200)
     base = forecast(WEIBULL, ages, rates, 8)
-    scaled = forecast(Lifetime("weibull", {"alpha": 5000.0 * scale, "beta": 2.5}), ages * scale, rates * scale, 8)
+    scaled = forecast(Lifetime.of("weibull", {"alpha": 5000.0 * scale, "beta": 2.5}), ages * scale, rates * scale, 8)
     assert scaled.expected_failures == pytest.approx(base.expected_failures, rel=1e-9)
     assert (scaled.lower, scaled.upper) == (base.lower, base.upper)

@@ -1,5 +1,5 @@
 """Small reference datasets every fitted kind is fitted on (tests/models, the page tests, and the
-old-record fixture tests/service/data/old_model_records.json, written from ALT and CRACKS by the
+old-record fixture tests/service/data/old_model_records.json, written from these data by the
 previous release's library)."""
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ def test_drawn_coefficients_have_lifelines_variance_matrix(rossi: Any, cox: dict
     ref = CoxPHFitter(baseline_estimation_method="breslow").fit(rossi, "week", "arrest")
     v = ref.variance_matrix_.loc[list(COLS), list(COLS)].to_numpy()
     np.testing.assert_allclose(np.array(cox["covariance"]["matrix"]), v, rtol=1e-3, atol=1e-9)
-    b = np.array([[c["coef"] for c in d["coefficients"]] for d in drawn])
+    b = np.array([[c["value"] for c in d["coefficients"]] for d in drawn])
     n = len(drawn)
     se = np.sqrt(np.diag(v))
     assert np.all(np.abs(b.mean(axis=0) - ref.params_[list(COLS)].to_numpy()) < 4 * se / np.sqrt(n))
@@ -59,7 +59,7 @@ def test_drawn_baseline_centres_on_the_point_breslow_with_the_tsiatis_spread(
     # Tsiatis' variance of H0(t) at the means, computed here from the data: Σ d/S0² + q'Vq
     x = rossi[list(COLS)].to_numpy(float)
     xc = x - x.mean(axis=0)
-    beta = np.array([c["coef"] for c in cox["coefficients"]])
+    beta = np.array([c["value"] for c in cox["coefficients"]])
     w = np.exp(xc @ beta)
     t, e = rossi["week"].to_numpy(float), rossi["arrest"].to_numpy()
     times = np.unique(t[e == 1])
@@ -92,7 +92,7 @@ def test_two_level_run_of_a_cox_block_at_covariates(cox: dict[str, Any]) -> None
     # the point figure is the Breslow S(30 | x) = exp(−H0(30)·e^{(x − x̄)β})
     base = cox["baseline"][0]
     i = int(np.searchsorted(base["time"], 30.0, side="right")) - 1
-    lp = sum((covariates[c["name"]] - m) * c["coef"] for c, m in zip(cox["coefficients"], cox["means"], strict=True))
+    lp = sum((covariates[c["name"]] - m) * c["value"] for c, m in zip(cox["coefficients"], cox["means"], strict=True))
     point = float(np.exp(-base["cumhaz"][i] * np.exp(lp)))
     # a step life is simulated: the point run within 4 binomial standard errors of it
     assert abs(out["results"]["reliability"] - point) < 4 * np.sqrt(point * (1 - point) / 20_000)

@@ -61,11 +61,11 @@ def test_draw_moments_match_the_stored_covariance(rossi: Any, dist: str) -> None
     np.testing.assert_allclose(corr, cov / np.outer(se, se), atol=4 / np.sqrt(n))
     d0 = drawn[0]
     if dist == "weibull_ph":  # the coefficients a unit's life reads: b = −γ/σ, α = e^μ, β = 1/σ
-        assert [c["coef"] for c in d0["coefficients"]] == pytest.approx([-g / d0["sigma"] for g in d0["gamma"]])
+        assert [c["value"] for c in d0["coefficients"]] == pytest.approx([-g / d0["sigma"] for g in d0["gamma"]])
         assert {p["name"]: p["value"] for p in d0["params"]} == pytest.approx(
             {"alpha": np.exp(d0["mu"]), "beta": 1 / d0["sigma"]})
     else:
-        assert [c["coef"] for c in d0["coefficients"]] == pytest.approx(d0["gamma"])
+        assert [c["value"] for c in d0["coefficients"]] == pytest.approx(d0["gamma"])
     assert all(p["se"] is None and p["ci"] is None for p in d0["params"])
     # the same draw for (seed, i) however the draws are split
     assert models.parameter_draws(rec, 2, seed=11, first=5) == drawn[5:7]

@@ -100,3 +100,42 @@ async def test_no_model_kind_page_shows_a_repr_none_or_nan(api: Api, client: Any
     text = page_text(await _shared_page(api, "model", "model_old_cr"))
     assert "all modes as one" in text and "Probability of failure on demand" not in text
     assert not BAD.findall(text), sorted(set(BAD.findall(text)))
+
+
+@pytest.mark.one_store  # rendering: no store-specific behaviour
+async def test_old_records_pages_show_their_rows(api: Api, client: Any) -> None:
+    """Records stored before the one row shape render from the upgraded record: a Cox model's
+    coefficient (once keyed `coef`) and its hazard ratio with interval, an ALT model's use-level
+    B-life interval (once {lower, upper}) and its bootstrap rows (once {percentile, bca}), a power
+    law's ROCOF interval."""
+    store = client.app[STORE]
+    owner = (await store.token_owner(hash_token(api.token)))["user_id"]
+
+    def fmt(v: float) -> str:
+        return f"{v:.4g}"
+
+    cox = OLD["cox"]
+    await store.insert_item(owner, "model", "model_old_cox", "old cox model", {**cox, "unit": "h"})
+    text = page_text(await _shared_page(api, "model", "model_old_cox"))
+    assert not BAD.findall(text), sorted(set(BAD.findall(text)))
+    row = cox["coefficients"][0]
+    for v in (row["coef"], *row["ci"], row["exp_coef"], *row["exp_ci"]):
+        assert fmt(v) in text, (v, text[:2000])
+    assert "hazard ratio" in text
+
+    alt = OLD["alt_use_bootstrap"]
+    await store.insert_item(owner, "model", "model_old_altb", "old alt bootstrapped", {**alt, "unit": "h"})
+    text = page_text(await _shared_page(api, "model", "model_old_altb"))
+    assert not BAD.findall(text), sorted(set(BAD.findall(text)))
+    b10 = alt["use"]["b_lives"][0]
+    assert fmt(b10["lower"]) in text and fmt(b10["upper"]) in text
+    assert "Bootstrap intervals" in text
+    boot = next(r for r in alt["bootstrap"]["intervals"] if r["name"] == "b10")
+    for v in (boot["percentile"]["lower"], boot["percentile"]["upper"], boot["bca"]["lower"], boot["bca"]["upper"]):
+        assert fmt(v) in text, v
+
+    growth = OLD["crow_amsaa"]
+    await store.insert_item(owner, "model", "model_old_growth", "old growth model", {**growth, "unit": "h"})
+    text = page_text(await _shared_page(api, "recurrent_model", "model_old_growth"))
+    assert not BAD.findall(text), sorted(set(BAD.findall(text)))
+    assert fmt(growth["rocof"]["lower"]) in text and fmt(growth["rocof"]["upper"]) in text

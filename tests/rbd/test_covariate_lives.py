@@ -84,7 +84,7 @@ def test_fixed_covariates_give_the_models_own_life(records: dict, dist: str) -> 
     rec = records[dist]
     life = _life(_form(rec, {"covariates": {"load": 1.3}}))
     assert "path" not in life
-    d = engine.Distribution.from_input(life["distribution_id"], life["params"])
+    d = engine.EngineLifetime.from_input(life["distribution_id"], life["params"])
     for t in (5.0, 40.0, 120.0, 300.0):
         want = evaluate_at(rec, t, {"load": 1.3})["reliability"]
         assert math.isclose(float(d.sf(t)), want, rel_tol=1e-10, abs_tol=1e-300), (t, float(d.sf(t)), want)
@@ -113,7 +113,7 @@ def _weibull_h(rec: dict, t: float) -> float:
 def test_weibull_ph_step_schedule_is_the_closed_form(records: dict) -> None:
     """load 0.5 up to age 40, 1.8 after: H(t) = H0(40)e^{0.5b} + (H0(t) − H0(40))e^{1.8b}."""
     rec = records["weibull_ph"]
-    b = rec["coefficients"][0]["coef"]
+    b = rec["coefficients"][0]["value"]
     form = _form(rec, schedules={"load": {"expression": "0.5 + 1.3*(t >= 40)"}})
     assert _life(form)["path"]["starts"] == [0.0, 40.0]
     for t in (30.0, 80.0):
@@ -127,7 +127,7 @@ def test_cox_phase_table_with_period_is_the_closed_form(records: dict) -> None:
     """Duty cycle every 25 h: load 0.2 for 10 h, then 1.5; the Breslow steps each take the factor
     of the phase they fall in ((start, next] rule)."""
     rec = records["cox"]
-    beta = rec["coefficients"][0]["coef"]
+    beta = rec["coefficients"][0]["value"]
     mean = rec["means"][0]
     table = [{"t": 0, "value": 0.2}, {"t": 10, "value": 1.5}]
     form = _form(rec, schedules={"load": {"table": table, "period": 25}})
@@ -161,7 +161,7 @@ def test_values_outside_the_fitted_range_are_clipped_with_a_warning(records: dic
     warnings: list[str] = []
     form = _form(rec, schedules={"load": {"expression": "3*(t >= 40) - 1"}}, warnings=warnings)
     factors = _life(form)["path"]["factors"]
-    b = rec["coefficients"][0]["coef"]
+    b = rec["coefficients"][0]["value"]
     assert factors == pytest.approx([math.exp(lo * b), math.exp(hi * b)], rel=1e-12)
     assert len(warnings) == 1 and "nodes.b.covariate_schedules.load" in warnings[0] and "clipped" in warnings[0]
     out = analyze(_diagram({"saved_model_id": "m"}, {"load": {"expression": "3*(t >= 40) - 1"}}),
@@ -171,7 +171,7 @@ def test_values_outside_the_fitted_range_are_clipped_with_a_warning(records: dic
 
 def test_categorical_phases_and_a_fixed_numeric(records: dict) -> None:
     rec = _fit("weibull_ph", covariates=("load", "site"))
-    coef = {c["name"]: c["coef"] for c in rec["coefficients"]}
+    coef = {c["name"]: c["value"] for c in rec["coefficients"]}
     form = _form(rec, {"covariates": {"load": 1.0}},
                  {"site": {"table": [{"t": 0, "value": "north"}, {"t": 50, "value": "south"}]}})
     f = _life(form)["path"]["factors"]
@@ -288,7 +288,7 @@ def test_fixed_covariates_in_a_repairable_diagram(records: dict) -> None:
 def test_a_running_block_follows_the_schedule_from_its_age(records: dict) -> None:
     """t is the block's age: a unit 30 h old at the start has R(m) = S(30 + m) / S(30) on the path."""
     rec = records["weibull_ph"]
-    b = rec["coefficients"][0]["coef"]
+    b = rec["coefficients"][0]["value"]
     d = _diagram({"saved_model_id": "m"}, {"load": {"expression": "0.5 + 1.3*(t >= 40)"}})
     form = engine_form(check_diagram(d), {"m": rec}, {})
     next(n for n in form["nodes"] if n["id"] == "b")["state"] = {"age": 30.0}  # the engine's initial state

@@ -106,7 +106,8 @@ def test_comparison_detects_a_threefold_rate() -> None:
         return events(seqs, ends=[10.0] * 40)
 
     cmp = mcf.compare(fleet(1.0), fleet(3.0), ("slow", "fast"))
-    assert cmp["final"]["upper"] < 0 and cmp["final"]["lower"] <= -20 <= cmp["final"]["upper"]
+    lo, hi = cmp["final"]["ci"]
+    assert hi < 0 and lo <= -20 <= hi
     assert cmp["verdict"].startswith("the MCFs differ")
 
 

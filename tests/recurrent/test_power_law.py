@@ -56,10 +56,10 @@ def test_failure_and_time_terminated_differ_and_are_each_right() -> None:
         assert hi == pytest.approx(stats.chi2.ppf(0.975, dof) / (2 * s), rel=1e-12)
     # Cumulative MTBF bounds: Poisson (chi2 2N, 2N+2) when time-terminated, Gamma(N) when not.
     c = tt["mtbf"]["cumulative"]
-    assert c["lower"] == pytest.approx(2 * 650.0 / stats.chi2.ppf(0.975, 2 * n + 2), rel=1e-12)
-    assert c["upper"] == pytest.approx(2 * 650.0 / stats.chi2.ppf(0.025, 2 * n), rel=1e-12)
+    assert c["ci"][0] == pytest.approx(2 * 650.0 / stats.chi2.ppf(0.975, 2 * n + 2), rel=1e-12)
+    assert c["ci"][1] == pytest.approx(2 * 650.0 / stats.chi2.ppf(0.025, 2 * n), rel=1e-12)
     c = ft["mtbf"]["cumulative"]
-    assert c["lower"] == pytest.approx(2 * 620.0 / stats.chi2.ppf(0.975, 2 * n), rel=1e-12)
+    assert c["ci"][0] == pytest.approx(2 * 620.0 / stats.chi2.ppf(0.975, 2 * n), rel=1e-12)
     assert ft["mtbf"]["instantaneous"]["method"] == "crow_exact"
 
 
@@ -137,8 +137,9 @@ def test_results_transform_exactly_with_the_time_unit(k: float) -> None:
     b = _param(base, "beta")["value"]
     assert _param(scaled, "beta")["value"] == pytest.approx(b, rel=1e-9)
     assert _param(scaled, "lambda")["value"] == pytest.approx(_param(base, "lambda")["value"] * k ** -b, rel=1e-7)
-    for key in ("value", "lower", "upper"):
-        assert scaled["mtbf"]["instantaneous"][key] == pytest.approx(base["mtbf"]["instantaneous"][key] * k, rel=1e-7)
+    s_inst, b_inst = scaled["mtbf"]["instantaneous"], base["mtbf"]["instantaneous"]
+    for s_v, b_v in zip([s_inst["value"], *s_inst["ci"]], [b_inst["value"], *b_inst["ci"]], strict=True):
+        assert s_v == pytest.approx(b_v * k, rel=1e-7)
     ll_b = fit_data(events(FLEET, ends=FLEET_ENDS), "loglinear")
     ll_s = fit_data(events([np.array(f) * k for f in FLEET], ends=np.array(FLEET_ENDS) * k), "loglinear")
     assert _param(ll_s, "g1")["value"] == pytest.approx(_param(ll_b, "g1")["value"] / k, rel=1e-7)
@@ -177,7 +178,7 @@ def test_crow_time_terminated_mtbf_bounds_cover(systems: int) -> None:
     m = rec["mtbf"]["instantaneous"]
     s_log = float(np.sum(np.log(end / np.concatenate(seqs))))
     assert m["method"] == "crow_exact"
-    assert [m["lower"], m["upper"]] == pytest.approx(list(bounds.crow_time_terminated(s_log, rec["n"], end, systems,
+    assert m["ci"] == pytest.approx(list(bounds.crow_time_terminated(s_log, rec["n"], end, systems,
                                                                                       0.95)), rel=1e-12)
 
 

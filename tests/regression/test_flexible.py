@@ -61,7 +61,7 @@ def test_no_interior_knots_record_equals_weibull_ph_record() -> None:
     wb = fit_regression(COLUMNS, MAPPING, "weibull_ph", COLS)
     for a, b in zip(rp["coefficients"], wb["coefficients"], strict=True):
         assert a["name"] == b["name"] and a["exp_coef_kind"] == b["exp_coef_kind"] == "hazard ratio"
-        assert math.isclose(a["coef"], b["coef"], rel_tol=1e-8) and math.isclose(a["se"], b["se"], rel_tol=1e-5)
+        assert math.isclose(a["value"], b["value"], rel_tol=1e-8) and math.isclose(a["se"], b["se"], rel_tol=1e-5)
     p_rp, p_wb = ({p["name"]: p for p in r["params"]} for r in (rp, wb))
     for name in ("alpha", "beta"):
         assert math.isclose(p_rp[name]["value"], p_wb[name]["value"], rel_tol=1e-8)
@@ -236,7 +236,7 @@ def test_time_unit_moves_only_gamma0(distribution: str, k: float) -> None:
     a = fit_regression(COLUMNS, MAPPING, distribution, COLS)
     b = fit_regression(cols, MAPPING, distribution, COLS)
     assert a["spline"]["knots"]["interior"] == b["spline"]["knots"]["interior"]
-    assert np.allclose([c["coef"] for c in a["coefficients"]], [c["coef"] for c in b["coefficients"]], rtol=1e-9)
+    assert np.allclose([c["value"] for c in a["coefficients"]], [c["value"] for c in b["coefficients"]], rtol=1e-9)
     for t in (3.0, 30.0):
         ra, rb = flexible_models.evaluate_at(a, t, UNIT), flexible_models.evaluate_at(b, t * k, UNIT)
         assert math.isclose(ra["reliability"], rb["reliability"], rel_tol=1e-10)

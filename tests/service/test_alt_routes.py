@@ -124,8 +124,8 @@ async def test_bootstrap_job_stores_bounds_on_the_model(api: Api) -> None:
     fisher = {q["name"]: q for q in record["params"]}
     for name in ("B", "beta"):  # the bootstrap and Fisher intervals describe the same uncertainty
         r = rows[name]
-        assert r["percentile"]["lower"] < r["value"] < r["percentile"]["upper"]
-        assert r["bca"]["lower"] < r["value"] < r["bca"]["upper"]
+        assert r["ci"][0] < r["value"] < r["ci"][1] and r["ci_method"] == "percentile"
+        assert r["bca_ci"][0] < r["value"] < r["bca_ci"][1]
         assert math.isclose(r["value"], fisher[name]["value"], rel_tol=1e-12)
         assert 0.5 < r["se"] / fisher[name]["se"] < 2.0
 

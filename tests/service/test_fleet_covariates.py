@@ -46,7 +46,7 @@ ITEMS = [{"name": "B1", "current_use": 100.0, "rate": 40.0, "covariates": {"temp
 
 def reference(rec: dict[str, Any], items: list[dict[str, Any]], default: dict[str, float], periods: int) -> list[float]:
     p = {x["name"]: x["value"] for x in rec["params"]}
-    b = {c["name"]: c["coef"] for c in rec["coefficients"]}
+    b = {c["name"]: c["value"] for c in rec["coefficients"]}
     out = np.zeros(periods)
     for i in items:
         x = {**default, **i["covariates"]}

@@ -51,7 +51,7 @@ async def test_royston_parmar_and_proportional_odds(api: Api) -> None:
     record = (await api.get(f"/api/v1/models/{fitted['id']}"))[1]
     ref = flexible.fit_spline("royston_parmar", X, T, E)
     assert [c["name"] for c in record["coefficients"]] == COLS
-    assert np.allclose([c["coef"] for c in record["coefficients"]], ref.beta, rtol=1e-12)
+    assert np.allclose([c["value"] for c in record["coefficients"]], ref.beta, rtol=1e-12)
     assert all(c["exp_coef_kind"] == "hazard ratio" for c in record["coefficients"])
     spline = record["spline"]
     assert np.allclose(spline["knots"]["log_time"], ref.knots, rtol=1e-14)
@@ -78,7 +78,7 @@ async def test_royston_parmar_and_proportional_odds(api: Api) -> None:
     assert status == 200, fitted
     record = (await api.get(f"/api/v1/models/{fitted['id']}"))[1]
     ref = flexible.fit_spline("proportional_odds", X, T, E, knots=[10.0, 30.0])
-    assert np.allclose([c["coef"] for c in record["coefficients"]], ref.beta, rtol=1e-12)
+    assert np.allclose([c["value"] for c in record["coefficients"]], ref.beta, rtol=1e-12)
     assert all(c["exp_coef_kind"] == "odds ratio" and "odds" in c["reading"] for c in record["coefficients"])
     assert np.allclose(record["spline"]["knots"]["time"][1:-1], [10, 30], rtol=1e-12)
     assert record["diagnostics"]["ph_test"]["available"] is False
@@ -99,7 +99,7 @@ async def test_royston_parmar_without_knots_matches_lifelines_weibull(api: Api) 
     rho = math.exp(aft.params_[("rho_", "Intercept")])
     # lifelines stops its optimiser early (1e-11 below the maximum): 1e-4
     for c in record["coefficients"]:
-        assert math.isclose(c["coef"], -aft.params_[("lambda_", c["name"])] * rho, rel_tol=1e-4, abs_tol=1e-7)
+        assert math.isclose(c["value"], -aft.params_[("lambda_", c["name"])] * rho, rel_tol=1e-4, abs_tol=1e-7)
     params = {p["name"]: p["value"] for p in record["params"]}
     assert math.isclose(params["beta"], rho, rel_tol=1e-5)
     gof = {g["id"]: g["value"] for g in record["gof"]}

@@ -61,7 +61,7 @@ async def test_weibull_frailty(api: Api) -> None:
     ref = fit_weibull_frailty(frame[["x1", "x2"]].to_numpy(float), frame["time"].to_numpy(float),
                               frame["status"].to_numpy(bool), frame["plant"].to_numpy())
     assert [c["name"] for c in record["coefficients"]] == ["x1", "kind[T.b]"]
-    assert np.allclose([c["coef"] for c in record["coefficients"]], ref.b, rtol=1e-6)
+    assert np.allclose([c["value"] for c in record["coefficients"]], ref.b, rtol=1e-6)
     assert all(c["exp_coef_kind"] == "hazard ratio" for c in record["coefficients"])
     params = {p["name"]: p for p in record["params"]}
     assert math.isclose(params["theta"]["value"], ref.theta, rel_tol=1e-6) and params["theta"]["se"] > 0
@@ -74,7 +74,7 @@ async def test_weibull_frailty(api: Api) -> None:
     # marginal survival of a unit: (1 + θ (t/α)^β e^{xb})^(−1/θ) from the record's own figures
     unit = {"x1": 0.5, "kind": "b"}
     at = await _at(api, record["id"], 20.0, unit)
-    b = {c["name"]: c["coef"] for c in record["coefficients"]}
+    b = {c["name"]: c["value"] for c in record["coefficients"]}
     h = (20.0 / params["alpha"]["value"]) ** params["beta"]["value"] * math.exp(0.5 * b["x1"] + b["kind[T.b]"])
     theta = params["theta"]["value"]
     assert math.isclose(at["reliability"], (1 + theta * h) ** (-1 / theta), rel_tol=1e-9)
@@ -94,7 +94,7 @@ async def test_cox_frailty(api: Api) -> None:
     ref = fit_cox_frailty(frame[["x1", "x2"]].to_numpy(float), ["x1", "x2"], frame["time"].to_numpy(float),
                           frame["status"].to_numpy(bool), frame["plant"].to_numpy(), ties="breslow")
     # θ maximises a likelihood flat at its top: it is pinned to ~1e-8, the rest follows it
-    assert np.allclose([c["coef"] for c in record["coefficients"]], ref.beta, rtol=1e-6)
+    assert np.allclose([c["value"] for c in record["coefficients"]], ref.beta, rtol=1e-6)
     assert np.allclose([c["se2"] for c in record["coefficients"]], np.sqrt(np.diag(ref.var2)), rtol=1e-6)
     assert record["diagnostics"]["ties"]["method"] == "breslow"
     theta = record["params"][0]["value"]
@@ -105,7 +105,7 @@ async def test_cox_frailty(api: Api) -> None:
     at = await _at(api, record["id"], 25.0, unit)
     base = record["baseline"]
     k = int(np.searchsorted(base["time"], 25.0, side="right")) - 1
-    beta = np.array([c["coef"] for c in record["coefficients"]])
+    beta = np.array([c["value"] for c in record["coefficients"]])
     h = base["cumhaz"][k] * math.exp(float((np.array([-0.3, 1.0]) - np.array(record["means"])) @ beta))
     assert math.isclose(at["reliability"], (1 + theta * h) ** (-1 / theta), rel_tol=1e-9)
     assert at["hazard"] is None and math.isclose(at["conditional"]["reliability"], math.exp(-h), rel_tol=1e-9)
@@ -125,7 +125,7 @@ async def test_buckley_james(api: Api) -> None:
     x, t, d = rossi[cols].to_numpy(float), rossi["week"].to_numpy(float), rossi["arrest"].to_numpy(bool)
     ref = fit_buckley_james(x, t, d, boot=30)
     coefs = record["coefficients"]
-    assert np.allclose([c["coef"] for c in coefs], ref.beta, rtol=1e-12)
+    assert np.allclose([c["value"] for c in coefs], ref.beta, rtol=1e-12)
     assert np.allclose([c["robust_se"] for c in coefs], np.sqrt(np.diag(ref.boot_var))[1:], rtol=1e-12)
     assert all(c["exp_coef_kind"] == "time ratio" for c in coefs)
     assert record["diagnostics"]["robust"]["available"] and "bootstrap" in record["diagnostics"]["robust"]["method"]
@@ -189,7 +189,7 @@ async def test_time_scale_through_the_service(api: Api) -> None:
         mapping = {"x": "time", "c": "state", **({"group": "plant"} if dist != "buckley_james" else {})}
         a, b = [await _fit(api, {"name": dist, "dataset_id": i, "distribution": dist, "mapping": mapping,
                                  "covariates": ["x1", "x2"]}) for i in ids]
-        assert np.allclose([c["coef"] for c in a["coefficients"]], [c["coef"] for c in b["coefficients"]],
+        assert np.allclose([c["value"] for c in a["coefficients"]], [c["value"] for c in b["coefficients"]],
                            rtol=1e-6, atol=1e-9)
         unit = {"x1": 0.2, "x2": 0}
         ra, rb = await _at(api, a["id"], 12.0, unit), await _at(api, b["id"], 12.0e-3, unit)

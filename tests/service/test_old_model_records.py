@@ -1,8 +1,9 @@
 """Models saved before the one record shape keep loading and evaluating: an ALT record, a
 degradation record and a competing-risks record exactly as the previous releases wrote them
 (data/old_model_records.json, written by those releases' libraries on tests/models/reference.py's
-data: ALT rows {name, value, se, lower, upper}, a degradation record without params or gof, a
-by-mode fit whose all-modes fit is `pooled`), put in the store directly, then read and evaluated
+data: ALT rows {name, value, se, lower, upper} and a bare covariance matrix, a degradation record
+without params or gof, a by-mode fit whose all-modes fit is `pooled`, a Cox record whose coefficient
+rows say `coef`), put in the store directly, then read and evaluated
 through the service."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -41,7 +43,15 @@ async def test_an_old_alt_record_answers_ci_rows_and_evaluates(api: Api, client:
         assert set(row) == {"name", "value", "se", "ci"}
         assert (row["name"], row["value"], row["se"], row["ci"]) == (was["name"], was["value"], was["se"],
                                                                      [was["lower"], was["upper"]])
-    assert record["coefficients"] == old["coefficients"] and record["gof"] == [] and record["life"] is None
+    # the natural coefficients get their Wald rows from the stored covariance, which answers named
+    for row, was, se in zip(record["coefficients"], old["coefficients"], np.sqrt(np.diag(old["covariance"])),
+                            strict=True):
+        assert (row["name"], row["value"], row["se"]) == (was["name"], was["value"], se)
+        z95 = 1.959963984540054  # the standard normal's 97.5th percentile
+        assert row["ci"] == pytest.approx([was["value"] - z95 * se, was["value"] + z95 * se], rel=1e-15)
+    assert record["covariance"] == {"names": ["a", "b1", "ln_sigma"], "matrix": old["covariance"]}
+    assert record["levels"][0]["life"]["ci"] == [old["levels"][0]["life"]["lower"], old["levels"][0]["life"]["upper"]]
+    assert record["gof"] == [] and record["life"] is None
     assert record["life_distribution"] == old["life"] == "weibull"  # moved out of `life`, which is life figures
     assert (await api.post("get/model", {"id": "model_old_alt"}))[1] == record
 
@@ -84,3 +94,27 @@ async def test_an_old_competing_record_answers_pooled_fit(api: Api, client: Any)
     assert math.isclose(at["at"]["reliability"], want, rel_tol=1e-10)
     status, curves = await api.post("/api/v1/models/model_old_cr/reliability", {"points": 20})
     assert status == 200 and len(curves["curves"]["x"]) == 20, curves
+
+
+@pytest.mark.one_store
+async def test_an_old_cox_record_answers_value_rows_and_evaluates(api: Api, client: Any) -> None:
+    """A Cox record from before the one row shape (rows keyed `coef`) answers `value` rows, keeps its
+    hazard ratios, and evaluates at covariates as its own coefficients and Breslow baseline say."""
+    old = OLD["cox"]
+    source = {"dataset_id": "ds_gone", "mapping": {"x": "x", "c": "c"}, "distribution": "cox", "options": {},
+              "covariates": ["z"]}
+    await _store_old(api, client, "model", "model_old_cox", {**old, "unit": "h", "source": source})
+    status, record = await api.get("/api/v1/models/model_old_cox")
+    assert status == 200, record
+    for row, was in zip(record["coefficients"], old["coefficients"], strict=True):
+        assert "coef" not in row and row["value"] == was["coef"]
+        assert (row["exp_coef"], row["exp_ci"], row["ci"]) == (was["exp_coef"], was["exp_ci"], was["ci"])
+    assert record["covariance"] == old["covariance"]
+    # S(t | z) = exp(-H0(t) e^{b (z - mean)}), H0 the stored Breslow step at t
+    b = old["coefficients"][0]["coef"]
+    base = old["baseline"][0]  # one stratum
+    h0 = max((h for t, h in zip(base["time"], base["cumhaz"], strict=True) if t <= 700.0), default=0.0)
+    want = math.exp(-h0 * math.exp(b * (0.5 - old["means"][0])))
+    status, at = await api.post("/api/v1/models/model_old_cox/reliability", {"t": 700.0, "covariates": {"z": 0.5}})
+    assert status == 200, at
+    assert math.isclose(at["at"]["reliability"], want, rel_tol=1e-12)

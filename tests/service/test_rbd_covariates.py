@@ -58,7 +58,7 @@ async def _analyze(api: Api, rbd_id: str, mission: float) -> dict:
 async def test_fixed_and_scheduled_covariates(api: Api) -> None:
     mid, record = await _weibull_ph(api)
     alpha, beta = (p["value"] for p in record["params"])  # at every covariate 0
-    b = record["coefficients"][0]["coef"]
+    b = record["coefficients"][0]["value"]
     hi = max(v for v in (record["design"]["terms"][0]["max"],))
 
     def h0(t: float) -> float:

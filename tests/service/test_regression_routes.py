@@ -54,10 +54,10 @@ async def test_cox_record_matches_lifelines(api: Api) -> None:
     assert list(coefs) == COLS
     for name in COLS:
         c = coefs[name]
-        assert math.isclose(c["coef"], ref.params_[name], abs_tol=1e-6)
+        assert math.isclose(c["value"], ref.params_[name], abs_tol=1e-6)
         assert math.isclose(c["se"], ref.standard_errors_[name], rel_tol=1e-6)
-        assert math.isclose(c["exp_coef"], math.exp(c["coef"]), rel_tol=1e-12) and c["exp_coef_kind"] == "hazard ratio"
-        assert c["robust_se"] > 0 and c["ci"][0] < c["coef"] < c["ci"][1]
+        assert math.isclose(c["exp_coef"], math.exp(c["value"]), rel_tol=1e-12) and c["exp_coef_kind"] == "hazard ratio"
+        assert c["robust_se"] > 0 and c["ci"][0] < c["value"] < c["ci"][1]
     gof = {g["id"]: g for g in record["gof"]}
     assert math.isclose(gof["log_likelihood"]["value"], ref.log_likelihood_, rel_tol=1e-9)
     assert math.isclose(gof["aic"]["value"], ref.AIC_partial_, rel_tol=1e-9)
@@ -106,7 +106,7 @@ async def test_strata_cluster_formula_and_categorical(api: Api) -> None:
     body2 = {**body, "name": "strat efron", "cox_options": {"strata_column": "wexp"}}
     status, fitted2 = await api.post("/api/v1/fit", body2)
     record2 = (await api.get(f"/api/v1/models/{fitted2['id']}"))[1]
-    ours = [c["coef"] for c in record2["coefficients"]]
+    ours = [c["value"] for c in record2["coefficients"]]
     assert np.allclose(ours, ref.params_[["fin", "age", "other", "prio"]].to_numpy(), atol=1e-6)
     unit = {"fin": 0, "age": 25, "group": "other", "prio": 1, "wexp": 1}
     status, at = await api.post(f"/api/v1/models/{fitted2['id']}/reliability", {"t": 30, "covariates": unit})
@@ -129,7 +129,7 @@ async def test_counting_process_and_weibull_and_best(api: Api) -> None:
     record = (await api.get(f"/api/v1/models/{fitted['id']}"))[1]
     ref = CoxTimeVaryingFitter().fit(heart.drop(columns="state"), id_col="id", event_col="event",
                                      start_col="start", stop_col="stop")
-    assert np.allclose([c["coef"] for c in record["coefficients"]], ref.params_[cols].to_numpy(), atol=1e-6)
+    assert np.allclose([c["value"] for c in record["coefficients"]], ref.params_[cols].to_numpy(), atol=1e-6)
     v = record["validation"]
     assert v["available"] and v["brier"] is None and v["n_units"] == 103 and "start/stop" in v["note"]
     assert record["diagnostics"]["robust"]["clustered_by"] == "item column"
@@ -146,7 +146,7 @@ async def test_counting_process_and_weibull_and_best(api: Api) -> None:
     # lifelines stops its optimiser early (its log-likelihood is 1e-11 below ours): 1e-4 here; R's survreg
     # pins the same fit to 1e-7 in tests/regression/test_parametric.py
     for c in record["coefficients"]:
-        assert math.isclose(c["coef"], -aft.params_[("lambda_", c["name"])] * rho, rel_tol=1e-4, abs_tol=1e-7)
+        assert math.isclose(c["value"], -aft.params_[("lambda_", c["name"])] * rho, rel_tol=1e-4, abs_tol=1e-7)
     params = {p["name"]: p["value"] for p in record["params"]}
     assert math.isclose(params["beta"], rho, rel_tol=1e-5)
     gof = {g["id"]: g["value"] for g in record["gof"]}
@@ -216,7 +216,7 @@ async def test_a_stratum_without_events_is_fitted_and_named(api: Api) -> None:
     ref = CoxPHFitter(baseline_estimation_method="breslow").fit(
         frame[["week", "arrest", "fin", "age", "prio", "cell"]], "week", "arrest", strata=["cell"],
         fit_options={"precision": 1e-12})
-    assert np.allclose([c["coef"] for c in record["coefficients"]], ref.params_.to_numpy(), atol=1e-8)
+    assert np.allclose([c["value"] for c in record["coefficients"]], ref.params_.to_numpy(), atol=1e-8)
     assert np.allclose([c["se"] for c in record["coefficients"]], ref.standard_errors_.to_numpy(), rtol=1e-7)
     assert math.isclose({g["id"]: g for g in record["gof"]}["log_likelihood"]["value"], ref.log_likelihood_,
                         rel_tol=1e-10)
@@ -251,7 +251,7 @@ async def test_additive_hazards(api: Api) -> None:
     record = (await api.get(f"/api/v1/models/{fitted['id']}"))[1]
     ref = fit_additive(ROSSI[["fin", "age", "prio"]].to_numpy(float), ROSSI["week"].to_numpy(float),
                        ROSSI["arrest"].to_numpy(bool))  # itself pinned to the textbook sums in tests/regression
-    assert np.allclose([c["coef"] for c in record["coefficients"]], ref.beta, rtol=1e-12)
+    assert np.allclose([c["value"] for c in record["coefficients"]], ref.beta, rtol=1e-12)
     assert all(c["exp_coef"] is None and c["exp_coef_kind"] == "excess hazard rate" for c in record["coefficients"])
     assert record["diagnostics"]["ph_test"]["available"] is False and record["validation"]["available"]
     unit = {"fin": 1, "age": 30, "prio": 2}

@@ -230,7 +230,7 @@ def test_gamma_3p_refit_matches_reliability_and_the_engine_samples_it() -> None:
     assert ours["alpha"] == pytest.approx(ref.beta, rel=1e-3) and ours["beta"] == pytest.approx(ref.alpha, rel=1e-3)
     assert ours["gamma"] == pytest.approx(ref.gamma, rel=1e-3) and rec["log_likelihood"] >= ref.loglik - 1e-6
     # The engine's gamma with a location, against scipy's, and its sampling mean.
-    d = engine.Distribution.from_input("gamma", {"alpha": 2.5, "beta": 40.0, "gamma": 30.0})
+    d = engine.EngineLifetime.from_input("gamma", {"alpha": 2.5, "beta": 40.0, "gamma": 30.0})
     ref_dist = stats.gamma(2.5, loc=30.0, scale=40.0)
     t = np.array([10.0, 30.0, 31.0, 80.0, 400.0])
     assert np.allclose(d.sf(t), ref_dist.sf(t), rtol=1e-10, atol=1e-300)

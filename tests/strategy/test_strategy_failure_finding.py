@@ -52,7 +52,7 @@ def test_weibull_closed_form(alpha, beta, target):
 
 
 def test_failure_free_period_and_saved_model():
-    life = Lifetime("weibull", {"alpha": 100.0, "beta": 2.0, "gamma": 50.0})
+    life = Lifetime.of("weibull", {"alpha": 100.0, "beta": 2.0, "gamma": 50.0})
     out = failure_finding_interval(lifetime=life, target_availability=0.99)
     assert out["interval"] > 50.0
     assert out["mean_unavailability"] == pytest.approx(0.01, rel=1e-9)

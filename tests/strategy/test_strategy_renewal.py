@@ -24,21 +24,21 @@ def _simulate_counts(rng, first_draw, draw, t, reps):
 
 
 def test_exponential_renewal_function_is_linear():
-    t, m = renewal_function(Lifetime("exponential", {"failure_rate": 0.5}), 20.0, 2000)
+    t, m = renewal_function(Lifetime.of("exponential", {"failure_rate": 0.5}), 20.0, 2000)
     np.testing.assert_allclose(m, 0.5 * t, atol=2e-5)
 
 
 def test_gamma_shape_two_closed_form():
     """Gamma(2, scale θ): M(t) = t/(2θ) − 1/4 + e^{−2t/θ}/4 (Cox, Renewal Theory, 1962)."""
     theta = 3.0
-    t, m = renewal_function(Lifetime("gamma", {"alpha": 2.0, "beta": theta}), 60.0, 3000)
+    t, m = renewal_function(Lifetime.of("gamma", {"alpha": 2.0, "beta": theta}), 60.0, 3000)
     exact = t / (2 * theta) - 0.25 + np.exp(-2 * t / theta) / 4
     np.testing.assert_allclose(m, exact, atol=1e-5)
 
 
 def test_weibull_renewal_function_monte_carlo():
     alpha, beta = 2.0, 3.0
-    life = Lifetime("weibull", {"alpha": alpha, "beta": beta})
+    life = Lifetime.of("weibull", {"alpha": alpha, "beta": beta})
     t, m = renewal_function(life, 10.0, 2000)
     rng = np.random.default_rng(11)
     reps = 100_000
@@ -50,7 +50,7 @@ def test_weibull_renewal_function_monte_carlo():
 
 
 def test_delayed_renewal_exponential_ignores_age():
-    life = Lifetime("exponential", {"failure_rate": 0.1})
+    life = Lifetime.of("exponential", {"failure_rate": 0.1})
     t, m = renewal_function(life, 50.0, 1000)
     np.testing.assert_allclose(delayed_renewal_function(life, 30.0, t, m), 0.1 * t, atol=1e-5)
 
@@ -59,7 +59,7 @@ def test_delayed_renewal_exponential_ignores_age():
 def test_delayed_renewal_weibull_monte_carlo(age):
     """A part already `age` old: its remaining life is drawn from the conditional distribution."""
     alpha, beta = 2.0, 3.0
-    life = Lifetime("weibull", {"alpha": alpha, "beta": beta})
+    life = Lifetime.of("weibull", {"alpha": alpha, "beta": beta})
     t, m = renewal_function(life, 8.0, 2000)
     d = delayed_renewal_function(life, age, t, m)
     rng = np.random.default_rng(int(age * 10) + 3)

@@ -71,7 +71,7 @@ def test_age_optimum_satisfies_barlow_proschan_condition(dist, params):
 
 
 def test_curve_is_the_cost_rate_formula():
-    life = Lifetime("weibull", {"alpha": 10.0, "beta": 3.0})
+    life = Lifetime.of("weibull", {"alpha": 10.0, "beta": 3.0})
     out = optimal_replacement(lifetime=life, planned_cost=1.0, unplanned_cost=5.0, curve_points=50)
     t, c = out["curve"]["t"], out["curve"]["cost_rate"]
     assert len(t) == len(c) == 50
@@ -84,7 +84,7 @@ def test_curve_is_the_cost_rate_formula():
 
 def test_saved_model_gives_the_same_answer():
     a = optimal_replacement("weibull", [1000, 2.5], 100, 1000)
-    b = optimal_replacement(lifetime=Lifetime("weibull", {"alpha": 1000.0, "beta": 2.5}),
+    b = optimal_replacement(lifetime=Lifetime.of("weibull", {"alpha": 1000.0, "beta": 2.5}),
                             planned_cost=100, unplanned_cost=1000)
     assert a["optimal_time"] == b["optimal_time"]
 
@@ -223,9 +223,9 @@ def test_block_replacement_weibull_monte_carlo():
 
 def test_integral_sf_is_the_truncated_mean():
     """∫₀ᵀ R = E[min(X, T)]; for an exponential, (1 − e^{−λT})/λ."""
-    life = Lifetime("exponential", {"failure_rate": 0.2})
+    life = Lifetime.of("exponential", {"failure_rate": 0.2})
     assert integral_sf(life, 7.0) == pytest.approx(-math.expm1(-1.4) / 0.2, rel=1e-12)
-    w = Lifetime("weibull", {"alpha": 3.0, "beta": 2.0, "gamma": 1.0})
+    w = Lifetime.of("weibull", {"alpha": 3.0, "beta": 2.0, "gamma": 1.0})
     # location: R = 1 on [0, 1]
     ref = 1.0 + integrate.quad(lambda u: stats.weibull_min.sf(u, 2.0, scale=3.0), 0, 4.0, epsrel=1e-12)[0]
     assert integral_sf(w, 5.0) == pytest.approx(ref, rel=1e-10)

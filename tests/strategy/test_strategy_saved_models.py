@@ -52,7 +52,7 @@ def test_weibull_ph_at_covariates_is_the_weibull_lifelines_fits() -> None:
         assert life.params["alpha"] == pytest.approx(alpha, rel=1e-4)
         assert life.params["beta"] == pytest.approx(beta, rel=1e-4)
         # the calculators on the saved model at z answer as on that plain Weibull
-        plain = Lifetime("weibull", {"alpha": alpha, "beta": beta})
+        plain = Lifetime.of("weibull", {"alpha": alpha, "beta": beta})
         for policy in ("age", "minimal_repair"):
             got = strategy.optimal_replacement(lifetime=life, planned_cost=CP, unplanned_cost=CU, policy=policy)
             want = strategy.optimal_replacement(lifetime=plain, planned_cost=CP, unplanned_cost=CU, policy=policy)

@@ -63,7 +63,7 @@ def _plan(**kw):
 
 def test_dynamic_programme_matches_brute_force():
     out = _plan()
-    life = Lifetime("weibull", WEIBULL)
+    life = Lifetime.of("weibull", WEIBULL)
     occ = shut_calendar(SHUTS, TODAY, date.fromisoformat(out["horizon_end"]))
     n_days = (date.fromisoformat(out["horizon_end"]) - TODAY).days
     t, m = renewal_function(life, 2.0 * n_days, 4000)

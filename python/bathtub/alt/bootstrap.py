@@ -20,7 +20,7 @@ import numpy as np
 from scipy import special, stats
 
 from bathtub.alt.data import AltData
-from bathtub.alt.model import AltModel, standard_quantile
+from bathtub.alt.model import AltModel, b_life_name, standard_quantile
 from bathtub.engine import binding
 from bathtub.errors import InputError
 from bathtub.validate import check_integer
@@ -103,7 +103,7 @@ def quantities(model: AltModel, theta: np.ndarray, use: tuple[float | None, floa
     s = np.exp(log_s)
     out["life"] = np.exp(log_l)
     for p in b_lives:
-        out[b_name(p)] = np.exp(log_l + s * standard_quantile(spec.life, p))
+        out[b_life_name(p)] = np.exp(log_l + s * standard_quantile(spec.life, p))
     if spec.life == "weibull":
         out["mttf"] = np.exp(log_l + special.gammaln(1.0 + s))
     elif spec.life == "lognormal":
@@ -111,10 +111,6 @@ def quantities(model: AltModel, theta: np.ndarray, use: tuple[float | None, floa
     else:
         out["mttf"] = np.exp(log_l)
     return out
-
-
-def b_name(p: float) -> str:
-    return f"b{100 * p:g}"
 
 
 def _bca(est: float, boot: np.ndarray, jack: np.ndarray, confidence: float) -> tuple[float, float] | None:
@@ -157,9 +153,10 @@ def bounds(model: AltModel, reps: Replicates, jack: np.ndarray, *, confidence: f
         b = boot[name]
         lo, hi = np.quantile(b, [alpha, 1 - alpha])
         bca = _bca(value, b, jq[name], confidence) if jok.all() else None
-        rows.append({"name": name, "value": value, "percentile": {"lower": float(lo), "upper": float(hi)},
-                     "bca": None if bca is None else {"lower": bca[0], "upper": bca[1]},
-                     "se": float(np.std(b, ddof=1))})
+        # the one row shape: ci is the percentile interval (always defined); BCa beside it, null
+        # where it is undefined (every replicate on one side, or a jackknife with no spread)
+        rows.append({"name": name, "value": value, "se": float(np.std(b, ddof=1)), "ci": [float(lo), float(hi)],
+                     "ci_method": "percentile", "bca_ci": None if bca is None else [bca[0], bca[1]]})
     return {"replicates": reps.count, "converged": int(ok.sum()), "failed": reps.count - int(ok.sum()),
             "confidence": confidence, "use_stress": None if use is None else use[0],
             "use_stress2": None if use is None else use[1], "b_lives": [float(p) for p in b_lives],

@@ -141,8 +141,8 @@ def fit_alt(model_id: str, t: Sequence[float], failed: Sequence[bool] | None, st
         "relationship_title": spec.relationship.title, "stresses": spec.relationship.stresses,
         "n": n, "failures": nf, "confidence": confidence,
         "params": model.reported(confidence),
-        "coefficients": [{"name": nm, "value": float(v)} for nm, v in zip(model.coefficient_names(), theta)],
-        "covariance": cov.tolist(),
+        "coefficients": model.coefficients(confidence),
+        "covariance": model.covariance(),
         "metrics": {k2: (float(v) if math.isfinite(v) else None) for k2, v in metrics.items()},
         "gof": [], "levels": levels,
     }

@@ -30,16 +30,15 @@ class Estimate:
     lower: float | None
     upper: float | None
 
-    def to_dict(self) -> dict[str, float | None]:
-        return {"value": self.value, "se": self.se, "lower": self.lower, "upper": self.upper}
+    def to_dict(self) -> dict[str, Any]:
+        """{value, se, ci: [lower, upper]} (ci null without bounds): the one row shape less its
+        name, for a figure a record keys by what it is (use.life, use.mttf)."""
+        ci = None if self.lower is None and self.upper is None else [self.lower, self.upper]
+        return {"value": self.value, "se": self.se, "ci": ci}
 
-    def row(self, name: str) -> dict[str, Any]:
-        """A parameter row of the one model-record shape: {name, value, se, ci: [lower, upper]}
-        (ci absent without bounds), as every other kind's `params` are."""
-        out: dict[str, Any] = {"name": name, "value": self.value, "se": self.se}
-        if self.lower is not None and self.upper is not None:
-            out["ci"] = [self.lower, self.upper]
-        return out
+    def row(self, name: str, **extra: Any) -> dict[str, Any]:
+        """A row of the one record shape: {name, value, se, ci, **extra}."""
+        return {"name": name, **self.to_dict(), **extra}
 
 
 def _z(confidence: float) -> float:
@@ -182,12 +181,33 @@ class AltModel:
         names = ["a", *(f"b{j + 1}" for j in range(self.spec.relationship.stresses))]
         return names + (["ln_sigma"] if self.spec.has_sigma else [])
 
+    def coefficients(self, confidence: float = 0.95) -> list[dict[str, Any]]:
+        """The natural coefficients theta as `{name, value, se, ci}` rows (Wald intervals on
+        theta itself, the scale the covariance and the likelihood live on)."""
+        z = _z(confidence)
+        se = [None] * self.theta.size if self.cov is None else \
+            [math.sqrt(v) if v >= 0 else None for v in np.diag(self.cov).tolist()]
+        return [row(nm, float(v), s, zq=z, finite=True)
+                for nm, v, s in zip(self.coefficient_names(), self.theta, se, strict=True)]
+
+    def covariance(self) -> dict[str, Any] | None:
+        """The covariance of theta in the one record shape {names, matrix}."""
+        return None if self.cov is None else {"names": self.coefficient_names(), "matrix": self.cov.tolist()}
+
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> AltModel:
+        """The model a record in the one shape holds (`bathtub.models.upgrade` brings an older one
+        to it): coefficient rows' values and the covariance {names, matrix} of theta."""
         spec = parse_model(str(record.get("distribution")))
         theta = np.array([float(c["value"]) for c in record["coefficients"]])
         cov = record.get("covariance")
-        return cls(spec, theta, None if cov is None else np.asarray(cov, dtype=float))
+        matrix = None if cov is None else cov["matrix"]
+        return cls(spec, theta, None if matrix is None else np.asarray(matrix, dtype=float))
+
+
+def b_life_name(p: float) -> str:
+    """The row name of the B-life at fraction failed p: b10 for 0.1."""
+    return f"b{100 * p:g}"
 
 
 def use_level(model: AltModel, stress: float | None, stress2: float | None, *, confidence: float = 0.95,
@@ -199,10 +219,11 @@ def use_level(model: AltModel, stress: float | None, stress2: float | None, *, c
         "stress": stress, "stress2": stress2, "confidence": confidence,
         "distribution": model.distribution(stress, stress2),
         "life": model.life(stress, stress2, confidence).to_dict(),
-        "b_lives": [{"p": float(p), **model.percentile(p, stress, stress2, confidence).to_dict()} for p in b_lives],
+        "b_lives": [model.percentile(p, stress, stress2, confidence).row(b_life_name(p), p=float(p))
+                    for p in b_lives],
         "mttf": model.mttf(stress, stress2, confidence).to_dict(),
         "acceleration_factors": [
-            {"stress": s1, "stress2": s2,
-             **model.acceleration_factor((stress, stress2), (s1, s2), confidence).to_dict()}
+            model.acceleration_factor((stress, stress2), (s1, s2), confidence).row(
+                f"af_{s1:g}" + ("" if s2 is None else f"_{s2:g}"), stress=s1, stress2=s2)
             for s1, s2 in levels],
     }

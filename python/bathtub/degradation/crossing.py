@@ -136,7 +136,7 @@ class LineCrossing:
             return math.inf
         return _integral_sf(self.sf, self.scale())
 
-    def ppf(self, p: np.ndarray | float) -> np.ndarray:
+    def quantile(self, p: np.ndarray | float) -> np.ndarray:
         return _ppf(self.sf, p, self.p_never, self.scale())
 
 
@@ -174,7 +174,7 @@ class Residual:
             return math.inf
         return _integral_sf(self.sf, self.base.scale())
 
-    def ppf(self, p: np.ndarray | float) -> np.ndarray:
+    def quantile(self, p: np.ndarray | float) -> np.ndarray:
         return _ppf(self.sf, p, self.p_never, max(self.base.scale() - self.age, self.base.scale() * 1e-3))
 
 

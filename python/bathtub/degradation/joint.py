@@ -98,7 +98,7 @@ def unit_life(record: Mapping[str, Any], mu: np.ndarray, cov: np.ndarray) -> Lin
 
 
 def conditional_life(record: Mapping[str, Any], age: float, readings: Any = ()) -> Residual:
-    """A running unit's remaining-life distribution (sf, cdf, ppf, mean) given its age and its
+    """A running unit's remaining-life distribution (sf, cdf, quantile, mean) given its age and its
     [age, value] readings, from a saved random-effects degradation model record."""
     if record.get("model") != "random_effects":
         raise InputError("id", "a unit's conditional life needs a random-effects degradation model "
@@ -113,7 +113,7 @@ def summarise(life: Residual, probability: float = 0.9) -> dict[str, Any]:
     """Median, central `probability` interval, mean and P(never) of a remaining life."""
     if not 0.0 < probability < 1.0:
         raise InputError("probability", "must lie in (0, 1)")
-    lo, med, hi = life.ppf(np.array([(1 - probability) / 2, 0.5, (1 + probability) / 2]))
+    lo, med, hi = life.quantile(np.array([(1 - probability) / 2, 0.5, (1 + probability) / 2]))
     mean = life.mean()
 
     def num(x: float) -> float | None:
@@ -146,7 +146,7 @@ def life_table(life: Residual, knots: int = TABLE_KNOTS) -> list[list[float]]:
     if top <= 1e-9:
         raise InputError("joint_unit", "the unit's path (given its readings) almost surely never reaches the "
                                        "threshold: its life cannot be tabulated")
-    lo, body, hi = (float(x) for x in life.ppf(np.array([1e-9, min(0.999, top), top])))
+    lo, body, hi = (float(x) for x in life.quantile(np.array([1e-9, min(0.999, top), top])))
     lo = max(lo, hi * 1e-12)
     t = np.unique(np.concatenate([np.linspace(0.0, body, knots // 2), np.geomspace(lo, hi, knots - knots // 2)]))
     f = np.maximum.accumulate(np.clip(life.cdf(t), 0.0, 1.0))

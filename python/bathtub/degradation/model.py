@@ -93,7 +93,7 @@ def build_model(
     re = fit_random_effects(p, readings, random_intercept=ri, method=method, fields=fields)
     record = {**base, "distribution": "random_effects", "random_effects": re, "extrapolation": float(extrapolation)}
     life = population_life(p, re, threshold, direction)
-    qs = life.ppf(np.array(LIFE_POINTS))
+    qs = life.quantile(np.array(LIFE_POINTS))
     if not np.isfinite(qs[LIFE_POINTS.index(0.5)]):
         raise InputError("threshold", f"fewer than half the units would ever reach {threshold:g} ({direction}) "
                                       "under the fitted slopes")

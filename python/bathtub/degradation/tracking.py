@@ -75,7 +75,7 @@ def own_line(path: Path, t: np.ndarray, y: np.ndarray, sigma: float) -> tuple[np
 
 def _population(record: Mapping[str, Any], age: float, probability: float) -> dict[str, Any]:
     life_rec = record["life"]
-    life = Lifetime(life_rec["distribution"], {p["name"]: p["value"] for p in life_rec["params"]},
+    life = Lifetime.of(life_rec["distribution"], {p["name"]: p["value"] for p in life_rec["params"]},
                     life_rec.get("base_distribution"))
     s_age = float(life.sf(age))
     if s_age <= 0.0:

@@ -5,7 +5,7 @@
 - `models`, `fields`, `diagram`: a spec diagram lowered to the engine's form, every field
   checked (by its declaration where it has one) with refusals naming the field's path;
 - `runs` and `results`: availability and mission runs and what they give;
-- `distribution`: a life distribution evaluated by the engine;
+- `distribution`: `EngineLifetime`, the `Lifetime` the engine evaluates and samples;
 - `control`: cancelling and watching a long call (Ctrl-C on the main thread);
 - `scaleout`: a run spread over a dask cluster, merged to the same bits.
 
@@ -22,7 +22,7 @@ from bathtub.engine.diagram import (
     phases_end,
     safety_settings,
 )
-from bathtub.engine.distribution import Distribution
+from bathtub.engine.distribution import EngineLifetime
 from bathtub.engine.fields import check_state
 from bathtub.engine.models import STEPS, TABLE
 from bathtub.engine.results import (
@@ -58,8 +58,8 @@ __all__ = [
     "AvailabilityResult",
     "BlockFigures",
     "Cancelled",
-    "Distribution",
     "EngineError",
+    "EngineLifetime",
     "MissionResult",
     "RunControl",
     "SafetyFigures",

@@ -1,4 +1,5 @@
-"""A life distribution evaluated by the engine: the same code the simulator samples from."""
+"""The engine's representation of a `Lifetime`: evaluated and sampled by the same Rust code the
+simulator draws from, so a check on a block's life reads exactly what a run uses."""
 
 from __future__ import annotations
 
@@ -8,24 +9,26 @@ from typing import Any
 
 import numpy as np
 
-from bathtub.distributions import parse_params
+from bathtub.distributions import Lifetime, parse_params
 from bathtub.engine import binding
 
-__all__ = ["Distribution"]
+__all__ = ["EngineLifetime"]
 
 
 @dataclass(frozen=True)
-class Distribution:
-    """A validated distribution evaluated in Rust; functions take arrays of times (or
-    probabilities for `quantile`/`isf`) and return float arrays."""
+class EngineLifetime(Lifetime):
+    """A family (or a mixture of one) by the service's ids, evaluated in Rust; functions take
+    arrays of times (or probabilities for `quantile`/`isf`) and return float arrays. The log
+    pieces are the logs of the engine's values (its survival through -H(t))."""
 
     distribution_id: str
     params: Mapping[str, float]
     base_distribution_id: str | None = None
 
     @classmethod
-    def from_input(cls, distribution_id: str, params: Any, base_distribution_id: str | None = None) -> Distribution:
-        values = parse_params(distribution_id, params, base_distribution_id=base_distribution_id)
+    def from_input(cls, distribution_id: str, params: Any, base_distribution_id: str | None = None,
+                   field: str = "params") -> EngineLifetime:
+        values = parse_params(distribution_id, params, base_distribution_id=base_distribution_id, field=field)
         return cls(distribution_id, values, base_distribution_id)
 
     def _eval(self, function: str, x: Any) -> np.ndarray:
@@ -50,8 +53,19 @@ class Distribution:
     def cumulative_hazard(self, t: Any) -> np.ndarray:
         return self._eval("cumulative_hazard", t)
 
-    def quantile(self, p: Any) -> np.ndarray:
-        return self._eval("quantile", p)
+    def logpdf(self, t: Any) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.log(self.pdf(t))
+
+    def logsf(self, t: Any) -> np.ndarray:
+        return -self.cumulative_hazard(t)
+
+    def logcdf(self, t: Any) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.log(self.cdf(t))
+
+    def quantile(self, q: Any) -> np.ndarray:
+        return self._eval("quantile", q)
 
     def isf(self, q: Any) -> np.ndarray:
         return self._eval("isf", q)

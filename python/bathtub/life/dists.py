@@ -1,121 +1,26 @@
-"""Evaluable life distributions for fitting: a base family and its wrappers.
+"""Closed-form life distributions for fitting: the `Lifetime` representation of the common families.
 
-Every object here answers `logpdf`, `logsf`, `logcdf` (the three log-likelihood pieces),
-`ppf` and `mean`; `Dist` derives sf, cdf, pdf, hazard and cumulative hazard from them, so a
-wrapper (`wrappers.py`: location shift, zero inflation, limited failure population, mixture)
-only states how it changes the three log pieces. Times are in the data's unit.
+Every class here states `logpdf`, `logsf`, `logcdf` (the three log-likelihood pieces), `quantile`
+and `mean` in numpy, without a scipy object per likelihood call; `Lifetime` derives sf, cdf, pdf,
+hazard and cumulative hazard from them, so a wrapper (`wrappers.py`: location shift, zero
+inflation, limited failure population, mixture) only states how it changes the three log pieces.
+The other families fit through scipy (`Lifetime.of`). Times are in the data's unit.
 """
 
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
-from scipy import integrate, optimize, special
+from scipy import integrate, special
 
-from bathtub.distributions import family
+from bathtub.distributions import Lifetime, log1mexp
 
 ArrayLike = Any
 
 
-def log1mexp(a: np.ndarray) -> np.ndarray:
-    """log(1 - exp(a)) for a <= 0, accurate at both ends (Mächler's rule)."""
-    a = np.asarray(a, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(a > -math.log(2.0), np.log(-np.expm1(a)), np.log1p(-np.exp(a)))
-
-
-class Dist(ABC):
-    """Base: derived functions from the log pieces."""
-
-    @abstractmethod
-    def logpdf(self, t: ArrayLike) -> np.ndarray: ...
-
-    @abstractmethod
-    def logsf(self, t: ArrayLike) -> np.ndarray: ...
-
-    @abstractmethod
-    def logcdf(self, t: ArrayLike) -> np.ndarray: ...
-
-    @abstractmethod
-    def ppf(self, q: float) -> float: ...
-
-    @abstractmethod
-    def mean(self) -> float: ...
-
-    def ppf_real(self, q: float) -> float:
-        """The quantile as a smooth function of the parameters (what bounds differentiate);
-        `ppf` itself except for a discrete family, whose `ppf` is a whole cycle."""
-        return self.ppf(q)
-
-    def sf(self, t: ArrayLike) -> np.ndarray:
-        return np.exp(self.logsf(t))
-
-    def cdf(self, t: ArrayLike) -> np.ndarray:
-        return np.exp(self.logcdf(t))
-
-    def pdf(self, t: ArrayLike) -> np.ndarray:
-        return np.exp(self.logpdf(t))
-
-    def hazard(self, t: ArrayLike) -> np.ndarray:
-        with np.errstate(invalid="ignore", over="ignore"):
-            return np.exp(self.logpdf(t) - self.logsf(t))
-
-    def cumulative_hazard(self, t: ArrayLike) -> np.ndarray:
-        return -self.logsf(t)
-
-    def log_interval(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """log P(lo < T <= hi), from whichever tail keeps the subtraction accurate."""
-        slo, shi = self.logsf(lo), self.logsf(hi)
-        clo, chi = self.logcdf(lo), self.logcdf(hi)
-        with np.errstate(invalid="ignore"):
-            upper = slo + log1mexp(shi - slo)
-            lower = chi + log1mexp(clo - chi)
-        return np.where(slo < math.log(0.5), upper, lower)
-
-    def _invert(self, q: float, lo: float, hi: float) -> float:
-        """Root of cdf(t) = q by bracketing (for wrappers without a closed quantile).
-
-        lo must be at or below the quantile (as the smallest component quantile is for a
-        mixture); if rounding puts cdf(lo) at q already, lo is the answer. A cdf that is flat or
-        stepped in floating point may keep Brent from its tolerance: its last iterate, inside
-        the bracket, is then as good as the arithmetic allows.
-        """
-        if float(self.cdf(lo)) >= q:
-            return lo
-        while float(self.cdf(hi)) < q:
-            hi = hi * 2.0 + 1.0
-            if hi > 1e300:
-                return math.inf
-        return float(optimize.brentq(lambda t: float(self.cdf(t)) - q, lo, hi, xtol=1e-300, rtol=1e-13,
-                                     maxiter=500, disp=False))
-
-
-class Scipy(Dist):
-    """A family of `bathtub.distributions`, through scipy."""
-
-    def __init__(self, distribution_id: str, params: dict[str, float]) -> None:
-        self.d = family(distribution_id).build(params)
-
-    def logpdf(self, t: ArrayLike) -> np.ndarray:
-        return self.d.logpdf(t)
-
-    def logsf(self, t: ArrayLike) -> np.ndarray:
-        return self.d.logsf(t)
-
-    def logcdf(self, t: ArrayLike) -> np.ndarray:
-        return self.d.logcdf(t)
-
-    def ppf(self, q: float) -> float:
-        return float(self.d.ppf(q))
-
-    def mean(self) -> float:
-        return float(self.d.mean())
-
-
-class Weibull(Dist):
+class Weibull(Lifetime):
     """Two-parameter Weibull in closed form (the hot path of every fit)."""
 
     def __init__(self, alpha: float, beta: float) -> None:
@@ -143,7 +48,7 @@ class Weibull(Dist):
     def logcdf(self, t: ArrayLike) -> np.ndarray:
         return log1mexp(-self._z(t)[1])
 
-    def ppf(self, q: float) -> float:
+    def quantile(self, q: float) -> float:
         if q >= 1.0:
             return math.inf
         return self.alpha * (-math.log1p(-q)) ** (1.0 / self.beta)
@@ -165,7 +70,7 @@ def _pos(t: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return t, pos, lt
 
 
-class Exponential(Dist):
+class Exponential(Lifetime):
     """Constant hazard `rate`, in closed form."""
 
     def __init__(self, rate: float) -> None:
@@ -181,14 +86,14 @@ class Exponential(Dist):
     def logcdf(self, t: ArrayLike) -> np.ndarray:
         return log1mexp(self.logsf(t))
 
-    def ppf(self, q: float) -> float:
+    def quantile(self, q: float) -> float:
         return math.inf if q >= 1 else -math.log1p(-q) / self.rate
 
     def mean(self) -> float:
         return 1.0 / self.rate
 
 
-class Normal(Dist):
+class Normal(Lifetime):
     """Normal (mu, sigma); tails through log_ndtr, so deep tails keep their digits."""
 
     def __init__(self, mu: float, sigma: float) -> None:
@@ -207,14 +112,14 @@ class Normal(Dist):
     def logcdf(self, t: ArrayLike) -> np.ndarray:
         return special.log_ndtr(self._z(t))
 
-    def ppf(self, q: float) -> float:
+    def quantile(self, q: float) -> float:
         return self.mu + self.sigma * float(special.ndtri(q))
 
     def mean(self) -> float:
         return self.mu
 
 
-class Lognormal(Dist):
+class Lognormal(Lifetime):
     """ln T ~ Normal(mu, sigma)."""
 
     def __init__(self, mu: float, sigma: float) -> None:
@@ -233,14 +138,14 @@ class Lognormal(Dist):
         _, _, lt = _pos(t)
         return special.log_ndtr((lt - self.mu) / self.sigma)
 
-    def ppf(self, q: float) -> float:
+    def quantile(self, q: float) -> float:
         return math.exp(self.mu + self.sigma * float(special.ndtri(q)))
 
     def mean(self) -> float:
         return math.exp(self.mu + 0.5 * self.sigma**2)
 
 
-class Logistic(Dist):
+class Logistic(Lifetime):
     """Logistic (mu, sigma): F = 1 / (1 + e^-z)."""
 
     def __init__(self, mu: float, sigma: float) -> None:
@@ -259,14 +164,14 @@ class Logistic(Dist):
     def logcdf(self, t: ArrayLike) -> np.ndarray:
         return -np.logaddexp(0.0, -self._z(t))
 
-    def ppf(self, q: float) -> float:
+    def quantile(self, q: float) -> float:
         return self.mu + self.sigma * float(special.logit(q))
 
     def mean(self) -> float:
         return self.mu
 
 
-class SmallestExtremeValue(Dist):
+class SmallestExtremeValue(Lifetime):
     """Gumbel of minima (mu, sigma): S = exp(-e^z), the log of a Weibull variable."""
 
     def __init__(self, mu: float, sigma: float) -> None:
@@ -285,14 +190,14 @@ class SmallestExtremeValue(Dist):
     def logcdf(self, t: ArrayLike) -> np.ndarray:
         return log1mexp(-np.exp(self._z(t)))
 
-    def ppf(self, q: float) -> float:
+    def quantile(self, q: float) -> float:
         return math.inf if q >= 1 else self.mu + self.sigma * math.log(-math.log1p(-q))
 
     def mean(self) -> float:
         return self.mu - EULER * self.sigma
 
 
-class LogLogistic(Dist):
+class LogLogistic(Lifetime):
     """Log-logistic (alpha scale = median, beta shape): F = 1 / (1 + (t/alpha)^-beta)."""
 
     def __init__(self, alpha: float, beta: float) -> None:
@@ -314,7 +219,7 @@ class LogLogistic(Dist):
     def logcdf(self, t: ArrayLike) -> np.ndarray:
         return -np.logaddexp(0.0, -self._y(t)[0])
 
-    def ppf(self, q: float) -> float:
+    def quantile(self, q: float) -> float:
         if q >= 1:
             return math.inf
         return self.alpha * (q / (1.0 - q)) ** (1.0 / self.beta) if q > 0 else 0.0
@@ -326,7 +231,7 @@ class LogLogistic(Dist):
         return self.alpha * b / math.sin(b)
 
 
-class Gamma(Dist):
+class Gamma(Lifetime):
     """Gamma (alpha shape, beta scale) in closed form: F = P(alpha, t / beta), the regularised
     incomplete gamma (what scipy's gamma uses, without a frozen object per likelihood call)."""
 
@@ -354,14 +259,14 @@ class Gamma(Dist):
         with np.errstate(divide="ignore"):
             return np.where(q < 0.5, np.log1p(-q), np.log(p))
 
-    def ppf(self, q: float) -> float:
+    def quantile(self, q: float) -> float:
         return math.inf if q >= 1 else self.beta * float(special.gammaincinv(self.alpha, q))
 
     def mean(self) -> float:
         return self.alpha * self.beta
 
 
-class ExpoWeibull(Dist):
+class ExpoWeibull(Lifetime):
     """Exponentiated Weibull (alpha scale, beta shape, theta exponent): F = (1 - exp(-(t/alpha)^beta))^theta."""
 
     def __init__(self, alpha: float, beta: float, theta: float) -> None:
@@ -393,7 +298,7 @@ class ExpoWeibull(Dist):
         at0 = -np.inf if bt > 1 else (math.log(self.theta * self.beta / self.alpha) if bt == 1 else np.inf)
         return np.where(pos, out, np.where(t == 0, at0, -np.inf))
 
-    def ppf(self, q: float) -> float:
+    def quantile(self, q: float) -> float:
         if q >= 1:
             return math.inf
         if q <= 0:
@@ -421,7 +326,7 @@ class ExpoWeibull(Dist):
 _DIRECT_TERMS = 100_000  # discrete Weibull mean: terms summed one by one before the tail formula
 
 
-class DiscreteWeibull(Dist):
+class DiscreteWeibull(Lifetime):
     """Discrete Weibull (Nakagawa–Osaki type I) on cycles k = 1, 2, ...: P(T > k) = q^(k^beta).
 
     q in (0, 1) is the probability of surviving the first cycle, beta > 0 the shape. beta = 1
@@ -449,7 +354,7 @@ class DiscreteWeibull(Dist):
             out = a + log1mexp(b - a)
         return np.where((k >= 1) & (k == np.floor(k)), out, -np.inf)
 
-    def ppf_real(self, q: float) -> float:
+    def quantile_real(self, q: float) -> float:
         """The real root t of q^(t^beta) = 1 - q: (ln(1 - q) / ln q)^(1/beta)."""
         if q >= 1.0:
             return math.inf
@@ -457,9 +362,9 @@ class DiscreteWeibull(Dist):
             return 0.0
         return math.exp(math.log(math.log1p(-q) / self.lq) / self.beta)
 
-    def ppf(self, q: float) -> float:
+    def quantile(self, q: float) -> float:
         """The smallest cycle k with F(k) >= q, i.e. ceil of the real root (at least 1)."""
-        t = self.ppf_real(q)
+        t = self.quantile_real(q)
         if not math.isfinite(t):
             return t
         return float(max(math.ceil(t - 1e-12), 1))

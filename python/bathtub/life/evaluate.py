@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from bathtub.distributions import parse_params
+from bathtub.distributions import Lifetime, parse_params
 from bathtub.errors import InputError
-from bathtub.life.dists import Dist
 from bathtub.life.metrics import discrete_metrics, flag_negative, life_warnings
 from bathtub.life.model import DISCRETE_WEIBULL, LOCATION_FAMILIES, ModelSpec, base_names
 from bathtub.life.wrappers import LimitedPopulation
@@ -37,7 +36,7 @@ def _spec_of(record: Mapping[str, Any]) -> tuple[ModelSpec, np.ndarray]:
     return spec, np.array([values[n] for n in spec.names])
 
 
-def model_dist(record: Mapping[str, Any]) -> Dist:
+def model_dist(record: Mapping[str, Any]) -> Lifetime:
     """The evaluable distribution of a record."""
     spec, theta = _spec_of(record)
     return spec.build(theta)
@@ -68,11 +67,11 @@ def reliability_curves(record: Mapping[str, Any], points: int = 200) -> dict[str
     """Curves {x, sf, ff, hf, Hf, df} from 0 to the 99.9th percentile (or the data's range)."""
     points = check_integer(points, "points", 2, 10_000)
     d = model_dist(record)
-    hi = d.ppf(0.999)
+    hi = d.quantile(0.999)
     if not math.isfinite(hi) or hi <= 0:
         # a limited failure population never reaches 99.9%: span its susceptible units' life
-        hi = d.base.ppf(0.999) if isinstance(d, LimitedPopulation) else 1.0
-    lo = min(0.0, d.ppf(0.001))
+        hi = d.base.quantile(0.999) if isinstance(d, LimitedPopulation) else 1.0
+    lo = min(0.0, d.quantile(0.001))
     x = np.linspace(lo, hi, points)
     with np.errstate(all="ignore"):
         return {
@@ -141,7 +140,7 @@ def model_from_params(
     d = model_dist(record)
     life = []
     for p in (1, 5, 10, 20, 50):
-        v = d.ppf(p / 100.0)
+        v = d.quantile(p / 100.0)
         life.append({"id": f"b{p}", "label": f"B{p} life (time by which {p}% fail)",
                      "value": float(v) if math.isfinite(v) else None, "lower": None, "confidence": 0.9})
     m = d.mean()

@@ -34,10 +34,10 @@ import numpy as np
 from scipy import integrate, optimize, special, stats
 
 from bathtub import inference
+from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
 from bathtub.life.ad_test import ad_test
 from bathtub.life.data import LifeData
-from bathtub.life.dists import Dist
 from bathtub.life.likelihood import data_scale, maximise, observed_information, polish, spec_loglik
 from bathtub.life.metrics import discrete_metrics, life_items, life_warnings
 from bathtub.life.model import (
@@ -94,8 +94,8 @@ class LifeFit:
     def params(self) -> dict[str, float]:
         return dict(zip(self.spec.names, self.values, strict=False))
 
-    def dist(self) -> Dist:
-        """The fitted distribution (sf, cdf, pdf, hazard, ppf, mean)."""
+    def dist(self) -> Lifetime:
+        """The fitted distribution (sf, cdf, pdf, hazard, quantile, mean)."""
         return self.spec.build(np.array(self.values))
 
     def to_record(self) -> dict[str, Any]:
@@ -342,7 +342,7 @@ def _collapsed_mode(spec: ModelSpec, theta: np.ndarray, scale: float) -> str | N
     comps = spec.build(theta).components  # a Mixture
     for i, comp in enumerate(comps, start=1):
         try:
-            q1, q2, q3 = (comp.ppf(p) for p in (0.25, 0.5, 0.75))
+            q1, q2, q3 = (comp.quantile(p) for p in (0.25, 0.5, 0.75))
         except (ValueError, OverflowError, ZeroDivisionError):
             q1 = q2 = q3 = math.nan
         what = f"no {spec.modes}-mode {spec.distribution} mixture fits these data"

@@ -12,9 +12,9 @@ from collections.abc import Callable
 import numpy as np
 
 from bathtub import inference
+from bathtub.distributions import Lifetime
 from bathtub.errors import InputError
 from bathtub.life.data import LifeData
-from bathtub.life.dists import Dist
 from bathtub.life.model import ModelSpec
 
 
@@ -22,7 +22,7 @@ def _wsum(w: np.ndarray, v: np.ndarray) -> float:
     return float(np.multiply(w, v).sum())
 
 
-def loglik(dist: Dist, data: LifeData, f0: float | None = None) -> float:
+def loglik(dist: Lifetime, data: LifeData, f0: float | None = None) -> float:
     """Log-likelihood of `data` under `dist` (f0: the zero-inflation mass, if any)."""
     total = 0.0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -25,8 +25,8 @@ import numpy as np
 from scipy import stats
 
 from bathtub import inference
+from bathtub.distributions import Lifetime
 from bathtub.life.data import LifeData
-from bathtub.life.dists import Dist
 from bathtub.life.likelihood import spec_loglik
 from bathtub.life.model import DISCRETE_WEIBULL, ModelSpec
 
@@ -37,7 +37,7 @@ B_LIVES = (1, 5, 10, 20, 50)
 # strategy calculators refuse such a model outright at the same share.
 MASS_BELOW_ZERO = 1e-3
 
-Metric = Callable[[Dist], float]
+Metric = Callable[[Lifetime], float]
 
 
 def whole_cycle(t: float) -> float:
@@ -55,8 +55,8 @@ def life_items(
     items: list[tuple[str, str, Metric, Metric]] = []
     for p in B_LIVES:
         q = p / 100.0
-        value_fn: Metric = lambda d, q=q: d.ppf(q)  # noqa: E731
-        bound_fn: Metric = (lambda d, q=q: d.ppf_real(q)) if discrete else value_fn
+        value_fn: Metric = lambda d, q=q: d.quantile(q)  # noqa: E731
+        bound_fn: Metric = (lambda d, q=q: d.quantile_real(q)) if discrete else value_fn
         items.append((f"b{p}", f"B{p} life (time by which {p}% fail)", value_fn, bound_fn))
     items.append(("mttf", "MTTF (mean time to failure)", lambda d: d.mean(), lambda d: d.mean()))
     out = []
@@ -142,7 +142,7 @@ def _lr_lower(
     return float(metric(r.estimate))
 
 
-def flag_negative(name: str, dist: Dist, items: list[dict[str, Any]]) -> None:
+def flag_negative(name: str, dist: Lifetime, items: list[dict[str, Any]]) -> None:
     """Add `warning` to life items whose value or bound lies below t = 0 (values are kept);
     `name` names the model in the sentence."""
     try:
@@ -168,7 +168,7 @@ def life_warnings(items: list[dict[str, Any]]) -> list[str]:
     return [it["warning"] for it in items if "warning" in it]
 
 
-def discrete_metrics(dist: Dist) -> dict[str, float | None]:
+def discrete_metrics(dist: Lifetime) -> dict[str, float | None]:
     """{median, mttf, b10} of a discrete model (cycles; the spec's `metrics`)."""
-    vals = {"median": dist.ppf(0.5), "mttf": dist.mean(), "b10": dist.ppf(0.1)}
+    vals = {"median": dist.quantile(0.5), "mttf": dist.mean(), "b10": dist.quantile(0.1)}
     return {k: float(v) if math.isfinite(v) else None for k, v in vals.items()}

@@ -6,7 +6,7 @@ declares each one's domain, maps between natural values and the unconstrained ve
 optimiser walks (log for positive values, logit for probabilities, a bounded logit for the
 location, additive log-ratios for mixture weights, times over the data's scale for a location
 in time, the log time less the log scale for a log-time location), and builds the evaluable
-`Dist`. Each coordinate moves by a constant when the data's time unit changes, which is what
+`Lifetime`. Each coordinate moves by a constant when the data's time unit changes, which is what
 keeps fits and their standard errors exact in every unit.
 """
 
@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bathtub.distributions import family
+from bathtub.distributions import Lifetime, family
 from bathtub.errors import InputError
 from bathtub.life.dists import (
     DiscreteWeibull,
-    Dist,
     Exponential,
     ExpoWeibull,
     Gamma,
@@ -30,7 +29,6 @@ from bathtub.life.dists import (
     LogLogistic,
     Lognormal,
     Normal,
-    Scipy,
     SmallestExtremeValue,
     Weibull,
 )
@@ -65,7 +63,7 @@ def base_kinds(distribution: str) -> tuple[str, ...]:
     return tuple(POS if p.low == 0.0 else REAL for p in fam.params)
 
 
-def build_base(distribution: str, values: Mapping[str, float]) -> Dist:
+def build_base(distribution: str, values: Mapping[str, float]) -> Lifetime:
     """Closed-form numpy for the common families (no scipy object per likelihood call)."""
     if distribution == "weibull":
         return Weibull(values["alpha"], values["beta"])
@@ -87,7 +85,7 @@ def build_base(distribution: str, values: Mapping[str, float]) -> Dist:
         return ExpoWeibull(values["alpha"], values["beta"], values["theta"])
     if distribution == DISCRETE_WEIBULL:
         return DiscreteWeibull(values["q"], values["beta"])
-    return Scipy(distribution, {n: values[n] for n in base_names(distribution)})
+    return Lifetime.of(distribution, {n: values[n] for n in base_names(distribution)})
 
 
 @dataclass(frozen=True)
@@ -142,7 +140,7 @@ class ModelSpec:
     def options(self) -> dict[str, bool]:
         return {"offset": self.offset, "zi": self.zi, "lfp": self.lfp}
 
-    def build(self, theta: np.ndarray | Mapping[str, float]) -> Dist:
+    def build(self, theta: np.ndarray | Mapping[str, float]) -> Lifetime:
         v = theta if isinstance(theta, Mapping) else dict(zip(self.names, map(float, theta), strict=False))
         if self.modes > 1:
             bn = base_names(self.distribution)

@@ -33,6 +33,7 @@ import numpy as np
 from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.errors import InputError
 from bathtub.life.model import LOC, POS, REAL, UNIT, WEIGHT, ModelSpec
+from bathtub.models.record import in_shape
 from bathtub.regression import cox_sampling, flexible
 from bathtub.regression import kinds as regression_kinds
 from bathtub.regression.parametric import FAMILIES as REGRESSION_FAMILIES
@@ -131,6 +132,7 @@ def sampling_form(record: Mapping[str, Any], field: str = "id") -> dict[str, Any
     """How `record`'s parameters are drawn: {"law": "gamma", "shape", "scale"} for a complete-data
     exponential, else {"law": "normal", "names", "kinds", "mean", "cov"} on the unconstrained scale.
     Refuses (InputError on `field`) a record with no parametric sampling distribution."""
+    record = in_shape(record)  # rows and covariance as every release since the one shape writes them
     kind = record.get("kind") or "distribution"
     if kind == "regression":
         return _regression_form(record, field)
@@ -185,7 +187,7 @@ def _cox_form(record: Mapping[str, Any], field: str) -> dict[str, Any]:
         raise InputError(field, "this cox model was saved before its fit stored the coefficients' covariance and "
                                 "the Breslow terms: refit it and save the new fit to draw its parameters")
     c = np.asarray(cov["matrix"], dtype=float)
-    beta = np.array([float(x["coef"]) for x in record["coefficients"]])
+    beta = np.array([float(x["value"]) for x in record["coefficients"]])
     if c.shape != (beta.size, beta.size) or not np.all(np.isfinite(c)):
         raise InputError(field, "the record's covariance does not match its coefficients: refit the model")
     return {"law": "cox", "names": tuple(GAMMA + str(n) for n in cov["names"]), "mean": beta, "cov": (c + c.T) / 2,
@@ -234,7 +236,7 @@ def _with_spline_values(record: Mapping[str, Any], values: Mapping[str, float]) 
     out = dict(record)
     out["spline"] = {**record["spline"], "gamma": [float(values[f"{SPLINE}{j}"]) for j in range(m)]}
     out["beta"] = beta
-    out["coefficients"] = [{**c, "coef": b, "exp_coef": math.exp(min(b, 700.0)), "se": None, "ci": None,
+    out["coefficients"] = [{**c, "value": b, "exp_coef": math.exp(min(b, 700.0)), "se": None, "ci": None,
                             "exp_ci": None} for c, b in zip(record["coefficients"], beta, strict=True)]
     return out
 
@@ -269,7 +271,7 @@ def _with_frailty_values(record: Mapping[str, Any], values: Mapping[str, float])
     out.update(c=c, rho=rho, b=b, theta=theta)
     pts = {"alpha": math.exp(-c / rho), "beta": rho, "theta": theta}
     out["params"] = [{**p, "value": pts.get(p["name"], p["value"]), "se": None, "ci": None} for p in record["params"]]
-    out["coefficients"] = [{**row, "coef": v, "exp_coef": math.exp(min(v, 700.0)), "se": None, "ci": None,
+    out["coefficients"] = [{**row, "value": v, "exp_coef": math.exp(min(v, 700.0)), "se": None, "ci": None,
                             "exp_ci": None} for row, v in zip(record["coefficients"], b, strict=True)]
     return out
 
@@ -314,7 +316,7 @@ def _with_regression_values(record: Mapping[str, Any], values: Mapping[str, floa
     out["params"] = [{**p, "value": pts.get(p["name"], p["value"]), "se": None, "ci": None}
                      for p in record["params"]]
     coef = [-g / sigma for g in gamma] if ph else gamma
-    out["coefficients"] = [{**c, "coef": b, "exp_coef": math.exp(min(b, 700.0)), "se": None, "ci": None,
+    out["coefficients"] = [{**c, "value": b, "exp_coef": math.exp(min(b, 700.0)), "se": None, "ci": None,
                             "exp_ci": None} for c, b in zip(record["coefficients"], coef, strict=True)]
     return out
 
@@ -451,6 +453,7 @@ def coordinates(form: Mapping[str, Any], values: Mapping[str, float]) -> np.ndar
 
 def with_values(record: Mapping[str, Any], values: Mapping[str, float]) -> dict[str, Any]:
     """`record` with its parameter values replaced (se and ci cleared: a drawn set is a point)."""
+    record = in_shape(record)
     if record.get("kind") == "regression" and record.get("distribution") == "cox":
         beta = [float(values[GAMMA + str(n)]) for n in record["covariance"]["names"]]
         return cox_sampling.with_draw(record, beta, values["baseline"])

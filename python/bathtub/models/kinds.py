@@ -62,7 +62,7 @@ class LifeDistribution(FittedModel):
         if opts.get("zi") or opts.get("lfp"):
             raise InputError(field, "zero-inflated and limited-population models cannot be used here")
         values = {p["name"]: p["value"] for p in self.record["params"]}
-        return Lifetime(dist, values, self.record.get("base_distribution"))
+        return Lifetime.of(dist, values, self.record.get("base_distribution"))
 
 
 class Nonparametric(LifeDistribution):

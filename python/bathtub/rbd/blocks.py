@@ -11,14 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bathtub.distributions import (
-    FAMILIES,
-    MIXTURE,
-    cross_field_rules,
-    params_from_mean,
-    params_rules,
-    parse_params,
-)
+from bathtub.distribution_schema import cross_field_rules, params_rules
+from bathtub.distributions import FAMILIES, MIXTURE, params_from_mean, parse_params
 from bathtub.errors import InputError, prefixed
 from bathtub.rbd import schema as s
 from bathtub.rbd.schema import PARAMS_ARRAY

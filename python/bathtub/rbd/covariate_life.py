@@ -67,9 +67,9 @@ def _base_cumhaz(base: Mapping[str, Any]) -> Any:
             return np.where(i >= 0, cum[np.maximum(i, 0)], 0.0)
 
         return h0
-    from bathtub.engine import Distribution
+    from bathtub.engine import EngineLifetime
 
-    d = Distribution.from_input(base["distribution_id"], base["params"])
+    d = EngineLifetime.from_input(base["distribution_id"], base["params"])
     return d.cumulative_hazard
 
 
@@ -162,9 +162,9 @@ def _unrolled(parsed: Mapping[str, Schedule], base: Mapping[str, Any], record: M
         horizon = float(base["table"][-1][0]) * (1 + 1e-12) + 1e-300
         rounds = 1
     else:
-        from bathtub.engine import Distribution
+        from bathtub.engine import EngineLifetime
 
-        horizon = float(Distribution.from_input(base["distribution_id"], base["params"]).isf(TAIL))
+        horizon = float(EngineLifetime.from_input(base["distribution_id"], base["params"]).isf(TAIL))
         rounds = 60
     for _ in range(rounds):
         starts, columns = _segments(parsed, horizon, spath)

@@ -200,7 +200,7 @@ def standby_up(node: Mapping[str, Any], k: int, spares: int, dormancy: float, gr
 def _lifetime(m: Mapping[str, Any]) -> Lifetime:
     if m.get("path") is not None or m.get("distribution_id") in ("table", "steps"):
         raise NoClosedForm("its life is simulated (covariate schedule, joint unit or Cox model)")
-    return Lifetime(m["distribution_id"], _params(m), m.get("base_distribution_id"))
+    return Lifetime.of(m["distribution_id"], _params(m), m.get("base_distribution_id"))
 
 
 def block_up(node: Mapping[str, Any], grid: Grid, repairable: bool) -> np.ndarray:

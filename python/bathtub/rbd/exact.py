@@ -48,7 +48,7 @@ class Exactness:
 @functools.lru_cache(maxsize=4096)
 def _lifetime(distribution_id: str, params: tuple[tuple[str, float], ...], base: str | None) -> Lifetime:
     # Building a frozen scipy distribution costs ~1 ms: blocks sharing a model share one.
-    return Lifetime(distribution_id, dict(params), base)
+    return Lifetime.of(distribution_id, dict(params), base)
 
 
 def _block(node: Mapping[str, Any]) -> Formula:

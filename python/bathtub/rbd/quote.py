@@ -49,7 +49,7 @@ def _mean(model: Mapping[str, Any]) -> float:
         return float(np.sum(mid * np.diff(np.concatenate([[0.0], f]))))
     raw = model["params"]
     params = {p["name"]: p["value"] for p in raw} if isinstance(raw, list) else dict(raw)
-    return float(Lifetime(model["distribution_id"], params, model.get("base_distribution_id")).mean())
+    return float(Lifetime.of(model["distribution_id"], params, model.get("base_distribution_id")).mean())
 
 
 def _units(node: Mapping[str, Any]) -> int:

@@ -11,7 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bathtub.distributions import FAMILIES, params_rules
+from bathtub.distribution_schema import params_rules
+from bathtub.distributions import FAMILIES
 from bathtub.errors import InputError
 from bathtub.rbd import schema as s
 from bathtub.rbd.blocks import FIELD_CHECKS

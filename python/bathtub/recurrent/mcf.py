@@ -147,8 +147,7 @@ def compare(a: EventData, b: EventData, labels: tuple[str, str], confidence: flo
             "differs_at": where.tolist()[:1000], "verdict": verdict,
             "final": {"time": float(grid[-1]) if grid.size else None,
                       "difference": float(diff[-1]) if grid.size else None,
-                      "lower": float(lower[-1]) if grid.size else None,
-                      "upper": float(upper[-1]) if grid.size else None}}
+                      "ci": [float(lower[-1]), float(upper[-1])] if grid.size else None}}
 
 
 def mcf_at(curve: dict[str, Any], t: np.ndarray) -> np.ndarray:

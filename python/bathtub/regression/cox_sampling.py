@@ -70,7 +70,7 @@ def draw_baseline(record: Mapping[str, Any], delta: np.ndarray, rng: np.random.G
 def with_draw(record: Mapping[str, Any], beta: Sequence[float], cumhaz: Sequence[Sequence[float]]) -> dict[str, Any]:
     """The Cox `record` at drawn coefficients and baseline (se and intervals cleared)."""
     out = dict(record)
-    out["coefficients"] = [{**c, "coef": float(b), "exp_coef": float(np.exp(min(b, 700.0))), "se": None, "ci": None,
+    out["coefficients"] = [{**c, "value": float(b), "exp_coef": float(np.exp(min(b, 700.0))), "se": None, "ci": None,
                             "exp_ci": None} for c, b in zip(record["coefficients"], beta, strict=True)]
     out["baseline"] = [{**b, "cumhaz": list(h)} for b, h in zip(record["baseline"], cumhaz, strict=True)]
     return out

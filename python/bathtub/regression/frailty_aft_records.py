@@ -254,7 +254,7 @@ def _bj_record(d: design.Design, rows: Rows, confidence: float, field: str, boot
 def _eta(record: Mapping[str, Any], covariates: Mapping[str, Any] | None, key: str) -> float:
     xrow, _ = unit_design_row(record, covariates)
     if key == "means":
-        coef = np.array([c["coef"] for c in record["coefficients"]])
+        coef = np.array([c["value"] for c in record["coefficients"]])
         return float((xrow - np.asarray(record["means"])) @ coef)
     return float(xrow @ np.asarray(record[key]))
 

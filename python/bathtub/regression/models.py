@@ -180,8 +180,7 @@ def parametric_record(distribution: str, d: design.Design, rows: Rows, confidenc
               "design": d.spec, "mu": fit.mu, "sigma": fit.sigma, "gamma": fit.gamma.tolist(),
               "counting_process": rows.start is not None,
               # the joint covariance on the fit's own scale (mu, log sigma, gamma): what a two-level run draws
-              "covariance": {"names": ["mu", "log_sigma", *d.names], "scale": "mu, log sigma, gamma",
-                             "matrix": np.asarray(cov, dtype=float).tolist()}}
+              "covariance": {"names": ["mu", "log_sigma", *d.names], "matrix": np.asarray(cov, dtype=float).tolist()}}
     if ph_model:
         ph = cox_ph_test(d, rows, transform, field, "Weibull PH")
     else:
@@ -207,7 +206,7 @@ def additive_record(d: design.Design, rows: Rows, confidence: float, formula: bo
     for c in coefficients:  # an additive effect is a rate per unit time, not a ratio
         c["exp_coef"] = None
         c["exp_ci"] = None
-        c["reading"] = (f"each unit of {c['name']} changes the hazard rate by {c['coef']:+.4g} failures per "
+        c["reading"] = (f"each unit of {c['name']} changes the hazard rate by {c['value']:+.4g} failures per "
                         "unit time, whatever the age")
     p = fit.beta.size
     wald = float(fit.beta @ np.linalg.solve(fit.cov, fit.beta))
@@ -241,7 +240,7 @@ def additive_record(d: design.Design, rows: Rows, confidence: float, formula: bo
 
 def _cox_curve(record: Mapping[str, Any], covariates: Mapping[str, Any] | None) -> tuple[np.ndarray, np.ndarray]:
     xrow, k = unit_design_row(record, covariates)
-    coef = np.array([c["coef"] for c in record["coefficients"]])
+    coef = np.array([c["value"] for c in record["coefficients"]])
     risk = math.exp(float((xrow - np.asarray(record["means"])) @ coef))
     b = record["baseline"][k]
     return np.asarray(b["time"], dtype=float), np.asarray(b["cumhaz"], dtype=float) * risk
@@ -370,7 +369,7 @@ def cox_log_survival(record: Mapping[str, Any], x: np.ndarray, strata: np.ndarra
     """log S(use | unit i) for the units' design rows `x` (n, p) at ages `use` (n, k), row by row:
     −Λ0_s(t)·exp((x − x̄)β), Λ0 the stratum's Breslow step function (flat after its last failure)."""
     use = np.asarray(use, dtype=float)
-    coef = np.array([c["coef"] for c in record["coefficients"]])
+    coef = np.array([c["value"] for c in record["coefficients"]])
     lp = (x - np.asarray(record["means"])) @ coef if coef.size else np.zeros(x.shape[0])
     out = np.empty(use.shape)
     for s, base in enumerate(record["baseline"]):
@@ -401,13 +400,13 @@ def cox_support_end(record: Mapping[str, Any]) -> float:
 
 def cox_predictor(record: Mapping[str, Any], x: np.ndarray) -> float:
     """x·β of a design row relative to the covariate means, where a Cox baseline is stored."""
-    coef = np.array([c["coef"] for c in record["coefficients"]])
+    coef = np.array([c["value"] for c in record["coefficients"]])
     return float((x - np.asarray(record["means"])) @ coef)
 
 
 def ph_predictor(record: Mapping[str, Any], x: np.ndarray) -> float:
     """x·b of a weibull_ph design row (log hazard ratio)."""
-    return float(x @ np.array([c["coef"] for c in record["coefficients"]]))
+    return float(x @ np.array([c["value"] for c in record["coefficients"]]))
 
 
 def aft_predictor(record: Mapping[str, Any], x: np.ndarray) -> float:

@@ -60,6 +60,9 @@ def units_of(rows: Rows) -> np.ndarray:
 
 def coefficient_rows(names: list[str], coef: np.ndarray, var: np.ndarray, robust: np.ndarray | None,
                   confidence: float, kind: str) -> list[dict[str, Any]]:
+    """One row per coefficient in the record's one row shape {name, value, se, ci} (value: the
+    coefficient on the linear predictor), with the kind's own extras beside it: `exp_coef` and
+    `exp_ci` (the hazard, time or odds ratio named by `exp_coef_kind`), `robust_se`, z, p."""
     zq = inference.z(confidence)
     out = []
     se = np.sqrt(np.diag(var))
@@ -67,7 +70,7 @@ def coefficient_rows(names: list[str], coef: np.ndarray, var: np.ndarray, robust
     for j, name in enumerate(names):
         z = float(coef[j] / se[j])
         lo, hi = float(coef[j] - zq * se[j]), float(coef[j] + zq * se[j])
-        out.append({"name": name, "coef": float(coef[j]), "exp_coef": math.exp(coef[j]), "exp_coef_kind": kind,
+        out.append({"name": name, "value": float(coef[j]), "exp_coef": math.exp(coef[j]), "exp_coef_kind": kind,
                     "se": float(se[j]), "robust_se": None if rse is None else float(rse[j]), "z": z,
                     "p": float(2 * stats.norm.sf(abs(z))), "ci": [lo, hi], "exp_ci": [math.exp(lo), math.exp(hi)],
                     "confidence": confidence})

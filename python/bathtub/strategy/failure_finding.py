@@ -105,7 +105,7 @@ def _solve(life: Lifetime, a: float) -> float:
             def gap(t: float) -> float:
                 return integral_cdf(life, t) / t - u
 
-            lo, hi = float(life.ppf(u)), 2.0 * float(life.ppf(2.0 * u))
+            lo, hi = float(life.quantile(u)), 2.0 * float(life.quantile(2.0 * u))
         else:
             def gap(t: float) -> float:
                 return a - integral_sf(life, t) / t

@@ -51,7 +51,7 @@ def life_model(
         # Quantiles are what every calculator's time grid is made of; scipy raises (not NaN) where
         # a special function leaves floating point, e.g. boost's beta function at shapes of 5e-324.
         with np.errstate(all="ignore"):
-            lifetime.ppf(np.array([1e-9, 0.5, 1.0 - 1e-9]))
+            lifetime.quantile(np.array([1e-9, 0.5, 1.0 - 1e-9]))
         below = float(lifetime.cdf(0.0))
     except OverflowError:  # e.g. a lognormal mu of 1e71: e^mu is past floating point
         raise InputError("params", f"out of floating-point range for this distribution ({DEGENERATE_RULE})") \
@@ -92,7 +92,7 @@ def mean_life(life: Lifetime) -> float | None:
 def time_scale(life: Lifetime) -> float:
     """A natural time scale of the model: its mean, else its median (used to scale searches)."""
     m = mean_life(life)
-    return m if m is not None else float(life.ppf(0.5))
+    return m if m is not None else float(life.quantile(0.5))
 
 
 def boundary(lo: int, hi: int, holds: Callable[[int], bool]) -> int:

@@ -64,7 +64,7 @@ _SPLIT_AT = (1e-12, 1e-6, 1e-3, 0.05, 0.25, 0.5, 0.75, 0.95, 0.999, 1 - 1e-6, 1 
 @functools.lru_cache(maxsize=16)  # the cost-rate searches integrate one life many times
 def _quantiles(life: Lifetime) -> tuple[float, ...]:
     with np.errstate(all="ignore"):
-        inside = [float(life.ppf(q)) for q in _SPLIT_AT]
+        inside = [float(life.quantile(q)) for q in _SPLIT_AT]
     return tuple(sorted({x for x in inside if math.isfinite(x) and x > 0.0}))
 
 
@@ -114,7 +114,7 @@ def _time_grid(life: Lifetime, n: int = 1200) -> np.ndarray:
         # each mode's quantiles (vectorised) together cover the mixture; its own ppf is a root search
         t = np.concatenate([np.asarray(c.ppf(q[::2]), dtype=float) for c in life.components])
     else:
-        t = np.asarray(life.ppf(q), dtype=float)
+        t = np.asarray(life.quantile(q), dtype=float)
     t = t[np.isfinite(t) & (t > 0)]
     lo = max(0.0, life.support_low())
     if lo > 0:
@@ -236,7 +236,7 @@ def optimal_replacement(
     else:
         out = _minimal_repair(life, cp, cu, grid)
     t_opt = out["optimal_time"]
-    span = 3.0 * t_opt if t_opt is not None else float(life.ppf(0.99))
+    span = 3.0 * t_opt if t_opt is not None else float(life.quantile(0.99))
     t_curve = np.linspace(span / n_curve, span, n_curve)
     rates = out.pop("rate_fn")(t_curve)
     return {
@@ -282,7 +282,7 @@ def _age(life: Lifetime, cp: float, cu: float, rtf: float, grid: np.ndarray) -> 
 def _block(life: Lifetime, cp: float, cu: float, rtf: float, grid: np.ndarray) -> dict[str, Any]:
     # M(T) on a uniform grid reaching well past the mean life; C(T) is then smooth in T.
     scale = time_scale(life)
-    t_max = max(float(life.ppf(0.999)), 4.0 * scale)
+    t_max = max(float(life.quantile(0.999)), 4.0 * scale)
     for _ in range(4):
         t, m = renewal_function(life, t_max, steps=4000)
         tt, values = t[1:], (cp + cu * m[1:]) / t[1:]

@@ -39,7 +39,7 @@ NO_COVARIATES_RULE = "has no covariates (a regression model or a power law with 
 
 
 def _life(block: Mapping[str, Any]) -> Lifetime:
-    return Lifetime(block["distribution_id"], {p["name"]: float(p["value"]) for p in block["params"]})
+    return Lifetime.of(block["distribution_id"], {p["name"]: float(p["value"]) for p in block["params"]})
 
 
 def _covariates_of(record: Mapping[str, Any], covariates: Mapping[str, Any] | None, names: list[str],
@@ -75,7 +75,7 @@ def _recurrent(record: Mapping[str, Any], model_id: str, covariates: Mapping[str
         raise InputError("policy", f"model {model_id}: {KIJIMA_MINIMAL_RULE}")
     if record.get("covariate_effects") and dist in POWER_LAWS:
         alpha, beta = weibull_at(record["covariate_effects"], covariates, "covariates")
-        return Lifetime("weibull", {"alpha": alpha, "beta": beta})
+        return Lifetime.of("weibull", {"alpha": alpha, "beta": beta})
     if covariates:
         raise InputError("covariates", f"model {model_id} {NO_COVARIATES_RULE}")
     if dist == "loglinear":

@@ -70,8 +70,8 @@ def _life_figures(record: dict[str, Any], mapping: dict[str, str] | None,
             pass  # the dataset no longer reads as this model's data: the line is drawn alone
     dist = model_dist(record)
     paper = paper_of(record["distribution"])
-    lo = float(dist.ppf(0.005))
-    hi = float(dist.ppf(0.995))
+    lo = float(dist.quantile(0.005))
+    hi = float(dist.quantile(0.995))
     if points["t"]:
         lo, hi = min(lo, min(points["t"]) * 0.8), max(hi, max(points["t"]) * 1.2)
     grid = np.geomspace(max(lo, hi * 1e-6), hi, 160) if paper.x == "log" and hi > 0 else np.linspace(lo, hi, 160)

@@ -18,6 +18,7 @@ from bathtub.alt.bootstrap import MAX_REPLICATES, bootstrap_bounds
 from bathtub.alt.columns import alt_arrays
 from bathtub.alt.data import alt_data
 from bathtub.errors import InputError
+from bathtub.models import upgrade
 from bathtub_api import plans
 from bathtub_api.errors import ApiError, not_found
 from bathtub_api.fields import integer
@@ -57,7 +58,7 @@ async def _alt_model(store: Any, owner: str, model_id: str, field: str = "model_
 async def bootstrap(ctx: Ctx, req: BootstrapIn) -> dict[str, Any]:
     """Check everything a bootstrap needs, then queue it."""
     item = await _alt_model(ctx.store, ctx.user.id, req.model_id)
-    model = AltModel.from_record(item["body"])
+    model = AltModel.from_record(upgrade(item["body"]))
     if req.use_stress is not None:
         model.stress_vector(req.use_stress, req.use_stress2, fields=("use_stress", "use_stress2"))
     elif req.use_stress2 is not None:
@@ -71,7 +72,7 @@ async def bootstrap(ctx: Ctx, req: BootstrapIn) -> dict[str, Any]:
 
 def _compute(record: dict[str, Any], columns: dict[str, list[Any]], args: dict[str, Any]) -> dict[str, Any]:
     source = record["source"]
-    model = AltModel.from_record(record)
+    model = AltModel.from_record(upgrade(record))
     t, failed, s1, s2 = alt_arrays(columns, source["mapping"], record["distribution"])
     data = alt_data(model.spec, t, failed, s1, s2)
     use = None if args["use_stress"] is None else (args["use_stress"], args["use_stress2"])

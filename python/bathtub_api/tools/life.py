@@ -9,7 +9,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from aiohttp import web
 from pydantic import ConfigDict, Field, WithJsonSchema
 
-from bathtub import distributions, models
+from bathtub import distribution_schema, models
 from bathtub.life import names, records, saved
 from bathtub_api.errors import ApiError
 from bathtub_api.fields import Id, Name, Text, Unit, integer, text
@@ -82,13 +82,22 @@ class FitOut(Strict):
     url: str
 
 
-class ParamRow(Open):
-    """One estimated parameter, the same shape in every model kind's record."""
+class Row(Open):
+    """One estimate, the same shape in every model kind's record: a parameter, a regression or ALT
+    coefficient, an ALT use-level figure, a bootstrap interval ({name, value, se, ci} and the
+    row's documented extras)."""
 
     name: str
     value: float | None
     se: float | None = None
     ci: Annotated[list[float | None], Field(min_length=2, max_length=2)] | None = None
+
+
+class Covariance(Strict):
+    """A fit's covariance: the matrix of the estimates `names`, on the scale the names say."""
+
+    names: list[str]
+    matrix: list[list[float | None]] | None
 
 
 class GofRow(Open):
@@ -106,11 +115,12 @@ class ModelRecord(Open):
     kind: str
     unit: str | None
     n: int | None
-    params: list[ParamRow]
-    coefficients: list[Any]
+    params: list[Row]
+    coefficients: list[Row]
     metrics: dict[str, Any] | None
     gof: list[GofRow]
     life: list[dict[str, Any]] | dict[str, Any] | None
+    covariance: Covariance | None = None
 
 
 class ModelSummary(Strict):
@@ -182,7 +192,7 @@ class ImportIn(Strict):
     """A model from `data` (refitted; `options` as for fits) or from `params` (params-only;
     `extras` such as metrics go with params)."""
 
-    model_config = ConfigDict(json_schema_extra={"allOf": distributions.params_rules("distribution", "params")})
+    model_config = ConfigDict(json_schema_extra={"allOf": distribution_schema.params_rules("distribution", "params")})
     exactly_one = ("data", "params")
     # another tool's names (Weibull_3P, WeibullFitter, ...) map to a family and its parameters only
     # after the name is resolved, and whether any family fits a sample depends on the sample

@@ -19,6 +19,7 @@ from pydantic import ConfigDict, Field, WithJsonSchema
 
 from bathtub import engine, rbd
 from bathtub.errors import InputError
+from bathtub.models import upgrade
 from bathtub.rbd import blocks as rbd_blocks
 from bathtub.rbd import diagram as rbd_diagram
 from bathtub.rbd import stages as rbd_stages
@@ -241,7 +242,7 @@ async def _references(store: Store, owner: str, body: dict[str, Any]) -> tuple[d
                                          f"{item['body'].get('model')}; a joint unit needs a random_effects one")
                     if not joint:
                         check_saved(item["body"], mid, f"{f}.{key}.saved_model_id", d.get("unit"), m.get("covariates"))
-                    models[mid] = item["body"]
+                    models[mid] = upgrade(item["body"])  # rows and covariance in the one shape
             sub = n.get("subsystem_rbd_id")
             if sub and sub not in diagrams:
                 if len(diagrams) > 200:

@@ -16,6 +16,7 @@ from pydantic import Field, WithJsonSchema
 
 from bathtub import engine
 from bathtub.errors import InputError
+from bathtub.models import upgrade
 from bathtub.rbd import cheapest, decisions
 from bathtub.rbd import schema as rbd_schema
 from bathtub.rbd.blocks import model_schema
@@ -104,7 +105,7 @@ async def _saved_models(ctx: Ctx, options: dict[str, list[DesignOption]]) -> dic
                     item = await ctx.store.get_item(ctx.user.id, "model", mid)
                     if item is None:
                         raise InputError(f"options.{bid}[{i}].{key}.saved_model_id", f"no model with id {mid!r}")
-                    out[mid] = item["body"]
+                    out[mid] = upgrade(item["body"])  # rows and covariance in the one shape
     return out
 
 

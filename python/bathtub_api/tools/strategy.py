@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from bathtub import strategy
 from bathtub.currency import DESCRIPTION as CURRENCY_DESCRIPTION
 from bathtub.currency import PATTERN as CURRENCY_PATTERN
-from bathtub.distributions import FAMILIES, MIXTURE, cross_field_rules, params_rules
+from bathtub.distribution_schema import cross_field_rules, params_rules
+from bathtub.distributions import FAMILIES, MIXTURE
 from bathtub.errors import InputError
 from bathtub.strategy import demonstration_schema, uncertain
 from bathtub.strategy.demonstration import MAX_FAILURES
