@@ -119,7 +119,9 @@ async def test_an_antithetic_run_records_its_pairs_and_factor(api: Api) -> None:
     vr = res["variance_reduction"]
     assert vr["requested"] == "antithetic" and vr["method"] == "antithetic"
     assert vr["pairs"] == 1000 and vr["degrees_of_freedom"] == 999
-    assert (vr["fallback"] is None) == (vr["factor"] > 1)
+    # Efficiency = factor / 1.2 (a pair member's CPU over a plain replication's); pairs that do not pay are said.
+    assert abs(vr["efficiency"] - vr["factor"] / 1.2) < 1e-12
+    assert (vr["fallback"] is None) == (vr["efficiency"] > 1)
     # factor = per-replication variance / (2 x variance of pair means), both from the run.
     per_rep = vr["plain_std_error"] ** 2 * 2000
     pair_var = res["mean_availability_std_error"] ** 2 * 1000

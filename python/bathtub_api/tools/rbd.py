@@ -180,8 +180,9 @@ class Analyze(Strict):
         "estimator stood when it did; precision is reached on the reduced estimator. antithetic: replications "
         "drawn in pairs from one stream read as U and 1 - U (every life by inversion: other numbers than a "
         "plain run of the seed), the mean of the pairs' means with its t interval on pairs - 1 degrees of "
-        "freedom; factor = per-replication variance / (2 x variance of pair means), and a fallback note when "
-        "it is not above 1 (the pairs' estimate still stands)"))] | None = None
+        "freedom; factor = per-replication variance / (2 x variance of pair means); efficiency = factor / 1.2 "
+        "(a pair member's CPU over a plain replication's), a fallback note when it is not above 1; with precision, "
+        "pairs that do not pay after a 500-pair pilot turn to plain streams (method antithetic+plain)"))] | None = None
     recompute: bool = False
     initial_states: InitialStates | None = None
     uncertainty: Annotated[Literal["none", "parameters"], Field(description=(

@@ -32,7 +32,7 @@ use crate::availability::AvailabilityOptions;
 use crate::diagram::{Compiled, GroupKind, NO_GROUP};
 use crate::dist::Dist;
 use crate::error::EngineError;
-use crate::stats::fx;
+use crate::stats::{Moments, fx};
 use expo::{ExpSum, Ring, at_least, k_of_n, unit_availability};
 use serde::{Deserialize, Serialize};
 
@@ -325,6 +325,13 @@ pub struct VarianceAcc {
     pub sum_pair_sq: i128,
     #[serde(default)]
     pub ends: Vec<(u64, u64)>,
+    /// Antithetic runs to a target precision whose pilot pairs did not pay for their CPU:
+    /// the replication from which the run draws plain streams (`pairs::PILOT_PAIRS`), and
+    /// those replications' unavailability.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plain_from: Option<u64>,
+    #[serde(default, skip_serializing_if = "Moments::is_empty")]
+    pub after: Moments,
 }
 
 /// P(block g works at t) when it is known exactly: a plain block of exponential units
@@ -452,6 +459,8 @@ impl VarianceAcc {
             sum_pair: 0,
             sum_pair_sq: 0,
             ends: vec![],
+            plain_from: None,
+            after: Moments::default(),
         })
     }
 
@@ -473,6 +482,10 @@ impl VarianceAcc {
             return;
         }
         if self.antithetic_pairs() {
+            if !self.pairs_at(rep) {
+                self.after.add(y);
+                return;
+            }
             self.n += 1;
             self.sum_z += fx(y);
             self.sum_zz += fx(y * y);
@@ -505,7 +518,8 @@ impl VarianceAcc {
         }
     }
 
-    /// Whether two runs' plans are the same (their sums then add).
+    /// Whether two runs' plans are the same (their sums then add). Where an antithetic run
+    /// turned to plain streams is the caller's to check (it knows the ranges).
     pub(crate) fn same_plan(&self, o: &VarianceAcc) -> bool {
         self.requested == o.requested
             && self.condition == o.condition
@@ -526,6 +540,8 @@ impl VarianceAcc {
         for &(rep, y) in &o.ends {
             self.pair_end(rep, y);
         }
+        self.plain_from = self.plain_from.or(o.plain_from);
+        self.after.merge(&o.after);
     }
 }
 
@@ -596,3 +612,5 @@ fn best_condition(c: &Compiled, works: &[Option<ExpSum>], horizon: f64) -> Optio
 mod pair_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod turn_tests;

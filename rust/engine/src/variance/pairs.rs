@@ -1,7 +1,28 @@
 //! Antithetic pairs: the plan of an antithetic run, its exact pair sums (split anywhere,
 //! added in any order, the same bits), and the estimate from the pairs' means.
+//!
+//! Pairs pay only when their variance factor beats what they cost: every life is drawn by
+//! inversion (a logarithm or a quantile per draw, where a plain run mostly takes the
+//! ziggurat's table lookup), so a replication costs `PAIR_CPU_COST` times a plain one. The
+//! efficiency is factor / `PAIR_CPU_COST`. A run to a target precision decides after a
+//! pilot of `PILOT_PAIRS` pairs: at efficiency <= 1 it draws the rest on plain streams
+//! (`plain_from`), and the estimate joins the pilot's pair means and the plain replications,
+//! weighted by replications (both unbiased and independent of each other).
+//!
+//! The cost is a constant, not a timing of the run: a decision taken on a clock would make
+//! the same seed's numbers depend on the machine's load and the thread count, which no run
+//! of this engine may.
 use super::{Estimate, Method, VarianceAcc};
 use crate::stats::{Moments, fx, unfx};
+
+/// CPU of an antithetic replication over a plain one's, measured by
+/// `bench/variance_reduction.py` on its three plants (per replication: 1.20 on the
+/// benchmark plant, 1.18 with PM, 1.21 on the 2-of-3 with standby; 2026-11-27).
+pub const PAIR_CPU_COST: f64 = 1.2;
+
+/// Pairs a run to a target precision draws before it weighs their efficiency: the factor's
+/// relative standard error is then about sqrt(2 / 500), 6%.
+pub const PILOT_PAIRS: u64 = 500;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 impl VarianceAcc {
@@ -26,7 +47,33 @@ impl VarianceAcc {
             sum_pair: 0,
             sum_pair_sq: 0,
             ends: vec![],
+            plain_from: None,
+            after: Moments::default(),
         }
+    }
+
+    /// Whether replication `rep` is drawn as a pair member (an antithetic run before any
+    /// turn to plain streams).
+    #[inline]
+    pub fn pairs_at(&self, rep: u64) -> bool {
+        self.antithetic_pairs() && self.plain_from.is_none_or(|p| rep < p)
+    }
+
+    /// The pairs' efficiency from the run so far: their factor over their CPU cost. None
+    /// before 3 pairs.
+    pub fn pair_efficiency(&self, plain: &Moments) -> Option<f64> {
+        let e = self.pair_estimate()?;
+        Some(self.pair_factor(&e, plain) / PAIR_CPU_COST)
+    }
+
+    /// Where a run to a target precision, having run replications up to `end`, turns to
+    /// plain streams: at `end`, once the pilot's pairs are in and do not pay (`plain`: the
+    /// run's availabilities so far). None while it keeps its pairs or has turned already.
+    pub fn plain_switch(&self, end: u64, plain: &Moments) -> Option<u64> {
+        if !self.antithetic_pairs() || self.plain_from.is_some() || self.pairs < PILOT_PAIRS {
+            return None;
+        }
+        (self.pair_efficiency(plain)? <= 1.0).then_some(end)
     }
 
     /// Whether replications are drawn in antithetic pairs.
@@ -50,6 +97,33 @@ impl VarianceAcc {
             let at = self.ends.partition_point(|&(r, _)| r < rep);
             self.ends.insert(at, (rep, y));
         }
+    }
+
+    /// The run's estimate: the pairs' (`pair_estimate`), joined after a turn to plain
+    /// streams with the plain replications' mean: weights w = 2·pairs / N and 1 - w (N the
+    /// replications of both), variance w² se_pairs² + (1 - w)² se_plain², Student t on the
+    /// Welch-Satterthwaite degrees of freedom.
+    pub(super) fn antithetic_estimate(&self) -> Option<Estimate> {
+        let p = self.pair_estimate()?;
+        if self.after.n < 2 {
+            return Some(p);
+        }
+        let (k, q) = (2.0 * self.pairs as f64, self.after.n as f64);
+        let w = k / (k + q);
+        let vp = (w * p.std_error).powi(2);
+        let vq = ((1.0 - w) * self.after.std_error()).powi(2);
+        let var = vp + vq;
+        let df = if var > 0.0 {
+            var * var / (vp * vp / p.degrees_of_freedom + vq * vq / (q - 1.0))
+        } else {
+            p.degrees_of_freedom + q - 1.0
+        };
+        Some(Estimate {
+            unavailability: w * p.unavailability + (1.0 - w) * self.after.mean(),
+            std_error: var.sqrt(),
+            degrees_of_freedom: df,
+            t: StudentsT::new(0.0, 1.0, df).ok()?.inverse_cdf(0.975),
+        })
     }
 
     /// The mean of the pairs' means and its standard error from their spread, on Student t
@@ -83,6 +157,23 @@ impl VarianceAcc {
         let var_pair_mean = e.std_error * e.std_error * self.pairs as f64;
         if var_pair_mean > 0.0 {
             per_replication / (2.0 * var_pair_mean)
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// The factor of the run's estimate: the plain per-replication variance over the
+    /// estimate's variance times the replications it uses (the pairs' factor while the run
+    /// has no plain part).
+    pub(super) fn antithetic_factor(&self, e: &Estimate, plain: &Moments) -> f64 {
+        if self.after.n < 2 {
+            return self.pair_factor(e, plain);
+        }
+        let per_replication = plain.std_error().powi(2) * plain.n as f64;
+        let used = (2 * self.pairs + self.after.n) as f64;
+        let v = e.std_error * e.std_error * used;
+        if v > 0.0 {
+            per_replication / v
         } else {
             f64::INFINITY
         }
