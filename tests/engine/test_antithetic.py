@@ -6,6 +6,7 @@ same seed gives the same numbers on any thread count and any split of the replic
 from __future__ import annotations
 
 import json
+
 import numpy as np
 import pytest
 
