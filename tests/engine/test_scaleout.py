@@ -76,7 +76,7 @@ def test_precision_runs_take_the_same_batches_as_the_engine(client: Any) -> None
 
 
 @pytest.mark.slow  # a dask LocalCluster of worker processes (as in tests/service/test_rbd_cluster.py)
-@pytest.mark.parametrize("method", ["control", "auto", "antithetic"])
+@pytest.mark.parametrize("method", ["control", "auto", "antithetic", "stratified"])
 def test_reduced_runs_on_the_cluster_are_the_local_run_to_the_bit(client: Any, method: str) -> None:
     kw = {"horizon": 900.0, "seed": 9, "grid": 7, "replications": 1500, "variance_reduction": method}
     local = simulate_availability(trains(), threads=1, **kw)

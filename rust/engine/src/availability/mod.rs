@@ -19,7 +19,7 @@ use crate::diagram::Compiled;
 use crate::error::EngineError;
 use crate::parallel::{Control, over_replications};
 use crate::plain::Workspace;
-use crate::rng::Stream;
+use crate::rng::{Draws, Stream};
 use crate::sim::{COST_KINDS, K_DOWNTIME, Sim, core_only};
 use crate::stats::{Moments, add_vec, fx, unfx, wilson};
 use crate::variance::{Estimate, Method, VarianceAcc, VarianceSummary};
@@ -377,10 +377,13 @@ impl AvailabilityAcc {
         }
     }
 
-    /// Whether the run draws replication `rep` as a member of an antithetic pair.
+    /// How the run draws replication `rep` (plain, or a member of an antithetic pair or a
+    /// stratified set).
     #[inline]
-    pub fn antithetic_at(&self, rep: u64) -> bool {
-        self.variance.as_ref().is_some_and(|v| v.pairs_at(rep))
+    pub fn draws_at(&self, rep: u64) -> Draws {
+        self.variance
+            .as_ref()
+            .map_or(Draws::Plain, |v| v.draws_at(rep))
     }
 
     /// Where a run to a target precision turns to plain streams: the replication it turned

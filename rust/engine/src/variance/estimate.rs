@@ -19,10 +19,10 @@ pub struct Estimate {
 /// What the run record says about variance reduction.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VarianceSummary {
-    /// Asked: none | control | auto.
+    /// Asked: none | control | auto | antithetic | stratified.
     pub requested: String,
     /// Used for the mean availability: none (plain) | control | conditional |
-    /// conditional+control.
+    /// conditional+control | antithetic | antithetic+plain | stratified.
     pub method: String,
     /// Plain variance of the mean over the reduced one, both estimated from this run (the
     /// replications plain Monte Carlo would need for the same half-width, per replication
@@ -42,6 +42,10 @@ pub struct VarianceSummary {
     /// Antithetic runs: the complete pairs the estimate is the mean of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairs: Option<u64>,
+    /// Stratified runs: the complete sets (of `rng::SET` replications) the estimate is the
+    /// mean of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sets: Option<u64>,
     /// Antithetic runs: the pairs' factor over their CPU cost per replication
     /// (`pairs::PAIR_CPU_COST`); at or below 1 plain replications would have been as quick.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -162,11 +166,15 @@ impl VarianceAcc {
         if !self.active() {
             return Err("nothing to reduce with (see notes)".into());
         }
-        if self.antithetic_pairs() {
-            // The pairs' estimate stands even where they did not help: the plain one's
-            // interval would treat a pair's correlated members as independent.
+        if self.in_sets() {
+            // The sets' estimate stands even where they did not help: the plain one's
+            // interval would treat a set's correlated members as independent.
             let Some(e) = self.antithetic_estimate() else {
-                return Err("too few antithetic pairs (3 needed)".into());
+                return Err(if self.antithetic_pairs() {
+                    "too few antithetic pairs (3 needed)".into()
+                } else {
+                    "too few complete stratified sets (3 of 16 replications needed)".into()
+                });
             };
             return Ok((e, self.antithetic_factor(&e, plain)));
         }
@@ -196,6 +204,7 @@ impl VarianceAcc {
             (Err(_), _, _) => "none",
             (Ok(_), _, _) if self.antithetic_pairs() && self.after.n >= 2 => "antithetic+plain",
             (Ok(_), _, _) if self.antithetic_pairs() => "antithetic",
+            (Ok(_), _, _) if self.in_sets() => "stratified",
             (Ok(_), true, true) => "conditional",
             (Ok(_), true, false) => "conditional+control",
             (Ok(_), false, _) => "control",
@@ -233,6 +242,13 @@ impl VarianceAcc {
                     pair_factor.unwrap_or(f64::NAN),
                     efficiency.unwrap_or(f64::NAN),
                 )),
+                Ok((_, f)) if !self.antithetic_pairs() && self.in_sets() && *f <= 1.0 => {
+                    Some(format!(
+                        "the stratified sets did not help (factor {f:.3} <= 1): the estimate \
+                         is still the sets' (unbiased, its interval honest), but plain \
+                         replications would have done as well on this diagram"
+                    ))
+                }
                 Ok(_) => None,
             },
             notes: self.notes.clone(),
@@ -243,13 +259,14 @@ impl VarianceAcc {
             plain_mean_availability: plain.mean(),
             plain_std_error: plain.std_error(),
             pairs: self.antithetic_pairs().then_some(self.pairs),
+            sets: (self.in_sets() && !self.antithetic_pairs()).then_some(self.pairs),
             efficiency: efficiency.filter(|e| e.is_finite()),
             plain_from: self.plain_from,
         }
     }
 
     fn regression_kept(&self) -> usize {
-        if self.n < 2 || self.antithetic_pairs() {
+        if self.n < 2 || self.in_sets() {
             return 0;
         }
         Factor::new(&self.centred().4).kept()

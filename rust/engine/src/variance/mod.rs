@@ -32,6 +32,7 @@ use crate::availability::AvailabilityOptions;
 use crate::diagram::{Compiled, GroupKind, NO_GROUP};
 use crate::dist::Dist;
 use crate::error::EngineError;
+use crate::rng::Draws;
 use crate::stats::{Moments, fx};
 use expo::{ExpSum, Ring, at_least, k_of_n, unit_availability};
 use serde::{Deserialize, Serialize};
@@ -54,6 +55,7 @@ pub enum Method {
     Control,
     Auto,
     Antithetic,
+    Stratified,
 }
 
 impl Method {
@@ -63,9 +65,12 @@ impl Method {
             "control" => Ok(Method::Control),
             "auto" => Ok(Method::Auto),
             "antithetic" => Ok(Method::Antithetic),
+            "stratified" => Ok(Method::Stratified),
             other => Err(EngineError::at(
                 "variance_reduction",
-                format!("must be one of none, control, auto, antithetic (got {other:?})"),
+                format!(
+                    "must be one of none, control, auto, antithetic, stratified (got {other:?})"
+                ),
             )),
         }
     }
@@ -317,6 +322,7 @@ pub struct VarianceAcc {
     /// Antithetic runs: complete pairs, exact sums of each pair's y_2k + y_2k+1 and of its
     /// square, and the replications whose partner is outside the range summed so far
     /// (index, bits of y), so ranges split anywhere add up to the whole run's sums.
+    /// Stratified runs keep their sets here alike (`pairs` counts complete sets).
     #[serde(default)]
     pub pairs: u64,
     #[serde(default)]
@@ -369,6 +375,9 @@ impl VarianceAcc {
         }
         if method == Method::Antithetic {
             return Some(VarianceAcc::antithetic());
+        }
+        if method == Method::Stratified {
+            return Some(VarianceAcc::stratified());
         }
         let horizon = o.horizon;
         let mut notes = vec![];
@@ -466,7 +475,7 @@ impl VarianceAcc {
 
     /// Whether anything is collected per replication.
     pub(crate) fn active(&self) -> bool {
-        self.condition.is_some() || !self.controls.is_empty() || self.antithetic_pairs()
+        self.condition.is_some() || !self.controls.is_empty() || self.in_sets()
     }
 
     /// Replication `rep`: its plain unavailability `y`, its conditional one when
@@ -481,8 +490,8 @@ impl VarianceAcc {
         if !self.active() {
             return;
         }
-        if self.antithetic_pairs() {
-            if !self.pairs_at(rep) {
+        if self.in_sets() {
+            if self.draws_at(rep) == Draws::Plain {
                 self.after.add(y);
                 return;
             }
@@ -610,6 +619,8 @@ fn best_condition(c: &Compiled, works: &[Option<ExpSum>], horizon: f64) -> Optio
 
 #[cfg(test)]
 mod pair_tests;
+#[cfg(test)]
+mod strat_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! the same seed's numbers depend on the machine's load and the thread count, which no run
 //! of this engine may.
 use super::{Estimate, Method, VarianceAcc};
+use crate::rng::{Draws, SET};
 use crate::stats::{Moments, fx, unfx};
 
 /// CPU of an antithetic replication over a plain one's, measured by
@@ -27,13 +28,27 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 impl VarianceAcc {
     pub(super) fn antithetic() -> VarianceAcc {
+        VarianceAcc::in_sets_of(
+            Method::Antithetic,
+            "antithetic: the run's other figures (curve, blocks, failures) are plain \
+             means over its replications, their intervals treating them as independent",
+        )
+    }
+
+    pub(super) fn stratified() -> VarianceAcc {
+        VarianceAcc::in_sets_of(
+            Method::Stratified,
+            "stratified: sets of 16 replications share a Latin hypercube over their first \
+             64 uniforms (every unit's first life, for up to 64 units); the run's other \
+             figures (curve, blocks, failures) are plain means over its replications, their \
+             intervals treating them as independent",
+        )
+    }
+
+    fn in_sets_of(requested: Method, note: &str) -> VarianceAcc {
         VarianceAcc {
-            requested: Method::Antithetic,
-            notes: vec![
-                "antithetic: the run's other figures (curve, blocks, failures) are plain \
-                 means over its replications, their intervals treating them as independent"
-                    .to_string(),
-            ],
+            requested,
+            notes: vec![note.to_string()],
             condition: None,
             controls: vec![],
             system: None,
@@ -52,11 +67,28 @@ impl VarianceAcc {
         }
     }
 
-    /// Whether replication `rep` is drawn as a pair member (an antithetic run before any
-    /// turn to plain streams).
+    /// Whether replications are drawn in sets (antithetic pairs or stratified sets).
+    pub fn in_sets(&self) -> bool {
+        matches!(self.requested, Method::Antithetic | Method::Stratified)
+    }
+
+    /// Replications in a set: 2 for antithetic pairs, `rng::SET` for stratified sets.
+    pub fn set_size(&self) -> u64 {
+        if self.requested == Method::Stratified {
+            SET
+        } else {
+            2
+        }
+    }
+
+    /// How replication `rep` draws (plain past an antithetic run's turn to plain streams).
     #[inline]
-    pub fn pairs_at(&self, rep: u64) -> bool {
-        self.antithetic_pairs() && self.plain_from.is_none_or(|p| rep < p)
+    pub fn draws_at(&self, rep: u64) -> Draws {
+        match self.requested {
+            Method::Antithetic if self.plain_from.is_none_or(|p| rep < p) => Draws::Antithetic,
+            Method::Stratified => Draws::Stratified,
+            _ => Draws::Plain,
+        }
     }
 
     /// The pairs' efficiency from the run so far: their factor over their CPU cost. None
@@ -81,21 +113,25 @@ impl VarianceAcc {
         self.requested == Method::Antithetic
     }
 
-    /// Replication `rep`'s unavailability `y`, or a range's end: completes its pair when
-    /// the partner is here already (the sum always y_2k + y_2k+1, in that order, so the
-    /// bits do not depend on which came first).
+    /// Replication `rep`'s unavailability `y`, or a range's end: completes its set when
+    /// the other members are here already (the set's sum always in replication order, so
+    /// the bits do not depend on which came first; a pair's is y_2k + y_2k+1).
     pub(super) fn pair_end(&mut self, rep: u64, y: u64) {
-        if let Some(i) = self.ends.iter().position(|&(r, _)| r ^ 1 == rep) {
-            let (other, w) = self.ends.swap_remove(i);
-            let (a, b) = if rep < other { (y, w) } else { (w, y) };
-            let s = f64::from_bits(a) + f64::from_bits(b);
+        let m = self.set_size();
+        // Sorted, so equal runs compare equal whatever order their pieces merged in.
+        let at = self.ends.partition_point(|&(r, _)| r < rep);
+        self.ends.insert(at, (rep, y));
+        let k = rep / m;
+        let lo = self.ends.partition_point(|&(r, _)| r / m < k);
+        let hi = self.ends.partition_point(|&(r, _)| r / m <= k);
+        if (hi - lo) as u64 == m {
+            let s = self.ends[lo..hi]
+                .iter()
+                .fold(0.0, |s, &(_, b)| s + f64::from_bits(b));
+            self.ends.drain(lo..hi);
             self.pairs += 1;
             self.sum_pair += fx(s);
             self.sum_pair_sq += fx(s * s);
-        } else {
-            // Sorted, so equal runs compare equal whatever order their pieces merged in.
-            let at = self.ends.partition_point(|&(r, _)| r < rep);
-            self.ends.insert(at, (rep, y));
         }
     }
 
@@ -126,37 +162,37 @@ impl VarianceAcc {
         })
     }
 
-    /// The mean of the pairs' means and its standard error from their spread, on Student t
-    /// with pairs - 1 degrees of freedom (pairs are independent; their members are not).
-    /// A replication whose partner is not in the run is left out. None below 3 pairs.
+    /// The mean of the sets' (pairs') means and its standard error from their spread, on
+    /// Student t with sets - 1 degrees of freedom (sets are independent; their members are
+    /// not). A replication whose set is not complete in the run is left out. None below 3.
     pub(super) fn pair_estimate(&self) -> Option<Estimate> {
         if self.pairs < 3 {
             return None;
         }
-        let m = self.pairs as f64;
+        let (m, size) = (self.pairs as f64, self.set_size() as f64);
         let mean_sum = unfx(self.sum_pair) / m;
-        // Pair means are s / 2: their variance is that of s over 4.
+        // Set means are s / size: their variance is that of s over size².
         let var_sum = ((unfx(self.sum_pair_sq) - m * mean_sum * mean_sum) / (m - 1.0)).max(0.0);
-        let var_mean = var_sum / 4.0;
+        let var_mean = var_sum / (size * size);
         let df = m - 1.0;
         Some(Estimate {
-            unavailability: mean_sum / 2.0,
+            unavailability: mean_sum / size,
             std_error: (var_mean / m).sqrt(),
             degrees_of_freedom: df,
             t: StudentsT::new(0.0, 1.0, df).ok()?.inverse_cdf(0.975),
         })
     }
 
-    /// The factor the pairs achieved, from the run itself: the per-replication variance
-    /// (the plain estimator's, `plain` holding the run's availabilities) over twice the
-    /// variance of a pair's mean: the replications plain Monte Carlo needs for the same
-    /// half-width, per replication here. Below 1 the pairs did worse than independent
-    /// replications would have.
+    /// The factor the pairs (sets) achieved, from the run itself: the per-replication
+    /// variance (the plain estimator's, `plain` holding the run's availabilities) over the
+    /// set size times the variance of a set's mean: the replications plain Monte Carlo
+    /// needs for the same half-width, per replication here. Below 1 the sets did worse than
+    /// independent replications would have.
     pub(super) fn pair_factor(&self, e: &Estimate, plain: &Moments) -> f64 {
         let per_replication = plain.std_error().powi(2) * plain.n as f64;
         let var_pair_mean = e.std_error * e.std_error * self.pairs as f64;
         if var_pair_mean > 0.0 {
-            per_replication / (2.0 * var_pair_mean)
+            per_replication / (self.set_size() as f64 * var_pair_mean)
         } else {
             f64::INFINITY
         }
@@ -170,7 +206,7 @@ impl VarianceAcc {
             return self.pair_factor(e, plain);
         }
         let per_replication = plain.std_error().powi(2) * plain.n as f64;
-        let used = (2 * self.pairs + self.after.n) as f64;
+        let used = (self.set_size() * self.pairs + self.after.n) as f64;
         let v = e.std_error * e.std_error * used;
         if v > 0.0 {
             per_replication / v
