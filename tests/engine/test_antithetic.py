@@ -91,14 +91,14 @@ def test_a_target_precision_stops_on_the_pairs_half_width() -> None:
 
 
 def test_pairs_that_do_not_pay_turn_to_plain_streams_and_stay_honest() -> None:
-    # The closed-form plant's pairs barely help (factor about 1): after the 500-pair pilot a run to a target
+    # The closed-form plant's pairs barely help (factor about 1): after the 400-pair pilot a run to a target
     # precision draws plain streams, and its joined interval covers the exact value.
     kw = dict(horizon=HORIZON, target_half_width=0.02, max_replications=1_000_000, seed=21, grid=0,
               variance_reduction="antithetic")
     r = simulate_availability(trains(3), threads=2, **kw)
     vr = r.variance_reduction
     assert vr["method"] == "antithetic+plain" and vr["efficiency"] <= 1.0
-    assert vr["pairs"] * 2 == vr["plain_from"] >= 1000 and r.replications > vr["plain_from"]
+    assert vr["pairs"] * 2 == vr["plain_from"] >= 800 and r.replications > vr["plain_from"]
     assert "plain streams" in vr["fallback"]
     lo, hi = r.mean_availability_interval
     assert lo <= exact_availability(3) <= hi and r.relative_half_width <= 0.02

@@ -94,7 +94,7 @@ def test_reduced_runs_on_the_cluster_are_the_local_run_to_the_bit(client: Any, m
 
 @pytest.mark.slow  # a dask LocalCluster of worker processes (as in tests/service/test_rbd_cluster.py)
 def test_antithetic_pairs_turning_to_plain_streams_on_the_cluster_are_the_local_run(client: Any) -> None:
-    # Pairs that do not pay after the 500-pair pilot: the cluster's driver tells later chunks where the run turned.
+    # Pairs that do not pay after the 400-pair pilot: the cluster's driver tells later chunks where the run turned.
     kw = {"horizon": 1000.0, "seed": 21, "grid": 0, "target_half_width": 0.03, "max_replications": 1_000_000,
           "variance_reduction": "antithetic"}
     local = simulate_availability(trains(), **kw)

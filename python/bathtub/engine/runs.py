@@ -86,7 +86,7 @@ def simulate_availability(
     same numbers on any thread count, split or cluster; the factor is the per-replication
     variance over twice the pair means' variance, `efficiency` that over 1.2 (a pair member's CPU
     over a plain replication's) and `fallback` says when it is not above 1; a run to a target
-    precision turns to plain streams after a 500-pair pilot that does not pay ("antithetic+plain").
+    precision turns to plain streams after a 400-pair pilot that does not pay ("antithetic+plain").
     "stratified" draws its own replications in sets of 16 whose first 64 uniforms (every unit's
     first life) are a Latin hypercube over the set: the mean of the sets' means with a Student t
     interval on sets - 1 degrees of freedom, `sets` on the record.

@@ -182,7 +182,7 @@ class Analyze(Strict):
         "plain run of the seed), the mean of the pairs' means with its t interval on pairs - 1 degrees of "
         "freedom; factor = per-replication variance / (2 x variance of pair means); efficiency = factor / 1.2 "
         "(a pair member's CPU over a plain replication's), a fallback note when it is not above 1; with precision, "
-        "pairs that do not pay after a 500-pair pilot turn to plain streams (method antithetic+plain). stratified: "
+        "pairs that do not pay after a 400-pair pilot turn to plain streams (method antithetic+plain). stratified: "
         "sets of 16 replications whose first 64 uniforms (each unit's first life) are a Latin hypercube over the "
         "set, the mean of set means with its t interval on sets - 1 degrees of freedom"))] | None = None
     recompute: bool = False

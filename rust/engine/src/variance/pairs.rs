@@ -22,8 +22,11 @@ use crate::stats::{Moments, fx, unfx};
 pub const PAIR_CPU_COST: f64 = 1.2;
 
 /// Pairs a run to a target precision draws before it weighs their efficiency: the factor's
-/// relative standard error is then about sqrt(2 / 500), 6%.
-pub const PILOT_PAIRS: u64 = 500;
+/// relative standard error is then about sqrt(2 / 400), 7%, and a run's first batches
+/// (200 replications, then up to 4 times as many in all) have them at 800 (500 pairs
+/// waited for the next batch's end, 3200 replications at the pairs' cost, on the bench's
+/// plants).
+pub const PILOT_PAIRS: u64 = 400;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 impl VarianceAcc {
