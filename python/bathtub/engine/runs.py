@@ -87,8 +87,8 @@ def simulate_availability(
     variance over twice the pair means' variance, `efficiency` that over 1.2 (a pair member's CPU
     over a plain replication's) and `fallback` says when it is not above 1; a run to a target
     precision turns to plain streams after a 400-pair pilot that does not pay ("antithetic+plain").
-    "stratified" draws its own replications in sets of 16 whose first 64 uniforms (every unit's
-    first life) are a Latin hypercube over the set: the mean of the sets' means with a Student t
+    "stratified" draws its own replications in sets of 16 whose first uniforms, one per unit up to
+    64 (its first life), are a Latin hypercube over the set: the mean of the sets' means with a Student t
     interval on sets - 1 degrees of freedom, `sets` on the record.
     """
     if replications is not None and target_half_width is not None:

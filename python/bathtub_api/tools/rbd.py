@@ -183,8 +183,8 @@ class Analyze(Strict):
         "freedom; factor = per-replication variance / (2 x variance of pair means); efficiency = factor / 1.2 "
         "(a pair member's CPU over a plain replication's), a fallback note when it is not above 1; with precision, "
         "pairs that do not pay after a 400-pair pilot turn to plain streams (method antithetic+plain). stratified: "
-        "sets of 16 replications whose first 64 uniforms (each unit's first life) are a Latin hypercube over the "
-        "set, the mean of set means with its t interval on sets - 1 degrees of freedom"))] | None = None
+        "sets of 16 replications whose first uniforms, one per unit up to 64 (its first life), are a Latin hypercube "
+        "over the set, the mean of set means with its t interval on sets - 1 degrees of freedom"))] | None = None
     recompute: bool = False
     initial_states: InitialStates | None = None
     uncertainty: Annotated[Literal["none", "parameters"], Field(description=(

@@ -36,16 +36,17 @@ pub struct Stream {
 pub enum Draws {
     Plain,
     Antithetic,
-    Stratified,
+    /// A member of a stratified set whose first this many uniforms are stratified.
+    Stratified(u32),
 }
 
 /// Replications of a stratified set: a power of two, so an affine map mod `SET` with an odd
 /// slope permutes its strata.
 pub const SET: u64 = 16;
 
-/// Uniforms of a replication drawn from its set's Latin hypercube: the first ones, where
-/// every unit's first life is drawn (in unit order; a diagram of more units has the rest
-/// plain).
+/// Most uniforms of a replication drawn from its set's Latin hypercube: a run stratifies
+/// its first n, n the diagram's units, where every unit's first life is drawn (in unit
+/// order; a diagram of more units has the rest plain).
 pub const STRATIFIED_DRAWS: u32 = 64;
 
 impl Stream {
@@ -85,7 +86,8 @@ impl Stream {
     ///
     /// A stratified one's replications form sets of `SET` (replications SET·k to
     /// SET·k + SET - 1), each drawing from a stream of its own seed (no plain replication's):
-    /// its first `STRATIFIED_DRAWS` uniforms are a Latin hypercube over the set, coordinate i
+    /// its first n uniforms (`Draws::Stratified(n)`, at most `STRATIFIED_DRAWS`) are a Latin
+    /// hypercube over the set, coordinate i
     /// of member j in stratum (a·j + b) mod SET (a odd and b from a hash of the set and i:
     /// a permutation of the strata, each stratum uniform for a given member) plus a uniform
     /// offset within it from the member's stream, and drawn lives invert them. Each
@@ -100,13 +102,13 @@ impl Stream {
                 s.invert = true;
                 s
             }
-            Draws::Stratified => {
+            Draws::Stratified(n) => {
                 let own = substream_seed(seed, STRATIFIED);
                 let mut s = Stream::new(own, rep);
-                s.left = STRATIFIED_DRAWS;
+                s.left = n.min(STRATIFIED_DRAWS);
                 s.set_key = mix64(own ^ mix64((rep / SET).wrapping_add(GOLDEN)));
                 s.member = rep % SET;
-                s.invert = true;
+                s.invert = s.left > 0;
                 s
             }
         }
@@ -158,7 +160,8 @@ impl Stream {
     #[cold]
     #[inline(never)]
     fn stratified(&mut self) -> f64 {
-        let i = (STRATIFIED_DRAWS - self.left) as u64;
+        // Coordinates counted down from the last: a key of its own for each, in any order.
+        let i = self.left as u64;
         self.left -= 1;
         if self.left == 0 {
             self.invert = false; // the rest of the replication draws as a plain one
@@ -278,7 +281,9 @@ mod tests {
     fn a_stratified_set_takes_each_stratum_once_per_coordinate() {
         for (seed, k) in [(3u64, 0u64), (3, 5), (99, 1 << 30)] {
             let mut members: Vec<Stream> = (0..SET)
-                .map(|j| Stream::for_replication(seed, SET * k + j, Draws::Stratified))
+                .map(|j| {
+                    Stream::for_replication(seed, SET * k + j, Draws::Stratified(STRATIFIED_DRAWS))
+                })
                 .collect();
             assert!(members.iter().all(|s| s.inverts()));
             for _ in 0..STRATIFIED_DRAWS {
@@ -297,10 +302,10 @@ mod tests {
             assert!(members.iter().all(|s| !s.inverts()));
         }
         // Sets differ from each other and from the plain and antithetic replications.
-        let x = Stream::for_replication(3, 0, Draws::Stratified).uniform();
+        let x = Stream::for_replication(3, 0, Draws::Stratified(STRATIFIED_DRAWS)).uniform();
         assert_ne!(
             x,
-            Stream::for_replication(3, SET, Draws::Stratified).uniform()
+            Stream::for_replication(3, SET, Draws::Stratified(STRATIFIED_DRAWS)).uniform()
         );
         assert_ne!(x, Stream::new(3, 0).uniform());
     }
@@ -312,7 +317,8 @@ mod tests {
         let n = 100_000u64;
         let (mut sum, mut low, mut prod) = (0.0, 0u32, 0.0);
         for k in 0..n {
-            let mut s = Stream::for_replication(17, SET * k + 3, Draws::Stratified);
+            let mut s =
+                Stream::for_replication(17, SET * k + 3, Draws::Stratified(STRATIFIED_DRAWS));
             let (u, v) = (s.uniform(), s.uniform());
             sum += u;
             low += u32::from(u < 0.1);
@@ -324,5 +330,18 @@ mod tests {
         assert!((sum / nf - 0.5).abs() < 4.0 * 9.1e-4, "{}", sum / nf);
         assert!((low as f64 / nf - 0.1).abs() < 4.0 * 9.5e-4);
         assert!((prod / nf - 0.25).abs() < 4.0 * 7.0e-4, "{}", prod / nf);
+    }
+
+    #[test]
+    fn a_run_stratifies_as_many_uniforms_as_it_asks() {
+        // A diagram of 3 units: 3 stratified draws by inversion, then a plain replication's.
+        let mut s = Stream::for_replication(5, 7, Draws::Stratified(3));
+        for _ in 0..3 {
+            assert!(s.inverts());
+            s.uniform();
+        }
+        assert!(!s.inverts());
+        // None asked: a plain draw from the start (of the stratified run's own stream).
+        assert!(!Stream::for_replication(5, 7, Draws::Stratified(0)).inverts());
     }
 }

@@ -338,6 +338,14 @@ pub struct VarianceAcc {
     pub plain_from: Option<u64>,
     #[serde(default, skip_serializing_if = "Moments::is_empty")]
     pub after: Moments,
+    /// Stratified runs: the uniforms of a replication drawn from its set's Latin hypercube
+    /// (the diagram's units, at most `rng::STRATIFIED_DRAWS`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub strata: u32,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
 }
 
 /// P(block g works at t) when it is known exactly: a plain block of exponential units
@@ -377,7 +385,9 @@ impl VarianceAcc {
             return Some(VarianceAcc::antithetic());
         }
         if method == Method::Stratified {
-            return Some(VarianceAcc::stratified());
+            return Some(VarianceAcc::stratified(
+                c.groups.iter().map(|g| g.units).sum(),
+            ));
         }
         let horizon = o.horizon;
         let mut notes = vec![];
@@ -470,6 +480,7 @@ impl VarianceAcc {
             ends: vec![],
             plain_from: None,
             after: Moments::default(),
+            strata: 0,
         })
     }
 
@@ -531,6 +542,7 @@ impl VarianceAcc {
     /// turned to plain streams is the caller's to check (it knows the ranges).
     pub(crate) fn same_plan(&self, o: &VarianceAcc) -> bool {
         self.requested == o.requested
+            && self.strata == o.strata
             && self.condition == o.condition
             && self.controls == o.controls
             && self.system == o.system

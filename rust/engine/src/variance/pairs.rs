@@ -13,7 +13,7 @@
 //! the same seed's numbers depend on the machine's load and the thread count, which no run
 //! of this engine may.
 use super::{Estimate, Method, VarianceAcc};
-use crate::rng::{Draws, SET};
+use crate::rng::{Draws, SET, STRATIFIED_DRAWS};
 use crate::stats::{Moments, fx, unfx};
 
 /// CPU of an antithetic replication over a plain one's, measured by
@@ -38,14 +38,18 @@ impl VarianceAcc {
         )
     }
 
-    pub(super) fn stratified() -> VarianceAcc {
-        VarianceAcc::in_sets_of(
+    /// A stratified plan whose replications stratify their first `units` uniforms (at most
+    /// `rng::STRATIFIED_DRAWS`): the diagram's units' first lives.
+    pub(super) fn stratified(units: u32) -> VarianceAcc {
+        let mut v = VarianceAcc::in_sets_of(
             Method::Stratified,
             "stratified: sets of 16 replications share a Latin hypercube over their first \
-             64 uniforms (every unit's first life, for up to 64 units); the run's other \
+             uniforms, one per unit up to 64 (the units' first lives); the run's other \
              figures (curve, blocks, failures) are plain means over its replications, their \
              intervals treating them as independent",
-        )
+        );
+        v.strata = units.min(STRATIFIED_DRAWS);
+        v
     }
 
     fn in_sets_of(requested: Method, note: &str) -> VarianceAcc {
@@ -67,6 +71,7 @@ impl VarianceAcc {
             ends: vec![],
             plain_from: None,
             after: Moments::default(),
+            strata: 0,
         }
     }
 
@@ -89,7 +94,7 @@ impl VarianceAcc {
     pub fn draws_at(&self, rep: u64) -> Draws {
         match self.requested {
             Method::Antithetic if self.plain_from.is_none_or(|p| rep < p) => Draws::Antithetic,
-            Method::Stratified => Draws::Stratified,
+            Method::Stratified => Draws::Stratified(self.strata),
             _ => Draws::Plain,
         }
     }

@@ -102,7 +102,7 @@ fn the_estimate_is_the_mean_of_set_means_with_their_t_interval() {
     // By hand: 4 sets of 16 values and 5 more (an incomplete set, left out).
     let mut rng = crate::rng::Stream::new(4, 0);
     let ys: Vec<f64> = (0..69).map(|_| rng.uniform() * 0.1).collect();
-    let mut v = VarianceAcc::stratified();
+    let mut v = VarianceAcc::stratified(6);
     let mut plain = Moments::default();
     for (i, &y) in ys.iter().enumerate().rev() {
         v.book(i as u64, y, None, |_| 0.0);
