@@ -76,7 +76,7 @@ def test_precision_runs_take_the_same_batches_as_the_engine(client: Any) -> None
 
 
 @pytest.mark.slow  # a dask LocalCluster of worker processes (as in tests/service/test_rbd_cluster.py)
-@pytest.mark.parametrize("method", ["control", "auto", "antithetic"])
+@pytest.mark.parametrize("method", ["control", "auto", "antithetic", "stratified"])
 def test_reduced_runs_on_the_cluster_are_the_local_run_to_the_bit(client: Any, method: str) -> None:
     kw = {"horizon": 900.0, "seed": 9, "grid": 7, "replications": 1500, "variance_reduction": method}
     local = simulate_availability(trains(), threads=1, **kw)
@@ -90,6 +90,18 @@ def test_reduced_runs_on_the_cluster_are_the_local_run_to_the_bit(client: Any, m
     remote = simulate_availability(trains(), cluster=client, **kw)
     assert remote.replications == local.replications and remote.state == local.state
     assert local.target_reached
+
+
+@pytest.mark.slow  # a dask LocalCluster of worker processes (as in tests/service/test_rbd_cluster.py)
+def test_antithetic_pairs_turning_to_plain_streams_on_the_cluster_are_the_local_run(client: Any) -> None:
+    # Pairs that do not pay after the 400-pair pilot: the cluster's driver tells later chunks where the run turned.
+    kw = {"horizon": 1000.0, "seed": 21, "grid": 0, "target_half_width": 0.03, "max_replications": 1_000_000,
+          "variance_reduction": "antithetic"}
+    local = simulate_availability(trains(), **kw)
+    remote = simulate_availability(trains(), cluster=client, **kw)
+    assert local.variance_reduction["plain_from"] is not None
+    assert remote.replications == local.replications and remote.state == local.state
+    assert remote.to_dict() == local.to_dict()
 
 
 @pytest.mark.slow  # a dask LocalCluster of worker processes (as in tests/service/test_rbd_cluster.py)

@@ -113,7 +113,7 @@ def test_a_target_precision_uses_the_reduced_estimator() -> None:
     assert red.relative_half_width <= 0.02
 
 
-@pytest.mark.parametrize("bad", ["stratified", "", None, 1])
+@pytest.mark.parametrize("bad", ["importance", "", None, 1])
 def test_an_unknown_variance_reduction_is_refused_naming_the_field(bad) -> None:
     with pytest.raises(InputError) as e:
         simulate_availability(trains(), horizon=100.0, replications=10, variance_reduction=bad)

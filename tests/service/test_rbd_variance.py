@@ -85,7 +85,7 @@ async def test_variance_reduction_is_refused_where_it_does_not_apply(api: Api) -
                                                            "variance_reduction": "control"})
     assert status == 422 and "variance_reduction" in str(body["detail"]), body
     status, body = await api.post("rbd_analysis/analyze", {"id": created["id"], "horizon": 100.0,
-                                                           "variance_reduction": "stratified"})
+                                                           "variance_reduction": "importance"})
     assert status == 422 and "variance_reduction" in str(body["detail"]), body
 
 
@@ -119,7 +119,9 @@ async def test_an_antithetic_run_records_its_pairs_and_factor(api: Api) -> None:
     vr = res["variance_reduction"]
     assert vr["requested"] == "antithetic" and vr["method"] == "antithetic"
     assert vr["pairs"] == 1000 and vr["degrees_of_freedom"] == 999
-    assert (vr["fallback"] is None) == (vr["factor"] > 1)
+    # Efficiency = factor / 1.2 (a pair member's CPU over a plain replication's); pairs that do not pay are said.
+    assert abs(vr["efficiency"] - vr["factor"] / 1.2) < 1e-12
+    assert (vr["fallback"] is None) == (vr["efficiency"] > 1)
     # factor = per-replication variance / (2 x variance of pair means), both from the run.
     per_rep = vr["plain_std_error"] ** 2 * 2000
     pair_var = res["mean_availability_std_error"] ** 2 * 1000
@@ -127,3 +129,25 @@ async def test_an_antithetic_run_records_its_pairs_and_factor(api: Api) -> None:
     lo, hi = res["mean_availability_interval"]
     assert lo <= exact_mean() <= hi
     assert run["inputs"]["options"]["variance_reduction"] == "antithetic"
+
+
+async def test_a_stratified_run_records_its_sets_and_factor(api: Api) -> None:
+    status, created = await api.post("rbd/create", two_trains())
+    assert status == 200, created
+    ask = {"id": created["id"], "horizon": HORIZON, "replications": 1600, "seed": 3, "grid": 11,
+           "variance_reduction": "stratified"}
+    status, q = await api.post("rbd_analysis/analyze", ask)
+    assert status == 200, q
+    assert (await poll(api, q["job_id"]))["status"] == "done"
+    status, run = await api.post("get/rbd_run", {"id": q["run_id"]})
+    assert status == 200, run
+    res = run["results"]
+    vr = res["variance_reduction"]
+    assert vr["requested"] == "stratified" and vr["method"] == "stratified"
+    assert vr["sets"] == 100 and vr["degrees_of_freedom"] == 99 and "pairs" not in vr
+    # factor = per-replication variance / (16 x variance of set means), both from the run.
+    per_rep = vr["plain_std_error"] ** 2 * 1600
+    set_var = res["mean_availability_std_error"] ** 2 * 100
+    assert abs(vr["factor"] / (per_rep / (16 * set_var)) - 1) < 1e-9
+    lo, hi = res["mean_availability_interval"]
+    assert lo <= exact_mean() <= hi

@@ -67,11 +67,12 @@ def compile_diagram(diagram_json: str) -> list[str]:
 def simulate_availability(diagram_json: str, horizon: float, grid: int, crews: int, seed: int, replication_start: int,
                           *, replications: int | None, target_half_width: float | None, max_replications: int,
                           threads: int | None, control: RunControl,
-                          variance_reduction: str = "none") -> tuple[str, str]:
-    """(mergeable state, summary) as JSON text: the state is kept whole to merge runs later."""
+                          variance_reduction: str = "none", plain_from: int | None = None) -> tuple[str, str]:
+    """(mergeable state, summary) as JSON text: the state is kept whole to merge runs later.
+    `plain_from`: an antithetic run's chunk past its turn to plain streams (`availability_plain_from`)."""
     run = {"seed": seed, "replication_start": replication_start, "replications": replications,
            "target_half_width": target_half_width, "max_replications": max_replications, "threads": threads,
-           "variance_reduction": variance_reduction}
+           "variance_reduction": variance_reduction, "plain_from": plain_from}
     return _engine.simulate_availability(diagram_json, horizon, grid, crews, run, control=control)
 
 
@@ -83,6 +84,12 @@ def simulate_mission(diagram_json: str, mission_time: float, grid: int, seed: in
 
 def merge_availability(a: str, b: str) -> tuple[str, str]:
     return _engine.merge_availability(a, b)
+
+
+def availability_plain_from(state: str) -> int | None:
+    """Where an antithetic run to a target precision, `state` run so far, draws plain streams from
+    (its pilot's pairs not paying for their CPU), else None: later chunks are told."""
+    return _engine.availability_plain_from(state)
 
 
 def merge_mission(a: str, b: str) -> tuple[str, str]:

@@ -38,7 +38,7 @@ __all__ = ["MAX_REPLICATIONS", "MAX_U64", "VARIANCE_REDUCTION", "check_threads",
 MAX_U64 = 2**64 - 1
 MAX_REPLICATIONS = 100_000_000
 # Variance reduction of an availability run (the engine's `variance::Method`).
-VARIANCE_REDUCTION = ("none", "control", "auto", "antithetic")
+VARIANCE_REDUCTION = ("none", "control", "auto", "antithetic", "stratified")
 
 
 def check_threads(threads: int | None) -> int | None:
@@ -84,7 +84,12 @@ def simulate_availability(
     1 - U, every life by inversion: the mean availability is the mean of the pairs' means with
     a Student t interval on pairs - 1 degrees of freedom (a target precision stops on it), the
     same numbers on any thread count, split or cluster; the factor is the per-replication
-    variance over twice the pair means' variance, and `fallback` says when it is not above 1.
+    variance over twice the pair means' variance, `efficiency` that over 1.2 (a pair member's CPU
+    over a plain replication's) and `fallback` says when it is not above 1; a run to a target
+    precision turns to plain streams after a 400-pair pilot that does not pay ("antithetic+plain").
+    "stratified" draws its own replications in sets of 16 whose first uniforms, one per unit up to
+    64 (its first life), are a Latin hypercube over the set: the mean of the sets' means with a Student t
+    interval on sets - 1 degrees of freedom, `sets` on the record.
     """
     if replications is not None and target_half_width is not None:
         raise InputError("replications", "give replications or target_half_width, not both")

@@ -80,14 +80,15 @@ def _stop_watch(event_name: str, control: RunControl) -> Callable[[], None]:
 
 
 def _availability_chunk(text: str, horizon: float, grid: int, crews: int, seed: int, variance_reduction: str,
-                        start: int, count: int, event_name: str) -> tuple[str, str]:
+                        plain_from: int | None, start: int, count: int, event_name: str) -> tuple[str, str]:
     """One chunk of an availability run, on a worker: the engine's (mergeable state, summary)."""
     ctl = RunControl()
     end_watch = _stop_watch(event_name, ctl)
     try:
         return binding.simulate_availability(text, horizon, grid, crews, seed, start, replications=count,
                                              target_half_width=None, max_replications=max(count, 2), threads=1,
-                                             control=ctl, variance_reduction=variance_reduction)
+                                             control=ctl, variance_reduction=variance_reduction,
+                                             plain_from=plain_from)
     finally:
         end_watch()
 
@@ -209,7 +210,11 @@ def availability(cluster: Any, text: str, horizon: float, grid: int, crews: int,
     """`binding.simulate_availability`'s (state, summary), computed on the cluster."""
     with _client(cluster) as client:
         run = _Run(client, control, binding.merge_availability)
-        submit = _submitter(client, _availability_chunk, run, text, horizon, grid, crews, seed, variance_reduction)
+        def submitter(plain_from: int | None) -> Callable[[int, int], Any]:
+            return _submitter(client, _availability_chunk, run, text, horizon, grid, crews, seed, variance_reduction,
+                              plain_from)
+
+        submit = submitter(None)
         if target is None:
             assert replications is not None
             return run.batch(submit, start, replications, replications)
@@ -227,6 +232,9 @@ def availability(cluster: Any, text: str, horizon: float, grid: int, crews: int,
             else:
                 need = done * 4
             nxt = min(max(need, done + done // 4), done * 4, cap) - done
+            # An antithetic run whose pilot pairs do not pay turns to plain streams here, as
+            # the local engine does (availability/runs.rs, `to_precision_turning`).
+            submit = submitter(binding.availability_plain_from(state))
             more, _ = run.batch(submit, start + done, nxt, done + nxt)
             state, summary = binding.merge_availability(state, more)
             done += nxt

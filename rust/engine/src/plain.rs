@@ -340,7 +340,7 @@ impl<'a, Q: Queue> Plain<'a, Q> {
     fn replicate(&mut self, acc: &mut AvailabilityAcc, grid: &[f64], rep: u64) {
         let o = &acc.options;
         let horizon = o.horizon;
-        let mut rng = Stream::for_replication(o.seed, rep, acc.antithetic());
+        let mut rng = Stream::for_replication(o.seed, rep, acc.draws_at(rep));
         self.reset(&mut rng);
         let output = self.c.output as usize;
         let Plain {

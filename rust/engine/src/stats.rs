@@ -33,6 +33,11 @@ pub struct Moments {
 }
 
 impl Moments {
+    /// No values yet (a state leaves such sums out).
+    pub fn is_empty(&self) -> bool {
+        *self == Moments::default()
+    }
+
     #[inline]
     pub fn add(&mut self, x: f64) {
         self.n += 1;

@@ -38,10 +38,11 @@ fn simulate_availability(
         let precision = run.precision(100_000)?;
         let c = diagram(&diagram_json)?;
         let method = Method::parse(run.variance_reduction.as_deref().unwrap_or("none"))?;
-        let acc = availability::run_reduced(
+        let acc = availability::run_reduced_from(
             &c,
             &o,
             method,
+            run.plain_from,
             run.replication_start,
             precision,
             run.threads,
@@ -49,6 +50,14 @@ fn simulate_availability(
         )?;
         Ok((to_json(&acc)?, to_json(&acc.summary())?))
     })
+}
+
+/// Where an antithetic run to a target precision, with `state` run so far, draws plain
+/// streams from (None while its pairs pay): a cluster's driver passes it to later chunks.
+#[pyfunction]
+fn availability_plain_from(state: &str) -> Result<Option<u64>, Error> {
+    let acc: AvailabilityAcc = from_json(state)?;
+    Ok(acc.plain_from())
 }
 
 /// Whether `failure_biasing` can run a diagram with `crews`: None, or the rule it breaks.
@@ -79,6 +88,9 @@ struct Replications {
     threads: Option<usize>,
     #[pyo3(default)]
     variance_reduction: Option<String>,
+    /// An antithetic run's chunk past its turn to plain streams (a cluster's).
+    #[pyo3(default)]
+    plain_from: Option<u64>,
 }
 
 impl Replications {
@@ -273,6 +285,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_availability, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_mission, m)?)?;
     m.add_function(wrap_pyfunction!(merge_availability, m)?)?;
+    m.add_function(wrap_pyfunction!(availability_plain_from, m)?)?;
     m.add_function(wrap_pyfunction!(merge_mission, m)?)?;
     m.add_function(wrap_pyfunction!(what_to_improve, m)?)?;
     m.add_function(wrap_pyfunction!(interval_search, m)?)?;

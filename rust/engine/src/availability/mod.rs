@@ -6,7 +6,10 @@ mod summary;
 mod tests;
 
 pub(crate) use replication::{replicate, replicate_observed};
-pub use runs::{Precision, run, run_reduced, run_to_precision, run_to_precision_with, run_with};
+pub use runs::{
+    Precision, run, run_reduced, run_reduced_from, run_to_precision, run_to_precision_with,
+    run_with,
+};
 pub(crate) use runs::{check, to_precision};
 pub use summary::{
     AvailabilitySummary, BlockCost, BlockSummary, CostSummary, KindCost, ProductionSummary,
@@ -16,7 +19,7 @@ use crate::diagram::Compiled;
 use crate::error::EngineError;
 use crate::parallel::{Control, over_replications};
 use crate::plain::Workspace;
-use crate::rng::Stream;
+use crate::rng::{Draws, Stream};
 use crate::sim::{COST_KINDS, K_DOWNTIME, Sim, core_only};
 use crate::stats::{Moments, add_vec, fx, unfx, wilson};
 use crate::variance::{Estimate, Method, VarianceAcc, VarianceSummary};
@@ -292,7 +295,7 @@ impl AvailabilityAcc {
             && self.interval_up.len() == other.interval_up.len()
             && match (&self.variance, &other.variance) {
                 (None, None) => true,
-                (Some(a), Some(b)) => a.same_plan(b),
+                (Some(a), Some(b)) => a.same_plan(b) && self.same_turn(a, other, b),
                 _ => false,
             };
         crate::parallel::merge_adjacent(
@@ -302,6 +305,20 @@ impl AvailabilityAcc {
             |a| (a.replication_start, a.replication_count),
             Self::absorb,
         )
+    }
+
+    /// Whether two pieces of an antithetic run agree on where it turned to plain streams:
+    /// the same replication when both know it, and a piece drawn before the turn (which
+    /// does not know it) lies wholly before it.
+    fn same_turn(&self, a: &VarianceAcc, other: &AvailabilityAcc, b: &VarianceAcc) -> bool {
+        let before =
+            |acc: &AvailabilityAcc, at: u64| acc.replication_start + acc.replication_count <= at;
+        match (a.plain_from, b.plain_from) {
+            (Some(x), Some(y)) => x == y,
+            (None, Some(y)) => before(self, y),
+            (Some(x), None) => before(other, x),
+            (None, None) => true,
+        }
     }
 
     /// One replication's charges of system downtime per block (diagram time).
@@ -360,10 +377,25 @@ impl AvailabilityAcc {
         }
     }
 
-    /// Whether the run draws its replications in antithetic pairs.
+    /// How the run draws replication `rep` (plain, or a member of an antithetic pair or a
+    /// stratified set).
     #[inline]
-    pub fn antithetic(&self) -> bool {
-        self.variance.as_ref().is_some_and(|v| v.antithetic_pairs())
+    pub fn draws_at(&self, rep: u64) -> Draws {
+        self.variance
+            .as_ref()
+            .map_or(Draws::Plain, |v| v.draws_at(rep))
+    }
+
+    /// Where a run to a target precision turns to plain streams: the replication it turned
+    /// at, or (its pilot's pairs in and not paying for their CPU) the end of what it has run.
+    pub fn plain_from(&self) -> Option<u64> {
+        let v = self.variance.as_ref()?;
+        v.plain_from.or_else(|| {
+            v.plain_switch(
+                self.replication_start + self.replication_count,
+                &self.availability,
+            )
+        })
     }
 
     /// The reduced-variance estimate of unavailability and its factor, when the run asked

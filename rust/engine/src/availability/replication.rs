@@ -48,7 +48,7 @@ pub(crate) fn replicate_observed(
 ) {
     let o = &acc.options;
     let horizon = o.horizon;
-    let mut rng = Stream::for_replication(o.seed, rep, acc.antithetic());
+    let mut rng = Stream::for_replication(o.seed, rep, acc.draws_at(rep));
     sim.reset(&mut rng);
     let mut up = sim.system_up();
     let (mut down_start, mut down_total) = (0.0, 0.0);

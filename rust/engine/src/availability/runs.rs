@@ -84,15 +84,54 @@ pub fn run_reduced(
     threads: Option<usize>,
     ctl: &Control,
 ) -> Result<AvailabilityAcc, EngineError> {
+    run_reduced_from(c, o, method, None, start, p, threads, ctl)
+}
+
+/// [`run_reduced`] of an antithetic run that turned to plain streams at replication
+/// `plain_from` (a cluster's chunk past the turn; see `AvailabilityAcc::plain_from`). A run
+/// to a target precision takes the turn itself after its pilot, at a batch's end, so a
+/// cluster running the same batches turns at the same replication.
+#[allow(clippy::too_many_arguments)]
+pub fn run_reduced_from(
+    c: &Compiled,
+    o: &AvailabilityOptions,
+    method: Method,
+    plain_from: Option<u64>,
+    start: u64,
+    p: Precision,
+    threads: Option<usize>,
+    ctl: &Control,
+) -> Result<AvailabilityAcc, EngineError> {
     check(c, o)?;
-    let plan = VarianceAcc::plan(c, o, method);
-    to_precision(
+    let mut plan = VarianceAcc::plan(c, o, method);
+    if let (Some(v), Some(at)) = (plan.as_mut(), plain_from) {
+        if !v.antithetic_pairs() {
+            return Err(EngineError::at(
+                "plain_from",
+                "only an antithetic run turns to plain streams",
+            ));
+        }
+        v.plain_from = Some(at);
+    }
+    let plan = std::cell::RefCell::new(plan);
+    to_precision_turning(
         p,
         200,
         ctl,
-        |from, n| replications(c, o, start + from, n, threads, ctl, &plan),
+        |from, n| replications(c, o, start + from, n, threads, ctl, &plan.borrow()),
         |a| (a.replication_count, a.relative_half_width()),
         |a, b| a.merge(b),
+        |a| {
+            // The pilot's pairs do not pay: the next batches draw plain streams.
+            if let Some(at) = a.plain_from() {
+                if let Some(v) = a.variance.as_mut() {
+                    v.plain_from = Some(at);
+                }
+                if let Some(v) = plan.borrow_mut().as_mut() {
+                    v.plain_from = Some(at);
+                }
+            }
+        },
     )
 }
 
@@ -219,6 +258,21 @@ pub(crate) fn to_precision<A>(
     status: impl Fn(&A) -> (u64, f64),
     merge: impl Fn(&A, &A) -> Result<A, EngineError>,
 ) -> Result<A, EngineError> {
+    to_precision_turning(p, first, ctl, run, status, merge, |_| {})
+}
+
+/// [`to_precision`] with `turn` called on the accumulator after each batch of a target
+/// run that needs another (where an antithetic run turns to plain streams; a cluster's
+/// driver does the same between its batches).
+pub(crate) fn to_precision_turning<A>(
+    p: Precision,
+    first: u64,
+    ctl: &Control,
+    run: impl Fn(u64, u64) -> Result<A, EngineError>,
+    status: impl Fn(&A) -> (u64, f64),
+    merge: impl Fn(&A, &A) -> Result<A, EngineError>,
+    turn: impl Fn(&mut A),
+) -> Result<A, EngineError> {
     match p {
         Precision::Replications(n) => {
             ctl.plan(n);
@@ -241,6 +295,7 @@ pub(crate) fn to_precision<A>(
                 if rel <= target || done >= cap {
                     return Ok(acc);
                 }
+                turn(&mut acc);
                 // Half-width falls as 1/sqrt(n): aim 10% past the estimate, at most 4x per batch.
                 let need = if rel.is_finite() {
                     (done as f64 * (rel / target).powi(2) * 1.1).ceil() as u64

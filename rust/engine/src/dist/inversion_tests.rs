@@ -3,7 +3,7 @@
 //! seed), and the pair's draws are the quantiles at U and 1 - U.
 use super::testkit::{N, ks_critical, ks_statistic};
 use super::{Dist, DistSpec, Lifetime};
-use crate::rng::Stream;
+use crate::rng::{Draws, Stream};
 
 fn family(id: &str, p: &[(&str, f64)], base: Option<&str>) -> Dist {
     Dist::from_spec(&DistSpec {
@@ -58,8 +58,8 @@ fn cases() -> Vec<Dist> {
 }
 
 fn pair(d: &Dist, seed: u64, k: u64) -> (Vec<f64>, Vec<f64>) {
-    let mut a = Stream::for_replication(seed, 2 * k, true);
-    let mut b = Stream::for_replication(seed, 2 * k + 1, true);
+    let mut a = Stream::for_replication(seed, 2 * k, Draws::Antithetic);
+    let mut b = Stream::for_replication(seed, 2 * k + 1, Draws::Antithetic);
     let xs = (0..N).map(|_| d.draw(&mut a)).collect();
     let ys = (0..N).map(|_| d.draw(&mut b)).collect();
     (xs, ys)
@@ -81,12 +81,12 @@ fn each_member_of_a_pair_follows_the_familys_cdf() {
 fn a_pairs_draws_are_the_quantiles_at_u_and_one_minus_u() {
     for d in cases() {
         let (mut a, mut b) = (
-            Stream::for_replication(7, 10, true),
-            Stream::for_replication(7, 11, true),
+            Stream::for_replication(7, 10, Draws::Antithetic),
+            Stream::for_replication(7, 11, Draws::Antithetic),
         );
         let (mut ua, mut ub) = (
-            Stream::for_replication(7, 10, true),
-            Stream::for_replication(7, 11, true),
+            Stream::for_replication(7, 10, Draws::Antithetic),
+            Stream::for_replication(7, 11, Draws::Antithetic),
         );
         for _ in 0..200 {
             let (x, y) = (d.sample(&mut a), d.sample(&mut b));
@@ -110,7 +110,7 @@ fn remaining_lives_by_inversion_are_conditional() {
         let age = d.quantile(0.5);
         let s = d.sf(age);
         for rep in [0u64, 1] {
-            let mut r = Stream::for_replication(200 + i as u64, rep, true);
+            let mut r = Stream::for_replication(200 + i as u64, rep, Draws::Antithetic);
             let mut xs: Vec<f64> = (0..N).map(|_| d.sample_residual(age, &mut r)).collect();
             assert!(xs.iter().all(|&x| x >= 0.0), "{d:?}");
             let stat = ks_statistic(&mut xs, |x| 1.0 - d.sf(age + x) / s);

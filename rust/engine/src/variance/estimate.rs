@@ -1,6 +1,7 @@
 //! The regression estimator of mean unavailability from a run's sums, its honest interval,
 //! and the variance reduction factor it achieved against the plain estimator of the same run.
 use super::VarianceAcc;
+use super::pairs::PAIR_CPU_COST;
 use crate::stats::{Moments, unfx};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -18,10 +19,10 @@ pub struct Estimate {
 /// What the run record says about variance reduction.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VarianceSummary {
-    /// Asked: none | control | auto.
+    /// Asked: none | control | auto | antithetic | stratified.
     pub requested: String,
     /// Used for the mean availability: none (plain) | control | conditional |
-    /// conditional+control.
+    /// conditional+control | antithetic | antithetic+plain | stratified.
     pub method: String,
     /// Plain variance of the mean over the reduced one, both estimated from this run (the
     /// replications plain Monte Carlo would need for the same half-width, per replication
@@ -41,6 +42,18 @@ pub struct VarianceSummary {
     /// Antithetic runs: the complete pairs the estimate is the mean of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairs: Option<u64>,
+    /// Stratified runs: the complete sets (of `rng::SET` replications) the estimate is the
+    /// mean of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sets: Option<u64>,
+    /// Antithetic runs: the pairs' factor over their CPU cost per replication
+    /// (`pairs::PAIR_CPU_COST`); at or below 1 plain replications would have been as quick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub efficiency: Option<f64>,
+    /// Antithetic runs to a target precision whose pilot pairs did not pay: the replication
+    /// from which the run drew plain streams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plain_from: Option<u64>,
 }
 
 /// Cholesky factor L of the centred cross sums S = LL', leaving out a control whose
@@ -153,13 +166,17 @@ impl VarianceAcc {
         if !self.active() {
             return Err("nothing to reduce with (see notes)".into());
         }
-        if self.antithetic_pairs() {
-            // The pairs' estimate stands even where they did not help: the plain one's
-            // interval would treat a pair's correlated members as independent.
-            let Some(e) = self.pair_estimate() else {
-                return Err("too few antithetic pairs (3 needed)".into());
+        if self.in_sets() {
+            // The sets' estimate stands even where they did not help: the plain one's
+            // interval would treat a set's correlated members as independent.
+            let Some(e) = self.antithetic_estimate() else {
+                return Err(if self.antithetic_pairs() {
+                    "too few antithetic pairs (3 needed)".into()
+                } else {
+                    "too few complete stratified sets (3 of 16 replications needed)".into()
+                });
             };
-            return Ok((e, self.pair_factor(&e, plain)));
+            return Ok((e, self.antithetic_factor(&e, plain)));
         }
         let Some(e) = self.regression() else {
             return Err("too few replications for the controls".into());
@@ -185,12 +202,20 @@ impl VarianceAcc {
         let conditioned = self.condition.is_some();
         let method = match (&est, conditioned, self.controls.is_empty()) {
             (Err(_), _, _) => "none",
+            (Ok(_), _, _) if self.antithetic_pairs() && self.after.n >= 2 => "antithetic+plain",
             (Ok(_), _, _) if self.antithetic_pairs() => "antithetic",
+            (Ok(_), _, _) if self.in_sets() => "stratified",
             (Ok(_), true, true) => "conditional",
             (Ok(_), true, false) => "conditional+control",
             (Ok(_), false, _) => "control",
         };
         let kept = self.regression_kept();
+        // The pairs' own factor and efficiency (the pilot's, once the run turned plain).
+        let pair_factor = self
+            .antithetic_pairs()
+            .then(|| self.pair_estimate().map(|e| self.pair_factor(&e, plain)))
+            .flatten();
+        let efficiency = pair_factor.map(|f| f / PAIR_CPU_COST);
         VarianceSummary {
             requested: serde_json::to_value(self.requested)
                 .ok()
@@ -200,11 +225,30 @@ impl VarianceAcc {
             factor: est.as_ref().ok().map(|e| e.1).filter(|f| f.is_finite()),
             fallback: match &est {
                 Err(why) => Some(why.clone()),
-                Ok((_, f)) if self.antithetic_pairs() && *f <= 1.0 => Some(format!(
-                    "the antithetic pairs did not help (factor {f:.3} <= 1): the estimate is \
-                     still the pairs' (unbiased, its interval honest), but plain replications \
-                     would have done as well or better on this diagram"
+                Ok(_) if self.antithetic_pairs() && self.after.n >= 2 => Some(format!(
+                    "the pilot's antithetic pairs did not pay for their CPU (efficiency {:.3} \
+                     <= 1: factor over {PAIR_CPU_COST} times a plain replication's CPU): \
+                     replications from {} were drawn on plain streams, the estimate joins the \
+                     pilot's pair means and their mean",
+                    efficiency.unwrap_or(f64::NAN),
+                    self.plain_from.unwrap_or(0),
                 )),
+                Ok(_) if efficiency.is_some_and(|e| e <= 1.0) => Some(format!(
+                    "the antithetic pairs did not pay for their CPU (factor {:.3}, efficiency \
+                     {:.3} <= 1 at {PAIR_CPU_COST} times a plain replication's CPU): the \
+                     estimate is still the pairs' (unbiased, its interval honest), but plain \
+                     replications would have reached this half-width as quickly or sooner; a \
+                     run to a target precision turns to plain streams after its pilot",
+                    pair_factor.unwrap_or(f64::NAN),
+                    efficiency.unwrap_or(f64::NAN),
+                )),
+                Ok((_, f)) if !self.antithetic_pairs() && self.in_sets() && *f <= 1.0 => {
+                    Some(format!(
+                        "the stratified sets did not help (factor {f:.3} <= 1): the estimate \
+                         is still the sets' (unbiased, its interval honest), but plain \
+                         replications would have done as well on this diagram"
+                    ))
+                }
                 Ok(_) => None,
             },
             notes: self.notes.clone(),
@@ -215,11 +259,14 @@ impl VarianceAcc {
             plain_mean_availability: plain.mean(),
             plain_std_error: plain.std_error(),
             pairs: self.antithetic_pairs().then_some(self.pairs),
+            sets: (self.in_sets() && !self.antithetic_pairs()).then_some(self.pairs),
+            efficiency: efficiency.filter(|e| e.is_finite()),
+            plain_from: self.plain_from,
         }
     }
 
     fn regression_kept(&self) -> usize {
-        if self.n < 2 || self.antithetic_pairs() {
+        if self.n < 2 || self.in_sets() {
             return 0;
         }
         Factor::new(&self.centred().4).kept()

@@ -24,6 +24,7 @@
 //! Blocks whose mean is not known exactly (other families, planned replacement, proof
 //! tests, standby, shared crews, common cause, maintenance groups) are simply not used.
 //! The run's other figures (curve, per-block, failures) stay the plain estimates.
+mod condition;
 mod estimate;
 pub mod expo;
 mod pairs;
@@ -32,7 +33,8 @@ use crate::availability::AvailabilityOptions;
 use crate::diagram::{Compiled, GroupKind, NO_GROUP};
 use crate::dist::Dist;
 use crate::error::EngineError;
-use crate::stats::fx;
+use crate::rng::Draws;
+use crate::stats::{Moments, fx};
 use expo::{ExpSum, Ring, at_least, k_of_n, unit_availability};
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +56,7 @@ pub enum Method {
     Control,
     Auto,
     Antithetic,
+    Stratified,
 }
 
 impl Method {
@@ -63,9 +66,12 @@ impl Method {
             "control" => Ok(Method::Control),
             "auto" => Ok(Method::Auto),
             "antithetic" => Ok(Method::Antithetic),
+            "stratified" => Ok(Method::Stratified),
             other => Err(EngineError::at(
                 "variance_reduction",
-                format!("must be one of none, control, auto, antithetic (got {other:?})"),
+                format!(
+                    "must be one of none, control, auto, antithetic, stratified (got {other:?})"
+                ),
             )),
         }
     }
@@ -317,6 +323,7 @@ pub struct VarianceAcc {
     /// Antithetic runs: complete pairs, exact sums of each pair's y_2k + y_2k+1 and of its
     /// square, and the replications whose partner is outside the range summed so far
     /// (index, bits of y), so ranges split anywhere add up to the whole run's sums.
+    /// Stratified runs keep their sets here alike (`pairs` counts complete sets).
     #[serde(default)]
     pub pairs: u64,
     #[serde(default)]
@@ -325,6 +332,21 @@ pub struct VarianceAcc {
     pub sum_pair_sq: i128,
     #[serde(default)]
     pub ends: Vec<(u64, u64)>,
+    /// Antithetic runs to a target precision whose pilot pairs did not pay for their CPU:
+    /// the replication from which the run draws plain streams (`pairs::PILOT_PAIRS`), and
+    /// those replications' unavailability.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plain_from: Option<u64>,
+    #[serde(default, skip_serializing_if = "Moments::is_empty")]
+    pub after: Moments,
+    /// Stratified runs: the uniforms of a replication drawn from its set's Latin hypercube
+    /// (the diagram's units, at most `rng::STRATIFIED_DRAWS`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub strata: u32,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
 }
 
 /// P(block g works at t) when it is known exactly: a plain block of exponential units
@@ -363,6 +385,11 @@ impl VarianceAcc {
         if method == Method::Antithetic {
             return Some(VarianceAcc::antithetic());
         }
+        if method == Method::Stratified {
+            return Some(VarianceAcc::stratified(
+                c.groups.iter().map(|g| g.units).sum(),
+            ));
+        }
         let horizon = o.horizon;
         let mut notes = vec![];
         let works: Vec<Option<ExpSum>> =
@@ -372,7 +399,7 @@ impl VarianceAcc {
         let directed = c.network_source.is_none();
         let mut condition = None;
         if method == Method::Auto && directed {
-            condition = best_condition(c, &works, horizon);
+            condition = condition::best(c, &works, horizon);
             if condition.is_none() {
                 notes.push(
                     "conditional: no input of the output node is a tree of exponential blocks \
@@ -452,12 +479,15 @@ impl VarianceAcc {
             sum_pair: 0,
             sum_pair_sq: 0,
             ends: vec![],
+            plain_from: None,
+            after: Moments::default(),
+            strata: 0,
         })
     }
 
     /// Whether anything is collected per replication.
     pub(crate) fn active(&self) -> bool {
-        self.condition.is_some() || !self.controls.is_empty() || self.antithetic_pairs()
+        self.condition.is_some() || !self.controls.is_empty() || self.in_sets()
     }
 
     /// Replication `rep`: its plain unavailability `y`, its conditional one when
@@ -472,7 +502,11 @@ impl VarianceAcc {
         if !self.active() {
             return;
         }
-        if self.antithetic_pairs() {
+        if self.in_sets() {
+            if self.draws_at(rep) == Draws::Plain {
+                self.after.add(y);
+                return;
+            }
             self.n += 1;
             self.sum_z += fx(y);
             self.sum_zz += fx(y * y);
@@ -505,9 +539,11 @@ impl VarianceAcc {
         }
     }
 
-    /// Whether two runs' plans are the same (their sums then add).
+    /// Whether two runs' plans are the same (their sums then add). Where an antithetic run
+    /// turned to plain streams is the caller's to check (it knows the ranges).
     pub(crate) fn same_plan(&self, o: &VarianceAcc) -> bool {
         self.requested == o.requested
+            && self.strata == o.strata
             && self.condition == o.condition
             && self.controls == o.controls
             && self.system == o.system
@@ -526,73 +562,16 @@ impl VarianceAcc {
         for &(rep, y) in &o.ends {
             self.pair_end(rep, y);
         }
+        self.plain_from = self.plain_from.or(o.plain_from);
+        self.after.merge(&o.after);
     }
-}
-
-/// The input of the output node to condition on: a tree of known blocks feeding only the
-/// output, with at least one block outside it (else the run would be the closed form);
-/// among several, the one of largest mean downtime (its noise is the most removed).
-fn best_condition(c: &Compiled, works: &[Option<ExpSum>], horizon: f64) -> Option<Condition> {
-    let output = c.output as usize;
-    let n = c.threshold.len();
-    let has_blocks_at_output = c.groups.iter().any(|g| g.node as usize == output);
-    if has_blocks_at_output {
-        return None;
-    }
-    let mut best: Option<(f64, Condition)> = None;
-    for v in 0..n as u32 {
-        if !c.successors(v as usize).contains(&(output as u32)) {
-            continue;
-        }
-        let (blocks, up, local) = match Tree::new(c, v, Some(output as u32))
-            .and_then(|tree| Some((tree.works(|g| works[g as usize].clone(), n)?, tree)))
-        {
-            Some((up, tree)) => (tree.blocks().collect::<Vec<u32>>(), up, vec![]),
-            None => {
-                // The known blocks at `v` alone (a train with a block of unknown mean).
-                if c.successors(v as usize) != [output as u32] {
-                    continue;
-                }
-                let here: Vec<u32> = (0..c.groups.len() as u32)
-                    .filter(|&g| c.groups[g as usize].node == v && works[g as usize].is_some())
-                    .collect();
-                let up = here.iter().try_fold(ExpSum::constant(1.0), |up, &g| {
-                    up.mul(works[g as usize].as_ref().expect("known"))
-                });
-                let Some(up) = up else {
-                    continue;
-                };
-                (here.clone(), up, here)
-            }
-        };
-        if blocks.is_empty() || blocks.len() == c.groups.len() {
-            continue;
-        }
-        let Some(down) = up.complement() else {
-            continue;
-        };
-        let mean = down.integral(0.0, horizon) / horizon;
-        if best.as_ref().is_none_or(|b| mean > b.0) {
-            best = Some((
-                mean,
-                Condition {
-                    root: v,
-                    output: output as u32,
-                    threshold: c.threshold[output],
-                    local,
-                    down,
-                    blocks: blocks
-                        .iter()
-                        .map(|&g| c.groups[g as usize].id.clone())
-                        .collect(),
-                },
-            ));
-        }
-    }
-    best.map(|b| b.1)
 }
 
 #[cfg(test)]
 mod pair_tests;
 #[cfg(test)]
+mod strat_tests;
+#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod turn_tests;

@@ -51,7 +51,8 @@ fn antithetic_runs_cover_the_closed_form_and_report_their_factor() {
     let per_rep = vr.plain_std_error.powi(2) * 4000.0;
     let pair_var = s.mean_availability_std_error.powi(2) * 2000.0;
     assert!((per_rep / (2.0 * pair_var) / f - 1.0).abs() < 1e-12);
-    assert_eq!(vr.fallback.is_some(), f <= 1.0);
+    assert_eq!(vr.fallback.is_some(), f <= pairs::PAIR_CPU_COST);
+    assert!((vr.efficiency.unwrap() - f / pairs::PAIR_CPU_COST).abs() < 1e-15);
     // Every replication is in a pair: the estimate is the run's plain mean.
     assert!((vr.plain_mean_availability - s.mean_availability).abs() < 1e-15);
     // Its own numbers: not a plain run's.
@@ -160,7 +161,7 @@ fn pairs_that_do_not_help_keep_their_estimate_and_say_so() {
     assert!(f < 0.6, "{f}");
     let s = v.summary(&plain);
     assert_eq!(s.method, "antithetic");
-    assert!(s.fallback.unwrap().contains("did not help"));
+    assert!(s.fallback.unwrap().contains("did not pay"));
     // The interval is the pairs' (wider than the plain one, which would be wrong here).
     assert!(e.std_error > plain.std_error());
     // Too few pairs: no estimate, and the plain one stands.

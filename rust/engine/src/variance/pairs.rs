@@ -1,18 +1,61 @@
 //! Antithetic pairs: the plan of an antithetic run, its exact pair sums (split anywhere,
 //! added in any order, the same bits), and the estimate from the pairs' means.
+//!
+//! Pairs pay only when their variance factor beats what they cost: every life is drawn by
+//! inversion (a logarithm or a quantile per draw, where a plain run mostly takes the
+//! ziggurat's table lookup), so a replication costs `PAIR_CPU_COST` times a plain one. The
+//! efficiency is factor / `PAIR_CPU_COST`. A run to a target precision decides after a
+//! pilot of `PILOT_PAIRS` pairs: at efficiency <= 1 it draws the rest on plain streams
+//! (`plain_from`), and the estimate joins the pilot's pair means and the plain replications,
+//! weighted by replications (both unbiased and independent of each other).
+//!
+//! The cost is a constant, not a timing of the run: a decision taken on a clock would make
+//! the same seed's numbers depend on the machine's load and the thread count, which no run
+//! of this engine may.
 use super::{Estimate, Method, VarianceAcc};
+use crate::rng::{Draws, SET, STRATIFIED_DRAWS};
 use crate::stats::{Moments, fx, unfx};
+
+/// CPU of an antithetic replication over a plain one's, measured by
+/// `bench/variance_reduction.py` on its three plants (per replication: 1.20 on the
+/// benchmark plant, 1.18 with PM, 1.21 on the 2-of-3 with standby; 2026-11-27).
+pub const PAIR_CPU_COST: f64 = 1.2;
+
+/// Pairs a run to a target precision draws before it weighs their efficiency: the factor's
+/// relative standard error is then about sqrt(2 / 400), 7%, and a run's first batches
+/// (200 replications, then up to 4 times as many in all) have them at 800 (500 pairs
+/// waited for the next batch's end, 3200 replications at the pairs' cost, on the bench's
+/// plants).
+pub const PILOT_PAIRS: u64 = 400;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 impl VarianceAcc {
     pub(super) fn antithetic() -> VarianceAcc {
+        VarianceAcc::in_sets_of(
+            Method::Antithetic,
+            "antithetic: the run's other figures (curve, blocks, failures) are plain \
+             means over its replications, their intervals treating them as independent",
+        )
+    }
+
+    /// A stratified plan whose replications stratify their first `units` uniforms (at most
+    /// `rng::STRATIFIED_DRAWS`): the diagram's units' first lives.
+    pub(super) fn stratified(units: u32) -> VarianceAcc {
+        let mut v = VarianceAcc::in_sets_of(
+            Method::Stratified,
+            "stratified: sets of 16 replications share a Latin hypercube over their first \
+             uniforms, one per unit up to 64 (the units' first lives); the run's other \
+             figures (curve, blocks, failures) are plain means over its replications, their \
+             intervals treating them as independent",
+        );
+        v.strata = units.min(STRATIFIED_DRAWS);
+        v
+    }
+
+    fn in_sets_of(requested: Method, note: &str) -> VarianceAcc {
         VarianceAcc {
-            requested: Method::Antithetic,
-            notes: vec![
-                "antithetic: the run's other figures (curve, blocks, failures) are plain \
-                 means over its replications, their intervals treating them as independent"
-                    .to_string(),
-            ],
+            requested,
+            notes: vec![note.to_string()],
             condition: None,
             controls: vec![],
             system: None,
@@ -26,7 +69,51 @@ impl VarianceAcc {
             sum_pair: 0,
             sum_pair_sq: 0,
             ends: vec![],
+            plain_from: None,
+            after: Moments::default(),
+            strata: 0,
         }
+    }
+
+    /// Whether replications are drawn in sets (antithetic pairs or stratified sets).
+    pub fn in_sets(&self) -> bool {
+        matches!(self.requested, Method::Antithetic | Method::Stratified)
+    }
+
+    /// Replications in a set: 2 for antithetic pairs, `rng::SET` for stratified sets.
+    pub fn set_size(&self) -> u64 {
+        if self.requested == Method::Stratified {
+            SET
+        } else {
+            2
+        }
+    }
+
+    /// How replication `rep` draws (plain past an antithetic run's turn to plain streams).
+    #[inline]
+    pub fn draws_at(&self, rep: u64) -> Draws {
+        match self.requested {
+            Method::Antithetic if self.plain_from.is_none_or(|p| rep < p) => Draws::Antithetic,
+            Method::Stratified => Draws::Stratified(self.strata),
+            _ => Draws::Plain,
+        }
+    }
+
+    /// The pairs' efficiency from the run so far: their factor over their CPU cost. None
+    /// before 3 pairs.
+    pub fn pair_efficiency(&self, plain: &Moments) -> Option<f64> {
+        let e = self.pair_estimate()?;
+        Some(self.pair_factor(&e, plain) / PAIR_CPU_COST)
+    }
+
+    /// Where a run to a target precision, having run replications up to `end`, turns to
+    /// plain streams: at `end`, once the pilot's pairs are in and do not pay (`plain`: the
+    /// run's availabilities so far). None while it keeps its pairs or has turned already.
+    pub fn plain_switch(&self, end: u64, plain: &Moments) -> Option<u64> {
+        if !self.antithetic_pairs() || self.plain_from.is_some() || self.pairs < PILOT_PAIRS {
+            return None;
+        }
+        (self.pair_efficiency(plain)? <= 1.0).then_some(end)
     }
 
     /// Whether replications are drawn in antithetic pairs.
@@ -34,55 +121,103 @@ impl VarianceAcc {
         self.requested == Method::Antithetic
     }
 
-    /// Replication `rep`'s unavailability `y`, or a range's end: completes its pair when
-    /// the partner is here already (the sum always y_2k + y_2k+1, in that order, so the
-    /// bits do not depend on which came first).
+    /// Replication `rep`'s unavailability `y`, or a range's end: completes its set when
+    /// the other members are here already (the set's sum always in replication order, so
+    /// the bits do not depend on which came first; a pair's is y_2k + y_2k+1).
     pub(super) fn pair_end(&mut self, rep: u64, y: u64) {
-        if let Some(i) = self.ends.iter().position(|&(r, _)| r ^ 1 == rep) {
-            let (other, w) = self.ends.swap_remove(i);
-            let (a, b) = if rep < other { (y, w) } else { (w, y) };
-            let s = f64::from_bits(a) + f64::from_bits(b);
+        let m = self.set_size();
+        // Sorted, so equal runs compare equal whatever order their pieces merged in.
+        let at = self.ends.partition_point(|&(r, _)| r < rep);
+        self.ends.insert(at, (rep, y));
+        let k = rep / m;
+        let lo = self.ends.partition_point(|&(r, _)| r / m < k);
+        let hi = self.ends.partition_point(|&(r, _)| r / m <= k);
+        if (hi - lo) as u64 == m {
+            let s = self.ends[lo..hi]
+                .iter()
+                .fold(0.0, |s, &(_, b)| s + f64::from_bits(b));
+            self.ends.drain(lo..hi);
             self.pairs += 1;
             self.sum_pair += fx(s);
             self.sum_pair_sq += fx(s * s);
-        } else {
-            // Sorted, so equal runs compare equal whatever order their pieces merged in.
-            let at = self.ends.partition_point(|&(r, _)| r < rep);
-            self.ends.insert(at, (rep, y));
         }
     }
 
-    /// The mean of the pairs' means and its standard error from their spread, on Student t
-    /// with pairs - 1 degrees of freedom (pairs are independent; their members are not).
-    /// A replication whose partner is not in the run is left out. None below 3 pairs.
+    /// The run's estimate: the pairs' (`pair_estimate`), joined after a turn to plain
+    /// streams with the plain replications' mean: weights w = 2·pairs / N and 1 - w (N the
+    /// replications of both), variance w² se_pairs² + (1 - w)² se_plain², Student t on the
+    /// Welch-Satterthwaite degrees of freedom.
+    pub(super) fn antithetic_estimate(&self) -> Option<Estimate> {
+        let p = self.pair_estimate()?;
+        if self.after.n < 2 {
+            return Some(p);
+        }
+        let (k, q) = (2.0 * self.pairs as f64, self.after.n as f64);
+        let w = k / (k + q);
+        let vp = (w * p.std_error).powi(2);
+        let vq = ((1.0 - w) * self.after.std_error()).powi(2);
+        let var = vp + vq;
+        let df = if var > 0.0 {
+            var * var / (vp * vp / p.degrees_of_freedom + vq * vq / (q - 1.0))
+        } else {
+            p.degrees_of_freedom + q - 1.0
+        };
+        Some(Estimate {
+            unavailability: w * p.unavailability + (1.0 - w) * self.after.mean(),
+            std_error: var.sqrt(),
+            degrees_of_freedom: df,
+            t: StudentsT::new(0.0, 1.0, df).ok()?.inverse_cdf(0.975),
+        })
+    }
+
+    /// The mean of the sets' (pairs') means and its standard error from their spread, on
+    /// Student t with sets - 1 degrees of freedom (sets are independent; their members are
+    /// not). A replication whose set is not complete in the run is left out. None below 3.
     pub(super) fn pair_estimate(&self) -> Option<Estimate> {
         if self.pairs < 3 {
             return None;
         }
-        let m = self.pairs as f64;
+        let (m, size) = (self.pairs as f64, self.set_size() as f64);
         let mean_sum = unfx(self.sum_pair) / m;
-        // Pair means are s / 2: their variance is that of s over 4.
+        // Set means are s / size: their variance is that of s over size².
         let var_sum = ((unfx(self.sum_pair_sq) - m * mean_sum * mean_sum) / (m - 1.0)).max(0.0);
-        let var_mean = var_sum / 4.0;
+        let var_mean = var_sum / (size * size);
         let df = m - 1.0;
         Some(Estimate {
-            unavailability: mean_sum / 2.0,
+            unavailability: mean_sum / size,
             std_error: (var_mean / m).sqrt(),
             degrees_of_freedom: df,
             t: StudentsT::new(0.0, 1.0, df).ok()?.inverse_cdf(0.975),
         })
     }
 
-    /// The factor the pairs achieved, from the run itself: the per-replication variance
-    /// (the plain estimator's, `plain` holding the run's availabilities) over twice the
-    /// variance of a pair's mean: the replications plain Monte Carlo needs for the same
-    /// half-width, per replication here. Below 1 the pairs did worse than independent
-    /// replications would have.
+    /// The factor the pairs (sets) achieved, from the run itself: the per-replication
+    /// variance (the plain estimator's, `plain` holding the run's availabilities) over the
+    /// set size times the variance of a set's mean: the replications plain Monte Carlo
+    /// needs for the same half-width, per replication here. Below 1 the sets did worse than
+    /// independent replications would have.
     pub(super) fn pair_factor(&self, e: &Estimate, plain: &Moments) -> f64 {
         let per_replication = plain.std_error().powi(2) * plain.n as f64;
         let var_pair_mean = e.std_error * e.std_error * self.pairs as f64;
         if var_pair_mean > 0.0 {
-            per_replication / (2.0 * var_pair_mean)
+            per_replication / (self.set_size() as f64 * var_pair_mean)
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// The factor of the run's estimate: the plain per-replication variance over the
+    /// estimate's variance times the replications it uses (the pairs' factor while the run
+    /// has no plain part).
+    pub(super) fn antithetic_factor(&self, e: &Estimate, plain: &Moments) -> f64 {
+        if self.after.n < 2 {
+            return self.pair_factor(e, plain);
+        }
+        let per_replication = plain.std_error().powi(2) * plain.n as f64;
+        let used = (self.set_size() * self.pairs + self.after.n) as f64;
+        let v = e.std_error * e.std_error * used;
+        if v > 0.0 {
+            per_replication / v
         } else {
             f64::INFINITY
         }
