@@ -75,12 +75,18 @@ async def _with_store(config: Config, *, migrate: bool = True) -> Store:
 async def token_create(config: Config, user: str, scopes: list[str], name: str = "cli") -> str:
     store = await _with_store(config)
     try:
-        uid = await store.ensure_user(user)
-        token = new_token()
-        await store.add_token(uid, hash_token(token), token[:8], scopes, name)
-        return token
+        return await issue_token(store, user, scopes, name)
     finally:
         await store.close()
+
+
+async def issue_token(store: Store, user: str, scopes: list[str], name: str = "cli") -> str:
+    """A new token for `user` (created if new) on a store already open: `token create`'s work, which
+    the tests also do through a running app's own store instead of opening (and migrating) another."""
+    uid = await store.ensure_user(user)
+    token = new_token()
+    await store.add_token(uid, hash_token(token), token[:8], scopes, name)
+    return token
 
 
 async def _token_list(config: Config, user: str | None) -> None:

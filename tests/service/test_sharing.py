@@ -2,13 +2,15 @@
 its own item only; its secret is 256 random bits kept only as a SHA-256; a revoked, expired,
 mistyped or deleted-item link answers the same 404 page; refusals name the field and store
 nothing; report notes are escaped; a report prints to PDF through headless Chromium (a CI package:
-the PDF test needs it)."""
+the PDF test needs it; one store is enough for the printing)."""
 
 from __future__ import annotations
 
 import hashlib
 from typing import Any
 from urllib.parse import urlsplit
+
+import pytest
 
 from bathtub_api.keys import STORE
 from tests.conftest import Api
@@ -175,6 +177,8 @@ async def test_reports_escape_notes_and_refuse_whole(api: Api, other_api: Api) -
     assert (await api.post("get/report", {"id": report["id"]}))[0] == 404
 
 
+@pytest.mark.one_store  # printing is Chromium's work on the report's HTML, the same from either store; the
+# report, its link and the link's revocation are store work, checked on both by the tests above
 async def test_report_prints_to_pdf(api: Api) -> None:
     model = await _model(api, "pump bearing life")
     _, report = await api.post("reports/create", {"name": "Review", "items": [{"kind": "model", "id": model,
