@@ -145,8 +145,8 @@ def main() -> None:
             print(f"{plant}, {name}: {note}")
     for f in failures:
         print("CHECK FAILED:", f)
-    b.checks.append({"check": "plain, reduced, antithetic and stratified estimates agree (and match the closed form on the "
-                     "benchmark plant) within 4 standard errors, every round", "difference": float(len(failures)),
+    b.checks.append({"check": "plain, reduced, antithetic and stratified estimates agree (and match the closed form "
+                     "on the benchmark plant) within 4 standard errors, every round", "difference": float(len(failures)),
                      "tolerance": 0.0, "ok": not failures})
     if failures:
         raise SystemExit(1)
