@@ -146,7 +146,8 @@ def main() -> None:
     for f in failures:
         print("CHECK FAILED:", f)
     b.checks.append({"check": "plain, reduced, antithetic and stratified estimates agree (and match the closed form "
-                     "on the benchmark plant) within 4 standard errors, every round", "difference": float(len(failures)),
+                     "on the benchmark plant) within 4 standard errors, every round",
+                     "difference": float(len(failures)),
                      "tolerance": 0.0, "ok": not failures})
     if failures:
         raise SystemExit(1)
