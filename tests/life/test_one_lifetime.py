@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bathtub.distributions import Lifetime, ScipyLifetime
+from bathtub.distributions import Lifetime, ScipyLifetime, family
 from bathtub.engine import EngineLifetime
 from bathtub.life import dists, wrappers
 from bathtub.life.model import ModelSpec
@@ -81,3 +81,31 @@ def test_the_engine_samples_from_its_own_streams() -> None:
     x = life.sample(4000, seed=11)
     assert stats.kstest(x, REF.cdf).pvalue > 0.01
     assert np.array_equal(x, life.sample(4000, seed=11))
+
+
+# One law per family, parameters away from any boundary, with a location where the family takes one.
+BOUND_CASES = {
+    "exponential": {"failure_rate": 0.01, "gamma": 0.2}, "weibull": {"alpha": 3.0, "beta": 1.7, "gamma": 0.1},
+    "normal": {"mu": 1.0, "sigma": 2.0}, "lognormal": {"mu": 0.5, "sigma": 0.8, "gamma": 0.05},
+    "gamma": {"alpha": 2.5, "beta": 1.3}, "loglogistic": {"alpha": 2.0, "beta": 3.0},
+    "gumbel": {"mu": 1.0, "sigma": 0.5}, "logistic": {"mu": 1.0, "sigma": 0.5}, "uniform": {"a": 0.1, "b": 0.95},
+    "beta": {"alpha": 2.0, "beta": 3.0}, "expo_weibull": {"alpha": 2.0, "beta": 1.5, "theta": 0.7},
+}
+
+
+@pytest.mark.parametrize("family_id", sorted(BOUND_CASES))
+def test_a_family_s_bound_law_is_scipy_s_frozen_one_to_the_bit(family_id: str) -> None:
+    """`Bound` skips scipy's per-freeze copy of the distribution object; every figure must stay
+    scipy's frozen distribution's own, bit for bit, tails and draws included."""
+    bound = family(family_id).build(BOUND_CASES[family_id])
+    frozen = bound.dist(*bound.args, **bound.kwds)  # scipy's own freeze of the same law
+    t = np.array([0.0, 0.01, 0.3, 0.9, 1.5, 7.0, 120.0, 1e4])
+    q = np.array([0.0, 1e-9, 0.1, 0.5, 0.9, 1.0 - 1e-12])
+    with np.errstate(all="ignore"):
+        for name in ("sf", "cdf", "pdf", "logpdf", "logsf", "logcdf"):
+            assert np.array_equal(getattr(bound, name)(t), getattr(frozen, name)(t), equal_nan=True), name
+        for name in ("ppf", "isf"):
+            assert np.array_equal(getattr(bound, name)(q), getattr(frozen, name)(q), equal_nan=True), name
+    assert bound.mean() == frozen.mean() and bound.support() == frozen.support()
+    draws = bound.rvs(size=7, random_state=np.random.default_rng(3))
+    assert np.array_equal(draws, frozen.rvs(size=7, random_state=np.random.default_rng(3)))
