@@ -99,16 +99,25 @@ def _block_field(field: str, labels: dict[str, str]) -> str:
     return f"{labels.get(block, block) if at == 0 else block} ({role})"
 
 
+async def _model_name(src: Source, model_id: str | None) -> str | None:
+    """A saved model's own name for a page (never its id); None when there is none or it is gone."""
+    if not model_id:
+        return None
+    try:
+        return str((await src.get("model", id=model_id))["name"])
+    except ApiError as e:
+        if e.status != 404:
+            raise
+        return None
+
+
 async def _uncertainty_extra(src: Source, sec: Section, unc: dict[str, Any], labels: dict[str, str]) -> None:
     """Names for the parameter-uncertainty table: each saved model's own name (never its id)
     and the blocks drawing from it."""
     names: dict[str, str] = {}
     for row in unc.get("sources") or []:
-        try:
-            names[row["model_id"]] = str((await src.get("model", id=row["model_id"]))["name"])
-        except ApiError as e:
-            if e.status != 404:
-                raise
+        if (name := await _model_name(src, row["model_id"])) is not None:
+            names[row["model_id"]] = name
     sec.extra["figure_labels"] = UNCERTAIN_FIGURES
     sec.extra["model_names"] = names
     sec.extra["unc_blocks"] = {row["model_id"]: ", ".join(_block_field(f, labels) for f in row["blocks"])
@@ -183,6 +192,7 @@ async def _strategy(src: Source, item_id: str) -> Section:
     if record.get("calculator") == "failure_finding" and result.get("interval"):
         life = await _saved_life(src, record.get("inputs") or {})
         sec.figures["unavailability"] = await asyncio.to_thread(_unavailability_figure, record, life)
+    sec.extra["model_name"] = await _model_name(src, (record.get("inputs") or {}).get("saved_model_id"))
     sec.extra["scalars"] = [(k, v) for k, v in result.items()
                             if isinstance(v, (int, float, str, bool)) and k not in ("reason", "note")]
     sec.extra["labels"] = RESULT_LABELS
