@@ -85,6 +85,8 @@ async def test_a_strategy_page_on_a_regression_names_the_units_covariates(api: A
         "saved_model_id": model["id"], "covariates": {"load": 1.25}, "planned_cost": 100.0, "unplanned_cost": 900.0,
         "policy": "minimal_repair", "uncertainty": "parameters", "draws": 10, "save": True, "name": "at load"})
     text = await shared(api, "strategy_analysis", sa["analysis_id"])
-    assert f"Saved model {model['id']}, read at the unit's covariates load = {number(1.25)}" in text
+    # the model by its own name, never its id
+    assert f"Saved model “wph”, read at the unit's covariates load = {number(1.25)}" in text
+    assert model["id"] not in text
     assert f"{number(sa['parameter_uncertainty']['optimal_time']['upper'])} hours" in text
     assert not BAD.findall(text)
