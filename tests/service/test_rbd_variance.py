@@ -105,16 +105,22 @@ async def test_the_run_page_shows_the_reduction_and_the_cpu_time(api: Api) -> No
     assert "CPU-s of the engine's threads" in page and "None" not in page
 
 
-async def test_an_antithetic_run_records_its_pairs_and_factor(api: Api) -> None:
+async def paired_run(api: Api, method: str, replications: int) -> dict[str, Any]:
+    """The saved run of two trains analysed with `method` (seed 3), once its job is done."""
     status, created = await api.post("rbd/create", two_trains())
     assert status == 200, created
-    ask = {"id": created["id"], "horizon": HORIZON, "replications": 2000, "seed": 3, "grid": 11,
-           "variance_reduction": "antithetic"}
+    ask = {"id": created["id"], "horizon": HORIZON, "replications": replications, "seed": 3, "grid": 11,
+           "variance_reduction": method}
     status, q = await api.post("rbd_analysis/analyze", ask)
     assert status == 200, q
     assert (await poll(api, q["job_id"]))["status"] == "done"
     status, run = await api.post("get/rbd_run", {"id": q["run_id"]})
     assert status == 200, run
+    return run
+
+
+async def test_an_antithetic_run_records_its_pairs_and_factor(api: Api) -> None:
+    run = await paired_run(api, "antithetic", 2000)
     res = run["results"]
     vr = res["variance_reduction"]
     assert vr["requested"] == "antithetic" and vr["method"] == "antithetic"
@@ -132,15 +138,7 @@ async def test_an_antithetic_run_records_its_pairs_and_factor(api: Api) -> None:
 
 
 async def test_a_stratified_run_records_its_sets_and_factor(api: Api) -> None:
-    status, created = await api.post("rbd/create", two_trains())
-    assert status == 200, created
-    ask = {"id": created["id"], "horizon": HORIZON, "replications": 1600, "seed": 3, "grid": 11,
-           "variance_reduction": "stratified"}
-    status, q = await api.post("rbd_analysis/analyze", ask)
-    assert status == 200, q
-    assert (await poll(api, q["job_id"]))["status"] == "done"
-    status, run = await api.post("get/rbd_run", {"id": q["run_id"]})
-    assert status == 200, run
+    run = await paired_run(api, "stratified", 1600)
     res = run["results"]
     vr = res["variance_reduction"]
     assert vr["requested"] == "stratified" and vr["method"] == "stratified"
