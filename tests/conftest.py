@@ -84,17 +84,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("database_url", STORES[:1] if one else STORES, indirect=True, scope="function")
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Files that hold a `slow` test run first. Why: with `--dist loadfile` a worker takes whole
-    files, and collection order put the longest ones (the OpenAPI fuzz, the `serve` kill and
-    SIGTERM files, the coverage runs) near the end, where the last of them ran alone while the
-    other worker sat idle. Long files first and the many short ones after fill both workers to
-    the end. The sort is stable: a file's tests stay together and in order (module fixtures
-    start once), and every worker sorts the same collection the same way, as xdist requires."""
-    slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: item.path not in slow_files)
-
-
 def _pg_url(schema: str) -> str:
     # asyncpg passes unknown URL parameters as server settings
     assert PG_URL
