@@ -68,14 +68,7 @@ impl Stream {
         if s == [0; 4] {
             s[0] = GOLDEN; // the all-zero state is the one fixed point
         }
-        Stream {
-            s,
-            flip: 0,
-            invert: false,
-            left: 0,
-            set_key: 0,
-            member: 0,
-        }
+        Stream::from_state(s)
     }
 
     /// The stream of replication `rep`: `Stream::new(seed, rep)` for a plain run; for an

@@ -464,24 +464,13 @@ impl VarianceAcc {
         }
         let k = controls.len();
         Some(VarianceAcc {
-            requested: method,
-            notes,
             condition,
             controls,
             system,
-            n: 0,
-            sum_z: 0,
-            sum_zz: 0,
             sum_x: vec![0; k],
             sum_xz: vec![0; k],
             sum_xx: vec![0; k * (k + 1) / 2],
-            pairs: 0,
-            sum_pair: 0,
-            sum_pair_sq: 0,
-            ends: vec![],
-            plain_from: None,
-            after: Moments::default(),
-            strata: 0,
+            ..VarianceAcc::empty(method, notes)
         })
     }
 

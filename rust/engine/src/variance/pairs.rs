@@ -53,9 +53,15 @@ impl VarianceAcc {
     }
 
     fn in_sets_of(requested: Method, note: &str) -> VarianceAcc {
+        VarianceAcc::empty(requested, vec![note.to_string()])
+    }
+
+    /// A plan for `requested` that has collected nothing: no controls, no condition, no sets
+    /// yet (the control plan fills in its own controls over this).
+    pub(super) fn empty(requested: Method, notes: Vec<String>) -> VarianceAcc {
         VarianceAcc {
             requested,
-            notes: vec![note.to_string()],
+            notes,
             condition: None,
             controls: vec![],
             system: None,
