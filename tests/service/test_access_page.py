@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 from aiohttp import web
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 from bathtub_api import sessions
@@ -50,10 +50,13 @@ def rows(driver: Any) -> dict[str, dict[str, str]]:
 
 def submit(driver: Any, button: Any) -> None:
     """Click a form's button and wait for the answer page (a click does not wait for navigation)."""
-    old = driver.find_element(By.TAG_NAME, "html")
+    # A mark on the old window object, not a reference to an old element: asking Chromium about an
+    # element while its document unloads can fail with an inspector error ("Node with given id does not
+    # belong to the document") instead of the stale-element error selenium's staleness_of expects.
+    driver.execute_script("window.__before_submit = true")
     button.click()
-    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(old))
-    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+    WebDriverWait(driver, 30, ignored_exceptions=(WebDriverException,)).until(lambda d: d.execute_script(
+        "return window.__before_submit === undefined && document.readyState === 'complete'"))
 
 
 def api_status(url: str, token: str, path: str, body: dict[str, Any]) -> int:
