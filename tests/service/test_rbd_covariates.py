@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 from tests.conftest import Api
+from tests.service.loads import pump_loads
 from tests.service.test_errors import assert_refusal
 from tests.service.test_rbd_service import poll
 
@@ -19,12 +19,7 @@ pytestmark = pytest.mark.one_store
 
 
 async def _weibull_ph(api: Api) -> tuple[str, dict]:
-    rng = np.random.default_rng(5)
-    n = 300
-    load = rng.uniform(0, 2, n)
-    t = 100 * rng.weibull(1.5, n) * np.exp(-0.7 * load / 1.5)
-    data = {"t": np.minimum(t, 150.0).tolist(), "c": (t > 150).astype(int).tolist(), "load": load.tolist()}
-    status, ds = await api.post("/api/v1/datasets", {"name": "loads", "data": data})
+    status, ds = await api.post("/api/v1/datasets", {"name": "loads", "data": pump_loads(5, 300)})
     assert status == 200, ds
     status, fitted = await api.post("/api/v1/fit", {"name": "wph", "dataset_id": ds["id"], "distribution": "weibull_ph",
                                                     "mapping": {"x": "t", "c": "c"}, "covariates": ["load"],

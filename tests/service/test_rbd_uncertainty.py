@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pytest
 
 from bathtub import models
@@ -14,6 +13,7 @@ from bathtub.rbd import uncertainty
 from bathtub_api.auth import hash_token
 from bathtub_api.keys import STORE
 from tests.conftest import Api
+from tests.service.loads import pump_loads
 from tests.service.test_rbd_service import exp_model, poll
 
 TIMES = [120.0, 340, 560, 700, 910, 1300, 1500, 1720]
@@ -92,12 +92,7 @@ async def test_parameter_uncertainty_refusals_are_422_naming_the_field(api: Api)
 async def test_a_cox_block_at_covariates_runs_under_parameter_uncertainty(api: Api) -> None:
     """A saved Cox model (coefficients and Breslow baseline drawn) as a block's life at fixed covariates:
     the stored run carries the library's two-level numbers to the bit."""
-    rng = np.random.default_rng(8)
-    n = 200
-    load = rng.uniform(0, 2, n)
-    t = 100 * rng.weibull(1.5, n) * np.exp(-0.7 * load / 1.5)
-    data = {"t": np.minimum(t, 150.0).tolist(), "c": (t > 150).astype(int).tolist(), "load": load.tolist()}
-    _, ds = await api.post("datasets/create", {"name": "loads", "data": data})
+    _, ds = await api.post("datasets/create", {"name": "loads", "data": pump_loads(8, 200)})
     status, fitted = await api.post("/api/v1/fit", {"name": "cx", "dataset_id": ds["id"], "distribution": "cox",
                                                     "mapping": {"x": "t", "c": "c"}, "covariates": ["load"],
                                                     "unit": "hours"})
@@ -131,10 +126,7 @@ async def test_a_cox_block_at_covariates_runs_under_parameter_uncertainty(api: A
 async def test_a_regression_record_saved_without_its_covariance_is_refused_saying_refit(api: Api, client: Any) -> None:
     """A weibull_ph record as releases before this one stored it (no `covariance`) is still a block's life,
     but under uncertainty: parameters the analyze request is refused at the door with 422 saying to refit."""
-    rng = np.random.default_rng(6)
-    load = rng.uniform(0, 2, 150)
-    t = 100 * rng.weibull(1.5, 150) * np.exp(-0.7 * load / 1.5)
-    _, ds = await api.post("datasets/create", {"name": "loads", "data": {"t": t.tolist(), "load": load.tolist()}})
+    _, ds = await api.post("datasets/create", {"name": "loads", "data": pump_loads(6, 150, censor_at=None)})
     status, fitted = await api.post("/api/v1/fit", {"name": "w", "dataset_id": ds["id"], "distribution": "weibull_ph",
                                                     "mapping": {"x": "t"}, "covariates": ["load"], "unit": "hours"})
     assert status == 200, fitted

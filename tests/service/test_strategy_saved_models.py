@@ -12,6 +12,7 @@ from bathtub import strategy
 from bathtub.strategy.saved_life import saved_life
 from bathtub.strategy.uncertain import optimal_replacement_uncertain
 from tests.conftest import Api
+from tests.service.loads import pump_loads
 from tests.service.test_errors import assert_refusal
 
 # Numerics are the library's; mapping and refusals need no second store.
@@ -29,11 +30,8 @@ async def _fit(api: Api, data: dict, **fit: object) -> tuple[str, dict]:
 
 
 async def _weibull_ph(api: Api) -> tuple[str, dict]:
-    rng = np.random.default_rng(5)
-    load = rng.uniform(0, 2, 200)
-    t = 100 * rng.weibull(1.5, 200) * np.exp(-0.7 * load / 1.5)
-    data = {"t": np.minimum(t, 150.0).tolist(), "c": (t > 150).astype(int).tolist(), "load": load.tolist()}
-    return await _fit(api, data, distribution="weibull_ph", mapping={"x": "t", "c": "c"}, covariates=["load"])
+    return await _fit(api, pump_loads(5, 200), distribution="weibull_ph", mapping={"x": "t", "c": "c"},
+                      covariates=["load"])
 
 
 def _process(n: int, beta: float, seed: int) -> list[float]:
