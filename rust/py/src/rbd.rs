@@ -52,8 +52,9 @@ fn simulate_availability(
     })
 }
 
-/// Where an antithetic run to a target precision, with `state` run so far, draws plain
-/// streams from (None while its pairs pay): a cluster's driver passes it to later chunks.
+/// Where an antithetic or stratified run to a target precision, with `state` run so far,
+/// draws plain streams from (None while its sets pay): a cluster's driver passes it to later
+/// chunks.
 #[pyfunction]
 fn availability_plain_from(state: &str) -> Result<Option<u64>, Error> {
     let acc: AvailabilityAcc = from_json(state)?;
@@ -88,7 +89,7 @@ struct Replications {
     threads: Option<usize>,
     #[pyo3(default)]
     variance_reduction: Option<String>,
-    /// An antithetic run's chunk past its turn to plain streams (a cluster's).
+    /// An antithetic or stratified run's chunk past its turn to plain streams (a cluster's).
     #[pyo3(default)]
     plain_from: Option<u64>,
 }

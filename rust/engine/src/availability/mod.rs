@@ -307,7 +307,7 @@ impl AvailabilityAcc {
         )
     }
 
-    /// Whether two pieces of an antithetic run agree on where it turned to plain streams:
+    /// Whether two pieces of a run in sets agree on where it turned to plain streams:
     /// the same replication when both know it, and a piece drawn before the turn (which
     /// does not know it) lies wholly before it.
     fn same_turn(&self, a: &VarianceAcc, other: &AvailabilityAcc, b: &VarianceAcc) -> bool {
@@ -387,7 +387,7 @@ impl AvailabilityAcc {
     }
 
     /// Where a run to a target precision turns to plain streams: the replication it turned
-    /// at, or (its pilot's pairs in and not paying for their CPU) the end of what it has run.
+    /// at, or (its pilot's sets in and not paying for their CPU) the end of what it has run.
     pub fn plain_from(&self) -> Option<u64> {
         let v = self.variance.as_ref()?;
         v.plain_from.or_else(|| {

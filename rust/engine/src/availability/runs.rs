@@ -87,10 +87,11 @@ pub fn run_reduced(
     run_reduced_from(c, o, method, None, start, p, threads, ctl)
 }
 
-/// [`run_reduced`] of an antithetic run that turned to plain streams at replication
-/// `plain_from` (a cluster's chunk past the turn; see `AvailabilityAcc::plain_from`). A run
-/// to a target precision takes the turn itself after its pilot, at a batch's end, so a
-/// cluster running the same batches turns at the same replication.
+/// [`run_reduced`] of an antithetic or stratified run that turned to plain streams at
+/// replication `plain_from` (a cluster's chunk past the turn; see
+/// `AvailabilityAcc::plain_from`). A run to a target precision takes the turn itself after
+/// its pilot, at a batch's end, so a cluster running the same batches turns at the same
+/// replication.
 #[allow(clippy::too_many_arguments)]
 pub fn run_reduced_from(
     c: &Compiled,
@@ -105,10 +106,10 @@ pub fn run_reduced_from(
     check(c, o)?;
     let mut plan = VarianceAcc::plan(c, o, method);
     if let (Some(v), Some(at)) = (plan.as_mut(), plain_from) {
-        if !v.antithetic_pairs() {
+        if !v.in_sets() {
             return Err(EngineError::at(
                 "plain_from",
-                "only an antithetic run turns to plain streams",
+                "only an antithetic or stratified run turns to plain streams",
             ));
         }
         v.plain_from = Some(at);
@@ -122,7 +123,7 @@ pub fn run_reduced_from(
         |a| (a.replication_count, a.relative_half_width()),
         |a, b| a.merge(b),
         |a| {
-            // The pilot's pairs do not pay: the next batches draw plain streams.
+            // The pilot's sets (pairs) do not pay: the next batches draw plain streams.
             if let Some(at) = a.plain_from() {
                 if let Some(v) = a.variance.as_mut() {
                     v.plain_from = Some(at);

@@ -1,7 +1,6 @@
 //! The regression estimator of mean unavailability from a run's sums, its honest interval,
 //! and the variance reduction factor it achieved against the plain estimator of the same run.
 use super::VarianceAcc;
-use super::pairs::PAIR_CPU_COST;
 use crate::stats::{Moments, unfx};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -22,7 +21,7 @@ pub struct VarianceSummary {
     /// Asked: none | control | auto | antithetic | stratified.
     pub requested: String,
     /// Used for the mean availability: none (plain) | control | conditional |
-    /// conditional+control | antithetic | antithetic+plain | stratified.
+    /// conditional+control | antithetic | antithetic+plain | stratified | stratified+plain.
     pub method: String,
     /// Plain variance of the mean over the reduced one, both estimated from this run (the
     /// replications plain Monte Carlo would need for the same half-width, per replication
@@ -46,12 +45,13 @@ pub struct VarianceSummary {
     /// mean of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sets: Option<u64>,
-    /// Antithetic runs: the pairs' factor over their CPU cost per replication
-    /// (`pairs::PAIR_CPU_COST`); at or below 1 plain replications would have been as quick.
+    /// Antithetic and stratified runs: the sets' factor over their CPU cost per replication
+    /// (`pairs::PAIR_CPU_COST`, `pairs::STRATIFIED_CPU_COST`); at or below 1 plain
+    /// replications would have been as quick.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub efficiency: Option<f64>,
-    /// Antithetic runs to a target precision whose pilot pairs did not pay: the replication
-    /// from which the run drew plain streams.
+    /// Antithetic or stratified runs to a target precision whose pilot sets did not pay: the
+    /// replication from which the run drew plain streams.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plain_from: Option<u64>,
 }
@@ -199,23 +199,32 @@ impl VarianceAcc {
 
     pub fn summary(&self, plain: &Moments) -> VarianceSummary {
         let est = self.estimate(plain);
+        // A run in sets that turned to plain streams (and has drawn some).
+        let turned = self.in_sets() && self.after.n >= 2;
         let conditioned = self.condition.is_some();
         let method = match (&est, conditioned, self.controls.is_empty()) {
             (Err(_), _, _) => "none",
-            (Ok(_), _, _) if self.antithetic_pairs() && self.after.n >= 2 => "antithetic+plain",
+            (Ok(_), _, _) if self.antithetic_pairs() && turned => "antithetic+plain",
             (Ok(_), _, _) if self.antithetic_pairs() => "antithetic",
+            (Ok(_), _, _) if self.in_sets() && turned => "stratified+plain",
             (Ok(_), _, _) if self.in_sets() => "stratified",
             (Ok(_), true, true) => "conditional",
             (Ok(_), true, false) => "conditional+control",
             (Ok(_), false, _) => "control",
         };
         let kept = self.regression_kept();
-        // The pairs' own factor and efficiency (the pilot's, once the run turned plain).
+        // The sets' own factor and efficiency (the pilot's, once the run turned plain).
         let pair_factor = self
-            .antithetic_pairs()
+            .in_sets()
             .then(|| self.pair_estimate().map(|e| self.pair_factor(&e, plain)))
             .flatten();
-        let efficiency = pair_factor.map(|f| f / PAIR_CPU_COST);
+        let cost = self.set_cpu_cost();
+        let efficiency = pair_factor.map(|f| f / cost);
+        let (sets, set) = if self.antithetic_pairs() {
+            ("antithetic pairs", "pair")
+        } else {
+            ("stratified sets", "set")
+        };
         VarianceSummary {
             requested: serde_json::to_value(self.requested)
                 .ok()
@@ -225,30 +234,37 @@ impl VarianceAcc {
             factor: est.as_ref().ok().map(|e| e.1).filter(|f| f.is_finite()),
             fallback: match &est {
                 Err(why) => Some(why.clone()),
-                Ok(_) if self.antithetic_pairs() && self.after.n >= 2 => Some(format!(
-                    "the pilot's antithetic pairs did not pay for their CPU (efficiency {:.3} \
-                     <= 1: factor over {PAIR_CPU_COST} times a plain replication's CPU): \
-                     replications from {} were drawn on plain streams, the estimate joins the \
-                     pilot's pair means and their mean",
+                Ok(_) if turned => Some(format!(
+                    "the pilot's {sets} did not pay for their CPU (efficiency {:.3} <= 1: \
+                     factor over {cost} times a plain replication's CPU): replications from {} \
+                     were drawn on plain streams, the estimate joins the pilot's {set} means \
+                     and their mean",
                     efficiency.unwrap_or(f64::NAN),
                     self.plain_from.unwrap_or(0),
                 )),
-                Ok(_) if efficiency.is_some_and(|e| e <= 1.0) => Some(format!(
-                    "the antithetic pairs did not pay for their CPU (factor {:.3}, efficiency \
-                     {:.3} <= 1 at {PAIR_CPU_COST} times a plain replication's CPU): the \
-                     estimate is still the pairs' (unbiased, its interval honest), but plain \
-                     replications would have reached this half-width as quickly or sooner; a \
-                     run to a target precision turns to plain streams after its pilot",
-                    pair_factor.unwrap_or(f64::NAN),
-                    efficiency.unwrap_or(f64::NAN),
-                )),
-                Ok((_, f)) if !self.antithetic_pairs() && self.in_sets() && *f <= 1.0 => {
+                Ok(_) if self.antithetic_pairs() && efficiency.is_some_and(|e| e <= 1.0) => {
                     Some(format!(
-                        "the stratified sets did not help (factor {f:.3} <= 1): the estimate \
-                         is still the sets' (unbiased, its interval honest), but plain \
-                         replications would have done as well on this diagram"
+                        "the antithetic pairs did not pay for their CPU (factor {:.3}, \
+                         efficiency {:.3} <= 1 at {cost} times a plain replication's CPU): \
+                         the estimate is still the pairs' (unbiased, its interval honest), but \
+                         plain replications would have reached this half-width as quickly or \
+                         sooner; a run to a target precision turns to plain streams after its \
+                         pilot",
+                        pair_factor.unwrap_or(f64::NAN),
+                        efficiency.unwrap_or(f64::NAN),
                     ))
                 }
+                // Sets said when they did not help at all: their CPU over a plain
+                // replication's is small (`efficiency` on the record weighs it, and a run to
+                // a target precision turns on it).
+                Ok((_, f)) if self.in_sets() && *f <= 1.0 => Some(format!(
+                    "the stratified sets did not help (factor {f:.3} <= 1, efficiency {:.3} at \
+                     {cost} times a plain replication's CPU): the estimate is still the sets' \
+                     (unbiased, its interval honest), but plain replications would have done as \
+                     well on this diagram; a run to a target precision turns to plain streams \
+                     after its pilot when the efficiency is not above 1",
+                    efficiency.unwrap_or(f64::NAN),
+                )),
                 Ok(_) => None,
             },
             notes: self.notes.clone(),

@@ -332,9 +332,9 @@ pub struct VarianceAcc {
     pub sum_pair_sq: i128,
     #[serde(default)]
     pub ends: Vec<(u64, u64)>,
-    /// Antithetic runs to a target precision whose pilot pairs did not pay for their CPU:
-    /// the replication from which the run draws plain streams (`pairs::PILOT_PAIRS`), and
-    /// those replications' unavailability.
+    /// Antithetic or stratified runs to a target precision whose pilot sets did not pay for
+    /// their CPU: the replication from which the run draws plain streams
+    /// (`pairs::PILOT_SETS`), and those replications' unavailability.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plain_from: Option<u64>,
     #[serde(default, skip_serializing_if = "Moments::is_empty")]
@@ -560,6 +560,8 @@ impl VarianceAcc {
 mod pair_tests;
 #[cfg(test)]
 mod strat_tests;
+#[cfg(test)]
+mod strat_turn_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -1,13 +1,16 @@
-//! Antithetic pairs: the plan of an antithetic run, its exact pair sums (split anywhere,
-//! added in any order, the same bits), and the estimate from the pairs' means.
+//! Sets of replications (antithetic pairs, stratified sets): the plan of such a run, its exact
+//! set sums (split anywhere, added in any order, the same bits), and the estimate from the
+//! sets' means.
 //!
-//! Pairs pay only when their variance factor beats what they cost: every life is drawn by
-//! inversion (a logarithm or a quantile per draw, where a plain run mostly takes the
-//! ziggurat's table lookup), so a replication costs `PAIR_CPU_COST` times a plain one. The
-//! efficiency is factor / `PAIR_CPU_COST`. A run to a target precision decides after a
-//! pilot of `PILOT_PAIRS` pairs: at efficiency <= 1 it draws the rest on plain streams
-//! (`plain_from`), and the estimate joins the pilot's pair means and the plain replications,
-//! weighted by replications (both unbiased and independent of each other).
+//! Sets pay only when their variance factor beats what they cost: an antithetic pair draws
+//! every life by inversion (a logarithm or a quantile per draw, where a plain run mostly
+//! takes the ziggurat's table lookup), so its replication costs `PAIR_CPU_COST` times a
+//! plain one; a stratified set inverts only its units' first lives (`STRATIFIED_CPU_COST`).
+//! The efficiency is factor / cost. A run to a target precision decides after a pilot of
+//! `PILOT_SETS` sets (set size × `PILOT_SETS` replications): at efficiency <= 1 it draws the
+//! rest on plain streams (`plain_from`), and the estimate joins the pilot's set means and
+//! the plain replications, weighted by replications (both unbiased and independent of each
+//! other). The one mechanism serves both kinds of set.
 //!
 //! The cost is a constant, not a timing of the run: a decision taken on a clock would make
 //! the same seed's numbers depend on the machine's load and the thread count, which no run
@@ -21,12 +24,23 @@ use crate::stats::{Moments, fx, unfx};
 /// benchmark plant, 1.18 with PM, 1.21 on the 2-of-3 with standby; 2026-11-27).
 pub const PAIR_CPU_COST: f64 = 1.2;
 
-/// Pairs a run to a target precision draws before it weighs their efficiency: the factor's
-/// relative standard error is then about sqrt(2 / 400), 7%, and a run's first batches
-/// (200 replications, then up to 4 times as many in all) have them at 800 (500 pairs
-/// waited for the next batch's end, 3200 replications at the pairs' cost, on the bench's
-/// plants).
-pub const PILOT_PAIRS: u64 = 400;
+/// CPU of a stratified replication over a plain one's: its units' first lives are drawn by
+/// inversion from the set's Latin hypercube (the rest of the replication as a plain one) and
+/// its unavailability waits in `ends` for its set. Measured per replication at a fixed
+/// 32 000 replications, one thread, 11 interleaved rounds against plain runs of the same
+/// plants as `bench/variance_reduction.py`'s (median ratios: 1.039 on the benchmark plant,
+/// 1.031 with PM, 1.035 on the 2-of-3 with standby; an earlier 7 rounds of 16 000: 1.032,
+/// 0.993, 1.062; 2026-11-28): small but above plain on each plant.
+pub const STRATIFIED_CPU_COST: f64 = 1.035;
+
+/// Sets a run to a target precision draws before it weighs their efficiency (pairs: 800
+/// replications; stratified sets of 16: 6400): the factor's relative standard error is then
+/// about sqrt(2 / 400), 7%, for either kind (it rests on the spread of the sets' means). A
+/// run's first batches (200 replications, then up to 4 times as many in all) have the pairs'
+/// at 800 (500 pairs waited for the next batch's end, 3200 replications at the pairs' cost,
+/// on the bench's plants); the stratified sets' are in at the end of the first batch past
+/// 6400 replications.
+pub const PILOT_SETS: u64 = 400;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 impl VarianceAcc {
@@ -95,28 +109,42 @@ impl VarianceAcc {
         }
     }
 
-    /// How replication `rep` draws (plain past an antithetic run's turn to plain streams).
+    /// How replication `rep` draws (plain past a run's turn to plain streams).
     #[inline]
     pub fn draws_at(&self, rep: u64) -> Draws {
+        if self.plain_from.is_some_and(|p| rep >= p) {
+            return Draws::Plain;
+        }
         match self.requested {
-            Method::Antithetic if self.plain_from.is_none_or(|p| rep < p) => Draws::Antithetic,
+            Method::Antithetic => Draws::Antithetic,
             Method::Stratified => Draws::Stratified(self.strata),
             _ => Draws::Plain,
         }
     }
 
-    /// The pairs' efficiency from the run so far: their factor over their CPU cost. None
-    /// before 3 pairs.
+    /// CPU of a replication drawn in this run's sets over a plain replication's.
+    pub fn set_cpu_cost(&self) -> f64 {
+        if self.antithetic_pairs() {
+            PAIR_CPU_COST
+        } else {
+            STRATIFIED_CPU_COST
+        }
+    }
+
+    /// The sets' (pairs') efficiency from the run so far: their factor over their CPU cost.
+    /// None before 3 sets.
     pub fn pair_efficiency(&self, plain: &Moments) -> Option<f64> {
         let e = self.pair_estimate()?;
-        Some(self.pair_factor(&e, plain) / PAIR_CPU_COST)
+        Some(self.pair_factor(&e, plain) / self.set_cpu_cost())
     }
 
     /// Where a run to a target precision, having run replications up to `end`, turns to
-    /// plain streams: at `end`, once the pilot's pairs are in and do not pay (`plain`: the
-    /// run's availabilities so far). None while it keeps its pairs or has turned already.
+    /// plain streams: at `end`, once the pilot's sets are in and do not pay (`plain`: the
+    /// run's availabilities so far). None while it keeps its sets or has turned already.
+    /// A set the turn cuts short (`end` inside it) stays incomplete and is left out, as any
+    /// incomplete set (at most a pair's or a set's members, of the pilot's 800 or 6400).
     pub fn plain_switch(&self, end: u64, plain: &Moments) -> Option<u64> {
-        if !self.antithetic_pairs() || self.plain_from.is_some() || self.pairs < PILOT_PAIRS {
+        if !self.in_sets() || self.plain_from.is_some() || self.pairs < PILOT_SETS {
             return None;
         }
         (self.pair_efficiency(plain)? <= 1.0).then_some(end)
@@ -149,16 +177,16 @@ impl VarianceAcc {
         }
     }
 
-    /// The run's estimate: the pairs' (`pair_estimate`), joined after a turn to plain
-    /// streams with the plain replications' mean: weights w = 2·pairs / N and 1 - w (N the
-    /// replications of both), variance w² se_pairs² + (1 - w)² se_plain², Student t on the
-    /// Welch-Satterthwaite degrees of freedom.
+    /// The run's estimate: the sets' (`pair_estimate`), joined after a turn to plain
+    /// streams with the plain replications' mean: weights w = size·sets / N and 1 - w (N the
+    /// replications of both; a pair's size is 2), variance w² se_sets² + (1 - w)² se_plain²,
+    /// Student t on the Welch-Satterthwaite degrees of freedom.
     pub(super) fn antithetic_estimate(&self) -> Option<Estimate> {
         let p = self.pair_estimate()?;
         if self.after.n < 2 {
             return Some(p);
         }
-        let (k, q) = (2.0 * self.pairs as f64, self.after.n as f64);
+        let (k, q) = ((self.set_size() * self.pairs) as f64, self.after.n as f64);
         let w = k / (k + q);
         let vp = (w * p.std_error).powi(2);
         let vq = ((1.0 - w) * self.after.std_error()).powi(2);

@@ -1,7 +1,7 @@
 //! Antithetic runs to a target precision weigh their pairs' efficiency after a pilot and
 //! turn to plain streams when the pairs do not pay: the turn's place, the joined estimate
 //! by hand and against the closed form, thread counts, and a cluster's chunks past the turn.
-use super::pairs::{PAIR_CPU_COST, PILOT_PAIRS};
+use super::pairs::{PAIR_CPU_COST, PILOT_SETS};
 use super::tests::{exact, options};
 use super::*;
 use crate::availability::{AvailabilityAcc, Precision, run_reduced, run_reduced_from};
@@ -62,7 +62,7 @@ fn pairs_that_do_not_pay_turn_to_plain_streams_after_the_pilot() {
     let vr = s.variance_reduction.as_ref().unwrap();
     let at = vr.plain_from.expect("the pairs do not pay here");
     // The turn is at the end of the first batch with the pilot's pairs in.
-    assert!(at >= 2 * PILOT_PAIRS && at < a.replication_count, "{at}");
+    assert!(at >= 2 * PILOT_SETS && at < a.replication_count, "{at}");
     assert_eq!(vr.pairs, Some(at / 2));
     assert_eq!(vr.method, "antithetic+plain");
     assert!(vr.efficiency.unwrap() <= 1.0);
@@ -128,7 +128,7 @@ fn booked(ys: &[f64], turn: Option<u64>) -> (VarianceAcc, Moments) {
 #[test]
 fn the_turn_weighs_the_factor_against_the_pairs_cpu() {
     let mut rng = crate::rng::Stream::new(3, 0);
-    let n = 2 * PILOT_PAIRS as usize;
+    let n = 2 * PILOT_SETS as usize;
     // Pairs pulling hard against each other (y and 1 - y, partly): they pay.
     let good: Vec<f64> = (0..n / 2)
         .flat_map(|_| {
