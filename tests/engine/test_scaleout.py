@@ -105,6 +105,20 @@ def test_antithetic_pairs_turning_to_plain_streams_on_the_cluster_are_the_local_
 
 
 @pytest.mark.slow  # a dask LocalCluster of worker processes (as in tests/service/test_rbd_cluster.py)
+def test_stratified_sets_turning_to_plain_streams_on_the_cluster_are_the_local_run(client: Any) -> None:
+    # Sets that do not pay after the 400-set pilot (here at the end of the 12 800-replication batch): the
+    # cluster's driver tells later chunks where the run turned, as for pairs.
+    kw = {"horizon": 1000.0, "seed": 21, "grid": 0, "target_half_width": 0.03, "max_replications": 1_000_000,
+          "variance_reduction": "stratified"}
+    local = simulate_availability(trains(), **kw)
+    remote = simulate_availability(trains(), cluster=client, **kw)
+    vr = local.variance_reduction
+    assert vr["method"] == "stratified+plain" and vr["plain_from"] == 12_800
+    assert remote.replications == local.replications and remote.state == local.state
+    assert remote.to_dict() == local.to_dict()
+
+
+@pytest.mark.slow  # a dask LocalCluster of worker processes (as in tests/service/test_rbd_cluster.py)
 def test_mission_on_the_cluster_is_the_local_run_to_the_bit(client: Any) -> None:
     d = parallel(block("a", exp_model(0.002)), block("b", exp_model(0.003)), block("c", exp_model(0.001)), need=2)
     d["phases"] = [{"name": "climb", "duration": 100.0}, {"name": "cruise", "duration": 300.0, "not_needed": ["c"]}]

@@ -69,7 +69,8 @@ def simulate_availability(diagram_json: str, horizon: float, grid: int, crews: i
                           threads: int | None, control: RunControl,
                           variance_reduction: str = "none", plain_from: int | None = None) -> tuple[str, str]:
     """(mergeable state, summary) as JSON text: the state is kept whole to merge runs later.
-    `plain_from`: an antithetic run's chunk past its turn to plain streams (`availability_plain_from`)."""
+    `plain_from`: an antithetic or stratified run's chunk past its turn to plain streams
+    (`availability_plain_from`)."""
     run = {"seed": seed, "replication_start": replication_start, "replications": replications,
            "target_half_width": target_half_width, "max_replications": max_replications, "threads": threads,
            "variance_reduction": variance_reduction, "plain_from": plain_from}
@@ -87,8 +88,8 @@ def merge_availability(a: str, b: str) -> tuple[str, str]:
 
 
 def availability_plain_from(state: str) -> int | None:
-    """Where an antithetic run to a target precision, `state` run so far, draws plain streams from
-    (its pilot's pairs not paying for their CPU), else None: later chunks are told."""
+    """Where an antithetic or stratified run to a target precision, `state` run so far, draws plain
+    streams from (its pilot's pairs or sets not paying for their CPU), else None: later chunks are told."""
     return _engine.availability_plain_from(state)
 
 

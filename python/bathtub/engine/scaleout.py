@@ -232,8 +232,8 @@ def availability(cluster: Any, text: str, horizon: float, grid: int, crews: int,
             else:
                 need = done * 4
             nxt = min(max(need, done + done // 4), done * 4, cap) - done
-            # An antithetic run whose pilot pairs do not pay turns to plain streams here, as
-            # the local engine does (availability/runs.rs, `to_precision_turning`).
+            # An antithetic or stratified run whose pilot sets do not pay turns to plain streams
+            # here, as the local engine does (availability/runs.rs, `to_precision_turning`).
             submit = submitter(binding.availability_plain_from(state))
             more, _ = run.batch(submit, start + done, nxt, done + nxt)
             state, summary = binding.merge_availability(state, more)
