@@ -294,3 +294,43 @@ fn interval_means_average_to_the_mean_availability() {
         assert!(s.interval_availability[k] <= s.interval_upper[k]);
     }
 }
+
+#[test]
+fn intervals_no_outage_touches_book_what_adding_one_books() {
+    // The booking's shortcut for an interval up throughout (the integers of
+    // `Moments::add(1.0)`) against adding every interval's availability as a value: the same
+    // sums, for outages inside, across, touching the ends of, and of zero length in intervals.
+    let c = pair();
+    let o = AvailabilityOptions {
+        horizon: 100.0,
+        grid: 11,
+        crews: 0,
+        seed: 1,
+    };
+    let grid = sample_times(o.horizon, o.grid, &[]);
+    let mut acc = AvailabilityAcc::empty(&c, &o, &c.block_ids(), 0);
+    let mut reference = acc.interval_up.clone();
+    let replications: [&[(f64, f64)]; 5] = [
+        &[],
+        &[(15.0, 17.5)],
+        &[(5.0, 35.0), (40.0, 40.0), (60.0, 70.0)],
+        &[(0.0, 10.0), (90.0, 100.0)],
+        &[(33.3, 33.3), (99.0, 100.0)],
+    ];
+    for outages in replications {
+        acc.book_intervals(&grid, outages);
+        for (k, m) in reference.iter_mut().enumerate() {
+            let (a, b) = (grid[k], grid[k + 1]);
+            let down: f64 = outages
+                .iter()
+                .filter(|&&(s, e)| s < b && e > a)
+                .map(|&(s, e)| e.min(b) - s.max(a))
+                .sum();
+            m.add((1.0 - down / (b - a)).clamp(0.0, 1.0));
+        }
+    }
+    assert_eq!(acc.interval_up, reference);
+    assert_eq!(acc.interval_up[0].n, 5);
+    // The first interval (0 to 10): up throughout 3 times, half up once, down once.
+    assert_eq!(acc.interval_up[0].sum, 3 * fx(1.0) + fx(0.5));
+}
