@@ -21,13 +21,16 @@
 //!   `Stream::for_replication`); the estimate is the mean of the pairs' means, its interval
 //!   from their spread on Student t with pairs - 1 degrees of freedom (`pairs`).
 //!
-//! Blocks whose mean is not known exactly (other families, planned replacement, proof
-//! tests, standby, shared crews, common cause, maintenance groups) are simply not used.
+//! A single-unit block of other life or repair families, or replaced at age, has its mean
+//! downtime from a numeric renewal solution (`renewal`), used only when its estimated
+//! error is negligible. Blocks whose mean is not known (block or condition replacement,
+//! proof tests, standby, shared crews, common cause, maintenance groups) are not used.
 //! The run's other figures (curve, per-block, failures) stay the plain estimates.
 mod condition;
 mod estimate;
 pub mod expo;
 mod pairs;
+pub mod renewal;
 
 use crate::availability::AvailabilityOptions;
 use crate::diagram::{Compiled, GroupKind, NO_GROUP};
@@ -426,6 +429,7 @@ impl VarianceAcc {
                 })
             })
             .collect();
+        controls.extend(renewal::controls(c, o.crews, horizon, &works, &mut notes));
         controls.sort_by(|a, b| b.mean.total_cmp(&a.mean).then(a.group.cmp(&b.group)));
         if controls.len() > MAX_CONTROLS {
             notes.push(format!(
@@ -558,6 +562,8 @@ impl VarianceAcc {
 
 #[cfg(test)]
 mod pair_tests;
+#[cfg(test)]
+mod renewal_tests;
 #[cfg(test)]
 mod strat_tests;
 #[cfg(test)]
