@@ -101,6 +101,15 @@ pub fn up_time(u: &Unit, h: f64, steps: usize) -> Vec<f64> {
     let fr: Vec<f64> = (0..=steps).map(|j| cdf(u.repair, j as f64 * h)).collect();
     let dl: Vec<f64> = (1..=lives).map(|j| fl[j] - fl[j - 1]).collect();
     let dr: Vec<f64> = (1..=steps).map(|j| fr[j] - fr[j - 1]).collect();
+    // Panels past the one where F reaches 1 - 1e-16 are left out of the sums: together they
+    // weigh at most 1e-16 of an up time at most t (1e-16 of the downtime fraction), and a
+    // short repair then costs a few hundred terms per point, not n.
+    let reach = |f: &[f64]| {
+        f.iter()
+            .position(|&x| x >= 1.0 - 1e-16)
+            .unwrap_or(f.len() - 1)
+    };
+    let (jl, jr) = (reach(&fl).max(1), reach(&fr).max(1));
     // G(t_n) = ∫_0^{min(t_n, τ)} S_L, by the same trapezoid.
     let mut g = vec![0.0; steps + 1];
     for n in 1..=steps {
@@ -116,7 +125,7 @@ pub fn up_time(u: &Unit, h: f64, steps: usize) -> Vec<f64> {
     for n in 1..=steps {
         // Everything but the terms in V(t_n), W(t_n) (panel 1 and the atoms at 0).
         let mut vr = g[n];
-        for j in 1..=n.min(m) {
+        for j in 1..=n.min(m).min(jl) {
             let hi = if j == 1 { 0.0 } else { w[n - j + 1] };
             vr += 0.5 * (hi + w[n - j]) * dl[j - 1];
         }
@@ -124,7 +133,7 @@ pub fn up_time(u: &Unit, h: f64, steps: usize) -> Vec<f64> {
             vr += pm_mass * v[n - lag];
         }
         let mut wr = 0.0;
-        for j in 1..=n {
+        for j in 1..=n.min(jr) {
             let hi = if j == 1 { 0.0 } else { v[n - j + 1] };
             wr += 0.5 * (hi + v[n - j]) * dr[j - 1];
         }
@@ -233,6 +242,9 @@ pub(super) fn controls(
 ) -> Vec<super::ControlVariate> {
     let mut out = vec![];
     let mut solved = 0;
+    // Blocks of the same life, repair and replacement share one solve (the plant's trains
+    // repeat their blocks); the key is the distributions' full description.
+    let mut seen: Vec<(String, Result<Solved, Why>)> = vec![];
     for (g, w) in works.iter().enumerate() {
         if w.is_some() {
             continue;
@@ -241,14 +253,24 @@ pub(super) fn controls(
             continue;
         };
         let id = &c.groups[g].id;
-        if solved == MAX_SOLVES {
-            notes.push(format!(
-                "control: {id}'s renewal mean is not solved (at most {MAX_SOLVES} per run)"
-            ));
-            continue;
-        }
-        solved += 1;
-        match solve(&u, horizon) {
+        let key = format!("{:?} {:?} {:?}", u.life, u.repair, u.replace);
+        let known = seen.iter().find(|(k, _)| *k == key).map(|(_, r)| r.clone());
+        let result = match known {
+            Some(r) => r,
+            None if solved == MAX_SOLVES => {
+                notes.push(format!(
+                    "control: {id}'s renewal mean is not solved (at most {MAX_SOLVES} per run)"
+                ));
+                continue;
+            }
+            None => {
+                solved += 1;
+                let r = solve(&u, horizon);
+                seen.push((key, r.clone()));
+                r
+            }
+        };
+        match result {
             Ok(s) if s.error <= MAX_ERROR => {
                 if s.down > 0.0 {
                     out.push(super::ControlVariate {
@@ -266,4 +288,35 @@ pub(super) fn controls(
         }
     }
     out
+}
+
+/// `solve` for a caller outside a run (the binding): the unit's expected downtime fraction
+/// over [0, horizon] and its estimated error, the inputs checked first.
+pub fn downtime(
+    life: &Dist,
+    repair: &Dist,
+    replace: Option<(f64, f64)>,
+    horizon: f64,
+) -> Result<Solved, crate::error::EngineError> {
+    use crate::error::EngineError;
+    if !(horizon.is_finite() && horizon > 0.0) {
+        return Err(EngineError::at(
+            "horizon",
+            format!("must be a finite number > 0 (got {horizon})"),
+        ));
+    }
+    if let Some((tau, d)) = replace
+        && !(tau.is_finite() && tau > 0.0 && d.is_finite() && d >= 0.0)
+    {
+        return Err(EngineError::at(
+            "replace",
+            format!("age must be a finite number > 0 and duration >= 0 (got {tau}, {d})"),
+        ));
+    }
+    let u = Unit {
+        life,
+        repair,
+        replace,
+    };
+    solve(&u, horizon).map_err(|why| EngineError::new(format!("the unit's renewal mean: {why}")))
 }
