@@ -121,6 +121,7 @@ def test_blocks_replaced_at_age_are_controls_on_a_plant_run() -> None:
     red = simulate_availability(pm_plant(), threads=2, variance_reduction="auto", **kw)
     vr = red.variance_reduction
     assert "downtime of a0" in vr["controls"] and "downtime of b0" in vr["controls"]
+    assert "system unavailability under independence" in vr["controls"]
     assert vr["method"] == "conditional+control"
     # The reduced estimate and the plain one agree within their joint standard error.
     joint = math.hypot(red.mean_availability_std_error, plain.mean_availability_std_error)

@@ -230,17 +230,17 @@ pub fn unit_of(c: &crate::diagram::Compiled, crews: u32, g: usize) -> Option<Uni
 /// Most blocks a plan solves numerically (each solve costs up to ~0.2 s).
 pub const MAX_SOLVES: usize = 16;
 
-/// Block controls from numeric renewal means: each group the closed form (`works`) does
-/// not cover whose unit is a renewal process, solved over [0, horizon] and kept when its
-/// estimated error is at most `MAX_ERROR`; why others were not is noted.
-pub(super) fn controls(
+/// Numeric renewal means per group: for each group the closed form (`works`) does not cover
+/// whose unit is a renewal process, its solve over [0, horizon] when the estimated error is
+/// at most `MAX_ERROR` (None otherwise, with a note saying why).
+pub(super) fn means(
     c: &crate::diagram::Compiled,
     crews: u32,
     horizon: f64,
     works: &[Option<super::ExpSum>],
     notes: &mut Vec<String>,
-) -> Vec<super::ControlVariate> {
-    let mut out = vec![];
+) -> Vec<Option<Solved>> {
+    let mut out = vec![None; works.len()];
     let mut solved = 0;
     // Blocks of the same life, repair and replacement share one solve (the plant's trains
     // repeat their blocks); the key is the distributions' full description.
@@ -271,15 +271,7 @@ pub(super) fn controls(
             }
         };
         match result {
-            Ok(s) if s.error <= MAX_ERROR => {
-                if s.down > 0.0 {
-                    out.push(super::ControlVariate {
-                        name: format!("downtime of {id}"),
-                        group: Some(g as u32),
-                        mean: s.down,
-                    });
-                }
-            }
+            Ok(s) if s.error <= MAX_ERROR => out[g] = Some(s),
             Ok(s) => notes.push(format!(
                 "control: {id}'s renewal mean is not used (estimated error {:.1e} above {MAX_ERROR:.0e})",
                 s.error

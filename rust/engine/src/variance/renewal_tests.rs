@@ -227,6 +227,22 @@ fn blocks_replaced_at_age_are_controls_and_reduce_more_than_without() {
             .unwrap();
         assert_eq!(ctl.mean, want.down, "{id}");
     }
+    // The system under independence is a control now every block's mean is known: its mean
+    // is (1 - (1 - D0)(1 - D)^2)^2 at the Weibull block's D0 and the exponential blocks' D.
+    let v = VarianceAcc::plan(&c, &o, Method::Control).unwrap();
+    let d = v
+        .controls
+        .iter()
+        .find(|x| x.name == "downtime of a1")
+        .unwrap()
+        .mean;
+    let sys = v.controls.iter().find(|x| x.group.is_none()).unwrap();
+    let train = (1.0 - want.down) * (1.0 - d).powi(2);
+    assert!(
+        (sys.mean - (1.0 - train).powi(2)).abs() < 1e-15,
+        "{}",
+        sys.mean
+    );
     // Calendar (block) replacement is not a renewal of the unit: not a control, said why not.
     let v = VarianceAcc::plan(&pm_trains("block"), &o, Method::Control).unwrap();
     assert!(
@@ -248,10 +264,14 @@ fn blocks_replaced_at_age_are_controls_and_reduce_more_than_without() {
         (s.mean_availability_std_error.powi(2) + plain.mean_availability_std_error.powi(2)).sqrt();
     let gap = (s.mean_availability - plain.mean_availability).abs();
     assert!(gap < 1.96 * joint, "{gap} vs {joint}");
-    // The same replications without the two new controls reduce less.
+    // The same replications with only the controls the plant had before (the exponential
+    // blocks': no Weibull block, no system) reduce less.
     let acc = a.variance.as_ref().unwrap();
-    let before = only(acc, |x| !(x.name.ends_with("a0") || x.name.ends_with("b0")));
-    assert_eq!(before.controls.len() + 2, acc.controls.len());
+    let new = |x: &super::ControlVariate| {
+        x.group.is_none() || x.name.ends_with("a0") || x.name.ends_with("b0")
+    };
+    let before = only(acc, |x| !new(x));
+    assert_eq!(before.controls.len() + 3, acc.controls.len());
     let f_before = before.summary(&a.availability).factor.unwrap();
     let f = vr.factor.unwrap();
     assert!(f > f_before, "{f} vs {f_before}");
