@@ -19,7 +19,8 @@ from bathtub.engine import simulate_availability
 from bathtub.engine.binding import renewal_downtime
 from bathtub.errors import EngineError
 
-from .engine_diagrams import block, exp_model
+from .engine_diagrams import block, exp_model, series
+from .test_variance_reduction import binomial_band
 
 
 def exp_spec(mean: float) -> tuple[str, dict[str, float]]:
@@ -43,7 +44,7 @@ def test_an_erlang_life_matches_the_laplace_inversion() -> None:
     assert got == pytest.approx(want, abs=1e-9)
 
 
-def weibull_reference(eta: float, beta: float, mu: float, horizon: float, h: float) -> float:
+def weibull_down(eta: float, beta: float, mu: float, horizon: float, h: float) -> tuple[np.ndarray, np.ndarray]:
     """Mean unavailability of a Weibull unit with exponential repair (rate mu) by another route:
     q(t) = P(down at t) obeys q' = f(t) + mu (q * f)(t) - mu q (failures of the first life and of
     lives begun at repairs, less repairs ending), solved by the trapezoid rule on densities."""
@@ -59,6 +60,11 @@ def weibull_reference(eta: float, beta: float, mu: float, horizon: float, h: flo
         known = f[i] + mu * conv
         q[i] = (q[i - 1] + h / 2 * (rate[i - 1] + known)) / (1 + h * mu / 2)
         rate[i] = known - mu * q[i]
+    return t, q
+
+
+def weibull_reference(eta: float, beta: float, mu: float, horizon: float, h: float) -> float:
+    t, q = weibull_down(eta, beta, mu, horizon, h)
     return float(integrate.trapezoid(q, t)) / horizon
 
 
@@ -145,3 +151,35 @@ def test_calendar_replacement_is_not_a_control() -> None:
             n["preventive"]["policy"] = "block"
     r = simulate_availability(d, horizon=1000.0, replications=300, seed=2, grid=0, variance_reduction="control")
     assert not any(c.endswith("a0") or c.endswith("b0") for c in r.variance_reduction["controls"])
+
+
+@pytest.mark.slow
+def test_reduced_intervals_cover_a_weibull_series_at_their_nominal_rate() -> None:
+    # A Weibull block in series with an exponential one: the exact mean unavailability is
+    # 1 - (1/T) ∫ (1 - q(t)) a(t) dt, q from the density scheme above (Richardson over h = 0.2, 0.1)
+    # and a(t) the exponential block's closed form; the Weibull block's mean is the numeric one.
+    eta, beta, mu, lam, horizon = 300.0, 2.5, 0.2, 2e-3, 1500.0
+
+    def exact(h: float) -> float:
+        t, q = weibull_down(eta, beta, mu, horizon, h)
+        s = lam + mu
+        a = mu / s + lam / s * np.exp(-s * t)
+        return 1.0 - float(integrate.trapezoid((1 - q) * a, t)) / horizon
+
+    coarse, fine = exact(0.2), exact(0.1)
+    truth = 1.0 - (fine + (fine - coarse) / 3)
+    d = series(block("w", {"distribution_id": "weibull", "params": {"alpha": eta, "beta": beta}}, exp_model(mu)),
+               block("e", exp_model(lam), exp_model(mu)))
+    seeds = range(3000, 3200)
+    covered, methods, factors = 0, set(), []
+    for seed in seeds:
+        r = simulate_availability(d, horizon=horizon, replications=300, seed=seed, grid=0, threads=1,
+                                  variance_reduction="control")
+        lo, hi = r.mean_availability_interval
+        covered += lo <= truth <= hi
+        methods.add(r.variance_reduction["method"])
+        factors.append(r.variance_reduction["factor"] or 1.0)
+    lo_count, hi_count = binomial_band(len(seeds))
+    assert lo_count <= covered <= hi_count, (covered, lo_count, hi_count)
+    assert methods == {"control"}
+    assert np.median(factors) > 1.2
