@@ -183,3 +183,22 @@ def test_reduced_intervals_cover_a_weibull_series_at_their_nominal_rate() -> Non
     assert lo_count <= covered <= hi_count, (covered, lo_count, hi_count)
     assert methods == {"control"}
     assert np.median(factors) > 1.2
+
+
+@pytest.mark.slow  # a dask LocalCluster of worker processes (as in tests/engine/test_scaleout.py)
+def test_a_pm_plant_on_the_cluster_is_the_local_run_to_the_bit() -> None:
+    # Each chunk plans its run, solving the renewal means itself: the same plan to the bit, so the
+    # chunks' sums merge and the figures are the local run's.
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=40)
+    client = distributed.Client(cluster)
+    try:
+        kw = {"horizon": 1000.0, "seed": 9, "grid": 0, "replications": 1500, "variance_reduction": "auto"}
+        local = simulate_availability(pm_plant(), threads=1, **kw)
+        remote = simulate_availability(pm_plant(), cluster=client, **kw)
+        assert remote.state == local.state and remote.to_dict() == local.to_dict()
+        assert "downtime of a0" in local.variance_reduction["controls"]
+    finally:
+        client.close()
+        cluster.close()
