@@ -6,8 +6,9 @@ Three plants, horizon 10 000 h, repairs at once, one thread each:
 - the benchmark plant (`engine/plant.py`: two trains of five exponential blocks, MTTF 1000 h,
   MTTR 10 h); its exact mean unavailability (closed form) is checked against both runs;
 - a plant with PM: the same trains, each train's first block a Weibull life (eta 2000 h,
-  beta 3) replaced at age 800 h (4 h off-line): those blocks' means are not known exactly, so
-  they are not controls and no train is a closed-form subsystem;
+  beta 3) replaced at age 800 h (4 h off-line): those blocks' means come from a numeric renewal
+  solution (controls, no closed form), so no train is a closed-form subsystem and there is no
+  system control;
 - a 2-of-3 with standby: two running pumps and a cold spare (MTTF 1000 h, MTTR 10 h) in
   series with a valve (MTTF 5000 h, MTTR 5 h) and a motor (MTTF 3000 h, MTTR 8 h): the
   standby group is not a control, the valve and motor are.

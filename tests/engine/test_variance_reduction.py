@@ -91,8 +91,11 @@ def test_the_record_says_the_method_and_factor_and_keeps_the_plain_estimate() ->
 
 
 def test_blocks_without_a_known_mean_fall_back_to_plain_and_say_why() -> None:
+    # Weibull lives replaced on the calendar (block policy: not a renewal of the unit). Plain Weibull
+    # blocks now have numeric renewal means (tests/engine/test_renewal_means.py).
     weibull = {"distribution_id": "weibull", "params": {"alpha": 80.0, "beta": 2.0}}
-    d = parallel(block("A", weibull, exp_model(0.2)), block("B", weibull, exp_model(0.2)))
+    pm = {"policy": "block", "interval": 100.0, "duration": 1.0}
+    d = parallel(block("A", weibull, exp_model(0.2), preventive=pm), block("B", weibull, exp_model(0.2), preventive=pm))
     plain = simulate_availability(d, horizon=300.0, replications=300, seed=2)
     red = simulate_availability(d, horizon=300.0, replications=300, seed=2, variance_reduction="auto")
     assert red.variance_reduction["method"] == "none" and red.variance_reduction["fallback"]

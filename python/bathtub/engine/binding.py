@@ -33,6 +33,7 @@ __all__ = [
     "merge_availability",
     "merge_mission",
     "rare_check",
+    "renewal_downtime",
     "simulate_availability",
     "simulate_mission",
     "simulate_rare",
@@ -51,6 +52,13 @@ def dist_eval(distribution_id: str, params: Mapping[str, float], function: str, 
 
 def dist_mean(distribution_id: str, params: Mapping[str, float], base_distribution_id: str | None = None) -> float:
     return _engine.dist_mean(distribution_id, params, base_distribution_id)
+
+
+def renewal_downtime(life: tuple[str, Mapping[str, float]], repair: tuple[str, Mapping[str, float]],
+                     horizon: float, replace: tuple[float, float] | None = None) -> tuple[float, float]:
+    """Expected downtime fraction over [0, horizon] of one unit (life and repair as (family id,
+    parameters), replaced at age (age, duration) if given) and its estimated numeric error."""
+    return _engine.renewal_downtime(life, repair, horizon, replace)
 
 
 def dist_sample(distribution_id: str, params: Mapping[str, float], n: int, seed: int, stream: int = 0,

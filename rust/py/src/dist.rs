@@ -86,7 +86,28 @@ fn dist_sample(
     })
 }
 
+/// Expected downtime fraction over [0, horizon] of one unit with this life and repair,
+/// repaired as new, replaced at age `replace = (age, duration)` if given (the numeric
+/// renewal solution variance reduction uses as a known mean), and its estimated error.
+#[pyfunction]
+#[pyo3(signature = (life, repair, horizon, replace=None))]
+fn renewal_downtime(
+    py: Python<'_>,
+    life: (String, BTreeMap<String, f64>),
+    repair: (String, BTreeMap<String, f64>),
+    horizon: f64,
+    replace: Option<(f64, f64)>,
+) -> PyResult<(f64, f64)> {
+    enter(py, Call::Quick, |_| {
+        let l = dist(&life.0, life.1, None)?;
+        let r = dist(&repair.0, repair.1, None)?;
+        let s = bathtub_engine::variance::renewal::downtime(&l, &r, replace, horizon)?;
+        Ok((s.down, s.error))
+    })
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(renewal_downtime, m)?)?;
     m.add_function(wrap_pyfunction!(dist_eval, m)?)?;
     m.add_function(wrap_pyfunction!(dist_mean, m)?)?;
     m.add_function(wrap_pyfunction!(dist_sample, m)?)?;

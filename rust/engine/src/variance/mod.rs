@@ -21,13 +21,16 @@
 //!   `Stream::for_replication`); the estimate is the mean of the pairs' means, its interval
 //!   from their spread on Student t with pairs - 1 degrees of freedom (`pairs`).
 //!
-//! Blocks whose mean is not known exactly (other families, planned replacement, proof
-//! tests, standby, shared crews, common cause, maintenance groups) are simply not used.
+//! A single-unit block of other life or repair families, or replaced at age, has its mean
+//! downtime from a numeric renewal solution (`renewal`), used only when its estimated
+//! error is negligible. Blocks whose mean is not known (block or condition replacement,
+//! proof tests, standby, shared crews, common cause, maintenance groups) are not used.
 //! The run's other figures (curve, per-block, failures) stay the plain estimates.
 mod condition;
 mod estimate;
 pub mod expo;
 mod pairs;
+pub mod renewal;
 
 use crate::availability::AvailabilityOptions;
 use crate::diagram::{Compiled, GroupKind, NO_GROUP};
@@ -426,6 +429,15 @@ impl VarianceAcc {
                 })
             })
             .collect();
+        let numeric = renewal::means(c, o.crews, horizon, &works, &mut notes);
+        controls.extend(numeric.iter().enumerate().filter_map(|(g, s)| {
+            let m = s.as_ref()?.down;
+            (m > 0.0).then(|| ControlVariate {
+                name: format!("downtime of {}", c.groups[g].id),
+                group: Some(g as u32),
+                mean: m,
+            })
+        }));
         controls.sort_by(|a, b| b.mean.total_cmp(&a.mean).then(a.group.cmp(&b.group)));
         if controls.len() > MAX_CONTROLS {
             notes.push(format!(
@@ -437,10 +449,24 @@ impl VarianceAcc {
         if directed {
             if let Some(tree) = Tree::new(c, output, None) {
                 let blocks: Vec<u32> = tree.blocks().collect();
-                let all = blocks.iter().all(|&g| works[g as usize].is_some());
+                // A block's mean downtime, closed form or numeric: the system's unavailability
+                // under independence is multilinear in the blocks' independent downtimes, so
+                // its mean is the same function of their means (each partial derivative in
+                // [-1, 1]: the numeric means' errors add at most their sum, kept within the
+                // same bound).
+                let block_mean = |g: u32| match &works[g as usize] {
+                    Some(w) => mean_down(w),
+                    None => numeric[g as usize].map(|s| s.down),
+                };
+                let error: f64 = blocks
+                    .iter()
+                    .filter_map(|&g| numeric[g as usize].map(|s| s.error))
+                    .sum();
+                let all =
+                    blocks.iter().all(|&g| block_mean(g).is_some()) && error <= renewal::MAX_ERROR;
                 let n = c.threshold.len();
                 let mean = all
-                    .then(|| tree.works(|g| Some(1.0 - mean_down(works[g as usize].as_ref()?)?), n))
+                    .then(|| tree.works(|g| Some(1.0 - block_mean(g)?), n))
                     .flatten();
                 if let Some(m) = mean {
                     controls.push(ControlVariate {
@@ -558,6 +584,8 @@ impl VarianceAcc {
 
 #[cfg(test)]
 mod pair_tests;
+#[cfg(test)]
+mod renewal_tests;
 #[cfg(test)]
 mod strat_tests;
 #[cfg(test)]

@@ -12,6 +12,15 @@ const MU: f64 = 0.2;
 
 /// Two parallel trains of `k` exponential blocks in series (the benchmark plant's shape).
 pub(super) fn trains(k: usize, life: impl Fn(usize) -> DistSpec) -> Compiled {
+    trains_planned(k, life, |_| None)
+}
+
+/// `trains` with block i of each train replaced as `pm(i)` says.
+pub(super) fn trains_planned(
+    k: usize,
+    life: impl Fn(usize) -> DistSpec,
+    pm: impl Fn(usize) -> Option<crate::diagram::PreventiveSpec>,
+) -> Compiled {
     let mut nodes = vec![node("in", "input"), node("out", "output")];
     let mut pairs: Vec<(String, String)> = vec![];
     for t in ["a", "b"] {
@@ -21,6 +30,7 @@ pub(super) fn trains(k: usize, life: impl Fn(usize) -> DistSpec) -> Compiled {
             nodes.push(NodeSpec {
                 model: Some(life(i)),
                 repair: Some(exp(MU)),
+                preventive: pm(i),
                 ..node(&id, "component")
             });
             pairs.push((prev, id.clone()));
@@ -204,7 +214,9 @@ fn a_target_precision_is_reached_on_the_reduced_estimator_with_fewer_replication
 
 #[test]
 fn blocks_of_unknown_mean_are_not_controls_and_a_useless_control_falls_back() {
-    // Weibull lives: no block's mean is known, nothing to reduce with.
+    // Weibull lives replaced on the calendar (block policy: whatever the unit's age, so no
+    // renewal at the replacements): no block's mean is known, nothing to reduce with.
+    // (Weibull lives alone now have numeric renewal means: `renewal_tests`.)
     let w = DistSpec {
         distribution_id: "weibull".into(),
         params: [("alpha".to_string(), 80.0), ("beta".to_string(), 2.0)].into(),
@@ -212,7 +224,15 @@ fn blocks_of_unknown_mean_are_not_controls_and_a_useless_control_falls_back() {
         table: None,
         path: None,
     };
-    let c = trains(2, |_| w.clone());
+    let block = |_| {
+        Some(crate::diagram::PreventiveSpec {
+            policy: Some("block".into()),
+            interval: 100.0,
+            duration: Some(1.0),
+            ..Default::default()
+        })
+    };
+    let c = trains_planned(2, |_| w.clone(), block);
     let o = options(300.0, 3);
     let a = reduced(&c, &o, Method::Auto, 300, Some(1));
     let s = a.summary();
@@ -222,7 +242,11 @@ fn blocks_of_unknown_mean_are_not_controls_and_a_useless_control_falls_back() {
     assert_eq!(s.mean_availability, a.availability.mean());
     // One exponential block per train (the first): one train's is integrated out (alone:
     // its Weibull neighbour is not), the other's is the one control; no system control.
-    let c = trains(2, |i| if i == 0 { exp(LAM) } else { w.clone() });
+    let c = trains_planned(
+        2,
+        |i| if i == 0 { exp(LAM) } else { w.clone() },
+        |i| if i == 0 { None } else { block(i) },
+    );
     let v = VarianceAcc::plan(&c, &o, Method::Control).unwrap();
     assert!(v.condition.is_none());
     assert_eq!(v.controls.len(), 2);
