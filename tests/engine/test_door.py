@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = str(Path(__file__).resolve().parents[2])
 
 # Forty blocks in series over a long horizon, in the engine's own form: hours of work if
@@ -38,6 +40,7 @@ print("finished", flush=True)
 """
 
 
+@pytest.mark.slow  # ~4.5 s: a Python process started, run and interrupted by SIGINT
 def test_ctrl_c_stops_a_run_called_on_the_main_thread() -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.join(ROOT, "python"), ROOT])}
     proc = subprocess.Popen([sys.executable, "-c", CTRL_C], env=env, stdout=subprocess.PIPE, text=True)

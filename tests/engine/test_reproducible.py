@@ -42,6 +42,7 @@ print(simulate_availability(json.loads(sys.argv[1]), horizon=3000.0, replication
 """
 
 
+@pytest.mark.slow  # ~6 s: two Python processes, each importing the engine and running the plant
 def test_rayon_num_threads_env_does_not_change_numbers():
     outs = []
     for n in ("1", "2"):

@@ -108,6 +108,7 @@ print("finished", flush=True)
 """
 
 
+@pytest.mark.slow  # ~5 s: a Python process started, run and interrupted by SIGINT
 def test_ctrl_c_on_the_main_thread_cancels_the_engine() -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.join(ROOT, "python"), ROOT])}
     proc = subprocess.Popen([sys.executable, "-c", CTRL_C], env=env, stdout=subprocess.PIPE, text=True)

@@ -86,6 +86,7 @@ def test_exponential_sample_fails_weibull_not_and_censored_gets_no_row() -> None
     assert not [g for g in fit(LifeData.from_failures(x), "weibull", method="rrx").gof if g["id"] == "ad_test"]
 
 
+@pytest.mark.slow  # ~7 s: three bootstraps of 99 gamma refits by maximum likelihood
 def test_bootstrap_for_a_family_without_table() -> None:
     rng = np.random.default_rng(12)
     good = rng.gamma(2.5, 40.0, 30)

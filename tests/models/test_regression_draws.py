@@ -97,6 +97,7 @@ def _block(covariates: dict[str, Any]) -> dict[str, Any]:
             "edges": [{"source": "in", "target": "b"}, {"source": "b", "target": "out"}]}
 
 
+@pytest.mark.slow  # ~6 s: 2,000 parameter draws of 10 runs each
 def test_two_level_run_of_a_weibull_ph_block_at_covariates_agrees_with_the_delta_method(rossi: Any) -> None:
     rec = _fit(rossi, "weibull_ph")
     x = np.array([25.0, 3.0])

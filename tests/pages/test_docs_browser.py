@@ -13,8 +13,6 @@ from typing import Any
 
 import orjson
 import pytest
-from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from bathtub_api.config import Config
 from bathtub_api.tools.examples import EXAMPLES
@@ -42,6 +40,9 @@ def _operations(served: ServedApp) -> int:
 @pytest.mark.parametrize("width", [400, 1300])
 def test_the_index_lists_every_operation_with_its_example_at_any_width(browser: Any, served: ServedApp,
                                                                         tmp_path: Path, width: int) -> None:
+    # selenium here, not at the top: its webdriver package costs ~0.55 s in every xdist worker
+    from selenium.webdriver.common.by import By
+
     operations = _operations(served)
     browser.set_window_size(width, 1000)
     browser.get_log("browser")  # drop what earlier pages logged
@@ -96,6 +97,10 @@ def test_the_index_lists_every_operation_with_its_example_at_any_width(browser: 
 def test_swagger_ui_renders_every_operation_and_its_example(browser: Any, served: ServedApp,
                                                             open_page: Callable[[str, str], list[dict[str, Any]]]
                                                             ) -> None:
+    # selenium here, not at the top: its webdriver package costs ~0.55 s in every xdist worker
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
     operations = _operations(served)
     errors = open_page(f"{served.url}/api/v1/docs/try", "try")
     wait = WebDriverWait(browser, 180, poll_frequency=0.1)

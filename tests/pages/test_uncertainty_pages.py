@@ -32,6 +32,7 @@ async def shared(api: Api, kind: str, item_id: str) -> str:
         return " ".join(page_text(await resp.text()).split())  # one space between a cell and the next
 
 
+@pytest.mark.slow  # ~5.5 s: a fleet forecast and a strategy, each over parameter draws
 async def test_fleet_and_strategy_pages_show_both_intervals(api: Api) -> None:
     ds = await ok(api, "/api/v1/datasets/create", {"name": "pump lives", "data": {"h": TIMES.tolist()}})
     model = await ok(api, "/api/v1/fit", {"name": "pump life", "dataset_id": ds["id"], "distribution": "weibull",

@@ -13,9 +13,6 @@ from typing import Any
 import httpx
 import pytest
 from aiohttp import web
-from selenium.common.exceptions import WebDriverException
-from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from bathtub_api import sessions
 from bathtub_api.cli import token_create
@@ -38,6 +35,9 @@ async def served(config: Config) -> Any:
 
 def rows(driver: Any) -> dict[str, dict[str, str]]:
     """The token table as {name: {prefix, scopes, created, last_used}}."""
+    # selenium here, not at the top: its webdriver package costs ~0.55 s in every xdist worker
+    from selenium.webdriver.common.by import By
+
     out = {}
     for tr in driver.find_elements(By.CSS_SELECTOR, "#tokens tbody tr"):
         cells = tr.find_elements(By.TAG_NAME, "td")
@@ -53,6 +53,9 @@ def submit(driver: Any, button: Any) -> None:
     # A mark on the old window object, not a reference to an old element: asking Chromium about an
     # element while its document unloads can fail with an inspector error ("Node with given id does not
     # belong to the document") instead of the stale-element error selenium's staleness_of expects.
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.support.ui import WebDriverWait
+
     driver.execute_script("window.__before_submit = true")
     button.click()
     WebDriverWait(driver, 30, ignored_exceptions=(WebDriverException,)).until(lambda d: d.execute_script(
@@ -74,6 +77,8 @@ async def live_tokens(config: Config, user: str) -> list[str]:
 
 @pytest.mark.slow  # ~10 s: Chromium
 async def test_api_access_page_in_chromium(served: ServedApp, config: Config, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By  # see rows()
+
     token = await token_create(config, "alice", ["read", "write"], name="first token")
     shots: list[Path] = []
 

@@ -96,6 +96,7 @@ def test_an_unwritable_database_path_is_one_plain_line(tmp_path: Path) -> None:
         assert len(lines) == 1 and str(blocker / "sub") in lines[0] and lines[0].startswith("bathtub: cannot"), lines
 
 
+@pytest.mark.slow  # ~4 s: five real `bathtub` processes
 def test_version_and_options_after_the_subcommand(tmp_path: Path) -> None:
     env = _env(tmp_path)
     v = bathtub("--version", env=env, cwd=tmp_path)

@@ -93,6 +93,7 @@ async def test_queue_positions_and_limit(api: Api) -> None:
     assert [(await poll(api, i))["status"] for i in ids] == ["done"] * 4
 
 
+@pytest.mark.slow  # ~4 s a store: the test is a 4-second job running while the loop answers
 async def test_cpu_work_does_not_stall_the_loop(api: Api) -> None:
     _, created = await api.post("datasets/create", {"name": "d", "data": {"t": [1, 2, 3]}})
     _, queued = await api.post("testing/crunch", {"spin": 4.0})

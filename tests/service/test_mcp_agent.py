@@ -12,8 +12,6 @@ from typing import Any
 import httpx2
 import jsonschema
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from bathtub_api.app import create_app
 from bathtub_api.cli import token_create
@@ -37,6 +35,10 @@ async def test_an_agent_builds_and_simulates_a_diagram_from_the_tool_list_and_gu
         aiohttp_server: Any, config: Config, registry: Registry) -> None:
     server = await aiohttp_server(create_app(config, registry))
     token = await token_create(config, "agent", ["read", "write"])
+    # imported here, not at the top: the SDK costs ~1.8 s at collection in every xdist worker
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
     base = str(server.make_url("")).rstrip("/")
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120) as http, \
             streamable_http_client(f"{base}/mcp", http_client=http) as streams, \

@@ -11,8 +11,6 @@ from typing import Any
 import httpx2
 import orjson
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from bathtub_api.app import create_app
 from bathtub_api.cli import token_create
@@ -31,6 +29,10 @@ MAX_TOOL = 16 * 1024
 async def list_through_sdk(base: str, token: str) -> tuple[list[dict[str, Any]], Any, Any, str | None]:
     """tools/list and first tools/calls (guide) as the SDK makes them: the tools as JSON (what
     the SDK hands an agent), the calls' results, and the server's instructions."""
+    # imported here, not at the top: the SDK costs ~1.8 s at collection in every xdist worker
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http, \
             streamable_http_client(f"{base}/mcp", http_client=http) as streams, \
             ClientSession(streams[0], streams[1]) as session:

@@ -177,6 +177,7 @@ async def test_reports_escape_notes_and_refuse_whole(api: Api, other_api: Api) -
     assert (await api.post("get/report", {"id": report["id"]}))[0] == 404
 
 
+@pytest.mark.slow  # ~4 s: Chromium prints the report (test_report_pdf keeps a PDF in the fast lane)
 @pytest.mark.one_store  # printing is Chromium's work on the report's HTML, the same from either store; the
 # report, its link and the link's revocation are store work, checked on both by the tests above
 async def test_report_prints_to_pdf(api: Api) -> None:

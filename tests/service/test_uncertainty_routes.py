@@ -34,6 +34,7 @@ async def fitted(api: Api) -> tuple[str, dict]:
     return fit["id"], record
 
 
+@pytest.mark.slow  # ~5 s: strategy calculators over parameter draws, saved and plain
 async def test_strategy_calculators_with_parameter_uncertainty(api: Api) -> None:
     model_id, record = await fitted(api)
     life = models.from_record(record).lifetime(model_id)

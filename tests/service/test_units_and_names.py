@@ -205,6 +205,7 @@ async def test_import_names_any_case_and_refuses_unknown_naming_what_is_accepted
     assert (status, body["detail"]) == (422, "params.gamma: Normal_2P has no location")
 
 
+@pytest.mark.slow  # ~4 s: a Weibull 3P import refit twice, by the route and by the library
 async def test_a_3p_name_refits_data_with_the_offset(api: Api) -> None:
     rng = np.random.default_rng(7)
     x = (rng.weibull(1.8, 40) * 500.0 + 120.0).tolist()
@@ -220,6 +221,7 @@ async def test_a_3p_name_refits_data_with_the_offset(api: Api) -> None:
     assert (status, body["detail"]) == (422, "options.offset: Weibull_2P means offset false; leave it out")
 
 
+@pytest.mark.slow  # ~4 s: a gamma 3P refit, and reliability's Fit_Gamma_3P as its reference
 def test_gamma_3p_refit_matches_reliability_and_the_engine_samples_it() -> None:
     rng = np.random.default_rng(3)
     x = rng.gamma(2.5, 40.0, 60) + 30.0
