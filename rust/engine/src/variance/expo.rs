@@ -242,11 +242,11 @@ impl Ring for ExpSum {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// Composite Simpson on 2^16 panels: an independent reference for the integrals.
-    fn simpson(f: impl Fn(f64) -> f64, a: f64, b: f64) -> f64 {
+    pub(in crate::variance) fn simpson(f: impl Fn(f64) -> f64, a: f64, b: f64) -> f64 {
         let n = 1 << 16;
         let h = (b - a) / n as f64;
         let mut s = f(a) + f(b);

@@ -1,11 +1,11 @@
 //! Antithetic pairs against the closed form, thread counts, merges at any split (odd ones
 //! too: a pair's members in different pieces), the estimator by hand, and the fallback.
 use super::tests::{exact, options};
+use super::turn_tests::booked;
 use super::*;
 use crate::availability::{AvailabilityAcc, Precision, run_reduced, run_with};
 use crate::fixtures::exp;
 use crate::parallel::Control as RunControl;
-use crate::stats::Moments;
 
 /// The plant and its closed form are the control-variate tests' own (two trains of `k`
 /// exponential blocks), so both methods are checked against the same reference.
@@ -116,22 +116,11 @@ fn a_replication_without_its_partner_is_left_out() {
     assert_eq!(odd.reduced().unwrap().0, even.reduced().unwrap().0);
 }
 
-/// Book `ys` as replications 0, 1, ... of an antithetic plan, and their availabilities.
-fn booked(ys: &[f64]) -> (VarianceAcc, Moments) {
-    let mut v = VarianceAcc::antithetic();
-    let mut plain = Moments::default();
-    for (i, &y) in ys.iter().enumerate() {
-        v.book(i as u64, y, None, |_| 0.0);
-        plain.add(1.0 - y);
-    }
-    (v, plain)
-}
-
 #[test]
 fn the_estimate_is_the_mean_of_pair_means_with_their_t_interval() {
     // By hand on 8 values: pair means, their sample variance, t(3) at 0.975 = 3.182446.
     let ys = [0.1, 0.3, 0.25, 0.05, 0.2, 0.22, 0.4, 0.0];
-    let (v, plain) = booked(&ys);
+    let (v, plain) = booked(VarianceAcc::antithetic(), &ys, None);
     let (e, f) = v.estimate(&plain).unwrap();
     let means: Vec<f64> = ys.chunks(2).map(|p| (p[0] + p[1]) / 2.0).collect();
     let m = means.iter().sum::<f64>() / 4.0;
@@ -156,7 +145,7 @@ fn pairs_that_do_not_help_keep_their_estimate_and_say_so() {
         .map(|_| rng.uniform())
         .flat_map(|y| [y, y])
         .collect();
-    let (v, plain) = booked(&ys);
+    let (v, plain) = booked(VarianceAcc::antithetic(), &ys, None);
     let (e, f) = v.estimate(&plain).unwrap();
     assert!(f < 0.6, "{f}");
     let s = v.summary(&plain);
@@ -165,7 +154,7 @@ fn pairs_that_do_not_help_keep_their_estimate_and_say_so() {
     // The interval is the pairs' (wider than the plain one, which would be wrong here).
     assert!(e.std_error > plain.std_error());
     // Too few pairs: no estimate, and the plain one stands.
-    let (v, plain) = booked(&ys[..5]);
+    let (v, plain) = booked(VarianceAcc::antithetic(), &ys[..5], None);
     assert!(v.estimate(&plain).is_err());
     assert_eq!(v.summary(&plain).method, "none");
 }

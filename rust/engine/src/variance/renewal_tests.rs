@@ -1,5 +1,6 @@
 //! The numeric renewal solution against references computed another way: the exponential
 //! closed form, a Markov chain integrated by Runge-Kutta, and the renewal-reward limit.
+use super::expo::tests::simpson;
 use super::expo::unit_availability;
 use super::renewal::{MAX_ERROR, Unit, solve, up_time};
 use crate::dist::{Dist, Exponential, Gamma, Lifetime, LogNormal, Weibull};
@@ -69,17 +70,6 @@ fn erlang_life_matches_a_markov_chain() {
     let s = solve(&u, t).unwrap();
     assert!((s.down - exact).abs() < 1e-9, "{} {exact}", s.down);
     assert!(s.error <= MAX_ERROR, "{}", s.error);
-}
-
-/// Composite Simpson on 2^16 panels.
-fn simpson(f: impl Fn(f64) -> f64, a: f64, b: f64) -> f64 {
-    let n = 1 << 16;
-    let h = (b - a) / n as f64;
-    let mut s = f(a) + f(b);
-    for i in 1..n {
-        s += f(a + i as f64 * h) * if i % 2 == 1 { 4.0 } else { 2.0 };
-    }
-    s * h / 3.0
 }
 
 /// The long run: expected downtime D(T) T = D∞ T + b + o(1), so the slope between two

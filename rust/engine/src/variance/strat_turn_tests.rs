@@ -5,37 +5,9 @@
 //! their numbers.
 use super::pairs::{PILOT_SETS, STRATIFIED_CPU_COST};
 use super::tests::{exact, options};
+use super::turn_tests::{booked, check_turned, fixed, target, trains};
 use super::*;
-use crate::availability::{AvailabilityAcc, Precision, run_reduced, run_reduced_from, run_with};
-use crate::fixtures::exp;
-use crate::parallel::Control as RunControl;
 use crate::rng::SET;
-use crate::stats::Moments;
-
-fn trains(k: usize) -> Compiled {
-    super::tests::trains(k, |_| exp(super::tests::LAM))
-}
-
-fn target(c: &Compiled, o: &AvailabilityOptions, rel: f64, threads: usize) -> AvailabilityAcc {
-    let p = Precision::Target {
-        relative_half_width: rel,
-        max_replications: 1_000_000,
-    };
-    let ctl = RunControl::new();
-    run_reduced(c, o, Method::Stratified, 0, p, Some(threads), &ctl).unwrap()
-}
-
-fn fixed(
-    c: &Compiled,
-    o: &AvailabilityOptions,
-    turn: Option<u64>,
-    start: u64,
-    n: u64,
-) -> AvailabilityAcc {
-    let p = Precision::Replications(n);
-    let ctl = RunControl::new();
-    run_reduced_from(c, o, Method::Stratified, turn, start, p, Some(2), &ctl).unwrap()
-}
 
 #[test]
 fn sets_that_do_not_pay_turn_to_plain_streams_after_the_pilot() {
@@ -44,7 +16,7 @@ fn sets_that_do_not_pay_turn_to_plain_streams_after_the_pilot() {
     let (k, horizon) = (3, 500.0);
     let c = trains(k);
     let o = options(horizon, 11);
-    let a = target(&c, &o, 0.01, 2);
+    let a = target(&c, &o, Method::Stratified, 0.01, 2);
     let s = a.summary();
     let vr = s.variance_reduction.as_ref().unwrap();
     let at = vr.plain_from.expect("the sets do not pay here");
@@ -58,32 +30,14 @@ fn sets_that_do_not_pay_turn_to_plain_streams_after_the_pilot() {
     assert_eq!(v.after.n, a.replication_count - at);
     // A set the turn cut short stays incomplete, left out of the estimate.
     assert_eq!(v.ends.len() as u64, at % SET);
-    // Honest: the joined interval covers the closed form, at the precision asked.
-    let truth = exact(k, horizon);
-    let u = 1.0 - s.mean_availability;
-    let half = (s.mean_availability_upper - s.mean_availability_lower) / 2.0;
-    assert!((u - truth).abs() < half, "{u} vs {truth} ± {half}");
-    assert!(s.relative_half_width.unwrap() <= 0.01);
-    // Any thread count, the same numbers.
-    assert_eq!(a, target(&c, &o, 0.01, 1));
-    // A cluster: the pilot, then chunks past the turn told where it is, merged in order.
-    let pilot = fixed(&c, &o, None, 0, at);
-    assert_eq!(pilot.plain_from(), Some(at));
-    let mid = (at + a.replication_count) / 2 + 1;
-    let one = fixed(&c, &o, Some(at), at, mid - at);
-    let two = fixed(&c, &o, Some(at), mid, a.replication_count - mid);
-    assert_eq!(pilot.merge(&one).unwrap().merge(&two).unwrap(), a);
-    // The plain part is plain replications of the seed (the plain run's streams).
-    let plain = run_with(&c, &o, at, mid - at, Some(1), &RunControl::new()).unwrap();
-    assert_eq!(plain.availability, one.availability);
-    // A piece drawn in sets past the turn is not the same run.
-    let late = fixed(&c, &o, None, at, 10);
-    assert!(
-        pilot
-            .merge(&late)
-            .unwrap()
-            .merge(&fixed(&c, &o, Some(at), at + 10, 4))
-            .is_err()
+    // Honest, at the precision asked, and the same on a thread, a cluster and plain streams.
+    check_turned(
+        &c,
+        &o,
+        Method::Stratified,
+        (&a, at),
+        exact(k, horizon),
+        0.01,
     );
 }
 
@@ -95,7 +49,7 @@ fn sets_that_pay_keep_their_streams_and_their_numbers() {
     let (k, horizon) = (3, 30.0);
     let c = trains(k);
     let o = options(horizon, 21);
-    let a = target(&c, &o, 0.03, 2);
+    let a = target(&c, &o, Method::Stratified, 0.03, 2);
     assert!(
         a.replication_count >= 2 * SET * PILOT_SETS,
         "{}",
@@ -105,22 +59,13 @@ fn sets_that_pay_keep_their_streams_and_their_numbers() {
     let vr = s.variance_reduction.as_ref().unwrap();
     assert_eq!((vr.method.as_str(), vr.plain_from), ("stratified", None));
     assert!(vr.efficiency.unwrap() > 1.0 && vr.fallback.is_none());
-    assert_eq!(a, fixed(&c, &o, None, 0, a.replication_count));
+    assert_eq!(
+        a,
+        fixed(&c, &o, Method::Stratified, None, 0, a.replication_count)
+    );
     let u = 1.0 - s.mean_availability;
     let half = (s.mean_availability_upper - s.mean_availability_lower) / 2.0;
     assert!((u - exact(k, horizon)).abs() < half);
-}
-
-/// Book `ys` as replications 0, 1, ... of a stratified plan turned plain at `turn`.
-fn booked(ys: &[f64], turn: Option<u64>) -> (VarianceAcc, Moments) {
-    let mut v = VarianceAcc::stratified(6);
-    v.plain_from = turn;
-    let mut plain = Moments::default();
-    for (i, &y) in ys.iter().enumerate() {
-        v.book(i as u64, y, None, |_| 0.0);
-        plain.add(1.0 - y);
-    }
-    (v, plain)
 }
 
 #[test]
@@ -143,8 +88,8 @@ fn the_turn_weighs_the_sets_factor_against_their_cpu() {
             0.5 * shared + 0.5 * rng.uniform()
         })
         .collect();
-    let (g, gp) = booked(&good, None);
-    let (p, pp) = booked(&poor, None);
+    let (g, gp) = booked(VarianceAcc::stratified(6), &good, None);
+    let (p, pp) = booked(VarianceAcc::stratified(6), &poor, None);
     assert_eq!(g.pairs, PILOT_SETS);
     assert!(g.pair_efficiency(&gp).unwrap() > 1.0);
     assert_eq!(g.plain_switch(n as u64, &gp), None);
@@ -155,9 +100,9 @@ fn the_turn_weighs_the_sets_factor_against_their_cpu() {
     assert_eq!(eff, p.pair_factor(&e, &pp) / STRATIFIED_CPU_COST);
     assert_eq!(p.plain_switch(n as u64, &pp), Some(n as u64));
     // Not before the pilot's sets are in (one short), and once only.
-    let (short, sp) = booked(&poor[..n - 1], None);
+    let (short, sp) = booked(VarianceAcc::stratified(6), &poor[..n - 1], None);
     assert_eq!(short.plain_switch(n as u64 - 1, &sp), None);
-    let (turned, tp) = booked(&poor, Some(n as u64));
+    let (turned, tp) = booked(VarianceAcc::stratified(6), &poor, Some(n as u64));
     assert_eq!(turned.plain_switch(n as u64, &tp), None);
     // Past the turn a replication draws plain; before it, from its set.
     assert_eq!(turned.draws_at(n as u64), crate::rng::Draws::Plain);
@@ -173,7 +118,7 @@ fn the_joined_estimate_weighs_set_means_and_plain_replications_by_count() {
     // replications; weights 48/52 and 4/52.
     let mut rng = crate::rng::Stream::new(6, 0);
     let ys: Vec<f64> = (0..57).map(|_| rng.uniform() * 0.1).collect();
-    let (v, plain) = booked(&ys, Some(53));
+    let (v, plain) = booked(VarianceAcc::stratified(6), &ys, Some(53));
     assert_eq!((v.pairs, v.ends.len(), v.after.n), (3, 5, 4));
     let (e, f) = v.estimate(&plain).unwrap();
     let means: Vec<f64> = ys[..48]
