@@ -137,13 +137,13 @@ def main() -> None:
         for method, name in (("auto", "reduced"), ("antithetic", "antithetic"), ("stratified", "stratified")):
             red = rounds[f"{plant} {name}"]
             vr = last[(plant, method)].variance_reduction or {}
-            note = (f"target {args.target:.0%} relative half-width of mean unavailability; plain: "
+            note = (f"target {args.target * 100:g}% relative half-width of mean unavailability; plain: "
                     f"{med([r['replications'] for r in plain]):.0f} replications; {name}: "
                     f"{med([r['replications'] for r in red]):.0f} replications, method {vr.get('method')}, "
                     f"variance reduction factor {med([r['factor'] for r in red]):.3g} "
                     f"(min {min(r['factor'] for r in red):.3g}); one thread each")
             # The auto figure keeps its earlier title; the others name their method.
-            title = f"CPU time to a {args.target:.0%} half-width, {plant}"
+            title = f"CPU time to a {args.target * 100:g}% half-width, {plant}"
             if method != "auto":
                 title += f", {method}"
             b.figure(title, rounds, f"{plant} {name}", f"{plant} plain", key="cpu_seconds", unit="s",
