@@ -342,9 +342,8 @@ impl AvailabilityAcc {
     /// availability over each interval between consecutive curve times `grid`.
     pub(crate) fn book_intervals(&mut self, grid: &[f64], outages: &[(f64, f64)]) {
         // An interval no outage touches (most of them) is up throughout: its value is 1
-        // exactly, booked as the integers `Moments::add(1.0)` adds, without rounding two
-        // products per interval onto the fixed-point grid (the curve's main cost).
-        let one = fx(1.0);
+        // exactly, booked by `Moments::add_one`, the integers `add(1.0)` adds, without
+        // rounding two products per interval onto the fixed-point grid (the curve's main cost).
         let mut i = 0;
         for (k, acc) in self.interval_up.iter_mut().enumerate() {
             let (a, b) = (grid[k], grid[k + 1]);
@@ -358,9 +357,7 @@ impl AvailabilityAcc {
                 m += 1;
             }
             if down == 0.0 && b > a {
-                acc.n += 1;
-                acc.sum += one;
-                acc.sum_sq += one;
+                acc.add_one();
             } else {
                 acc.add((1.0 - down / (b - a)).clamp(0.0, 1.0));
             }

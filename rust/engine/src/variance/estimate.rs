@@ -169,7 +169,7 @@ impl VarianceAcc {
         if self.in_sets() {
             // The sets' estimate stands even where they did not help: the plain one's
             // interval would treat a set's correlated members as independent.
-            let Some(e) = self.antithetic_estimate() else {
+            let Some(e) = self.joined_estimate() else {
                 return Err(if self.antithetic_pairs() {
                     "too few antithetic pairs (3 needed)".into()
                 } else {

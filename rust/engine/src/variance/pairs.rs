@@ -133,7 +133,7 @@ impl VarianceAcc {
 
     /// The sets' (pairs') efficiency from the run so far: their factor over their CPU cost.
     /// None before 3 sets.
-    pub fn pair_efficiency(&self, plain: &Moments) -> Option<f64> {
+    pub fn set_efficiency(&self, plain: &Moments) -> Option<f64> {
         let e = self.pair_estimate()?;
         Some(self.pair_factor(&e, plain) / self.set_cpu_cost())
     }
@@ -147,7 +147,7 @@ impl VarianceAcc {
         if !self.in_sets() || self.plain_from.is_some() || self.pairs < PILOT_SETS {
             return None;
         }
-        (self.pair_efficiency(plain)? <= 1.0).then_some(end)
+        (self.set_efficiency(plain)? <= 1.0).then_some(end)
     }
 
     /// Whether replications are drawn in antithetic pairs.
@@ -181,7 +181,7 @@ impl VarianceAcc {
     /// streams with the plain replications' mean: weights w = size·sets / N and 1 - w (N the
     /// replications of both; a pair's size is 2), variance w² se_sets² + (1 - w)² se_plain²,
     /// Student t on the Welch-Satterthwaite degrees of freedom.
-    pub(super) fn antithetic_estimate(&self) -> Option<Estimate> {
+    pub(super) fn joined_estimate(&self) -> Option<Estimate> {
         let p = self.pair_estimate()?;
         if self.after.n < 2 {
             return Some(p);

@@ -91,9 +91,9 @@ fn the_turn_weighs_the_sets_factor_against_their_cpu() {
     let (g, gp) = booked(VarianceAcc::stratified(6), &good, None);
     let (p, pp) = booked(VarianceAcc::stratified(6), &poor, None);
     assert_eq!(g.pairs, PILOT_SETS);
-    assert!(g.pair_efficiency(&gp).unwrap() > 1.0);
+    assert!(g.set_efficiency(&gp).unwrap() > 1.0);
     assert_eq!(g.plain_switch(n as u64, &gp), None);
-    let eff = p.pair_efficiency(&pp).unwrap();
+    let eff = p.set_efficiency(&pp).unwrap();
     assert!(eff <= 0.2 && eff > 0.05, "{eff}");
     // The efficiency is the sets' factor over their CPU cost.
     let e = p.pair_estimate().unwrap();

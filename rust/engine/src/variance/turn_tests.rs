@@ -142,9 +142,9 @@ fn the_turn_weighs_the_factor_against_the_pairs_cpu() {
     let poor: Vec<f64> = (0..n).map(|_| rng.uniform()).collect();
     let (g, gp) = booked(VarianceAcc::antithetic(), &good, None);
     let (p, pp) = booked(VarianceAcc::antithetic(), &poor, None);
-    assert!(g.pair_efficiency(&gp).unwrap() > 1.0);
+    assert!(g.set_efficiency(&gp).unwrap() > 1.0);
     assert_eq!(g.plain_switch(n as u64, &gp), None);
-    let eff = p.pair_efficiency(&pp).unwrap();
+    let eff = p.set_efficiency(&pp).unwrap();
     assert!(eff <= 1.0 && eff > 0.5 / PAIR_CPU_COST, "{eff}");
     assert_eq!(p.plain_switch(n as u64, &pp), Some(n as u64));
     // Not before the pilot's pairs are in, and once only.
