@@ -31,14 +31,14 @@ def test_an_erlang_life_matches_the_laplace_inversion() -> None:
     # Alternating renewal (Barlow and Proschan): A*(s) = (1 - f*(s)) / (s (1 - f*(s) g*(s))), so the
     # expected up time over [0, T] is the inverse transform of A*(s)/s at T.
     k, mu, horizon = 0.02, 0.25, 1000.0
-    mpmath.mp.dps = 30
 
     def up(s):
         f = (k / (k + s)) ** 2
         g = mu / (mu + s)
         return (1 - f) / (s * s * (1 - f * g))
 
-    want = 1.0 - float(mpmath.invertlaplace(up, horizon, method="talbot")) / horizon
+    with mpmath.workdps(30):  # not mp.dps = 30: that would stay set for the worker's other tests
+        want = 1.0 - float(mpmath.invertlaplace(up, horizon, method="talbot")) / horizon
     got, err = renewal_downtime(("gamma", {"alpha": 2.0, "beta": 1.0 / k}), exp_spec(1.0 / mu), horizon)
     assert err <= 1e-9
     assert got == pytest.approx(want, abs=1e-9)
