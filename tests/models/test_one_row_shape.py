@@ -11,8 +11,8 @@ Records written by the release before this shape (tests/service/data/old_model_r
 and weibull_ph with `coef` rows and a `scale` beside the covariance, an ALT model with a bare
 covariance matrix, {value, se, lower, upper} use-level figures and {percentile, bca} bootstrap rows,
 a power law's {t, value, lower, upper} ROCOF, all written by that release's library on
-tests/models/reference.py's data) upgrade to exactly what today's library writes for the same fit,
-and draw and evaluate the same."""
+tests/models/reference.py's data) upgrade to what today's library writes for the same fit (the
+same structure, the numbers to 1e-9), and draw and evaluate the same."""
 
 from __future__ import annotations
 
@@ -33,6 +33,22 @@ from bathtub.alt.model import AltModel
 from bathtub.models.record import COVARIANCE, RECORD_SCHEMA, ROW
 from tests.models.reference import ALT, GROWTH, LIFE
 from tests.models.test_protocol import CASES
+
+
+def same_record(a: Any, b: Any, rel: float = 1e-9) -> bool:
+    """Equal in structure, strings, integers and None, and in every float to `rel`: the old records
+    were written by that release on that day's numpy and scipy, and their later releases move the
+    optimum's last bits (seen: 1e-16 in a coefficient, 1e-11 in a standard error, which a numerical
+    Hessian's differences amplify); a changed formula or a dropped factor moves them by far more."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same_record(a[k], b[k], rel) for k in a)
+    if isinstance(a, (list, tuple)):
+        return (isinstance(b, (list, tuple)) and len(a) == len(b)
+                and all(same_record(x, y, rel) for x, y in zip(a, b, strict=True)))
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (np.isfinite(a) and abs(a - b) <= rel * max(abs(a), abs(b)))
+    return type(a) is type(b) and a == b
+
 
 OLD = json.loads((Path(__file__).parents[1] / "service" / "data" / "old_model_records.json").read_text())
 ALT_MAP = {"x": "x", "c": "c", "stress": "temp"}
@@ -123,12 +139,12 @@ def test_an_old_regression_record_upgrades_to_todays_record(distribution: str) -
     assert all("coef" in c and "value" not in c for c in old["coefficients"])  # as that release stored it
     new = models.fit(distribution, LIFE, {"x": "x", "c": "c"}, covariates=["z"])
     up = models.upgrade(old)
-    assert shape_faults(up) == [] and up == models.upgrade(new)
+    assert shape_faults(up) == [] and same_record(up, models.upgrade(new))
     jsonschema.validate(up, RECORD_SCHEMA)
     at = {"covariates": {"z": 0.5}}
-    assert models.from_record(old).at(700.0, **at) == models.from_record(new).at(700.0, **at)
+    assert same_record(models.from_record(old).at(700.0, **at), models.from_record(new).at(700.0, **at))
     # its parameters draw as today's record's do (the same law, the same numbers for a seed)
-    assert models.parameter_draws(old, 3, 11) == models.parameter_draws(new, 3, 11)
+    assert same_record(models.parameter_draws(old, 3, 11), models.parameter_draws(new, 3, 11))
 
 
 def test_an_old_alt_record_with_use_and_bootstrap_upgrades_to_todays_record() -> None:
@@ -138,8 +154,8 @@ def test_an_old_alt_record_with_use_and_bootstrap_upgrades_to_todays_record() ->
     up = models.upgrade(old)
     assert shape_faults(up) == []
     for key in ("params", "coefficients", "covariance", "levels", "use", "bootstrap"):
-        assert up[key] == new[key], key
-    assert models.from_record(old).at(5000.0, stress=30.0) == models.from_record(new).at(5000.0, stress=30.0)
+        assert same_record(up[key], new[key]), key
+    assert same_record(models.from_record(old).at(5000.0, stress=30.0), models.from_record(new).at(5000.0, stress=30.0))
 
 
 def test_an_old_power_law_record_upgrades_to_todays_record() -> None:
@@ -148,9 +164,9 @@ def test_an_old_power_law_record_upgrades_to_todays_record() -> None:
     assert "lower" in old["rocof"] and "ci" not in old["rocof"]
     new = models.fit("crow_amsaa", GROWTH, {"t": "t"})
     up = models.upgrade(old)
-    assert shape_faults(up) == [] and up == models.upgrade(new)
+    assert shape_faults(up) == [] and same_record(up, models.upgrade(new))
     assert up["rocof"]["ci"] == [old["rocof"]["lower"], old["rocof"]["upper"]]
-    assert models.parameter_draws(old, 3, 11) == models.parameter_draws(new, 3, 11)
+    assert same_record(models.parameter_draws(old, 3, 11), models.parameter_draws(new, 3, 11))
 
 
 def test_an_old_mcf_comparison_upgrades_to_a_ci() -> None:
@@ -162,4 +178,4 @@ def test_an_old_mcf_comparison_upgrades_to_a_ci() -> None:
     old = {**new, "comparison": {**new["comparison"], "final": {
         "time": final["time"], "difference": final["difference"], "lower": final["ci"][0], "upper": final["ci"][1]}}}
     assert "interval as lower and upper" in " ".join(shape_faults(old))
-    assert models.upgrade(old) == models.upgrade(new) and shape_faults(new) == []
+    assert same_record(models.upgrade(old), models.upgrade(new)) and shape_faults(new) == []
