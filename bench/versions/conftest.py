@@ -6,8 +6,11 @@ Kept out of the normal test collection (`testpaths = ["tests"]`); run it by path
 is saved under its own name in bench/results/versions (`bench/versions/compare.py` does both runs
 and the comparison):
 
-    PYTHONPATH=python python -m pytest bench/versions --benchmark-only \
+    PYTHONPATH=python python -m pytest bench/versions -o addopts= --benchmark-only \
         --benchmark-storage=file://bench/results/versions --benchmark-save=<engine version>-<build>
+
+`-o addopts=` runs it in one process: pyproject's addopts put the tests on a worker per CPU, and
+pytest-benchmark does not time under xdist.
 
 The suite uses only the library's public names; a benchmark whose function an older version
 lacks is skipped with the name it needs, so one suite times both sides of a comparison.
