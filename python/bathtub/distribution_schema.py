@@ -99,9 +99,10 @@ def params_rules(id_field: str = "distribution_id", params_field: str = "params"
         branch: dict[str, Any] = {"required": [id_field], "properties": props}
         if base_field:
             props[base_field] = null
-        if mean:
-            branch.update(_mean_given(fid, fam))
-            props.update(branch.pop("properties"))
+        if mean:  # its `mean`/`given` properties join the family's; the rest (dependentRequired) the branch
+            given = _mean_given(fid, fam)
+            props.update(given.pop("properties"))
+            branch.update(given)
         branches.append(branch)
     if base_field:
         # one branch for mixtures (a mixture is one choice among the families), split by base inside
@@ -123,6 +124,8 @@ def _mean_given(fid: str, fam: Family) -> dict[str, Any]:
     bounds = {p.name: _param_schema(p) for p in fam.params if p.name in needed}
     if fid == "loglogistic":  # its mean exists only for beta > 1
         bounds["beta"] = {"type": "number", "exclusiveMinimum": 1.0}
+    for name, bound in bounds.items():
+        bound["description"] = f"{fid}'s {name}, held as given while the mean sets the other parameters"
     given = {"type": "object", "required": list(needed), "additionalProperties": False, "properties": bounds}
     return {"properties": {"given": {"anyOf": [null, given]}},
             **({"dependentRequired": {"mean": ["given"]}} if needed else {})}

@@ -389,6 +389,9 @@ NODE_CROSS_FIELD = ("nodes.*.n: must not exceed k", "nodes.*.costs: no costs on 
                     "nodes.*.repair_quality: not on a condition-replaced block",
                     "nodes.*.preventive.opportunity: needs the block in a maintenance_group",
                     "nodes.*.covariate_schedules: needs a saved covariate model",
+                    # one node schema serves both kinds of diagram (the fuzz found these refused unsaid)
+                    "nodes.*.covariate_schedules: only in a non-repairable diagram",
+                    "nodes.*.model.joint_unit: only in a non-repairable diagram",
                     "nodes.*.units.*.capacity: give every unit a capacity, or none",
                     "nodes.*.switch: not with switch_back",
                     "nodes.*.capacity: probabilities must add to 1",
