@@ -6,11 +6,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import jsonschema
 import pytest
 
 from bathtub import engine, rbd
 from bathtub.errors import InputError
-from bathtub.rbd.blocks import check_model
+from bathtub.rbd.blocks import check_model, model_schema
 from bathtub.rbd.quote import OVERHEAD_S, events_per_replication, quote
 from tests.rbd.helpers import FULL_REPAIRABLE, block, diagram, exp_model, series
 
@@ -195,3 +196,26 @@ def test_every_spec_field_round_trips_and_checking_is_idempotent() -> None:
     }
     e = rbd.check_diagram(non_rep)
     assert e == {**non_rep, "repairable": False, "ccf": []} and rbd.check_diagram(e) == e
+
+
+@pytest.mark.parametrize("model,valid", [
+    ({"distribution_id": "weibull", "params": [100.0, 2.0]}, True),
+    ({"distribution_id": "weibull", "mean": 100.0, "given": {"beta": 2.0}}, True),
+    ({"distribution_id": "mixture", "base_distribution_id": "weibull",
+      "params": [100.0, 2.0, 0.4, 300.0, 1.5, 0.6]}, True),
+    ({"saved_model_id": "m1"}, True),
+    # each family branch states its parameters: a base family only with a mixture, the family's count
+    ({"distribution_id": "lognormal", "params": [1.0, 2.0], "base_distribution_id": "loglogistic"}, False),
+    ({"distribution_id": "weibull", "params": [100.0, 2.0, 3.0, 4.0]}, False),
+    ({"distribution_id": "weibull", "params": [100.0, -2.0]}, False),
+])
+def test_the_published_block_model_schema_agrees_with_the_check(model: dict[str, Any], valid: bool) -> None:
+    errors = list(jsonschema.Draft202012Validator(model_schema()).iter_errors(model))
+    assert (not errors) == valid, [e.message[:200] for e in errors]
+    if "saved_model_id" not in model:  # the library's own check says the same
+        try:
+            check_model(model, "model")
+            checked = True
+        except InputError:
+            checked = False
+        assert checked == valid
