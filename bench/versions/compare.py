@@ -65,7 +65,7 @@ def run_suite(spec: str, label: str, rounds: int, extra: list[str]) -> Path:
     """Run the suite under one side, saved as `<label>`; answers the saved JSON file."""
     argv, env = side_command(spec)
     before = set(STORAGE.rglob("*.json"))
-    # -o addopts="": one process (pyproject's addopts run the tests on a worker per CPU, under which
+    # -o addopts= : one process (pyproject's addopts run the tests on a worker per CPU, under which
     # pytest-benchmark turns itself off), and a side that has pytest and pytest-benchmark but no xdist
     cmd = [*argv, "-m", "pytest", str(HERE), "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--benchmark-only",
            f"--benchmark-storage=file://{STORAGE}", f"--benchmark-save={label}",
